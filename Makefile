@@ -1,0 +1,24 @@
+# One place for the set-up, lint and test commands; README and .ci/run call these targets.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: setup lint test check bench
+
+setup:
+	$(PYTHON) -m venv $(VENV)
+	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[all,dev]'
+
+lint:
+	$(VENV)/bin/ruff check tools tests benchmarks
+	$(VENV)/bin/ruff format --check tools tests benchmarks
+	$(VENV)/bin/mypy
+
+test: lint
+	$(PY) -m pytest
+
+check:
+	$(VENV)/bin/propeval check

@@ -1,0 +1,3 @@
+from propeval.cli import main
+
+main()

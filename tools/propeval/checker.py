@@ -1,0 +1,80 @@
+"""``propeval check``'s core: load the corpus once, run the checks, narrow to what was asked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from propeval import gitutil
+from propeval.checks import Context, run_checks
+from propeval.config import Config
+from propeval.corpus import load_corpus
+from propeval.errors import UsageError
+from propeval.result import CheckResult
+from propeval.schema import load_schema
+
+# A change to one of these re-checks the whole corpus, whatever else changed.
+GLOBAL_FILES = ("schema.json", "pyproject.toml")
+
+
+def check_corpus(
+    config: Config,
+    paths: Sequence[Path] = (),
+    *,
+    changed_since: str | None = None,
+    rules: Iterable[str] | None = None,
+) -> CheckResult:
+    """Check the corpus; report problems for ``paths`` (or what changed since a ref, or everything)."""
+    result = CheckResult()
+    schema, schema_problems = load_schema(config.schema_path, root=config.root)
+    result.extend(schema_problems)
+
+    corpus = load_corpus(config)
+    ctx = Context(config=config, corpus=corpus, schema=schema)
+
+    selected: set[str] | None = None
+    if paths:
+        selected = _expand(config, paths)
+    if changed_since is not None:
+        base = gitutil.merge_base(config.root, changed_since)
+        ctx.base_ref = changed_since
+        ctx.base_paths = gitutil.files_at(config.root, base, config.questions_dir)
+        changed = set(gitutil.changed_paths(config.root, base))
+        schema_rel = config.schema
+        if changed & {*GLOBAL_FILES, schema_rel}:
+            result.notes.append(
+                f"{', '.join(sorted(changed & {*GLOBAL_FILES, schema_rel}))} changed since "
+                f"{changed_since}: checking the whole corpus"
+            )
+        else:
+            in_corpus = {p for p in changed if p.startswith(config.questions_dir + "/")}
+            selected = in_corpus if selected is None else selected & in_corpus
+
+    problems = list(corpus.problems)
+    problems.extend(run_checks(ctx, rules))
+    if selected is not None:
+        problems = [p for p in problems if p.path in selected or p.rule == "stable-ids"]
+        result.files_checked = len(selected & set(corpus.files))
+    else:
+        result.files_checked = len(corpus.files)
+    result.extend(problems)
+    result.problems = result.sorted()
+    return result
+
+
+def _expand(config: Config, paths: Sequence[Path]) -> set[str]:
+    root = config.root.resolve()
+    out: set[str] = set()
+    for p in paths:
+        full = p.resolve()
+        if not full.exists():
+            raise UsageError(f"{p}: no such file or folder")
+        try:
+            rel = full.relative_to(root)
+        except ValueError as e:
+            raise UsageError(f"{p} is outside the corpus at {root}") from e
+        if full.is_dir():
+            out.update(f.relative_to(root).as_posix() for f in full.rglob("*") if f.is_file())
+        else:
+            out.add(rel.as_posix())
+    return out

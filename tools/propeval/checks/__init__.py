@@ -1,0 +1,45 @@
+"""The check registry. Each module here declares ``ID``, ``DESCRIPTION`` and ``check(ctx)``.
+
+``CHECKS`` drives ``propeval check --rule``, the docs and the tests. Every check sees the whole
+corpus, because most rules are cross-file; which problems are *reported* is narrowed afterwards
+to the files a run was asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from propeval.checks import ids, language, placeholder, schema, sources, stable_ids, translation
+from propeval.config import Config
+from propeval.corpus import Corpus
+from propeval.result import Problem
+from propeval.schema import Schema
+
+
+@dataclass
+class Context:
+    """What every check may look at."""
+
+    config: Config
+    corpus: Corpus
+    schema: Schema | None
+    # Paths of corpus files at the git base (for id stability), when a base was given.
+    base_paths: list[str] | None = None
+    base_ref: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+CheckFn = Callable[[Context], Iterator[Problem]]
+
+_MODULES: tuple[ModuleType, ...] = (schema, placeholder, ids, translation, language, sources, stable_ids)
+CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
+
+
+def run_checks(ctx: Context, rules: Iterable[str] | None = None) -> Iterator[Problem]:
+    """Every problem from the selected checks (all when ``rules`` is None)."""
+    wanted = set(rules) if rules is not None else set(CHECKS)
+    for rule_id, mod in CHECKS.items():
+        if rule_id in wanted:
+            yield from mod.check(ctx)

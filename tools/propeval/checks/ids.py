@@ -1,0 +1,91 @@
+"""Ids name their files, are unique, and point where they should.
+
+* an item's ``id`` equals its file name, and a claim's ``id`` equals its folder;
+* ids are unique across the corpus;
+* an item's ``claim_id`` equals its folder, and that claim exists;
+* fact ids are unique within a claim.
+
+Failing (file ``questions/c0001/i0002.yaml``)::
+
+    id: i0003
+
+gives ``[ids] id 'i0003' does not match the file name i0002.yaml; rename the file or fix the id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from propeval.corpus import CLAIM_FILE
+from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.checks import Context
+
+ID = "ids"
+DESCRIPTION = "ids match file and folder names, are unique, and claim_id names an existing claim"
+
+
+def check(ctx: Context) -> Iterator[Problem]:
+    corpus = ctx.corpus
+    first_seen: dict[str, str] = {}
+
+    for claim in corpus.all_claims:
+        doc = claim.doc
+        cid = doc.data.get("id")
+        if isinstance(cid, str):
+            if cid != claim.folder:
+                yield doc.problem(
+                    "/id",
+                    ID,
+                    f"claim id {cid!r} does not match its folder {claim.folder!r}; rename the folder or fix the id",
+                )
+            if cid in first_seen:
+                yield doc.problem("/id", ID, f"id {cid!r} is already used by {first_seen[cid]}; ids are unique")
+            else:
+                first_seen[cid] = doc.relpath
+        seen_facts: dict[str, int] = {}
+        for n, fact in enumerate(doc.data.get("facts") or []):
+            fid = fact.get("id") if isinstance(fact, dict) else None
+            if isinstance(fid, str):
+                if fid in seen_facts:
+                    yield doc.problem(
+                        f"/facts/{n}/id",
+                        ID,
+                        f"fact id {fid!r} is used twice in this claim "
+                        f"(also /facts/{seen_facts[fid]}); give each fact its own id",
+                    )
+                seen_facts.setdefault(fid, n)
+
+    for item in corpus.all_items:
+        doc = item.doc
+        iid = doc.data.get("id")
+        stem = doc.path.stem
+        if isinstance(iid, str):
+            if iid != stem:
+                yield doc.problem(
+                    "/id",
+                    ID,
+                    f"id {iid!r} does not match the file name {doc.path.name}; rename the file or fix the id",
+                )
+            if iid in first_seen:
+                yield doc.problem("/id", ID, f"id {iid!r} is already used by {first_seen[iid]}; ids are unique")
+            else:
+                first_seen[iid] = doc.relpath
+        cid = doc.data.get("claim_id")
+        if isinstance(cid, str):
+            if cid != item.folder:
+                yield doc.problem(
+                    "/claim_id",
+                    ID,
+                    f"claim_id {cid!r} does not match the folder {item.folder!r}; "
+                    "move the file into its claim's folder or fix claim_id",
+                )
+            elif cid not in corpus.claims:
+                yield doc.problem(
+                    "/claim_id",
+                    ID,
+                    f"claim {cid!r} does not exist; add questions/{cid}/{CLAIM_FILE} "
+                    "(propeval new claim) or fix claim_id",
+                )

@@ -1,0 +1,55 @@
+"""Ids are stable: an id present at the git base must still be present now.
+
+Runs only with ``--changed-since REF``. A file deleted, or renamed to another id, is an error; a
+file moved to another path that keeps its id is fine. The way out is to retire an item
+(``status: retired`` with a ``retired_reason``), never to delete it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from propeval.corpus import CLAIM_FILE
+from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.checks import Context
+
+ID = "stable-ids"
+DESCRIPTION = "ids present at the base ref (--changed-since) are not deleted or renamed"
+
+
+def ids_of(paths: list[str]) -> dict[str, str]:
+    """id -> path, read from the corpus paths (an id always equals its file or folder name)."""
+    out: dict[str, str] = {}
+    for p in paths:
+        pp = PurePosixPath(p)
+        if pp.suffix != ".yaml":
+            continue
+        out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem] = p
+    return out
+
+
+def check(ctx: Context) -> Iterator[Problem]:
+    if ctx.base_paths is None:
+        return
+    before = ids_of(ctx.base_paths)
+    now = {c.id for c in ctx.corpus.all_claims} | {i.id for i in ctx.corpus.all_items}
+    now |= set(ids_of(ctx.corpus.files))  # an unparseable file still keeps its id
+    for gone in sorted(set(before) - now):
+        kind = "claim" if before[gone].endswith("/" + CLAIM_FILE) else "item"
+        way_out = (
+            "restore the file and set status: retired with a retired_reason"
+            if kind == "item"
+            else "restore the claim; retire its items instead of deleting them"
+        )
+        yield Problem(
+            before[gone],
+            0,
+            0,
+            ID,
+            f"{kind} id {gone!r} existed at {ctx.base_ref} and is gone now; "
+            f"ids are never deleted or renamed: {way_out}",
+        )

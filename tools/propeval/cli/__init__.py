@@ -1,0 +1,77 @@
+"""The ``propeval`` command line. One module per command, imported only when that command runs.
+
+Keeping the imports lazy is what lets ``propeval --help`` and ``propeval check`` start fast enough
+for a pre-commit hook: no torch, transformers, faiss or openai on those paths.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from propeval import __version__
+from propeval.errors import PropevalError
+
+# command name -> (module, one-line help). The help is repeated here so that `--help` need not
+# import every command module.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
+    "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        cmd: click.Command = module.command
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PropevalError as e:
+            click.echo(f"propeval: error: {e}", err=True)
+            ctx.exit(e.exit_code)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="propeval")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Corpus root (the folder whose pyproject.toml has [tool.propeval]). Default: found upwards from here.",
+)
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Curate the propeval corpus: validate, deduplicate, grade and release evaluation items.
+
+    \b
+    Exit codes: 0 clean, 1 problems found, 2 usage, 3 tool or infrastructure failure.
+
+    \b
+    Examples:
+      propeval check                      # the whole corpus
+      propeval check --changed-since origin/main --format github
+      propeval new item --claim c0001 --language ru --translation-of i0001
+    """
+    ctx.obj = {"root": root}
+
+
+def main() -> None:
+    cli(prog_name="propeval")

@@ -1,0 +1,53 @@
+"""``propeval check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from propeval.checker import check_corpus
+from propeval.checks import CHECKS
+from propeval.cli._common import changed_since_option, config_from, emit, format_option
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@changed_since_option
+@format_option
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    type=click.Choice(sorted(CHECKS)),
+    help="Run only this rule (repeatable). Default: every rule.",
+)
+@click.pass_context
+def command(
+    ctx: click.Context, paths: tuple[Path, ...], changed_since: str | None, fmt: str, rules: tuple[str, ...]
+) -> None:
+    """Validate claims and items against schema.json and the cross-file rules.
+
+    PATHS narrows what is reported (files or folders); the whole corpus is always loaded, since
+    ids and sources are checked across files. With no PATHS, everything is checked.
+
+    \b
+    Rules:
+      schema        claims and items validate against schema.json
+      placeholder   no TODO placeholder from `propeval new` is left
+      ids           ids match file/folder names, are unique; claim_id names a claim
+      translation   translation_of names an item of the same claim in another language
+      language      language tags are valid BCP 47
+      sources       source_url is http(s), not blocklisted, serves <= N claims
+      stable-ids    (with --changed-since) no id present at REF is deleted or renamed
+
+    \b
+    Examples:
+      propeval check
+      propeval check questions/c0001
+      propeval check --changed-since origin/main --format github
+    """
+    config = config_from(ctx)
+    result = check_corpus(config, paths, changed_since=changed_since, rules=rules or None)
+    emit(result.problems, fmt, result.files_checked, result.notes)
+    ctx.exit(result.exit_code)

@@ -1,0 +1,203 @@
+"""Claims and items, loaded once and indexed by id and by claim.
+
+A claim (``questions/<claim_id>/claim.yaml``) says what is true; an item
+(``questions/<claim_id>/<item_id>.yaml``) says how it is asked. Loading never stops at a bad
+file: each file that cannot be read becomes a Problem and the rest still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval.config import Config
+from propeval.loader import Document, LoadError, dumps_json, load_file
+from propeval.result import Problem
+
+CLAIM_FILE = "claim.yaml"
+PLACEHOLDER = "TODO"
+
+
+def content_hash(data: Any) -> str:
+    """sha256 of the canonical JSON of ``data``: stable across formatting, comments and key order."""
+    return "sha256:" + hashlib.sha256(dumps_json(data).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Fact:
+    id: str
+    text: str
+
+
+@dataclass
+class Claim:
+    doc: Document
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def id(self) -> str:
+        return str(self.data.get("id", ""))
+
+    @property
+    def folder(self) -> str:
+        return self.doc.path.parent.name
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind", ""))
+
+    @property
+    def facts(self) -> list[Fact]:
+        out = []
+        for f in self.data.get("facts") or []:
+            if isinstance(f, dict):
+                out.append(Fact(str(f.get("id", "")), str(f.get("text", ""))))
+        return out
+
+    @property
+    def markers(self) -> list[tuple[str, str]]:
+        """(language, text) of each official frame marker."""
+        out = []
+        for m in self.data.get("official_frame_markers") or []:
+            if isinstance(m, dict):
+                out.append((str(m.get("language", "")), str(m.get("text", ""))))
+        return out
+
+    @property
+    def source_url(self) -> str:
+        return str(self.data.get("source_url", ""))
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.data)
+
+
+@dataclass
+class Item:
+    doc: Document
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def id(self) -> str:
+        return str(self.data.get("id", ""))
+
+    @property
+    def claim_id(self) -> str:
+        return str(self.data.get("claim_id", ""))
+
+    @property
+    def folder(self) -> str:
+        return self.doc.path.parent.name
+
+    @property
+    def prompt(self) -> str:
+        return str(self.data.get("prompt", ""))
+
+    @property
+    def language(self) -> str:
+        return str(self.data.get("language", ""))
+
+    @property
+    def framing(self) -> str:
+        return str(self.data.get("framing", ""))
+
+    @property
+    def question_type(self) -> str:
+        return str(self.data.get("question_type", ""))
+
+    @property
+    def translation_of(self) -> str | None:
+        value = self.data.get("translation_of")
+        return str(value) if value is not None else None
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status", ""))
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.data)
+
+
+@dataclass
+class Corpus:
+    """Every claim and item under ``questions/``, plus the problems met while loading."""
+
+    root: Path
+    claims: dict[str, Claim] = field(default_factory=dict)
+    items: dict[str, Item] = field(default_factory=dict)
+    # Everything loaded, including files whose id collides with another's.
+    all_claims: list[Claim] = field(default_factory=list)
+    all_items: list[Item] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def items_of(self, claim_id: str) -> list[Item]:
+        return [i for i in self.items.values() if i.claim_id == claim_id]
+
+    def active_items(self) -> Iterator[Item]:
+        return (i for i in self.items.values() if i.active)
+
+    def claim_of(self, item: Item) -> Claim | None:
+        return self.claims.get(item.claim_id)
+
+    def documents(self) -> Iterator[Document]:
+        for c in self.all_claims:
+            yield c.doc
+        for i in self.all_items:
+            yield i.doc
+
+
+def corpus_files(questions: Path) -> list[Path]:
+    """Every file under the questions folder that the loader should see, sorted."""
+    if not questions.is_dir():
+        return []
+    return sorted(p for p in questions.rglob("*") if p.is_file() and p.suffix.lower() in {".yaml", ".yml", ".json"})
+
+
+def load_corpus(config: Config, paths: Iterable[Path] | None = None) -> Corpus:
+    """Load every claim and item (or only ``paths``). Unreadable files become problems."""
+    corpus = Corpus(root=config.root)
+    files = list(paths) if paths is not None else corpus_files(config.questions)
+    for path in files:
+        rel = _rel(path, config.root)
+        corpus.files.append(rel)
+        if path.suffix.lower() != ".yaml":
+            corpus.problems.append(
+                Problem(rel, 1, 1, "file-name", f"corpus files end in .yaml; rename it to {path.stem}.yaml")
+            )
+            continue
+        try:
+            doc = load_file(path, root=config.root)
+        except LoadError as e:
+            corpus.problems.append(e.problem)
+            continue
+        if path.name == CLAIM_FILE:
+            claim = Claim(doc)
+            corpus.all_claims.append(claim)
+            corpus.claims.setdefault(claim.id, claim)
+        else:
+            item = Item(doc)
+            corpus.all_items.append(item)
+            corpus.items.setdefault(item.id, item)
+    return corpus
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,74 @@
+"""The exceptions propeval raises.
+
+Core code raises these; only the CLI edge turns them into messages and exit codes::
+
+    PropevalError                 base; ``exit_code`` says how the CLI exits
+    ├── UsageError                a bad option or argument (exit 2)
+    ├── ConfigError               ``[tool.propeval]`` is wrong (exit 2)
+    ├── GitError                  a ref is missing, the clone is shallow, git failed (exit 3)
+    ├── DependencyError           an optional extra is not installed (exit 3)
+    ├── ModelError                an embedding or judge model cannot be loaded (exit 3)
+    └── EndpointError             an LLM endpoint failed for good (exit 3)
+
+Problems in user files are not exceptions: they are ``result.Problem`` values, so a run
+collects all of them.
+"""
+
+from __future__ import annotations
+
+
+class PropevalError(Exception):
+    """Base of every error propeval raises on purpose."""
+
+    exit_code = 3
+
+
+class UsageError(PropevalError):
+    """A command was called wrongly."""
+
+    exit_code = 2
+
+
+class ConfigError(PropevalError):
+    """The ``[tool.propeval]`` configuration is invalid."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class GitError(PropevalError):
+    """Git could not answer: missing ref, shallow clone, not a repository."""
+
+    def __init__(self, message: str, *, ref: str | None = None) -> None:
+        super().__init__(message)
+        self.ref = ref
+
+
+class DependencyError(PropevalError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        super().__init__(
+            f"this command needs the Python module {module!r}; install it with: pip install 'propeval[{extra}]'"
+        )
+        self.module = module
+        self.extra = extra
+
+
+class ModelError(PropevalError):
+    """A configured model is missing or cannot be loaded."""
+
+
+class EndpointError(PropevalError):
+    """An OpenAI-compatible endpoint failed and retries are exhausted."""
+
+
+def require(module: str, extra: str) -> None:
+    """Raise DependencyError unless ``module`` can be imported."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise DependencyError(module, extra)

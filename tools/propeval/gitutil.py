@@ -1,0 +1,109 @@
+"""All git access, in small functions that return paths or text. The only gitpython importer.
+
+Checks never see a repository object: they get lists of paths and file contents.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from propeval.errors import GitError
+
+
+@lru_cache(maxsize=8)
+def _repo(root: Path) -> Any:
+    try:
+        import git
+    except ImportError as e:  # pragma: no cover - gitpython is a core dependency
+        raise GitError("gitpython is not installed; pip install gitpython") from e
+    try:
+        return git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
+        raise GitError(f"{root} is not inside a git repository; --changed-since needs one") from e
+
+
+def _git(root: Path, *args: str) -> str:
+    import git
+
+    try:
+        return str(_repo(root).git.execute(["git", *args], strip_newline_in_stdout=False))
+    except git.GitCommandError as e:
+        stderr = (e.stderr or "").strip().removeprefix("stderr: ").strip("'").strip()
+        raise GitError(f"git {' '.join(args)} failed: {stderr or e}") from e
+
+
+def toplevel(root: Path) -> Path:
+    return Path(_git(root, "rev-parse", "--show-toplevel").strip())
+
+
+def is_shallow(root: Path) -> bool:
+    return _git(root, "rev-parse", "--is-shallow-repository").strip() == "true"
+
+
+def merge_base(root: Path, ref: str) -> str:
+    """The merge base of ``ref`` and HEAD. A missing ref or a shallow clone is a GitError."""
+    import git
+
+    try:
+        _repo(root).git.execute(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    except git.GitCommandError as e:
+        raise GitError(
+            f"git ref {ref!r} does not exist here; fetch it first (git fetch origin {ref}) "
+            "or name an existing branch, tag or commit",
+            ref=ref,
+        ) from e
+    if is_shallow(root):
+        raise GitError(
+            f"this clone is shallow, so the merge base with {ref!r} cannot be trusted; "
+            "fetch the history first (git fetch --unshallow, or actions/checkout with fetch-depth: 0)",
+            ref=ref,
+        )
+    try:
+        return str(_repo(root).git.execute(["git", "merge-base", ref, "HEAD"])).strip()
+    except git.GitCommandError as e:
+        raise GitError(f"{ref!r} and HEAD share no history; --changed-since needs a common ancestor", ref=ref) from e
+
+
+def changed_paths(root: Path, base: str) -> list[str]:
+    """Paths (relative to ``root``) added, modified or renamed since commit ``base``.
+
+    Includes uncommitted and untracked (not ignored) files, so it serves pre-commit as well as CI.
+    Deleted paths are left out: the stable-ids rule speaks for them.
+    """
+    top = toplevel(root)
+    out = _git(root, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT", base, "--")
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    paths = {p for p in (out + untracked).split("\0") if p}
+    rel = []
+    for p in sorted(paths):
+        full = (top / p).resolve() if not (top / p).is_absolute() else Path(p)
+        try:
+            rel.append(full.relative_to(root.resolve()).as_posix())
+        except ValueError:
+            continue
+    return rel
+
+
+def files_at(root: Path, ref: str, folder: str) -> list[str]:
+    """Paths of files under ``folder`` (relative to ``root``) in commit ``ref``."""
+    top = toplevel(root)
+    prefix = (root.resolve() / folder).relative_to(top).as_posix()
+    out = _git(root, "ls-tree", "-r", "--name-only", "-z", ref, "--", prefix)
+    root_rel = root.resolve().relative_to(top).as_posix()
+    strip = "" if root_rel == "." else root_rel + "/"
+    return sorted(p.removeprefix(strip) for p in out.split("\0") if p)
+
+
+def blob_at(root: Path, ref: str, path: str) -> bytes | None:
+    """The bytes of ``path`` (relative to ``root``) at ``ref``, or None when it is absent there."""
+    import git
+
+    top = toplevel(root)
+    rel = (root.resolve() / path).relative_to(top).as_posix()
+    try:
+        data = _repo(root).git.execute(["git", "show", f"{ref}:{rel}"], stdout_as_string=False)
+    except git.GitCommandError:
+        return None
+    return bytes(data)

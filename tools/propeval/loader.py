@@ -1,0 +1,594 @@
+"""The one strict reader of user files (YAML and JSON).
+
+Every command that reads a claim, an item, a rubric, a ledger record or a config file goes
+through here. The rules are the same for YAML and JSON:
+
+* UTF-8 only. A byte-order mark, UTF-16, Latin-1 or any invalid byte is an error that gives the
+  byte offset.
+* Exactly one mapping per file: no multi-document streams, no empty files, no top-level lists.
+* YAML 1.2 core semantics, narrowed so nothing surprises: ``no``/``on``/``yes`` stay strings,
+  unquoted dates stay strings, ``0o17``/``017``/``0x1F``/``1:20`` stay strings. Only plain
+  decimal integers, plain decimal floats, ``true``/``false`` and ``null``/``~`` are typed.
+* No tags (``!!python/object``, ``!custom``), except ``!!str``.
+* A duplicate key is an error that names both lines.
+* Caps on file size, nesting depth and alias expansion, so a YAML bomb or a 100k-deep file is
+  refused in milliseconds.
+* Every JSON pointer in the data has a 1-based line:col, for error messages.
+
+Problems in a file raise :class:`LoadError`, which carries a ready :class:`~propeval.result.Problem`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import json.decoder
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval.errors import PropevalError
+from propeval.result import Problem
+
+__all__ = [
+    "Document",
+    "Limits",
+    "LoadError",
+    "escape",
+    "load_file",
+    "load_json_text",
+    "load_jsonl",
+    "load_text",
+]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep a hostile or broken file from costing more than a moment."""
+
+    max_bytes: int = 1_048_576
+    max_depth: int = 32
+    max_nodes: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class LoadError(PropevalError):
+    """A user file cannot be loaded; ``problem`` says where and why."""
+
+    exit_code = 1
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(f"{problem.path}:{problem.line}:{problem.col} [{problem.rule}] {problem.message}")
+        self.problem = problem
+
+
+def escape(token: str | int) -> str:
+    """Escape one RFC 6901 reference token."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+@dataclass
+class Document:
+    """A loaded file: its data and where each part of it stands in the text."""
+
+    path: Path
+    relpath: str
+    data: dict[str, Any]
+    text: str
+    # pointer -> (line, col) of the value, and of the key for mapping members
+    values: dict[str, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
+        """Line and column of ``pointer``, or of its nearest ancestor that has one."""
+        p = pointer
+        while True:
+            if key and p in self.keys:
+                return self.keys[p]
+            if p in self.values:
+                return self.values[p]
+            if not p:
+                return (1, 1)
+            p = p.rsplit("/", 1)[0]
+
+    def problem(self, pointer: str, rule: str, message: str, *, key: bool = False, **kw: Any) -> Problem:
+        line, col = self.locate(pointer, key=key)
+        return Problem(self.relpath, line, col, rule, message, pointer=pointer, **kw)
+
+
+class _Lines:
+    """Offset -> (line, col), both 1-based, for a text."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def at(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i + 1, offset - self.starts[i] + 1
+
+
+def _fail(relpath: str, line: int, col: int, rule: str, message: str, fix: str = "") -> LoadError:
+    return LoadError(Problem(relpath, line, col, rule, message, fix=fix))
+
+
+# --------------------------------------------------------------------------- bytes -> text
+
+
+def _decode(raw: bytes, relpath: str) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise _fail(
+            relpath,
+            1,
+            1,
+            "encoding",
+            "file starts with a UTF-8 byte-order mark; save it as UTF-8 without a BOM",
+        )
+    for bom, name in ((b"\xff\xfe", "UTF-16 LE"), (b"\xfe\xff", "UTF-16 BE")):
+        if raw.startswith(bom):
+            raise _fail(
+                relpath,
+                1,
+                1,
+                "encoding",
+                f"file is {name} (it starts with a byte-order mark); save it as UTF-8",
+            )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = raw[: e.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        if b"\x00" in raw[:64]:
+            hint = "it looks like UTF-16 without a byte-order mark"
+        else:
+            hint = "it looks like Latin-1 or another legacy encoding"
+        raise _fail(
+            relpath,
+            line,
+            col,
+            "encoding",
+            f"not valid UTF-8 at byte offset {e.start} (byte 0x{raw[e.start]:02x}); {hint}; save the file as UTF-8",
+        ) from None
+
+
+def _read(path: Path, relpath: str, limits: Limits) -> str:
+    try:
+        size = path.stat().st_size
+        if size > limits.max_bytes:
+            raise _fail(
+                relpath,
+                1,
+                1,
+                "file-size",
+                f"file is {size} bytes, over the {limits.max_bytes}-byte limit; split it or trim it",
+            )
+        with path.open("rb") as fh:
+            raw = fh.read(limits.max_bytes + 1)
+    except OSError as e:
+        raise _fail(relpath, 1, 1, "read", f"cannot read file: {e.strerror}") from e
+    if len(raw) > limits.max_bytes:  # grew while we looked
+        raise _fail(relpath, 1, 1, "file-size", f"file is over the {limits.max_bytes}-byte limit")
+    return _decode(raw, relpath)
+
+
+# --------------------------------------------------------------------------- YAML
+
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+_STR_TAG = "tag:yaml.org,2002:str"
+
+_yaml: Any = None
+
+
+def _parser() -> Any:
+    global _yaml
+    if _yaml is None:
+        from ruamel.yaml import YAML
+
+        _yaml = YAML(typ="safe", pure=False)  # the libyaml event parser when ruamel.yaml.clib is present
+    return _yaml
+
+
+def _resolve(value: str, style: str | None) -> Any:
+    if style:  # quoted or block scalar (the C parser says "" for plain, the pure one None)
+        return value
+    if value in _NULLS:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    if _INT.fullmatch(value):
+        return int(value)
+    if _FLOAT.fullmatch(value) and any(c.isdigit() for c in value):
+        return float(value)
+    return value
+
+
+class _Frame:
+    __slots__ = ("anchor", "container", "key", "key_mark", "nodes", "pointer", "seen")
+
+    def __init__(self, container: Any, pointer: str, anchor: str | None) -> None:
+        self.container = container
+        self.pointer = pointer
+        self.anchor = anchor
+        self.key: Any = _NO_KEY
+        self.key_mark: tuple[int, int] = (0, 0)
+        self.seen: dict[str, tuple[int, int]] = {}
+        self.nodes = 1
+
+
+_NO_KEY = object()
+
+
+def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.events import (
+        AliasEvent,
+        DocumentStartEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+    )
+
+    doc = Document(path, relpath, {}, text)
+    anchors: dict[str, tuple[Any, int]] = {}
+    stack: list[_Frame] = []
+    root: Any = _NO_KEY
+    total = 0
+    documents = 0
+
+    def mark(ev: Any) -> tuple[int, int]:
+        return ev.start_mark.line + 1, ev.start_mark.column + 1
+
+    def child_pointer(frame: _Frame) -> str:
+        if isinstance(frame.container, list):
+            return f"{frame.pointer}/{len(frame.container)}"
+        return f"{frame.pointer}/{escape(frame.key)}"
+
+    def place(value: Any, where: tuple[int, int], nodes: int) -> None:
+        """Attach a finished value to the open container (or make it the root)."""
+        nonlocal root
+        if not stack:
+            root = value
+            return
+        frame = stack[-1]
+        frame.nodes += nodes
+        if isinstance(frame.container, list):
+            frame.container.append(value)
+        else:
+            frame.container[frame.key] = value
+            frame.key = _NO_KEY
+
+    try:
+        for ev in _parser().parse(text):
+            if isinstance(ev, DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    line, col = mark(ev)
+                    raise _fail(
+                        relpath,
+                        line,
+                        col,
+                        "multi-document",
+                        "a second YAML document starts here; keep exactly one document per file",
+                    )
+                continue
+            if isinstance(ev, StreamEndEvent):
+                break
+            if isinstance(ev, (MappingEndEvent, SequenceEndEvent)):
+                frame = stack.pop()
+                if frame.anchor:
+                    anchors[frame.anchor] = (frame.container, frame.nodes)
+                place(frame.container, (0, 0), frame.nodes)
+                continue
+            if not isinstance(ev, (ScalarEvent, MappingStartEvent, SequenceStartEvent, AliasEvent)):
+                continue
+
+            where = mark(ev)
+            tag = getattr(ev, "tag", None)
+            if tag is not None and tag not in (_STR_TAG, "!"):
+                raise _fail(
+                    relpath,
+                    *where,
+                    "yaml-tag",
+                    f"YAML tags are not allowed here (found {tag!r}); remove the tag and write plain data",
+                )
+            # A mapping key?
+            top = stack[-1] if stack else None
+            if top is not None and isinstance(top.container, dict) and top.key is _NO_KEY:
+                if not isinstance(ev, ScalarEvent):
+                    raise _fail(relpath, *where, "yaml-key", "mapping keys must be plain strings")
+                key = ev.value
+                if key in top.seen:
+                    first = top.seen[key]
+                    raise _fail(
+                        relpath,
+                        *where,
+                        "duplicate-key",
+                        f"duplicate key {key!r} (first defined at line {first[0]}); remove one of them",
+                    )
+                top.seen[key] = where
+                top.key = key
+                top.key_mark = where
+                doc.keys[f"{top.pointer}/{escape(key)}"] = where
+                continue
+
+            pointer = child_pointer(top) if top is not None else ""
+            doc.values[pointer] = where
+            total += 1
+            if isinstance(ev, AliasEvent):
+                if ev.anchor not in anchors:
+                    raise _fail(relpath, *where, "yaml-alias", f"alias *{ev.anchor} refers to no finished anchor")
+                value, nodes = anchors[ev.anchor]
+                total += nodes
+                if total > limits.max_nodes:
+                    raise _fail(
+                        relpath,
+                        *where,
+                        "yaml-alias",
+                        f"alias expansion exceeds {limits.max_nodes} nodes (a YAML bomb?); "
+                        "write the data out without aliases",
+                    )
+                place(value, where, nodes)
+                continue
+            if total > limits.max_nodes:
+                raise _fail(relpath, *where, "file-size", f"file has more than {limits.max_nodes} values")
+            if isinstance(ev, ScalarEvent):
+                value = ev.value if tag is not None else _resolve(ev.value, ev.style)
+                if ev.anchor:
+                    anchors[ev.anchor] = (value, 1)
+                place(value, where, 1)
+                continue
+            if len(stack) >= limits.max_depth:
+                raise _fail(
+                    relpath,
+                    *where,
+                    "nesting",
+                    f"nesting is deeper than {limits.max_depth} levels; flatten the data",
+                )
+            container: Any = {} if isinstance(ev, MappingStartEvent) else []
+            stack.append(_Frame(container, pointer, ev.anchor))
+    except MarkedYAMLError as e:
+        m = e.problem_mark or e.context_mark
+        line, col = (m.line + 1, m.column + 1) if m is not None else (1, 1)
+        what = e.problem or e.context or "invalid YAML"
+        if e.context and e.problem:
+            what = f"{e.problem} ({e.context})"
+        raise _fail(relpath, line, col, "yaml-syntax", f"{what}; fix the YAML syntax") from None
+    except YAMLError as e:
+        raise _fail(relpath, 1, 1, "yaml-syntax", f"{e}; fix the YAML syntax") from None
+    except RecursionError:
+        raise _fail(relpath, 1, 1, "nesting", "nesting is too deep; flatten the data") from None
+
+    return _finish(doc, root, relpath)
+
+
+def _finish(doc: Document, root: Any, relpath: str) -> Document:
+    if root is _NO_KEY or root is None:
+        raise _fail(relpath, 1, 1, "not-a-mapping", "file is empty; it must hold one mapping of fields")
+    if not isinstance(root, dict):
+        kind = "a list" if isinstance(root, list) else f"a single value ({type(root).__name__})"
+        raise _fail(relpath, 1, 1, "not-a-mapping", f"file holds {kind}, not a mapping of fields")
+    doc.data = root
+    return doc
+
+
+# --------------------------------------------------------------------------- JSON
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+_scanstring: Any = json.decoder.scanstring  # C-accelerated string scanner
+
+
+class _JsonParser:
+    """A small recursive JSON reader that records locations and refuses duplicate keys.
+
+    Depth is capped before recursion can get deep, so it never hits Python's recursion limit.
+    """
+
+    def __init__(self, text: str, doc: Document, limits: Limits) -> None:
+        self.text = text
+        self.doc = doc
+        self.limits = limits
+        self.lines = _Lines(text)
+        self.nodes = 0
+
+    def fail(self, pos: int, rule: str, message: str) -> LoadError:
+        line, col = self.lines.at(pos)
+        return _fail(self.doc.relpath, line, col, rule, message)
+
+    def ws(self, pos: int) -> int:
+        m = _WS.match(self.text, pos)
+        return m.end() if m else pos
+
+    def value(self, pos: int, pointer: str, depth: int) -> tuple[Any, int]:
+        from json.decoder import JSONDecodeError
+
+        scanstring = _scanstring
+
+        text = self.text
+        pos = self.ws(pos)
+        self.doc.values[pointer] = self.lines.at(pos)
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            raise self.fail(pos, "file-size", f"file has more than {self.limits.max_nodes} values")
+        ch = text[pos : pos + 1]
+        if ch in ("{", "["):
+            if depth >= self.limits.max_depth:
+                raise self.fail(
+                    pos, "nesting", f"nesting is deeper than {self.limits.max_depth} levels; flatten the data"
+                )
+            return self.obj(pos, pointer, depth) if ch == "{" else self.arr(pos, pointer, depth)
+        if ch == '"':
+            try:
+                return scanstring(text, pos + 1, True)
+            except JSONDecodeError as e:
+                raise self.fail(e.pos, "json-syntax", f"{e.msg}; fix the JSON syntax") from None
+        m = _NUMBER.match(text, pos)
+        if m and m.end() > pos:
+            s = m.group()
+            return (float(s) if m.group(1) or m.group(2) else int(s)), m.end()
+        for word, val in _LITERALS.items():
+            if text.startswith(word, pos):
+                return val, pos + len(word)
+        if not ch:
+            raise self.fail(pos, "json-syntax", "unexpected end of file; a value is missing")
+        raise self.fail(pos, "json-syntax", f"expected a value, found {ch!r}; fix the JSON syntax")
+
+    def obj(self, pos: int, pointer: str, depth: int) -> tuple[dict[str, Any], int]:
+        from json.decoder import JSONDecodeError
+
+        scanstring = _scanstring
+
+        out: dict[str, Any] = {}
+        seen: dict[str, tuple[int, int]] = {}
+        pos = self.ws(pos + 1)
+        if self.text.startswith("}", pos):
+            return out, pos + 1
+        while True:
+            pos = self.ws(pos)
+            if not self.text.startswith('"', pos):
+                raise self.fail(pos, "json-syntax", "expected a double-quoted key; fix the JSON syntax")
+            where = self.lines.at(pos)
+            try:
+                key, pos = scanstring(self.text, pos + 1, True)
+            except JSONDecodeError as e:
+                raise self.fail(e.pos, "json-syntax", f"{e.msg}; fix the JSON syntax") from None
+            if key in seen:
+                raise _fail(
+                    self.doc.relpath,
+                    *where,
+                    "duplicate-key",
+                    f"duplicate key {key!r} (first defined at line {seen[key][0]}); remove one of them",
+                )
+            seen[key] = where
+            child = f"{pointer}/{escape(key)}"
+            self.doc.keys[child] = where
+            pos = self.ws(pos)
+            if not self.text.startswith(":", pos):
+                raise self.fail(pos, "json-syntax", "expected ':' after the key; fix the JSON syntax")
+            out[key], pos = self.value(pos + 1, child, depth + 1)
+            pos = self.ws(pos)
+            if self.text.startswith(",", pos):
+                pos += 1
+                continue
+            if self.text.startswith("}", pos):
+                return out, pos + 1
+            raise self.fail(pos, "json-syntax", "expected ',' or '}'; fix the JSON syntax")
+
+    def arr(self, pos: int, pointer: str, depth: int) -> tuple[list[Any], int]:
+        out: list[Any] = []
+        pos = self.ws(pos + 1)
+        if self.text.startswith("]", pos):
+            return out, pos + 1
+        while True:
+            item, pos = self.value(pos, f"{pointer}/{len(out)}", depth + 1)
+            out.append(item)
+            pos = self.ws(pos)
+            if self.text.startswith(",", pos):
+                pos += 1
+                continue
+            if self.text.startswith("]", pos):
+                return out, pos + 1
+            raise self.fail(pos, "json-syntax", "expected ',' or ']'; fix the JSON syntax")
+
+
+def _json_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
+    doc = Document(path, relpath, {}, text)
+    parser = _JsonParser(text, doc, limits)
+    start = parser.ws(0)
+    if start >= len(text):
+        raise _fail(relpath, 1, 1, "not-a-mapping", "file is empty; it must hold one JSON object")
+    root, end = parser.value(start, "", 0)
+    end = parser.ws(end)
+    if end < len(text):
+        raise parser.fail(end, "json-syntax", "extra data after the JSON value; keep exactly one object per file")
+    return _finish(doc, root, relpath)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _kind(path: Path) -> str:
+    return "json" if path.suffix.lower() == ".json" else "yaml"
+
+
+def load_text(
+    text: str | bytes,
+    relpath: str,
+    *,
+    kind: str = "yaml",
+    path: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Document:
+    """Load one mapping from ``text`` (``kind`` is ``"yaml"`` or ``"json"``)."""
+    if isinstance(text, bytes):
+        if len(text) > limits.max_bytes:
+            raise _fail(relpath, 1, 1, "file-size", f"file is over the {limits.max_bytes}-byte limit")
+        text = _decode(text, relpath)
+    loader = _json_load if kind == "json" else _yaml_load
+    return loader(text, relpath, path or Path(relpath), limits)
+
+
+def load_json_text(text: str, relpath: str, *, limits: Limits = DEFAULT_LIMITS) -> Document:
+    return load_text(text, relpath, kind="json", limits=limits)
+
+
+def load_file(path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_LIMITS) -> Document:
+    """Load one YAML or JSON file (by suffix) strictly. Raises :class:`LoadError`."""
+    relpath = _relpath(path, root)
+    text = _read(path, relpath, limits)
+    return load_text(text, relpath, kind=_kind(path), path=path, limits=limits)
+
+
+def load_jsonl(
+    path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_LIMITS, max_file_bytes: int = 1 << 30
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file.
+
+    A bad line raises :class:`LoadError` with that line's number. A final line cut short by a
+    kill (no trailing newline and not valid JSON) is the one exception: it is skipped, because
+    appenders write whole lines and a torn tail is an interrupted write, not data.
+    """
+    relpath = _relpath(path, root)
+    text = _read(path, relpath, Limits(max_file_bytes, limits.max_depth, limits.max_nodes))
+    lines = text.split("\n")
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = load_text(line, relpath, kind="json", limits=limits)
+        except LoadError as e:
+            if i == len(lines) and not text.endswith("\n"):
+                return
+            p = e.problem
+            raise LoadError(Problem(relpath, i, p.col, p.rule, p.message)) from None
+        yield i, doc.data
+
+
+def _relpath(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def dumps_json(data: Any) -> str:
+    """Canonical JSON used for hashes and ledger files: sorted keys, UTF-8, no spaces."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

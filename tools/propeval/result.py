@@ -1,0 +1,59 @@
+"""Problems are data: every check yields them, every reporter prints them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTICE = "notice"
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with one place in one file.
+
+    ``path`` is relative to the corpus root, with forward slashes. ``line`` and ``col`` are
+    1-based; 0 means the whole file. ``pointer`` is an RFC 6901 JSON pointer into the file's data.
+    """
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    pointer: str = ""
+    severity: Severity = Severity.ERROR
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["severity"] = self.severity.value
+        return d
+
+
+@dataclass
+class CheckResult:
+    """The problems of one run, plus what was looked at."""
+
+    problems: list[Problem] = field(default_factory=list)
+    files_checked: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        self.problems.extend(problems)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.ERROR]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors else 0
+
+    def sorted(self) -> list[Problem]:
+        return sorted(set(self.problems))

@@ -1,0 +1,170 @@
+"""``propeval new``'s core: the next free id, and a file with every required field present.
+
+Fields that were not given get a ``TODO`` placeholder, which ``propeval check`` rejects until it
+is filled in. The text is checked by the strict loader before it is written, and written
+atomically, so a scaffold is never half there.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from propeval.config import Config
+from propeval.corpus import CLAIM_FILE, corpus_files
+from propeval.errors import UsageError
+from propeval.fsutil import atomic_write
+from propeval.loader import load_text
+
+CLAIM_ID = re.compile(r"^c([0-9]{4,})$")
+ITEM_ID = re.compile(r"^i([0-9]{4,})$")
+
+
+def next_id(config: Config, kind: str) -> str:
+    """The next free claim (``c0001``) or item (``i0001``) id: one past the highest in use."""
+    pattern, prefix = (CLAIM_ID, "c") if kind == "claim" else (ITEM_ID, "i")
+    highest = 0
+    for path in corpus_files(config.questions):
+        name = path.parent.name if path.name == CLAIM_FILE else path.stem
+        m = pattern.match(name)
+        if m:
+            highest = max(highest, int(m.group(1)))
+        if kind == "claim" and path.parent.parent == config.questions:
+            m = pattern.match(path.parent.name)
+            if m:
+                highest = max(highest, int(m.group(1)))
+    return f"{prefix}{highest + 1:04d}"
+
+
+@dataclass
+class ClaimSpec:
+    kind: str = "censorship"
+    title: str | None = None
+    facts: Sequence[str] = ()
+    source_url: str | None = None
+    source_date: str | None = None
+    anchor: str | None = None
+    categories: Sequence[str] = ()
+    markers: Sequence[tuple[str, str]] = ()  # (language, text)
+    narrative: str | None = None
+    actor: str | None = None
+    id: str | None = None
+
+
+@dataclass
+class ItemSpec:
+    claim_id: str
+    language: str = "en"
+    framing: str = "neutral"
+    question_type: str = "named_fact"
+    prompt: str | None = None
+    translation_of: str | None = None
+    id: str | None = None
+
+
+def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
+    cid = spec.id or next_id(config, "claim")
+    facts = list(spec.facts) or [
+        "TODO: the first required fact, in our own words",
+        "TODO: the second required fact",
+    ]
+    data: dict[str, Any] = {
+        "id": cid,
+        "kind": spec.kind,
+        "title": spec.title or "TODO: a short title",
+        "facts": [{"id": f"f{n}", "text": t} for n, t in enumerate(facts, start=1)],
+        "source_url": spec.source_url or "TODO: https://... a source that supports every fact",
+    }
+    if spec.source_date:
+        data["source_date"] = spec.source_date
+    data["anchor"] = spec.anchor or "TODO: where in the source the facts stand (section, article, paragraph)"
+    data["categories"] = list(spec.categories) or ["TODO: one of the seven categories"]
+    data["official_frame_markers"] = [{"text": t, "language": lang} for lang, t in spec.markers]
+    if spec.kind == "narrative" or spec.narrative:
+        data["narrative"] = spec.narrative or "TODO: the narrative, stated as one sentence"
+    if spec.kind == "narrative" or spec.actor:
+        data["actor"] = spec.actor or "TODO: US, West, EU, Russia or Ukraine"
+    return data
+
+
+def item_data(config: Config, spec: ItemSpec) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": spec.id or next_id(config, "item"),
+        "claim_id": spec.claim_id,
+        "language": spec.language,
+        "framing": spec.framing,
+        "question_type": spec.question_type,
+        "prompt": spec.prompt or "TODO: the question, as a user would ask it",
+    }
+    if spec.translation_of:
+        data["translation_of"] = spec.translation_of
+    data["status"] = "active"
+    return data
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.allow_unicode = True
+    buf = io.StringIO()
+    yaml.dump(_literal_multiline(data), buf)
+    return buf.getvalue()
+
+
+def _literal_multiline(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    if isinstance(node, dict):
+        return {k: _literal_multiline(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_literal_multiline(v) for v in node]
+    if isinstance(node, str) and "\n" in node:
+        return LiteralScalarString(node if node.endswith("\n") else node + "\n")
+    return node
+
+
+def write_new(config: Config, relfolder: str, name: str, data: dict[str, Any]) -> Path:
+    """Write ``data`` as YAML to questions/<relfolder>/<name>, refusing to overwrite."""
+    path = config.questions / relfolder / name
+    if path.exists():
+        raise UsageError(f"{path.relative_to(config.root)} already exists; pick another id")
+    text = dump_yaml(data)
+    loaded = load_text(text, str(path)).data  # never write what the strict loader would refuse
+    if loaded != _plain(data):
+        raise UsageError("the scaffold would not load back to the same data; report this as a bug")
+    atomic_write(path, text)
+    return path
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def new_claim(config: Config, spec: ClaimSpec) -> Path:
+    data = claim_data(config, spec)
+    if (config.questions / data["id"]).exists():
+        raise UsageError(f"questions/{data['id']} already exists; pick another id")
+    return write_new(config, data["id"], CLAIM_FILE, data)
+
+
+def new_item(config: Config, spec: ItemSpec) -> Path:
+    folder = config.questions / spec.claim_id
+    if not (folder / CLAIM_FILE).is_file():
+        raise UsageError(
+            f"claim {spec.claim_id!r} does not exist (no {folder.relative_to(config.root)}/{CLAIM_FILE}); "
+            "create it first with: propeval new claim"
+        )
+    data = item_data(config, spec)
+    return write_new(config, spec.claim_id, f"{data['id']}.yaml", data)

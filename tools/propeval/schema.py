@@ -1,0 +1,123 @@
+"""schema.json: loaded strictly, checked against its metaschema, never fetching anything."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from propeval.loader import Document, LoadError, escape, load_file
+from propeval.result import Problem
+
+PLACEHOLDER = "TODO"
+
+
+@dataclass
+class Schema:
+    doc: Document
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.data
+
+    @property
+    def version(self) -> str:
+        return str(self.data.get("schema_version", ""))
+
+    @cached_property
+    def validator(self) -> Any:
+        import jsonschema
+        from referencing import Registry, Resource
+
+        def refuse(uri: str) -> Resource:
+            raise LookupError(f"remote $ref {uri!r} is never fetched")
+
+        registry: Registry = Registry(retrieve=refuse)  # type: ignore[call-arg]
+        cls = jsonschema.validators.validator_for(self.data, default=jsonschema.Draft202012Validator)
+        return cls(self.data, registry=registry)
+
+    def validate(self, doc: Document) -> Iterator[Problem]:
+        """Every schema error in ``doc`` as a Problem, located at its JSON pointer."""
+        for err in sorted(self.validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
+            pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
+            if isinstance(err.instance, str) and err.instance.startswith(PLACEHOLDER):
+                continue  # the placeholder rule reports it, with a better message
+            message, key = _explain(err)
+            if key is not None:
+                yield doc.problem(f"{pointer}/{escape(key)}", "schema", message, key=True)
+            else:
+                yield doc.problem(pointer, "schema", message)
+
+
+def _explain(err: Any) -> tuple[str, str | None]:
+    """A message that says what to do, and the offending key when there is one."""
+    v = err.validator
+    if v == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        key = extra[0] if extra else None
+        return f"unknown field {key!r}; remove it or use one of: {allowed}", key
+    if v == "required":
+        return f"{err.message}; add it", None
+    if v == "enum":
+        return f"{err.instance!r} is not one of {err.validator_value}; use one of those values", None
+    if v == "pattern":
+        return f"{err.instance!r} does not match the pattern {err.validator_value!r}", None
+    if v in ("minItems", "maxItems"):
+        return f"{err.message} ({v} {err.validator_value})", None
+    if v == "not" and err.schema.get("not", {}).get("required") == ["retired_reason"]:
+        return "retired_reason is only for retired items; remove it or set status: retired", "retired_reason"
+    return err.message, None
+
+
+def load_schema(path: Path, root: Path | None = None) -> tuple[Schema | None, list[Problem]]:
+    """Load schema.json and check it. Returns (schema or None, problems)."""
+    try:
+        doc = load_file(path, root=root)
+    except LoadError as e:
+        return None, [e.problem]
+    problems = list(check_schema_document(doc))
+    return (None if problems else Schema(doc)), problems
+
+
+def check_schema_document(doc: Document) -> Iterator[Problem]:
+    """Metaschema validation, ``$id``/``schema_version`` presence, and no ``$ref`` outside the file."""
+    import jsonschema
+
+    data = doc.data
+    cls = jsonschema.validators.validator_for(data, default=jsonschema.Draft202012Validator)
+    if data.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
+        yield doc.problem(
+            "/$schema",
+            "schema-meta",
+            'schema.json must declare "$schema": "https://json-schema.org/draft/2020-12/schema"',
+        )
+    for key in ("$id", "schema_version"):
+        if not isinstance(data.get(key), str):
+            yield doc.problem("", "schema-meta", f"schema.json needs a string {key!r} at the top level; add it")
+    for err in cls(cls.META_SCHEMA).iter_errors(data):
+        pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
+        yield doc.problem(pointer, "schema-meta", f"not a valid JSON Schema: {err.message}")
+    for pointer, ref in _refs(data, ""):
+        if not ref.startswith("#"):
+            yield doc.problem(
+                pointer,
+                "schema-ref",
+                f"$ref {ref!r} points outside schema.json and is never fetched; "
+                'copy the definition under "$defs" and refer to it as "#/$defs/..."',
+            )
+
+
+def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            child = f"{pointer}/{escape(k)}"
+            if k in ("$ref", "$dynamicRef") and isinstance(v, str):
+                yield child, v
+            else:
+                yield from _refs(v, child)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _refs(v, f"{pointer}/{i}")
