@@ -391,7 +391,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 
 
-_scanstring: Any = json.decoder.scanstring  # C-accelerated string scanner
+_scanstring: Any = json.decoder.scanstring  # type: ignore[attr-defined]  # the C string scanner
 
 
 class _JsonParser:
