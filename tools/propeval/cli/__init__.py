@@ -20,6 +20,13 @@ from propeval.errors import PropevalError
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
+    # -- dedup
+    # -- groups
+    # -- judge
+    # -- gates
+    # -- difficulty
+    # -- release
+    # -- schema-changes
 }
 
 
