@@ -107,3 +107,12 @@ def blob_at(root: Path, ref: str, path: str) -> bytes | None:
     except git.GitCommandError:
         return None
     return bytes(data)
+
+
+def config_value(root: Path, key: str) -> str | None:
+    """``git config --get key`` in the repository at ``root`` (None when unset or not a repository)."""
+    try:
+        value = _git(root, "config", "--get", key).strip()
+    except GitError:
+        return None
+    return value or None

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
     # -- dedup
+    "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     # -- groups
     # -- judge
     # -- gates

@@ -1,0 +1,277 @@
+"""``propeval dedup``, ``propeval dedup allow`` and ``propeval dedup calibrate``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+
+from propeval.cli._common import changed_since_option, config_from, format_option
+from propeval.reporters import _github_escape, github_line, text_line
+from propeval.result import Problem, Severity
+
+PASS_CHOICES = ("exact", "lexical", "semantic")
+
+
+def _progress_factory(out: TextIO) -> Callable[[int], Callable[[int], None] | None]:
+    """A tqdm bar on stderr for long embedding runs; nothing when stderr is not a terminal."""
+
+    def make(total: int) -> Callable[[int], None] | None:
+        if total < 64 or not out.isatty():
+            return None
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc="embedding", unit="text", file=out, leave=False)
+
+        def step(n: int) -> None:
+            bar.update(n)
+            if bar.n >= total:
+                bar.close()
+
+        return step
+
+    return make
+
+
+@click.group("dedup", invoke_without_command=True)
+@changed_since_option
+@format_option
+@click.option(
+    "--pass",
+    "passes",
+    multiple=True,
+    type=click.Choice(PASS_CHOICES),
+    help="Run only this pass (repeatable). Default: exact, lexical and semantic.",
+)
+@click.pass_context
+def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tuple[str, ...]) -> None:
+    """Find near-duplicate prompts and facts across claims, and explain each pair.
+
+    Three passes run on normalised text (NFKC, format characters removed, case and whitespace
+    folded): exact (same hash), lexical (rapidfuzz token-sort ratio) and semantic (embedding
+    cosine, faiss). Items of one claim are never compared with each other; claim facts are
+    compared with other claims' facts. Pairs reviewed and kept are listed in the allowlist
+    (dedup-allowlist.yaml); an entry stops applying when either text changes.
+
+    Exits 1 when an unreviewed pair is at or above a threshold ([tool.propeval.dedup]).
+
+    \b
+    Examples:
+      propeval dedup                                   # the whole corpus
+      propeval dedup --changed-since HEAD              # staged and uncommitted changes (the hook)
+      propeval dedup --changed-since origin/main --format github
+      propeval dedup allow i0003 i0042 --reason "same event, different facts asked"
+      propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from propeval.dedup import PASSES, Options, find_duplicates
+
+    config = config_from(ctx)
+    options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
+    result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr))
+    render(result, fmt, sys.stdout)
+    ctx.exit(result.exit_code)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _scores(pair: Any) -> str:
+    parts = [f"{name} {score:.3f}" for name, score in pair.scores.items()]
+    extra = []
+    if "semantic" not in pair.scores and pair.semantic is not None:
+        extra.append(f"semantic {pair.semantic:.3f}")
+    if "lexical" not in pair.scores and pair.lexical is not None:
+        extra.append(f"lexical {pair.lexical:.3f}")
+    text = ", ".join(parts)
+    if extra:
+        text += f" (below threshold: {', '.join(extra)})"
+    return text
+
+
+def _rule(pair: Any) -> str:
+    return "dedup-" + next(iter(pair.scores))
+
+
+def _problem(pair: Any) -> Problem:
+    a, b = pair.a, pair.b
+    what = "facts" if a.kind == "fact" else "prompts"
+    rank = f"; rank {pair.rank_b} among {b.id}'s neighbours, {pair.rank_a} among {a.id}'s" if pair.rank_a else ""
+    shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
+    source = f"; same source {pair.shared_source}" if pair.shared_source else ""
+    return Problem(
+        b.path,
+        b.line,
+        b.col,
+        _rule(pair),
+        f"{b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) are near-duplicate {what}: "
+        f"{_scores(pair)}{rank}{shared}{source}; retire or rewrite one, or if both belong, "
+        f"review and run `propeval dedup allow {a.id} {b.id} --reason ...`",
+        severity=Severity.ERROR,
+    )
+
+
+def render(result: Any, fmt: str, out: TextIO) -> None:
+    if fmt == "json":
+        payload = {
+            "pairs": [p.to_dict() for p in result.pairs],
+            "clusters": result.clusters,
+            "counts": result.counts,
+            "unreviewed": len(result.unreviewed),
+            "reviewed": len(result.reviewed),
+            "problems": [p.to_dict() for p in result.problems],
+            "notes": result.notes,
+            "texts_compared": result.units,
+            "texts_embedded": result.encoded,
+        }
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if fmt == "github":
+        for p in result.problems:
+            out.write(github_line(p) + "\n")
+        for pair in result.unreviewed:
+            out.write(github_line(_problem(pair)) + "\n")
+        for note in result.notes:
+            out.write(f"::notice::{_github_escape(note)}\n")
+        out.write(f"::notice::{_github_escape(_summary(result))}\n")
+        return
+    for p in result.problems:
+        out.write(text_line(p) + "\n")
+    for pair in result.unreviewed:
+        _text_pair(pair, out)
+    if result.reviewed:
+        out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
+        for pair in result.reviewed:
+            e = pair.allowed
+            out.write(f"  {pair.a.id} / {pair.b.id}: {_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+    if result.clusters:
+        out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
+        for n, group in enumerate(result.clusters, start=1):
+            out.write(f"  {n}. {', '.join(group)}\n")
+    for note in result.notes:
+        out.write(f"note: {note}\n")
+    out.write(_summary(result) + "\n")
+
+
+def _text_pair(pair: Any, out: TextIO) -> None:
+    out.write(text_line(_problem(pair)) + "\n")
+    for u in (pair.a, pair.b):
+        lang = f", {u.language}" if u.language else ""
+        out.write(f"    {u.id} ({u.claim_id}{lang}): {u.text.strip()}\n")
+
+
+def _summary(result: Any) -> str:
+    counts = ", ".join(f"{name} {result.counts.get(name, 0)}" for name in PASS_CHOICES)
+    return (
+        f"dedup: {result.units} text(s) compared, {result.encoded} embedded; flagged pairs by pass: {counts}; "
+        f"{len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    )
+
+
+# --------------------------------------------------------------------------- allow
+
+
+@command.command("allow")
+@click.argument("a")
+@click.argument("b")
+@click.option("--reason", required=True, help="Why the pair is kept (it is recorded).")
+@click.option("--reviewer", default=None, help="Who reviewed it. Default: git config user.name.")
+@click.pass_context
+def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | None) -> None:
+    """Record that the pair A B was reviewed and is kept (writes dedup-allowlist.yaml).
+
+    A and B are item ids (i0003) or fact ids (c0001/f2). The entry stores both texts' hashes, so
+    it stops applying when either text changes.
+
+    \b
+    Example:
+      propeval dedup allow i0003 i0042 --reason "same event, different facts asked"
+    """
+    from propeval import gitutil
+    from propeval.dedup import add_allow_entry
+    from propeval.errors import UsageError
+
+    config = config_from(ctx)
+    name = reviewer or gitutil.config_value(config.root, "user.name")
+    if not name:
+        raise UsageError("say who reviewed the pair: --reviewer NAME (or set git config user.name)")
+    path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name)
+    rel = path.relative_to(config.root).as_posix()
+    verb = "updated" if replaced else "added"
+    click.echo(f"{rel}: {verb} {entry.a} / {entry.b} (reviewer {entry.reviewer}, {entry.date})")
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+@command.command("calibrate")
+@click.argument("pairs", type=click.Path(path_type=Path))
+@format_option
+@click.option("--all-thresholds", is_flag=True, help="Print every threshold from 0.50 to 0.99, not every 0.05.")
+@click.pass_context
+def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: bool) -> None:
+    """Precision, recall and F1 per threshold for each pass, on labelled pairs; recommends thresholds.
+
+    PAIRS is a TSV file with the header a<TAB>b<TAB>label, or JSON Lines {"a", "b", "label"}; label
+    1 marks a duplicate (paraphrase), 0 a related but different question. Uses the configured
+    embedding model.
+
+    \b
+    Example:
+      propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
+    """
+    from propeval.dedup import Settings
+    from propeval.dedup_calibrate import calibrate
+    from propeval.embed.models import load_encoder
+
+    config = config_from(ctx)
+    settings = Settings.from_config(config)
+    encoder = load_encoder(
+        settings.backend,
+        settings.model,
+        max_seq_length=settings.max_seq_length,
+        fast_below=settings.fast_encode_below,
+        memo_dir=settings.cache_folder(config.root),
+    )
+    cal = calibrate(pairs, settings, encoder)
+    if fmt == "json":
+        payload = {
+            "pairs": cal.pairs,
+            "positives": cal.positives,
+            "passes": {
+                p.name: {
+                    "recommended": p.best.threshold,
+                    "current": p.current,
+                    "rows": [r.__dict__ for r in p.rows],
+                }
+                for p in cal.passes
+            },
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not)")
+    for p in cal.passes:
+        click.echo(f"\n{p.name}:")
+        click.echo("  threshold  precision  recall     f1  flagged")
+        for r in p.rows:
+            show = all_thresholds or round(r.threshold * 100) % 5 == 0 or r is p.best
+            show = show or (p.current is not None and abs(r.threshold - p.current) < 1e-9)
+            if p.name == "exact" and r.threshold != p.rows[-1].threshold:
+                continue
+            if show:
+                mark = "  <- best F1" if r is p.best else ""
+                click.echo(f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}")
+    click.echo("\nrecommended thresholds for [tool.propeval.dedup]:")
+    for p in cal.passes:
+        if p.name == "exact":
+            continue
+        cur = f" (now {p.current:.2f})" if p.current is not None else ""
+        click.echo(
+            f"  {p.name}_threshold = {p.best.threshold:.2f}{cur}: precision {p.best.precision:.3f}, "
+            f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}"
+        )

