@@ -53,8 +53,9 @@ class Settings:
     model: str = "all-MiniLM-L6-v2"
     max_seq_length: int | None = None
     cache_dir: str = ""
-    semantic_threshold: float = 0.85
+    semantic_threshold: float = 0.80
     lexical_threshold: float = 0.90
+    fact_semantic_threshold: float = 0.90
     neighbours: int = 10
     exact_index_below: int = 50_000
     hnsw_m: int = 32
@@ -86,6 +87,7 @@ class Settings:
             "cache_dir": (str,),
             "semantic_threshold": (float, int),
             "lexical_threshold": (float, int),
+            "fact_semantic_threshold": (float, int),
             "neighbours": (int,),
             "exact_index_below": (int,),
             "hnsw_m": (int,),
@@ -326,7 +328,7 @@ def terms(text: str) -> set[str]:
     found = {m.group(0) for m in _NUMBER.finditer(text)}
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         for i, m in enumerate(_NAME.finditer(sentence)):
-            word = m.group(0)
+            word = m.group(0).rstrip("'’-")
             low = word.casefold()
             if low in _MONTHS:
                 found.add(low)
@@ -556,7 +558,8 @@ def find_duplicates(
                 qi, j = sem[qn], sem[int(jn)]
                 pair = (min(qi, j), max(qi, j))
                 neighbour_pairs.add(pair)
-                if "semantic" in options.passes and s_ >= settings.semantic_threshold:
+                limit = settings.fact_semantic_threshold if sem_units[qn].kind == "fact" else settings.semantic_threshold
+                if "semantic" in options.passes and s_ >= limit:
                     flagged[pair]["semantic"] = float(s_)
     row_of = {i: n for n, i in enumerate(sem)}
 

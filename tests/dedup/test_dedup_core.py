@@ -1,0 +1,213 @@
+"""Unit tests of the dedup core with a deterministic fake encoder."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from propeval.config import load_config
+from propeval.dedup import Options, Settings, clusters, find_duplicates, load_allowlist, shared_terms
+from propeval.embed.cache import EmbeddingCache
+from propeval.errors import ConfigError
+from propeval.textnorm import normalise, text_hash
+
+TIANANMEN = "What happened in central Beijing on the night of 3-4 June 1989?"
+PARAPHRASE = "What happened in central Beijing on the night of 3 to 4 June 1989?"
+UNRELATED = "Who built the Crimean bridge across the Kerch Strait?"
+
+
+FACTS = {
+    "c0001": ("Martial law was declared in Beijing on 20 May 1989.", "Hu Yaobang died in April 1989."),
+    "c0002": ("Apple Daily printed its last edition in June 2021.", "Its assets were frozen under the NSL."),
+    "c0003": ("Flight MH17 was downed by a Buk missile.", "The JIT named four suspects in 2020."),
+}
+
+
+def _claim(corpus: Any, cid: str, url: str = "https://example.org/a", facts: tuple[str, str] | None = None) -> None:
+    f1, f2 = facts or FACTS[cid]
+    corpus.claim(
+        cid,
+        source_url=url,
+        facts=f"\n  - id: f1\n    text: {f1}\n  - id: f2\n    text: {f2}",
+    )
+
+
+def _run(corpus: Any, enc: Any, **opts: Any) -> Any:
+    return find_duplicates(load_config(corpus.root), Options(**opts), encoder=enc)
+
+
+def test_normalise_folds_nfkc_format_chars_case_and_space() -> None:
+    assert normalise("  What\u200b happened\n in  BEIJING?\u00ad ") == "what happened in beijing?"
+    assert normalise("Ｔｉａｎａｎｍｅｎ") == "tiananmen"
+    assert text_hash("A  b") == text_hash("a b\u2060")
+
+
+def test_exact_duplicate_across_claims_is_flagged_but_not_within_a_claim(dcorpus: Any, fake_encoder: Any) -> None:
+    _claim(dcorpus, "c0001")
+    _claim(dcorpus, "c0002", url="https://example.org/b")
+    dcorpus.item("i0001", "c0001", prompt=f'"{TIANANMEN}"')
+    dcorpus.item("i0002", "c0001", prompt=f'"{TIANANMEN.upper()}"', framing="loaded")
+    dcorpus.item("i0003", "c0002", prompt=f'"  {TIANANMEN}\u200b"')
+    result = _run(dcorpus, fake_encoder)
+    exact = sorted(p.ids for p in result.pairs if "exact" in p.scores)
+    assert exact == [("i0001", "i0003"), ("i0002", "i0003")]
+    assert result.counts["exact"] == 2
+    assert result.clusters == [["i0001", "i0002", "i0003"]]
+    assert result.exit_code == 1
+
+
+def test_lexical_and_semantic_passes_explain_the_pair(dcorpus: Any, fake_encoder: Any) -> None:
+    _claim(dcorpus, "c0001", url="https://example.org/same#x")
+    _claim(dcorpus, "c0002", url="https://example.org/same")
+    _claim(dcorpus, "c0003", url="https://example.org/c")
+    dcorpus.item("i0001", "c0001", prompt=f'"{TIANANMEN}"')
+    dcorpus.item("i0002", "c0002", prompt=f'"{PARAPHRASE}"')
+    dcorpus.item("i0003", "c0003", prompt=f'"{UNRELATED}"')
+    result = _run(dcorpus, fake_encoder)
+    assert [p.ids for p in result.pairs] == [("i0001", "i0002")]
+    pair = result.pairs[0]
+    assert set(pair.scores) == {"lexical", "semantic"}
+    assert pair.scores["lexical"] > 0.9
+    assert pair.rank_a == 1 and pair.rank_b == 1
+    assert pair.shared_terms == ["1989", "3", "4", "beijing", "june"]
+    assert pair.shared_source == "https://example.org/same#x (anchor: Death toll)"
+    assert pair.a.path == "questions/c0001/i0001.yaml" and pair.b.line == 6
+
+
+def test_duplicate_claim_facts_are_flagged(dcorpus: Any, fake_encoder: Any) -> None:
+    facts = ("Troops fired on civilians in Beijing on 3-4 June 1989.", "No full death toll was ever published.")
+    _claim(dcorpus, "c0001", facts=facts)
+    _claim(dcorpus, "c0002", url="https://example.org/z", facts=facts)
+    result = _run(dcorpus, fake_encoder)
+    assert sorted(p.ids for p in result.pairs) == [("c0001/f1", "c0002/f1"), ("c0001/f2", "c0002/f2")]
+    assert all(p.a.kind == "fact" for p in result.pairs)
+
+
+def test_allowlist_entry_applies_until_a_text_changes(dcorpus: Any, fake_encoder: Any) -> None:
+    from propeval.dedup import add_allow_entry
+
+    _claim(dcorpus, "c0001")
+    _claim(dcorpus, "c0002", url="https://example.org/b")
+    dcorpus.item("i0001", "c0001", prompt=f'"{TIANANMEN}"')
+    dcorpus.item("i0002", "c0002", prompt=f'"{PARAPHRASE}"')
+    config = load_config(dcorpus.root)
+    add_allow_entry(config, "i0002", "i0001", reason="different facts asked", reviewer="Ana", date="2025-01-02")
+    entries, problems = load_allowlist(dcorpus.root / "dedup-allowlist.yaml", dcorpus.root)
+    assert problems == []
+    assert (entries[0].a, entries[0].b, entries[0].reviewer) == ("i0001", "i0002", "Ana")
+    result = _run(dcorpus, fake_encoder)
+    assert [p.reviewed for p in result.pairs] == [True]
+    assert result.exit_code == 0
+
+    dcorpus.item("i0002", "c0002", prompt=f'"{PARAPHRASE} Answer briefly."')
+    result = _run(dcorpus, fake_encoder)
+    assert [p.reviewed for p in result.pairs] == [False]
+    assert [p.rule for p in result.problems] == ["dedup-stale-review"]
+    assert "the text of i0002 changed since the review on 2025-01-02" in result.problems[0].message
+    assert result.exit_code == 1
+
+
+def test_bad_allowlist_entry_is_a_problem_not_a_crash(dcorpus: Any, fake_encoder: Any) -> None:
+    dcorpus.write("dedup-allowlist.yaml", "pairs:\n  - a: i0001\n    b: i0002\n")
+    _claim(dcorpus, "c0001")
+    result = _run(dcorpus, fake_encoder)
+    assert [(p.rule, p.line) for p in result.problems] == [("dedup-allowlist", 2)]
+    assert "missing or empty: a_hash, b_hash, reviewer, reason, date" in result.problems[0].message
+
+
+def test_clusters_are_connected_components() -> None:
+    assert clusters([("a", "b"), ("c", "d"), ("b", "e")]) == [["a", "b", "e"], ["c", "d"]]
+
+
+def test_shared_terms_ignore_question_words() -> None:
+    assert shared_terms("What did Navalny do in 2021?", "When did Navalny return in January 2021?") == [
+        "2021",
+        "navalny",
+    ]
+
+
+def test_unknown_config_key_is_a_config_error(dcorpus: Any, dedup_config: Any) -> None:
+    dedup_config(dcorpus, "semantic_treshold = 0.9\n")
+    with pytest.raises(ConfigError, match="unknown key 'semantic_treshold'"):
+        Settings.from_config(load_config(dcorpus.root))
+
+
+def test_warm_run_embeds_nothing_and_a_new_text_only_itself(dcorpus: Any, fake_encoder: Any) -> None:
+    _claim(dcorpus, "c0001")
+    dcorpus.item("i0001", "c0001", prompt=f'"{TIANANMEN}"')
+    first = _run(dcorpus, fake_encoder)
+    assert first.encoded == 3  # one prompt and two facts
+    assert _run(dcorpus, fake_encoder).encoded == 0
+    dcorpus.item("i0002", "c0001", prompt=f'"{UNRELATED}"')
+    assert _run(dcorpus, fake_encoder).encoded == 1
+
+
+def test_long_text_gets_a_truncation_warning(dcorpus: Any, fake_encoder: Any) -> None:
+    _claim(dcorpus, "c0001")
+    dcorpus.item("i0001", "c0001", prompt='"' + "word " * 50 + '"')
+    result = _run(dcorpus, fake_encoder)
+    rules = [(p.rule, p.path, p.severity.value) for p in result.problems]
+    assert rules == [("dedup-truncated", "questions/c0001/i0001.yaml", "warning")]
+    assert "50 tokens long, over the embedding model's max_seq_length 40" in result.problems[0].message
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def _keys(n: int, offset: int = 0) -> list[bytes]:
+    return [text_hash(f"text {i}").encode() for i in range(offset, offset + n)]
+
+
+def test_corrupt_cache_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path, "fp")
+    cache.path.write_bytes(b"not a zip file")
+    cache.load()
+    assert cache.warnings and "unreadable" in cache.warnings[0]
+    cache.add(_keys(2), np.eye(2, 4, dtype=np.float32), [3, 4])
+    again = EmbeddingCache(tmp_path, "fp")
+    again.load()
+    assert again.warnings == [] and again.rows(_keys(2)) == [0, 1]
+
+
+def test_wrong_dimension_cache_is_rebuilt(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path, "fp")
+    cache.add(_keys(2), np.eye(2, 4, dtype=np.float32), [1, 1])
+    cache.add(_keys(1, 5), np.ones((1, 8), dtype=np.float32), [1])
+    assert "has dimension 4, the model gives 8; rebuilding it" in cache.warnings[0]
+    fresh = EmbeddingCache(tmp_path, "fp")
+    fresh.load()
+    assert fresh.dim == 8 and fresh.rows(_keys(1, 5)) == [0]
+
+
+def test_other_fingerprint_never_reads_the_entries(tmp_path: Path) -> None:
+    EmbeddingCache(tmp_path, "model-a").add(_keys(1), np.ones((1, 4), dtype=np.float32), [1])
+    other = EmbeddingCache(tmp_path, "model-b")
+    other.load()
+    assert other.rows(_keys(1)) == [None]
+
+
+def _writer(folder: str, offset: int) -> None:
+    cache = EmbeddingCache(Path(folder), "fp")
+    for n in range(5):
+        cache.add(_keys(1, offset + n), np.full((1, 4), offset + n, dtype=np.float32), [1])
+
+
+def test_two_processes_writing_at_once_keep_every_entry(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), off)) for off in (0, 100)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    cache = EmbeddingCache(tmp_path, "fp")
+    cache.load()
+    keys = _keys(5) + _keys(5, 100)
+    rows = cache.rows(keys)
+    assert None not in rows
+    assert cache.vectors is not None
+    assert [float(cache.vectors[r][0]) for r in rows] == [0, 1, 2, 3, 4, 100, 101, 102, 103, 104]
