@@ -64,8 +64,9 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
     again = run("dedup")
     assert again.exit_code == 0
     assert again.output.splitlines()[0] == "reviewed and kept (1):"
-    assert again.output.splitlines()[-1].endswith("0 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; "
-                                                  "0 unreviewed, 1 reviewed")
+    assert again.output.splitlines()[-1].endswith(
+        "0 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; 0 unreviewed, 1 reviewed"
+    )
 
 
 def test_unrelated_pair_is_not_flagged(dcorpus: Any) -> None:
@@ -102,9 +103,11 @@ def test_changed_since_reports_only_pairs_touching_changed_files(dcorpus: Any, i
     assert clean.exit_code == 0
     assert clean.output.splitlines()[0] == "note: 0 text(s) changed since HEAD, compared with the corpus"
 
-    dcorpus.claim("c0003", source_url="https://example.org/c3",
-                  facts="\n  - id: f1\n    text: Apple Daily closed in June 2021.\n"
-                  "  - id: f2\n    text: Its assets were frozen.")
+    dcorpus.claim(
+        "c0003",
+        source_url="https://example.org/c3",
+        facts="\n  - id: f1\n    text: Apple Daily closed in June 2021.\n  - id: f2\n    text: Its assets were frozen.",
+    )
     dcorpus.item("i0003", "c0003", prompt=f'"{A_PARA}"')  # untracked, as in a pre-commit run
     result = run("dedup", "--changed-since", "HEAD")
     assert result.exit_code == 1, result.output

@@ -114,7 +114,9 @@ class Settings:
                 raise ConfigError(f"[tool.propeval.dedup] {key} must be in (0, 1]", key=key)
             if key == "semantic_languages":
                 if not all(isinstance(v, str) and v for v in value):
-                    raise ConfigError("[tool.propeval.dedup] semantic_languages must be a list of language tags", key=key)
+                    raise ConfigError(
+                        "[tool.propeval.dedup] semantic_languages must be a list of language tags", key=key
+                    )
                 value = tuple(v.split("-")[0].lower() for v in value)
             values[key] = float(value) if key.endswith("_threshold") else value
         return cls(**values)
@@ -318,7 +320,7 @@ _MONTHS = {
 _NOT_NAMES = {
     "what", "who", "when", "where", "why", "how", "which", "is", "are", "was", "were", "did", "does", "do",
     "the", "a", "an", "in", "on", "of", "and", "or", "to", "it", "has", "have", "had", "can", "could",
-    "would", "should", "according", "describe", "explain", "tell", "give", "name", "list", "was",
+    "would", "should", "according", "describe", "explain", "tell", "give", "name", "list",
     "что", "кто", "как", "когда", "где", "почему", "какой", "какие", "правда", "ли", "в", "и",
 }  # fmt: skip
 
@@ -330,9 +332,7 @@ def terms(text: str) -> set[str]:
         for i, m in enumerate(_NAME.finditer(sentence)):
             word = m.group(0).rstrip("'’-")
             low = word.casefold()
-            if low in _MONTHS:
-                found.add(low)
-            elif word[0].isupper() and low not in _NOT_NAMES and (i > 0 or len(word) > 1):
+            if low in _MONTHS or (word[0].isupper() and low not in _NOT_NAMES and (i > 0 or len(word) > 1)):
                 found.add(low)
     return found
 
@@ -371,7 +371,9 @@ def load_allowlist(path: Path, root: Path) -> tuple[list[AllowEntry], list[Probl
     pairs = doc.data.get("pairs")
     unknown = sorted(set(doc.data) - {"pairs"})
     if unknown:
-        problems.append(doc.problem(f"/{unknown[0]}", "dedup-allowlist", f"unknown key {unknown[0]!r}; keep only 'pairs'", key=True))
+        problems.append(
+            doc.problem(f"/{unknown[0]}", "dedup-allowlist", f"unknown key {unknown[0]!r}; keep only 'pairs'", key=True)
+        )
     if pairs is None:
         return entries, problems
     if not isinstance(pairs, list):
@@ -380,7 +382,9 @@ def load_allowlist(path: Path, root: Path) -> tuple[list[AllowEntry], list[Probl
     for n, raw in enumerate(pairs):
         ptr = f"/pairs/{n}"
         if not isinstance(raw, dict):
-            problems.append(doc.problem(ptr, "dedup-allowlist", "each entry must be a mapping with " + ", ".join(ALLOWLIST_FIELDS)))
+            problems.append(
+                doc.problem(ptr, "dedup-allowlist", "each entry must be a mapping with " + ", ".join(ALLOWLIST_FIELDS))
+            )
             continue
         missing = [k for k in ALLOWLIST_FIELDS if not isinstance(raw.get(k), str) or not raw.get(k, "").strip()]
         extra = sorted(set(raw) - set(ALLOWLIST_FIELDS))
@@ -450,10 +454,7 @@ def add_allow_entry(
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
-    if path.is_file():
-        data = yaml.load(path.read_text(encoding="utf-8"))
-    else:
-        data = None
+    data = yaml.load(path.read_text(encoding="utf-8")) if path.is_file() else None
     if data is None:
         from ruamel.yaml.comments import CommentedMap
 
@@ -558,7 +559,9 @@ def find_duplicates(
                 qi, j = sem[qn], sem[int(jn)]
                 pair = (min(qi, j), max(qi, j))
                 neighbour_pairs.add(pair)
-                limit = settings.fact_semantic_threshold if sem_units[qn].kind == "fact" else settings.semantic_threshold
+                limit = (
+                    settings.fact_semantic_threshold if sem_units[qn].kind == "fact" else settings.semantic_threshold
+                )
                 if "semantic" in options.passes and s_ >= limit:
                     flagged[pair]["semantic"] = float(s_)
     row_of = {i: n for n, i in enumerate(sem)}
@@ -583,22 +586,22 @@ def find_duplicates(
     for (i, j), passes in sorted(flagged.items(), key=lambda kv: (units[kv[0][0]].id, units[kv[0][1]].id)):
         a, b = sorted((units[i], units[j]), key=lambda u: u.id)
         ia, ib = (i, j) if a is units[i] else (j, i)
-        pair = Pair(a=a, b=b, scores={p: passes[p] for p in PASSES if p in passes})
+        flag = Pair(a=a, b=b, scores={p: passes[p] for p in PASSES if p in passes})
         if vectors is not None and ia in row_of and ib in row_of:
             ra, rb = row_of[ia], row_of[ib]
-            pair.semantic = float(vectors[ra] @ vectors[rb])
-            pair.rank_a = _rank(vectors, sem_units, ra, rb)
-            pair.rank_b = _rank(vectors, sem_units, rb, ra)
+            flag.semantic = float(vectors[ra] @ vectors[rb])
+            flag.rank_a = _rank(vectors, sem_units, ra, rb)
+            flag.rank_b = _rank(vectors, sem_units, rb, ra)
         if "lexical" in options.passes:
             from rapidfuzz import fuzz
 
-            pair.lexical = lexical_scores.get((min(i, j), max(i, j)), fuzz.token_sort_ratio(a.norm, b.norm) / 100.0)
-        pair.shared_terms = shared_terms(a.text, b.text)
-        pair.shared_source = shared_source(a, b)
+            flag.lexical = lexical_scores.get((min(i, j), max(i, j)), fuzz.token_sort_ratio(a.norm, b.norm) / 100.0)
+        flag.shared_terms = shared_terms(a.text, b.text)
+        flag.shared_source = shared_source(a, b)
         entry = allow.get((a.id, b.id))
         if entry is not None and entry.a_hash == a.hash and entry.b_hash == b.hash:
-            pair.allowed = entry
-        result.pairs.append(pair)
+            flag.allowed = entry
+        result.pairs.append(flag)
 
     # Entries that no longer apply: a text changed, or an id is gone.
     allow_path = settings.allowlist

@@ -265,7 +265,9 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
                 continue
             if show:
                 mark = "  <- best F1" if r is p.best else ""
-                click.echo(f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}")
+                click.echo(
+                    f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}"
+                )
     click.echo("\nrecommended thresholds for [tool.propeval.dedup]:")
     for p in cal.passes:
         if p.name == "exact":

