@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- difficulty
     # -- release
     # -- schema-changes
+    "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
+    "migrate": ("propeval.cli.migrate", "Rewrite claims and items from one schema version to the next."),
 }
 
 
