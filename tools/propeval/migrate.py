@@ -193,7 +193,8 @@ def rewrite(text: str, relpath: str, kind: str, steps: list[Any]) -> tuple[str, 
     try:
         again = load_text(new_text, relpath)
     except LoadError as e:
-        raise RewriteError("migrate-verify", e.problem.line, f"the rewritten file does not load: {e.problem.message}") from e
+        why = f"the rewritten file does not load: {e.problem.message}"
+        raise RewriteError("migrate-verify", e.problem.line, why) from e
     if again.data != expected:
         raise RewriteError(
             "migrate-verify",

@@ -324,7 +324,8 @@ class _Differ:
                 else:
                     self.add(ADDITIVE, ptr, f"{label}: format {o[k]!r} removed (widened)")
             elif k == "if":
-                self.add(BREAKING, at if k in n else ptr, f"{label}: 'if' condition {_verb(o, n, k)}; treated as breaking")
+                why = f"{label}: 'if' condition {_verb(o, n, k)}; treated as breaking"
+                self.add(BREAKING, at if k in n else ptr, why)
             else:
                 self.add(
                     BREAKING,
@@ -452,7 +453,7 @@ class _Differ:
     def closed(self, o: dict[str, Any], n: dict[str, Any], k: str, at: str, label: str) -> None:
         ov, nv = o.get(k, True), n.get(k, True)
         if nv is False and ov is not False:
-            self.add(BREAKING, at, f"{label}: {k} closed; files with fields not listed in the schema no longer validate")
+            self.add(BREAKING, at, f"{label}: {k} closed; files with fields the schema does not list fail")
         elif ov is False and nv is not False:
             self.add(ADDITIVE, at, f"{label}: {k} opened (widened)")
         else:
@@ -583,7 +584,8 @@ def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
     changes = diff_schemas(old_doc.data, new_doc.data)
     result.changes = changes
     for c in changes:
-        result.problems.append(new_doc.problem(c.pointer, f"schema-{c.kind}", c.message, key=True, severity=Severity.NOTICE))
+        rule = f"schema-{c.kind}"
+        result.problems.append(new_doc.problem(c.pointer, rule, c.message, key=True, severity=Severity.NOTICE))
 
     bump = required_bump(changes)
     result.bump = bump
@@ -597,7 +599,7 @@ def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
     version_problem = _version(new_doc, base_ref, old_v, new_v, bump, changes, result)
     if version_problem is not None:
         result.problems.append(version_problem)
-    if new_v is not None and old_v is not None and new_v != old_v or bump is not None:
+    if (new_v is not None and old_v is not None and new_v != old_v) or bump is not None:
         target = result.new_version if version_problem is None else result.expected_version
         if target:
             _changelog(config, result, new_doc, target)
@@ -656,7 +658,7 @@ def _version(
 
 
 def _bad_semver(value: str) -> str:
-    return f"schema_version {value!r} is not a MAJOR.MINOR.PATCH version; write it like \"1.0.0\""
+    return f'schema_version {value!r} is not a MAJOR.MINOR.PATCH version; write it like "1.0.0"'
 
 
 def _changelog(config: Config, result: CheckResult, doc: Document, version: str) -> None:
@@ -670,7 +672,7 @@ def _changelog(config: Config, result: CheckResult, doc: Document, version: str)
                 0,
                 0,
                 "schema-changelog",
-                f"{CHANGELOG} is missing; create it with a \"## {version}\" entry that says what changed in the schema",
+                f'{CHANGELOG} is missing; create it with a "## {version}" entry that says what changed in the schema',
             )
         )
         return
@@ -684,7 +686,7 @@ def _changelog(config: Config, result: CheckResult, doc: Document, version: str)
                 1,
                 1,
                 "schema-changelog",
-                f"{CHANGELOG} has no entry for schema version {version}; add a \"## {version}\" heading "
+                f'{CHANGELOG} has no entry for schema version {version}; add a "## {version}" heading '
                 "with a line per change (and the migration to run, if any)",
             )
         )

@@ -44,12 +44,12 @@ def _replace(doc: MutableMapping[str, Any], old: str, new_items: list[tuple[str,
     pos = keys.index(old)
     insert = getattr(doc, "insert", None)
     if insert is not None and hasattr(doc, "ca"):
-        comment = doc.ca.items.pop(old, None)  # type: ignore[attr-defined]
+        comment = doc.ca.items.pop(old, None)
         del doc[old]
         for i, (k, v) in enumerate(new_items):
             insert(pos + i, k, v)
         if comment is not None and new_items:
-            doc.ca.items[new_items[-1][0]] = comment  # type: ignore[attr-defined]
+            doc.ca.items[new_items[-1][0]] = comment
         return
     items = list(doc.items())
     doc.clear()
@@ -72,9 +72,7 @@ def rename_field(doc: MutableMapping[str, Any], old: str, new: str) -> bool:
     return True
 
 
-def split_field(
-    doc: MutableMapping[str, Any], field: str, split: Callable[[Any], Mapping[str, Any]]
-) -> bool:
+def split_field(doc: MutableMapping[str, Any], field: str, split: Callable[[Any], Mapping[str, Any]]) -> bool:
     """Replace ``field`` with the fields ``split(value)`` returns, in that order, at its position.
 
     Raises:
