@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
+from schema_helpers import RENAME_FRAMING, at, edit_schema, write_migration
 
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.schemadiff import schema_gate
-from schema_helpers import RENAME_FRAMING, at, edit_schema, write_migration
 
 CHANGELOG_1 = "# Changelog\n\n## 1.0.0\n\n- First version.\n"
 ITEM_NOTES = '"retired_reason": {"$ref": "#/$defs/text"},\n        "notes": {"type": "string"}'

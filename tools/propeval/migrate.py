@@ -12,9 +12,11 @@ How a file is rewritten, so that nothing but the migrated fields changes:
 
 1. It is loaded strictly (``propeval.loader``) and the migration steps are applied to a plain
    copy of its data: that is the *expected* result.
-2. It is loaded with ruamel.yaml's round-trip loader (``typ="rt"``, quotes preserved, indentation
-   guessed from the file). Dumped back unchanged, it must reproduce the file byte for byte;
-   otherwise the file is refused (ruamel would touch unrelated lines) and must be migrated by hand.
+2. It is loaded with ruamel.yaml's round-trip loader (``typ="rt"``, quotes preserved; the
+   indentation that reproduces the file is picked among a few candidates). Where ruamel cannot
+   reproduce a line the migration does not touch (an escape inside double quotes), the original
+   line is kept; where the dump does not line up with the file at all, the file is refused and
+   must be migrated by hand.
 3. The same steps are applied to the round-trip document and it is dumped.
 4. The new text must load, through ``propeval.loader``, to exactly the expected data.
 

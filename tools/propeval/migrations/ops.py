@@ -75,13 +75,19 @@ def rename_field(doc: MutableMapping[str, Any], old: str, new: str) -> bool:
 def split_field(doc: MutableMapping[str, Any], field: str, split: Callable[[Any], Mapping[str, Any]]) -> bool:
     """Replace ``field`` with the fields ``split(value)`` returns, in that order, at its position.
 
+    When one of the parts keeps ``field``'s name and every other part is already present, the
+    file was split before, and nothing happens.
+
     Raises:
         MigrationConflictError: one of the new fields is already present beside ``field``.
     """
     if field not in doc:
         return False
     parts = dict(split(doc[field]))
-    clash = [k for k in parts if k in doc and k != field]
+    others = [k for k in parts if k != field]
+    clash = [k for k in others if k in doc]
+    if field in parts and others and len(clash) == len(others):
+        return False  # split already, keeping the field's name for one part
     if clash:
         raise MigrationConflictError(f"{field!r} and {clash[0]!r} are both present; keep one of them by hand")
     _replace(doc, field, list(parts.items()))
