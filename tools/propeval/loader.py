@@ -203,7 +203,7 @@ def _event_loader() -> Any:
     global _loader_cls
     if _loader_cls is None:
         try:
-            from yaml.cyaml import CParser
+            from yaml._yaml import CParser  # libyaml binding
 
             _loader_cls = CParser
         except ImportError:  # PyYAML built without libyaml
