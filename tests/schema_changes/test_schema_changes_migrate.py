@@ -86,10 +86,12 @@ def test_round_trip_changes_only_the_migrated_fields(good_corpus, migrations_dir
     odd = good_corpus.write("questions/c0001/i0002.yaml", ODD_ITEM)
     esc = good_corpus.write("questions/c0001/i0003.yaml", ESCAPED_ITEM)
     before = {p: p.read_text(encoding="utf-8") for p in (claim, odd, esc)}
+    odd.chmod(0o664)
 
     code, lines = run("migrate", "--from", "1.0.0", "--to", "2.0.0")
     assert code == 0, lines
     assert lines[-1] == "migrated 4 file(s) (1.0.0 -> 2.0.0)"
+    assert odd.stat().st_mode & 0o777 == 0o664
 
     assert claim.read_text(encoding="utf-8") == before[claim].replace(
         'anchor: "Death toll, paragraph 3"  # where the facts stand\n',

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import io
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,7 +313,9 @@ def migrate_corpus(
     for p in plans:
         if on_write is not None:
             on_write(p.relpath)
+        mode = p.path.stat().st_mode & 0o7777
         atomic_write(p.path, p.new_text)
+        os.chmod(p.path, mode)  # atomic_write's temporary file is 0600; keep the file's own mode
         result.written.append(p.relpath)
         result.problems.append(
             Problem(p.relpath, p.line, 1, "migrate", f"migrated ({step}): {'; '.join(p.log)}", severity=Severity.NOTICE)
