@@ -26,8 +26,8 @@ def _render(stats: Stats) -> None:
 
     def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         t = Table(title=title, title_justify="left")
-        for i, h in enumerate(headers):
-            t.add_column(h, justify="right" if i else "left")
+        for h in headers:
+            t.add_column(h, justify="right" if h in ("items", "share", "n") else "left")
         for r in rows:
             t.add_row(*(str(c) for c in r))
         console.print(t)
