@@ -35,8 +35,14 @@ def small(corpus: CorpusDir) -> CorpusDir:
     corpus.item("i0001", "c0001")
     corpus.item("i0002", "c0001", framing="loaded", question_type="frame_testing", prompt="Why was it a riot?")
     corpus.item("i0003", "c0001", language="zh", translation_of="i0001", prompt="1989年6月3日至4日夜间北京发生了什么？")
-    corpus.item("i0004", "c0001", question_type="closed_exit", status="retired", retired_reason="duplicate of i0001",
-                prompt="A retired question?")
+    corpus.item(
+        "i0004",
+        "c0001",
+        question_type="closed_exit",
+        status="retired",
+        retired_reason="duplicate of i0001",
+        prompt="A retired question?",
+    )
     corpus.item("i0005", "c0002", language="ru", question_type="closed_exit", prompt="Что произошло?")
     corpus.write("rubrics/facts-v1/rubric.yaml", "name: facts-v1\nversion: 1\n")
     corpus.write("rubrics/facts-v1/prompt.txt", "Grade the answer.\n")
@@ -77,8 +83,9 @@ def ledgers(small: CorpusDir) -> CorpusDir:
             "rubric": "facts-v1",
             "status": "passed",
             "n": 10,
-            "metrics": {"fact_states": {"kappa": 0.8, "confusion": {"labels": ["stated", "missed"],
-                                                                    "matrix": [[6, 1], [0, 3]]}}},
+            "metrics": {
+                "fact_states": {"kappa": 0.8, "confusion": {"labels": ["stated", "missed"], "matrix": [[6, 1], [0, 3]]}}
+            },
         },
     )
     base = {"rubric": "facts-v1", "status": "scored", "propaganda": 0}

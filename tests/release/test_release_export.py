@@ -235,5 +235,17 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
     assert ds["id"] == ["i0001", "i0002", "i0003", "i0005"]
     assert ds["difficulty_band"] == ["easy", None, None, None]
     assert ds[0]["frame_markers"] == [{"language": "en", "text": "counter-revolutionary riot"}]
-    assert {"prompt", "required_facts", "question_description", "categories", "source_url", "source_date",
-            "anchor", "official_frame_markers", "language", "framing", "claim_id", "fact_ids"} <= set(ds.column_names)
+    assert {
+        "prompt",
+        "required_facts",
+        "question_description",
+        "categories",
+        "source_url",
+        "source_date",
+        "anchor",
+        "official_frame_markers",
+        "language",
+        "framing",
+        "claim_id",
+        "fact_ids",
+    } <= set(ds.column_names)

@@ -21,8 +21,13 @@ def test_stats_json_numbers(ledgers: Any) -> None:
     assert data["by_band"] == {"easy": 1, "medium": 0, "hard": 0, "unbanded": 3}
     assert data["by_category"]["freedom_of_expression"] == 3
     assert data["sources"]["max_items_per_url"] == {"url": "https://en.wikipedia.org/wiki/A", "items": 3}
-    assert data["source_dates"] == {"dated": 3, "undated": 1, "earliest": "2024-05-01", "latest": "2024-05-01",
-                                    "by_year": {"2024": 3}}
+    assert data["source_dates"] == {
+        "dated": 3,
+        "undated": 1,
+        "earliest": "2024-05-01",
+        "latest": "2024-05-01",
+        "by_year": {"2024": 3},
+    }
     assert data["gaps"]["claims_missing_framing"] == [{"claim_id": "c0002", "missing": ["loaded"]}]
     assert len(data["gaps"]["category_language"]) == 17
     assert {"category": "state_ideology", "language": "ru"} not in data["gaps"]["category_language"]
