@@ -119,7 +119,7 @@ def command(ctx: click.Context, fmt: str) -> None:
     inputs = load_inputs(config)
     stats = compute_stats(inputs)
     if fmt == "json":
-        click.echo(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2, sort_keys=True))
+        click.echo(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2))
     else:
         _render(stats)
     warnings = [*inputs.corpus.problems, *inputs.warnings]
