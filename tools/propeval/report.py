@@ -156,10 +156,11 @@ def _png(fig: Any) -> str:
 
 
 def _heatmap(ax: Any, matrix: Sequence[Sequence[float]], rows: Sequence[str], cols: Sequence[str], fmt: str) -> None:
-    ax.imshow(matrix, cmap="Blues", aspect="auto")
+    # Colours run from 0, so a cell's shade and its label colour agree with its value.
+    peak = max((v for r in matrix for v in r), default=0) or 1
+    ax.imshow(matrix, cmap="Blues", aspect="auto", vmin=0, vmax=peak)
     ax.set_xticks(range(len(cols)), labels=cols, rotation=45, ha="right")
     ax.set_yticks(range(len(rows)), labels=rows)
-    peak = max((v for r in matrix for v in r), default=0) or 1
     for i, r in enumerate(matrix):
         for j, v in enumerate(r):
             ax.text(j, i, format(v, fmt), ha="center", va="center", color="white" if v > peak / 2 else "black")
@@ -438,4 +439,5 @@ def write_report(inputs: ReleaseInputs, out: Path) -> tuple[RunSummary, Stats]:
     stats = compute_stats(inputs)
     runs = summarise_runs(inputs)
     atomic_write(out, build_report(inputs, stats, runs))
+    out.chmod(0o644)  # a report is for reading and sharing; the temporary file was private
     return runs, stats
