@@ -615,11 +615,14 @@ def load_jsonl(
 def relative_path(path: Path, root: Path | None) -> str:
     """``path`` relative to ``root`` with forward slashes (resolving links only when needed)."""
     if root is not None:
-        for p, r in ((path, root), (path.resolve(), root.resolve())):
-            try:
-                return p.relative_to(r).as_posix()
-            except ValueError:
-                continue
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
     return path.as_posix()
 
 
