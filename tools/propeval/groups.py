@@ -138,15 +138,15 @@ class GroupsSettings:
         unknown = sorted(set(table) - known)
         if unknown:
             raise ConfigError(
-                f"[tool.propeval.groups] has unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}",
+                f"[tool.propeval.groups] has unknown key(s) {', '.join(unknown)}; "
+                f"known keys: {', '.join(sorted(known))}",
                 key=unknown[0],
             )
         languages = dict(DEFAULT_LANGUAGES)
         languages.update(_str_lists(table.get("languages", {}), "languages", lower=True))
         cues = dict(DEFAULT_CUES)
-        cues.update(
-            {primary_subtag(k): v for k, v in _str_lists(table.get("closed_exit_cues", {}), "closed_exit_cues")}
-        )
+        given = _str_lists(table.get("closed_exit_cues", {}), "closed_exit_cues")
+        cues.update({primary_subtag(k): v for k, v in given.items()})
         encoder = table.get("drift_encoder", "")
         if not isinstance(encoder, str) or (encoder and encoder not in DRIFT_ENCODERS):
             raise ConfigError(
