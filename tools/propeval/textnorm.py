@@ -1,36 +1,35 @@
-"""Text normalisation for comparing phrases (frame markers, cues) against prompts.
+"""The one text normalisation every comparison uses (dedup hashes, lexical and semantic passes).
 
-``normalise`` makes visually equal text compare equal: full-width and compatibility forms fold
-(NFKC), invisible format characters (zero-width space and joiners, soft hyphen, bidi marks: Unicode
-category Cf) are dropped, every run of whitespace becomes one space, and case is folded
-(``casefold``, so German ß matches ss).
+``normalise`` applies, in order: Unicode NFKC; removal of zero-width and other format characters
+(Unicode category ``Cf``: U+200B, U+200C, U+200D, U+2060, U+FEFF, soft hyphen, bidi marks);
+case folding; and collapsing every run of whitespace to one space, trimmed.
+
+>>> normalise("  What\u200b happened\\n in  BEIJING? ")
+'what happened in beijing?'
+>>> normalise("ｆｕｌｌｗｉｄｔｈ") == normalise("fullwidth")
+True
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
-__all__ = ["normalise", "primary_subtag"]
+# Bump when normalise() changes: it is part of every embedding cache key.
+VERSION = "nfkc-cf-casefold-ws/1"
 
-_SPACE = re.compile(r"\s+")
+_WS = re.compile(r"\s+")
 
 
 def normalise(text: str) -> str:
-    """NFKC, format characters (category Cf) removed, whitespace folded to single spaces, casefolded.
-
-    Leading and trailing whitespace is removed. NFKC runs again after casefolding, because folding
-    can yield characters that NFKC would still compose.
-
-    >>> normalise("Counter\u200b-Revolutionary\u00a0\u00a0 RIOT ")
-    'counter-revolutionary riot'
-    """
+    """NFKC, drop format (Cf) characters, casefold, collapse whitespace."""
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    text = _SPACE.sub(" ", text).strip()
-    return unicodedata.normalize("NFKC", text.casefold())
+    if not text.isascii():
+        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return _WS.sub(" ", text.casefold()).strip()
 
 
-def primary_subtag(tag: str) -> str:
-    """The primary language subtag of a BCP 47 tag, lower-cased: ``zh-Hans`` -> ``zh``."""
-    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+def text_hash(text: str) -> str:
+    """sha256 hex of the normalised text: the exact-duplicate key and the cache key."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
