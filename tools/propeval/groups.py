@@ -296,6 +296,8 @@ def check_groups(
             result.notes.append(why)
         else:
             selected = touched if selected is None else selected & touched
+            if not selected:
+                result.notes.append(f"no claim group changed since {changed_since}")
     claim_ids = sorted(corpus.claims) if selected is None else sorted(c for c in selected if c in corpus.claims)
     folders = {f"{config.questions_dir}/{cid}/" for cid in (selected if selected is not None else corpus.claims)}
 
