@@ -136,16 +136,23 @@ def _decode(raw: bytes, relpath: str) -> str:
                 "encoding",
                 f"file is {name} (it starts with a byte-order mark); save it as UTF-8",
             )
+    nul = raw.find(b"\x00")
+    if nul != -1:
+        line = raw[:nul].count(b"\n") + 1
+        raise _fail(
+            relpath,
+            line,
+            nul - (raw.rfind(b"\n", 0, nul) + 1) + 1,
+            "encoding",
+            f"NUL byte at byte offset {nul}; the file looks like UTF-16 or binary; save it as UTF-8 text",
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         before = raw[: e.start]
         line = before.count(b"\n") + 1
         col = len(before) - (before.rfind(b"\n") + 1) + 1
-        if b"\x00" in raw[:64]:
-            hint = "it looks like UTF-16 without a byte-order mark"
-        else:
-            hint = "it looks like Latin-1 or another legacy encoding"
+        hint = "it looks like Latin-1 or another legacy encoding"
         raise _fail(
             relpath,
             line,

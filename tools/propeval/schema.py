@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -58,15 +59,23 @@ def _explain(err: Any) -> tuple[str, str | None]:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         key = extra[0] if extra else None
+        close = difflib.get_close_matches(str(key), err.schema.get("properties", {}), n=1)
+        if close:
+            return f"unknown field {key!r}; did you mean {close[0]!r}?", key
         return f"unknown field {key!r}; remove it or use one of: {allowed}", key
     if v == "required":
         return f"{err.message}; add it", None
     if v == "enum":
         return f"{err.instance!r} is not one of {err.validator_value}; use one of those values", None
     if v == "pattern":
-        return f"{err.instance!r} does not match the pattern {err.validator_value!r}", None
+        hint = err.schema.get("description")
+        expected = f"; expected {hint}" if hint else ""
+        return f"{err.instance!r} does not match the pattern {err.validator_value!r}{expected}", None
     if v in ("minItems", "maxItems"):
-        return f"{err.message} ({v} {err.validator_value})", None
+        n = len(err.instance)
+        bound = "at least" if v == "minItems" else "at most"
+        field = f"{err.absolute_path[-1]} " if err.absolute_path else ""
+        return f"{field}has {n} entr{'y' if n == 1 else 'ies'}; {bound} {err.validator_value} are allowed", None
     if v == "not" and err.schema.get("not", {}).get("required") == ["retired_reason"]:
         return "retired_reason is only for retired items; remove it or set status: retired", "retired_reason"
     return err.message, None
