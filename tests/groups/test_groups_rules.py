@@ -112,14 +112,21 @@ def test_control_passes_when_the_loaded_item_has_a_neutral_twin(corpus, groups):
     assert groups().exit_code == 0
 
 
-def test_control_fails_for_a_loaded_item_without_a_neutral_item_in_its_language_and_type(corpus, groups):
+def test_control_may_have_another_question_type(corpus, groups):
+    corpus.claim()
+    corpus.item("i0001")
+    corpus.item("i0002", framing="loaded", question_type="frame_testing", prompt=f'"{LOADED_EN}"')
+    assert groups().exit_code == 0
+
+
+def test_control_fails_for_a_loaded_item_without_a_neutral_item_in_its_language(corpus, groups):
     corpus.claim(official_frame_markers=EN_RU_MARKERS)
     pair(corpus)
     corpus.item("i0003", language="ru", framing="loaded", prompt="Почему был подавлен контрреволюционный мятеж?")
     result = groups()
     assert problems(result) == [
-        "questions/c0001/i0003.yaml:4:10 [groups-control] loaded item has no neutral control in ru "
-        "(named_fact); add one with: propeval new item --claim c0001 --language ru --framing neutral "
+        "questions/c0001/i0003.yaml:4:10 [groups-control] loaded item has no neutral control: claim c0001 has "
+        "no neutral item in ru; add one with: propeval new item --claim c0001 --language ru --framing neutral "
         "--question-type named_fact --translation-of i0001",
     ]
 

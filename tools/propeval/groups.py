@@ -395,25 +395,33 @@ def build_matrix(claim: Claim, items: Iterable[Item], settings: GroupsSettings, 
     )
 
     used = {(i.framing, i.question_type) for i in active}
-    needed = set(used) | {("neutral", q) for f, q in used if f == "loaded"}
+    needed = set(used)
     if not any(f == "neutral" for f, _ in needed):
         needed.add(("neutral", "named_fact"))
+
+    def neutral_in(p: str) -> bool:
+        return any(i.framing == "neutral" and primary_subtag(i.language) == p for i in active)
 
     for lang in required:
         p = primary_subtag(lang)
         have = {(i.framing, i.question_type) for i in active if primary_subtag(i.language) == p}
-        loaded_here = {i.question_type for i in active if i.framing == "loaded" and primary_subtag(i.language) == p}
+        control_reported = not neutral_in(p) and any(primary_subtag(i.language) == p for i in active)
         for f, q in sorted(needed - have, key=COLUMNS.index):
-            if f == "neutral" and q in loaded_here:
-                continue  # the loaded item's groups-control problem names this cell
+            if f == "neutral" and control_reported:
+                continue  # the loaded items' groups-control problems ask for the neutral item first
             row = next((t for t in matrix.languages if primary_subtag(t) == p), lang)
             matrix.missing.append(MissingCell(claim.id, row, f, q, _best_source(active, p, f, q), "required"))
+    # A loaded item is scored against a neutral control in its language (any question type).
     for tag in tags.values():
-        k = _lang_key(tag)
-        for q in sorted({i.question_type for i in active if i.framing == "loaded" and _lang_key(i.language) == k}):
-            if not matrix.items_at(tag, "neutral", q):
-                src = _best_source(active, primary_subtag(tag), "neutral", q)
-                matrix.missing.append(MissingCell(claim.id, tag, "neutral", q, src, "control"))
+        p = primary_subtag(tag)
+        if neutral_in(p) or any(m.language == tag and m.reason == "control" for m in matrix.missing):
+            continue
+        loaded_types = sorted({i.question_type for i in active if i.framing == "loaded" and i.language == tag})
+        if not loaded_types:
+            continue
+        q, src = _control_source(active, p, loaded_types[0])
+        matrix.missing.append(MissingCell(claim.id, tag, "neutral", q, src, "control"))
+        needed.add(("neutral", q))
     matrix.columns = [c for c in COLUMNS if c in needed or c in used]
     return matrix
 
@@ -432,12 +440,25 @@ def _best_source(active: Sequence[Item], primary: str, framing: str, qt: str) ->
     return best.id
 
 
+def _control_source(active: Sequence[Item], primary: str, loaded_type: str) -> tuple[str, str | None]:
+    """Question type and source of the neutral control to add: the loaded item's type when another
+    language has a neutral item of that type, else the type of any neutral item elsewhere."""
+    src = _best_source(active, primary, "neutral", loaded_type)
+    if src is not None:
+        return loaded_type, src
+    for q in QUESTION_TYPES:
+        src = _best_source(active, primary, "neutral", q)
+        if src is not None:
+            return q, src
+    return "named_fact", None
+
+
 def _completeness(claim: Claim, items: Sequence[Item], matrix: ClaimMatrix, settings: GroupsSettings) -> list[Problem]:
     out = []
-    loaded_by_cell: dict[tuple[str, str], list[Item]] = defaultdict(list)
+    loaded_by_tag: dict[str, list[Item]] = defaultdict(list)
     for i in items:
         if i.active and i.framing == "loaded":
-            loaded_by_cell[(_lang_key(i.language), i.question_type)].append(i)
+            loaded_by_tag[i.language].append(i)
     for m in matrix.missing:
         if m.reason == "required":
             covers = ", ".join(matrix.required)
@@ -451,12 +472,13 @@ def _completeness(claim: Claim, items: Sequence[Item], matrix: ClaimMatrix, sett
                 )
             )
         else:
-            for item in loaded_by_cell[(_lang_key(m.language), m.question_type)]:
+            for item in loaded_by_tag[m.language]:
                 out.append(
                     item.doc.problem(
                         "/framing",
                         "groups-control",
-                        f"loaded item has no neutral control in {item.language} ({m.question_type}); "
+                        f"loaded item has no neutral control: claim {claim.id} has no neutral item in "
+                        f"{primary_subtag(item.language)}; "
                         f"add one with: {m.command}",
                         fix=m.command,
                     )
