@@ -130,7 +130,7 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/i0001.yaml:8:1 [multi-document] a second YAML document starts here; keep exactly one document per file",
     ],
     "nesting-100k-flow.yaml": [
-        "questions/c0001/i0001.yaml:1:40 [nesting] nesting is deeper than 32 levels; flatten the data",
+        "questions/c0001/i0001.yaml:1:1008 [nesting] nesting is deeper than 32 levels; flatten the data",
     ],
     "nesting-block.yaml": [
         "questions/c0001/i0001.yaml:33:65 [nesting] nesting is deeper than 32 levels; flatten the data",

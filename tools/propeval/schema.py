@@ -37,7 +37,12 @@ class Schema:
 
         registry: Registry = Registry(retrieve=refuse)  # type: ignore[call-arg]
         cls = jsonschema.validators.validator_for(self.data, default=jsonschema.Draft202012Validator)
-        return cls(self.data, registry=registry)
+        try:
+            # Local $refs inlined once: resolving them per instance is most of jsonschema's cost.
+            schema = _inline_refs(self.data, self.data, ())
+        except _CyclicRef:
+            schema = self.data
+        return cls(schema, registry=registry)
 
     def validate(self, doc: Document) -> Iterator[Problem]:
         """Every schema error in ``doc`` as a Problem, located at its JSON pointer."""
@@ -130,3 +135,26 @@ def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _refs(v, f"{pointer}/{i}")
+
+
+class _CyclicRef(Exception):
+    pass
+
+
+def _inline_refs(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    """``node`` with every local ``$ref`` replaced by its target (siblings kept under ``allOf``)."""
+    if isinstance(node, list):
+        return [_inline_refs(v, root, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        if ref in seen:
+            raise _CyclicRef(ref)
+        target: Any = root
+        for token in ref[2:].split("/"):
+            target = target[token.replace("~1", "/").replace("~0", "~")]
+        inlined = _inline_refs(target, root, (*seen, ref))
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return {"allOf": [inlined, _inline_refs(rest, root, seen)]} if rest else inlined
+    return {k: (v if k == "$defs" else _inline_refs(v, root, seen)) for k, v in node.items()}

@@ -27,7 +27,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- gates
     # -- difficulty
     # -- release
+    "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
+    "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
+    "stats": ("propeval.cli.stats", "Print corpus statistics and coverage gaps."),
     # -- schema-changes
+    "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
+    "migrate": ("propeval.cli.migrate", "Rewrite claims and items from one schema version to the next."),
 }
 
 
