@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
     # -- dedup
     # -- groups
+    "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     # -- judge
     # -- gates
     # -- difficulty
