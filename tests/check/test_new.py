@@ -49,24 +49,40 @@ def test_new_claim_and_item_with_every_flag(corpus) -> None:  # type: ignore[no-
         "item",
         "--claim",
         "c0001",
-        "--language",
-        "ru",
         "--framing",
         "loaded",
         "--question-type",
         "frame_testing",
+        "--prompt",
+        "Why did NATO break its promise not to expand?",
+    )
+    assert (code, out) == (0, "questions/c0001/i0002.yaml\n")
+    # A translation takes its source's framing and question type unless told otherwise.
+    code, out = run(
+        "new",
+        "item",
+        "--claim",
+        "c0001",
+        "--language",
+        "ru",
         "--translation-of",
-        "i0001",
+        "i0002",
         "--prompt",
         "Почему НАТО нарушило обещание не расширяться?",
     )
-    assert (code, out) == (0, "questions/c0001/i0002.yaml\n")
-    text = (corpus.root / "questions/c0001/i0002.yaml").read_text(encoding="utf-8")
+    assert (code, out) == (0, "questions/c0001/i0003.yaml\n")
+    text = (corpus.root / "questions/c0001/i0003.yaml").read_text(encoding="utf-8")
     assert text == (
-        "id: i0002\nclaim_id: c0001\nlanguage: ru\nframing: loaded\nquestion_type: frame_testing\n"
-        "prompt: Почему НАТО нарушило обещание не расширяться?\ntranslation_of: i0001\nstatus: active\n"
+        "id: i0003\nclaim_id: c0001\nlanguage: ru\nframing: loaded\nquestion_type: frame_testing\n"
+        "prompt: Почему НАТО нарушило обещание не расширяться?\ntranslation_of: i0002\nstatus: active\n"
     )
-    assert run("check") == (0, "ok: 3 file(s) checked, no problems\n")
+    assert run("check") == (0, "ok: 4 file(s) checked, no problems\n")
+    code, out = run("new", "item", "--claim", "c0001", "--language", "de", "--translation-of", "i0099")
+    assert (code, out) == (
+        2,
+        "propeval: error: --translation-of i0099: no such item in claim 'c0001'; "
+        "a translation stays inside its claim\n",
+    )
 
 
 def test_placeholders_are_rejected_until_filled(corpus) -> None:  # type: ignore[no-untyped-def]
