@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- judge
     # -- gates
     # -- difficulty
+    "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     # -- release
     # -- schema-changes
 }
