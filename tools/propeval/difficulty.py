@@ -525,7 +525,7 @@ def fit_2pl(y: Any, w: Any, settings: Settings | None = None, start: Any = None)
         args=(y, w, n_items, n_models, sd),
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": 2000},
+        options={"maxiter": 2000, "ftol": 1e-9, "maxcor": 30},
     )
     p = res.x
     return IRTFit(
@@ -573,6 +573,7 @@ def _grm_neg_log_posterior(
     (items x models x 6) holds the share of a model's runs in each score; ``w`` the cell weights.
     """
     import numpy as np
+    from scipy.special import expit
 
     theta = params[:n_models]
     b = params[n_models : n_models + n_items]
@@ -582,7 +583,7 @@ def _grm_neg_log_posterior(
     tau, dtau = _thresholds(delta)
     base = theta[None, :] - b[:, None]  # items x models
     z = a[:, None, None] * (base[:, :, None] - tau[None, None, :])  # items x models x 5
-    star = 1.0 / (1.0 + np.exp(-z))
+    star = expit(z)
     n = z.shape[0], z.shape[1], 1
     cum = np.concatenate([np.ones(n), star, np.zeros(n)], axis=2)  # P(score >= k), k = 0..6
     prob = np.maximum(cum[:, :, :-1] - cum[:, :, 1:], 1e-12)  # P(score = k), k = 0..5
@@ -620,7 +621,8 @@ def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = No
         args=(cats, w, n_items, n_models, sd),
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": 3000},
+        # Bands need ranks and cut points to about 1e-3 logits, not the last digit.
+        options={"maxiter": 3000, "ftol": 1e-7, "gtol": 1e-3, "maxcor": 30},
     )
     p = res.x
     return IRTFit(
