@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +203,26 @@ def test_bootstrap_is_seeded() -> None:
     a = compute(hand_table(), Settings(bootstrap=30, seed=7))
     b = compute(hand_table(), Settings(bootstrap=30, seed=7))
     assert a == b
+
+
+def test_docs_name_every_rule_and_the_help_has_examples() -> None:
+    from click.testing import CliRunner
+
+    from propeval.cli import cli
+    from propeval.difficulty import FLAGS
+
+    root = Path(__file__).resolve().parents[2]
+    contributing = (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for rule in (*FLAGS, "difficulty", "difficulty-input"):
+        assert f"`{rule}`" in contributing
+    assert "propeval difficulty" in (root / "README.md").read_text(encoding="utf-8")
+    out = CliRunner().invoke(cli, ["difficulty", "--help"], catch_exceptions=False).output
+    assert "Examples:" in out and "propeval difficulty --report --plot difficulty.png" in out
+
+
+def test_config_in_pyproject_is_valid() -> None:
+    from propeval.difficulty import load_settings
+
+    root = Path(__file__).resolve().parents[2]
+    settings = load_settings(load_config(root))
+    assert settings.pass_score == 4 and settings.bootstrap == 200 and settings.basis == "mean"

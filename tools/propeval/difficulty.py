@@ -216,7 +216,8 @@ class ScoreTable:
 
     @property
     def models(self) -> list[str]:
-        return sorted({m for _, m in self.obs})
+        """Models with at least one score (a model whose every grade is unscored adds nothing)."""
+        return sorted({m for (_, m), scores in self.obs.items() if scores})
 
     @property
     def top(self) -> float:
