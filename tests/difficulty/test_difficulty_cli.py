@@ -7,14 +7,26 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
-from difficulty_helpers import grade, write_run
+from difficulty_helpers import HAND, grade, write_hand_runs, write_run
 
 from propeval.cli import cli
 from propeval.loader import dumps_json
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def hand_corpus(corpus: Any) -> Any:
+    """Four active items of one claim (i0001, i0003 in ru) and graded runs of four models."""
+    corpus.claim()
+    for n, iid in enumerate(HAND):
+        corpus.item(iid, language="ru" if n % 2 == 0 else "en")
+    write_hand_runs(corpus.root)
+    return corpus
 
 
 def run(*args: str) -> tuple[int, list[str]]:
