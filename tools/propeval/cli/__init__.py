@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- judge
     # -- gates
     # -- difficulty
+    "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     # -- release
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
