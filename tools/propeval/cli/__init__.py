@@ -23,11 +23,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- dedup
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     # -- groups
+    "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     # -- judge
     # -- gates
     # -- difficulty
+    "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     # -- release
+    "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
+    "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
+    "stats": ("propeval.cli.stats", "Print corpus statistics and coverage gaps."),
     # -- schema-changes
+    "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
+    "migrate": ("propeval.cli.migrate", "Rewrite claims and items from one schema version to the next."),
 }
 
 
