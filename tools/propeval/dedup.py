@@ -22,6 +22,7 @@ A pair at or above a pass's threshold is *flagged*. A flagged pair in the allowl
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -325,7 +326,8 @@ _NOT_NAMES = {
 }  # fmt: skip
 
 
-def terms(text: str) -> set[str]:
+@functools.lru_cache(maxsize=65536)
+def terms(text: str) -> frozenset[str]:
     """Numbers, month names and capitalised names of a text, casefolded, for 'what they share'."""
     found = {m.group(0) for m in _NUMBER.finditer(text)}
     for sentence in re.split(r"(?<=[.!?])\s+", text):
@@ -334,13 +336,14 @@ def terms(text: str) -> set[str]:
             low = word.casefold()
             if low in _MONTHS or (word[0].isupper() and low not in _NOT_NAMES and (i > 0 or len(word) > 1)):
                 found.add(low)
-    return found
+    return frozenset(found)
 
 
 def shared_terms(a: str, b: str) -> list[str]:
     return sorted(terms(a) & terms(b), key=lambda t: (not t[0].isdigit(), t))
 
 
+@functools.lru_cache(maxsize=65536)
 def _url_key(url: str) -> str:
     from propeval.checks.sources import normalise
 
@@ -537,6 +540,7 @@ def find_duplicates(
     sem = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or u.language.split("-")[0].lower() in langs]
     sem_units = [units[i] for i in sem]
     neighbour_pairs: set[tuple[int, int]] = set()
+    knn_rank: dict[tuple[int, int], int] = {}  # (query row, neighbour row) -> 1-based rank
     sem_focus = [n for n, i in enumerate(sem) if focus is None or i in focus]
     if ("semantic" in options.passes or "lexical" in options.passes) and sem_focus:
         vectors = embed_units(
@@ -556,6 +560,7 @@ def find_duplicates(
                 kept += 1
                 if kept > settings.neighbours:
                     break
+                knn_rank[(qn, int(jn))] = kept
                 qi, j = sem[qn], sem[int(jn)]
                 pair = (min(qi, j), max(qi, j))
                 neighbour_pairs.add(pair)
@@ -565,6 +570,7 @@ def find_duplicates(
                 if "semantic" in options.passes and s_ >= limit:
                     flagged[pair]["semantic"] = float(s_)
     row_of = {i: n for n, i in enumerate(sem)}
+    codes = _claim_codes(sem_units)
 
     lexical_scores: dict[tuple[int, int], float] = {}
     if "lexical" in options.passes:
@@ -590,8 +596,8 @@ def find_duplicates(
         if vectors is not None and ia in row_of and ib in row_of:
             ra, rb = row_of[ia], row_of[ib]
             flag.semantic = float(vectors[ra] @ vectors[rb])
-            flag.rank_a = _rank(vectors, sem_units, ra, rb)
-            flag.rank_b = _rank(vectors, sem_units, rb, ra)
+            flag.rank_a = knn_rank.get((ra, rb)) or _rank(vectors, sem_units, ra, rb, codes)
+            flag.rank_b = knn_rank.get((rb, ra)) or _rank(vectors, sem_units, rb, ra, codes)
         if "lexical" in options.passes:
             from rapidfuzz import fuzz
 
@@ -674,15 +680,21 @@ def _bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: in
     return out
 
 
-def _rank(vectors: np.ndarray, units: Sequence[Unit], q: int, other: int) -> int:
+def _claim_codes(units: Sequence[Unit]) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of each unit's kind and claim, for vectorised comparability masks."""
+    kinds: dict[str, int] = {}
+    claims: dict[str, int] = {}
+    k = np.array([kinds.setdefault(u.kind, len(kinds)) for u in units], dtype=np.int32)
+    c = np.array([claims.setdefault(u.claim_id, len(claims)) for u in units], dtype=np.int32)
+    return k, c
+
+
+def _rank(vectors: np.ndarray, units: Sequence[Unit], q: int, other: int, codes: tuple[np.ndarray, np.ndarray]) -> int:
     """1-based rank of ``other`` among ``q``'s neighbours from other claims (same kind)."""
+    kind, claim = codes
     sims = vectors @ vectors[q]
-    target = sims[other]
-    better = 0
-    for j in np.nonzero(sims > target)[0]:
-        if j != q and _comparable(units[q], units[int(j)]):
-            better += 1
-    return better + 1
+    comparable = (kind == kind[q]) & (claim != claim[q])
+    return int(np.count_nonzero((sims > sims[other]) & comparable)) + 1
 
 
 def clusters(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
