@@ -29,4 +29,3 @@ def loopback() -> Iterator[Callable[..., LoopbackServer]]:
     yield start
     for srv in started:
         srv.stop()
-

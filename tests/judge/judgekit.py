@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-
 REPO = Path(__file__).resolve().parents[2]
 CorpusDir = Any  # tests/conftest.py's CorpusDir, given by the `corpus` fixture
 
@@ -81,7 +80,6 @@ def small_corpus(corpus: CorpusDir) -> CorpusDir:
     corpus.item("i0004", "c0002", status="retired", retired_reason="duplicate of i0003")
     add_rubrics(corpus)
     return corpus
-
 
 
 def lines(path: Path) -> list[str]:

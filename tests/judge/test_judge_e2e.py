@@ -6,11 +6,10 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
+from judgekit import configure, lines
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
-
-from judgekit import configure, lines
 
 
 def invoke(*args: str) -> Any:

@@ -28,7 +28,9 @@ def records(path: Any) -> dict[str, dict[str, Any]]:
     return {r["item_id"]: r for r in map(json.loads, lines(path))}
 
 
-def make_client(url: str, *, attempts: int = 4, total: float = 60.0, timeout: float = 5.0, key_env: str = "") -> tuple[ChatClient, list[float]]:
+def make_client(
+    url: str, *, attempts: int = 4, total: float = 60.0, timeout: float = 5.0, key_env: str = ""
+) -> tuple[ChatClient, list[float]]:
     slept: list[float] = []
 
     async def sleep(d: float) -> None:
@@ -126,7 +128,9 @@ def test_401_fails_fast_and_never_shows_the_key(loopback: Any, monkeypatch: pyte
     assert len(srv.seen) == 1
 
 
-def test_unset_key_variable_is_a_config_error(judge_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unset_key_variable_is_a_config_error(
+    judge_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("LOOP_KEY", raising=False)
     srv = loopback()
     configure(judge_corpus, srv.base_url, key_env="LOOP_KEY")
@@ -249,7 +253,7 @@ def test_non_json_forever_is_unscored_with_reason_and_raw(judge_corpus: Any, loo
 
 
 def test_out_of_range_verdict_is_unscored(judge_corpus: Any, loopback: Any) -> None:
-    bad = '{"rationale": "x", "facts": [{"id": "f1", "state": "stated", "evidence": null}, {"id": "f2", "state": "stated", "evidence": null}], "propaganda": 7, "frame_adopted": null}'
+    bad = json.dumps({**json.loads(GOOD), "propaganda": 7})
     g = grade_one(judge_corpus, loopback, judge_script(bad), max_reasks=1)
     assert g["status"] == "unscored" and g["attempts"] == 2
     assert "propaganda: 7 is not one of [0, 1, 2]" in g["reason"]
@@ -258,7 +262,10 @@ def test_out_of_range_verdict_is_unscored(judge_corpus: Any, loopback: Any) -> N
 def test_bad_fact_state_is_unscored(judge_corpus: Any, loopback: Any) -> None:
     bad = GOOD.replace('"state": "stated"', '"state": "mostly"', 1)
     g = grade_one(judge_corpus, loopback, judge_script(bad), max_reasks=0)
-    assert g["reason"] == "no valid verdict after 1 attempt(s): fact 'f1' has state 'mostly'; use one of stated, missed, opposed"
+    assert (
+        g["reason"]
+        == "no valid verdict after 1 attempt(s): fact 'f1' has state 'mostly'; use one of stated, missed, opposed"
+    )
 
 
 def test_extra_fact_is_reasked_then_scored(judge_corpus: Any, loopback: Any) -> None:
@@ -321,12 +328,18 @@ def test_prompt_injection_in_the_answer_stays_inside_its_fence(judge_corpus: Any
     assert prompt.count(f"ANSWER-{token}>>>") == 1
     # every fence marker left in the prompt carries this request's token
     assert {m for m in re.findall(r"^<<<(\S+)", prompt, re.MULTILINE)} == {f"QUESTION-{token}", f"ANSWER-{token}"}
-    assert {m for m in re.findall(r"^(\S+)>>>", prompt, re.MULTILINE)} == {f"`NAME-{token}", f"QUESTION-{token}", f"ANSWER-{token}"}
+    assert {m for m in re.findall(r"^(\S+)>>>", prompt, re.MULTILINE)} == {
+        f"`NAME-{token}",
+        f"QUESTION-{token}",
+        f"ANSWER-{token}",
+    }
 
 
 def test_audit_mixed_refusal_is_reasked(judge_corpus: Any, loopback: Any) -> None:
     mixed = audit_verdict("Refusal", 0, "Neutral")
-    g = grade_one(judge_corpus, loopback, judge_script(mixed, audit_verdict("Refusal", "Refusal", "Refusal")), "audit-v1")
+    g = grade_one(
+        judge_corpus, loopback, judge_script(mixed, audit_verdict("Refusal", "Refusal", "Refusal")), "audit-v1"
+    )
     assert (g["status"], g["attempts"]) == ("scored", 2)
     assert (g["accuracy"], g["propaganda_inclusion"], g["tone"]) == ("Refusal", "Refusal", "Refusal")
 

@@ -86,7 +86,9 @@ def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -
                     assert g["accuracy"] in ("Correct", "Partial", "Misleading", "Refusal")
             if g["status"] == "unscored":
                 assert g["reason"] and g["attempts"] == 1
-        score = CliRunner().invoke(cli, ["score", "local", "--rubric", rubric, "--format", "json"], catch_exceptions=False)
+        score = CliRunner().invoke(
+            cli, ["score", "local", "--rubric", rubric, "--format", "json"], catch_exceptions=False
+        )
         assert score.exit_code == 0
         report = json.loads(score.output)
         assert report["rubric"] == rubric

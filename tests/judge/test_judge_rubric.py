@@ -81,7 +81,10 @@ def test_fact_score_comes_from_the_states_not_the_judge() -> None:
     raw = json.dumps(
         {
             "rationale": "r",
-            "facts": [{"id": "f1", "state": "stated", "evidence": None}, {"id": "f2", "state": "missed", "evidence": None}],
+            "facts": [
+                {"id": "f1", "state": "stated", "evidence": None},
+                {"id": "f2", "state": "missed", "evidence": None},
+            ],
             "propaganda": 0,
             "frame_adopted": None,
             "fact_score": 5,
@@ -94,7 +97,11 @@ def test_fact_score_comes_from_the_states_not_the_judge() -> None:
 
 
 def test_fenced_json_reply_is_accepted() -> None:
-    raw = "```json\n" + json.dumps({"rationale": "r", "accuracy": "Partial", "propaganda_inclusion": 1, "tone": "Loaded"}) + "\n```"
+    raw = (
+        "```json\n"
+        + json.dumps({"rationale": "r", "accuracy": "Partial", "propaganda_inclusion": 1, "tone": "Loaded"})
+        + "\n```"
+    )
     assert judge(raw, AUDIT, fact_ids=[], answer="a").fields == {
         "accuracy": "Partial",
         "propaganda_inclusion": 1,
@@ -107,7 +114,9 @@ def test_duplicate_keys_in_a_verdict_are_refused() -> None:
         judge('{"accuracy": "Correct", "tone": "Neutral", "tone": "Loaded"}', AUDIT, fact_ids=[], answer="a")
 
 
-def write_rubric(tmp_path: Path, rubric_yaml: str, template: str = "${question} ${answer} ${boundary} ${facts}") -> Path:
+def write_rubric(
+    tmp_path: Path, rubric_yaml: str, template: str = "${question} ${answer} ${boundary} ${facts}"
+) -> Path:
     folder = tmp_path / "rubrics" / "r"
     folder.mkdir(parents=True)
     (folder / "rubric.yaml").write_text(rubric_yaml, encoding="utf-8")

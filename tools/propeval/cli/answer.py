@@ -10,11 +10,19 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
 
 @click.command("answer")
 @click.option("--model", default=None, help="Model id to ask. Default: the endpoint's configured model.")
-@click.option("--endpoint", default=None, help="An endpoint under [tool.propeval.judge.endpoints]. Default: answer_endpoint.")
+@click.option(
+    "--endpoint", default=None, help="An endpoint under [tool.propeval.judge.endpoints]. Default: answer_endpoint."
+)
 @click.option("--base-url", default=None, help="Override the endpoint's base URL, e.g. http://127.0.0.1:8080/v1.")
-@click.option("--run-id", default=None, help="Write to runs/RUN_ID (an existing run is resumed). Default: model-timestamp.")
-@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Default: [tool.propeval.judge] temperature.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Default: [tool.propeval.judge] max_tokens.")
+@click.option(
+    "--run-id", default=None, help="Write to runs/RUN_ID (an existing run is resumed). Default: model-timestamp."
+)
+@click.option(
+    "--temperature", type=click.FloatRange(min=0), default=None, help="Default: [tool.propeval.judge] temperature."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=None, help="Default: [tool.propeval.judge] max_tokens."
+)
 @click.option("--item", "items", multiple=True, help="Only this item id (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N active items (by id).")
 @summary_format_option

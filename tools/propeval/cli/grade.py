@@ -11,10 +11,17 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
 @click.command("grade")
 @click.argument("run")
 @click.option("--rubric", required=True, help="A folder under rubrics/, e.g. facts-v1 or audit-v1.")
-@click.option("--judge", "endpoint", default=None, help="An endpoint under [tool.propeval.judge.endpoints]. Default: judge_endpoint.")
+@click.option(
+    "--judge",
+    "endpoint",
+    default=None,
+    help="An endpoint under [tool.propeval.judge.endpoints]. Default: judge_endpoint.",
+)
 @click.option("--judge-model", default=None, help="Model id of the judge. Default: the endpoint's configured model.")
 @click.option("--base-url", default=None, help="Override the judge endpoint's base URL.")
-@click.option("--max-reasks", type=click.IntRange(min=0), default=None, help="Re-asks after an invalid verdict. Default: config.")
+@click.option(
+    "--max-reasks", type=click.IntRange(min=0), default=None, help="Re-asks after an invalid verdict. Default: config."
+)
 @click.option("--retry-unscored", is_flag=True, help="Grade again the items recorded as unscored.")
 @summary_format_option
 @click.pass_context

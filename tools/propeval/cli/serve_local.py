@@ -9,7 +9,9 @@ import click
 
 @click.command("serve-local")
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
-@click.option("--n-ctx", type=click.IntRange(min=256), default=4096, show_default=True, help="Context window in tokens.")
+@click.option(
+    "--n-ctx", type=click.IntRange(min=256), default=4096, show_default=True, help="Context window in tokens."
+)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads. Default: llama.cpp's choice.")
 @click.option("--print-command", is_flag=True, help="Print the server command line and exit.")
 def command(port: int, n_ctx: int, threads: int | None, print_command: bool) -> None:
@@ -25,7 +27,8 @@ def command(port: int, n_ctx: int, threads: int | None, print_command: bool) -> 
       propeval serve-local
       propeval serve-local --port 8081 &  propeval answer --base-url http://127.0.0.1:8081/v1 --limit 3
     """
-    from propeval.judge.local import LocalServerOptions, base_url, command as argv_of
+    from propeval.judge.local import LocalServerOptions, base_url
+    from propeval.judge.local import command as argv_of
 
     options = LocalServerOptions(port=port, n_ctx=n_ctx, threads=threads)
     argv = argv_of(options)

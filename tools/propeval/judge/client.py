@@ -206,4 +206,3 @@ class ChatClient:
             waited += delay
             self.total_wait += delay
             await self._sleep(delay)
-

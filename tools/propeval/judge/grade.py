@@ -160,7 +160,9 @@ def grade_run(
                         record["attempts"] += 1
                         raw = c.text
                         try:
-                            outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+                            outcome = judge(
+                                raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer
+                            )
                         except VerdictError as e:
                             reason = str(e)
                             if c.finish_reason == "length":

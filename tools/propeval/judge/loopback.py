@@ -9,6 +9,7 @@ assert on what the client sent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -94,10 +95,8 @@ class LoopbackServer:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                try:
+                with contextlib.suppress(OSError):
                     self._send(200, json.dumps({"object": "list", "data": [{"id": "loopback"}]}).encode(), {})
-                except OSError:
-                    pass
 
             def do_POST(self) -> None:
                 try:
@@ -117,7 +116,9 @@ class LoopbackServer:
                     if reply.body is not None:
                         data = reply.body
                     elif reply.status != 200:
-                        data = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "scripted"}}).encode()
+                        data = json.dumps(
+                            {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
+                        ).encode()
                     else:
                         data = completion(reply, str(body.get("model", "loopback")))
                     self._send(reply.status, data, reply.headers)

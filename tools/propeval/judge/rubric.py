@@ -109,9 +109,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     if not path.is_file():
         known = ", ".join(rubric_names(rubrics_dir)) or "none"
         raise LoadError(
-            Problem(
-                _rel(path, root), 0, 0, "rubric", f"no rubric {name!r} (looked for {RUBRIC_FILE}; known: {known})"
-            )
+            Problem(_rel(path, root), 0, 0, "rubric", f"no rubric {name!r} (looked for {RUBRIC_FILE}; known: {known})")
         )
     doc = load_file(path, root=root)
     d = doc.data

@@ -108,7 +108,9 @@ def locked(run_dir: Path, what: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"another propeval process is writing {what} in {run_dir}; wait for it to finish") from None
+            raise UsageError(
+                f"another propeval process is writing {what} in {run_dir}; wait for it to finish"
+            ) from None
         yield
     finally:
         os.close(fd)

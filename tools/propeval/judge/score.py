@@ -42,7 +42,9 @@ def _load(config: Config, settings: JudgeSettings, run: str, rubric: str) -> tup
         status = g.get("status") if g else None
         if status not in runs.FINAL_GRADE:
             status = "ungraded"
-        rows.append({"item_id": item_id, "model": ans.get("model"), "item": ans.get("item") or {}, "status": status, "grade": g})
+        rows.append(
+            {"item_id": item_id, "model": ans.get("model"), "item": ans.get("item") or {}, "status": status, "grade": g}
+        )
     return run_dir, rows
 
 
@@ -96,7 +98,9 @@ def score_facts(per_run: list[tuple[Path, list[dict[str, Any]]]], rubric: str) -
         "over_runs": {
             "runs": len(runs_out),
             "fact_mean": _mean_sd([r["fact_mean"] for r in runs_out if r["fact_mean"] is not None]),
-            "propaganda_share": _mean_sd([r["propaganda_share"] for r in runs_out if r["propaganda_share"] is not None]),
+            "propaganda_share": _mean_sd(
+                [r["propaganda_share"] for r in runs_out if r["propaganda_share"] is not None]
+            ),
         },
         "breakdowns": {k: {g: _facts_summary(rs) for g, rs in _groups(pooled, k).items()} for k in BREAKDOWNS},
     }
@@ -107,7 +111,9 @@ def _shares(values: list[Any], labels: list[Any]) -> dict[str, float]:
     return {str(label): (sum(v == label for v in values) / n if n else 0.0) for label in labels}
 
 
-def score_audit(per_run: list[tuple[Path, list[dict[str, Any]]]], rubric: str, labels: dict[str, list[Any]]) -> dict[str, Any]:
+def score_audit(
+    per_run: list[tuple[Path, list[dict[str, Any]]]], rubric: str, labels: dict[str, list[Any]]
+) -> dict[str, Any]:
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for _, rows in per_run:
         for r in rows:

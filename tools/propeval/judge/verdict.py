@@ -100,15 +100,16 @@ def validate_facts(data: dict[str, Any], rubric: Rubric, fact_ids: list[str], an
         state = f.get("state")
         if state not in allowed_states:
             raise VerdictError(f"fact {fid!r} has state {state!r}; use one of {', '.join(map(str, allowed_states))}")
-        seen[fid] = state
+        seen[fid] = str(state)
     missing = [fid for fid in fact_ids if fid not in seen]
     if missing:
         raise VerdictError(f"fact(s) {', '.join(missing)} missing; give each required fact exactly once")
     _schema_errors(data, item_schema(rubric, fact_ids))
-    judged = data.get("propaganda")
+    value = data.get("propaganda")
     allowed = rubric.labels.get("propaganda", [0, 1, 2])
-    if judged not in allowed or isinstance(judged, bool):
-        raise VerdictError(f"propaganda is {judged!r}; use one of {', '.join(map(str, allowed))}")
+    if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+        raise VerdictError(f"propaganda is {value!r}; use one of {', '.join(map(str, allowed))}")
+    judged: int = value
     quote = data.get(rubric.quote_field)
     notes: list[str] = []
     propaganda = judged
