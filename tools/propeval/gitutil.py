@@ -78,7 +78,7 @@ def changed_paths(root: Path, base: str) -> list[str]:
     paths = {p for p in (out + untracked).split("\0") if p}
     rel = []
     for p in sorted(paths):
-        full = (top / p).resolve() if not (top / p).is_absolute() else Path(p)
+        full = (top / p).resolve()
         try:
             rel.append(full.relative_to(root.resolve()).as_posix())
         except ValueError:
@@ -107,3 +107,21 @@ def blob_at(root: Path, ref: str, path: str) -> bytes | None:
     except git.GitCommandError:
         return None
     return bytes(data)
+
+
+def head_commit(root: Path) -> tuple[str, str] | None:
+    """``(sha, committer date in ISO 8601)`` of HEAD, or None outside a repository or before the first commit."""
+    try:
+        out = _git(root, "log", "-1", "--format=%H %cI").strip()
+    except GitError:
+        return None
+    sha, _, date = out.partition(" ")
+    return (sha, date) if sha else None
+
+
+def is_dirty(root: Path, folders: list[str]) -> bool:
+    """Whether ``folders`` (relative to ``root``) hold uncommitted or untracked changes."""
+    existing = [f for f in folders if (root / f).exists()]
+    if not existing:
+        return False
+    return bool(_git(root, "status", "--porcelain", "--untracked-files=all", "--", *existing).strip())
