@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
 """answer -> grade -> score through the CLI against a loopback chat-completions server."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
-from judgekit import configure, lines
+from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request

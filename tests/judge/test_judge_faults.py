@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
 """Every injected fault, against a real loopback server: what is retried, what fails, what is recorded."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, lines
+from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.client import ChatClient, FatalEndpointError, RequestError

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
 """answer -> grade -> score through the real llama.cpp server and the bundled Gemma 3 270M.
 
 This checks the plumbing (the server starts, speaks the protocol, honours the JSON schema, every
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import lines
+from judgekit import judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.local import MODEL_ALIAS, LocalServerOptions, base_url, start

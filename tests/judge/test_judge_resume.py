@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
 """kill -9 in the middle of `propeval grade`, then rerun: the file stays valid and ends complete."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from typing import Any
 
 from click.testing import CliRunner
-from judgekit import REPO, configure, lines
+from judgekit import REPO, configure, lines, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import default_script

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
 """`propeval score` over several runs: mean ± sample sd, breakdowns, exact lines."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
-from judgekit import configure
+from judgekit import configure, judge_corpus, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, fact_ids, facts_verdict, is_judge_request
