@@ -24,6 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- groups
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     # -- judge
+    "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
+    "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
+    "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
+    "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
     # -- gates
     # -- difficulty
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
