@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +182,7 @@ def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal", labels: Sequ
     if len(values) < 2:
         return Stat(name, None, pairable, "every rating is the same value; alpha is undefined")
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
     if not np.isfinite(value):
         return Stat(name, None, pairable, "expected disagreement is 0; alpha is undefined")
     return Stat(name, value, pairable)
@@ -303,6 +304,14 @@ class FieldReport:
         }
 
 
+def _pair_kappa(r: Ratings, *, weights: str, labels: Sequence[Label]) -> Stat:
+    return cohen_kappa(r[0], r[1], weights=weights, labels=labels)
+
+
+def _pair_f1(r: Ratings, *, positive: Label) -> Stat:
+    return f1_positive(r[0], r[1], positive=positive)
+
+
 def field_report(
     raters: Sequence[RaterFile],
     *,
@@ -327,7 +336,7 @@ def field_report(
             pair = [table[i], table[j]]
             stats = [
                 bootstrap(
-                    lambda r, w=w: cohen_kappa(r[0], r[1], weights=w, labels=order),
+                    partial(_pair_kappa, weights=w, labels=order),
                     pair,
                     resamples=resamples,
                     seed=seed,
@@ -335,19 +344,15 @@ def field_report(
                 for w in weights
             ]
             if positive is not None:
-                stats.append(
-                    bootstrap(
-                        lambda r: f1_positive(r[0], r[1], positive=positive), pair, resamples=resamples, seed=seed
-                    )
-                )
+                stats.append(bootstrap(partial(_pair_f1, positive=positive), pair, resamples=resamples, seed=seed))
             _, matrix = confusion(table[i], table[j], labels=order)
             pairwise.append({"a": raters[i].name, "b": raters[j].name, "stats": stats, "confusion": matrix})
-    levels = [lv for lv in LEVELS[: LEVELS.index(level) + 1]]
-    overall = [bootstrap(lambda r: fleiss_kappa(r, labels=order), table, resamples=resamples, seed=seed)]
+    levels = LEVELS[: LEVELS.index(level) + 1]
+    overall = [bootstrap(partial(fleiss_kappa, labels=order), table, resamples=resamples, seed=seed)]
     for lv in levels:
         overall.append(
             bootstrap(
-                lambda r, lv=lv: krippendorff_alpha(r, level=lv, labels=order),
+                partial(krippendorff_alpha, level=lv, labels=order),
                 table,
                 resamples=resamples,
                 seed=seed,

@@ -24,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- groups
     # -- judge
     # -- gates
+    "gate": ("propeval.cli.gate", "Answerability and judge gates, verified offline from the ledger."),
+    "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
+    "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
     # -- difficulty
     # -- release
     # -- schema-changes

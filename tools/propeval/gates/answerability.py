@@ -151,7 +151,7 @@ def answerability_gate(config: Config, sel: Selection, *, online: bool = False, 
         claim = corpus.claim_of(item)
         if claim is None:
             result.problems.append(
-                Problem(item.doc.relpath, 0, 0, RULE, f"{item.id}: its claim {item.claim_id!r} is missing; fix it first")
+                Problem(item.doc.relpath, 0, 0, RULE, f"{item.id}: its claim {item.claim_id!r} is missing")
             )
             continue
         binding = current_binding(config, gs, item, claim, rubric_hash)
@@ -188,7 +188,7 @@ def answerability_gate(config: Config, sel: Selection, *, online: bool = False, 
     result.files_checked = len(pending)
     if result.mode == "advisory" and result.problems:
         result.notes.append(
-            f"the answerability gate is advisory ([tool.propeval.gates] answerability = \"advisory\"): "
+            f'the answerability gate is advisory ([tool.propeval.gates] answerability = "advisory"): '
             f"{len(result.problems)} problem(s) reported, none fails the run"
         )
     result.problems = result.sorted()

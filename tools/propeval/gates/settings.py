@@ -43,7 +43,7 @@ def load_gate_settings(config: Config) -> GateSettings:
     for gate in GATES:
         value = t.get(gate, "required")
         if value not in MODES:
-            raise ConfigError(f"[tool.propeval.gates] {gate} must be 'required' or 'advisory' (got {value!r})", key=gate)
+            raise ConfigError(f"[tool.propeval.gates] {gate} must be required or advisory, not {value!r}", key=gate)
         modes[gate] = value
     for key in ("ledger_dir", "rubric", "answer_endpoint", "judge_endpoint"):
         if key in t and not isinstance(t[key], str):
