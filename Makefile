@@ -10,7 +10,7 @@ setup:
 	$(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[all,dev]'
+	$(PIP) install --quiet -e '.[all,dev,local]'
 
 lint:
 	$(VENV)/bin/ruff check tools tests benchmarks

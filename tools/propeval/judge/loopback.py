@@ -156,6 +156,7 @@ class LoopbackServer:
 # --------------------------------------------------------------------------- ready-made scripts
 
 _FACT_LINE = re.compile(r"^- (f[0-9]+): ", re.MULTILINE)
+_FENCED = re.compile(r"^<<<(QUESTION|ANSWER)-([0-9A-F]+)\n.*?\n\1-\2>>>$", re.MULTILINE | re.DOTALL)
 
 
 def is_judge_request(seen: Seen) -> bool:
@@ -163,9 +164,9 @@ def is_judge_request(seen: Seen) -> bool:
 
 
 def fact_ids(seen: Seen) -> list[str]:
-    """The fact ids a judge prompt lists (before the fenced question and answer)."""
-    head = seen.prompt.split("<<<QUESTION-", 1)[0]
-    return list(dict.fromkeys(_FACT_LINE.findall(head)))
+    """The fact ids a judge prompt lists (outside the fenced question and answer)."""
+    outside = _FENCED.sub("", seen.prompt)
+    return list(dict.fromkeys(_FACT_LINE.findall(outside)))
 
 
 def facts_verdict(ids: list[str], state: str = "stated", propaganda: int = 0, quote: str | None = None) -> str:
@@ -187,6 +188,6 @@ def default_script(seen: Seen) -> Reply:
     """Answers a question with a sentence; judges every fact stated (facts rubric) or Correct (audit)."""
     if not is_judge_request(seen):
         return Reply(f"An answer to: {seen.prompt[:60]}")
-    if "accuracy" in seen.prompt and "tone" in seen.prompt and not fact_ids(seen):
+    if "propaganda_inclusion" in _FENCED.sub("", seen.prompt):
         return Reply(audit_verdict())
     return Reply(facts_verdict(fact_ids(seen)))
