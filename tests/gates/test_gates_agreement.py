@@ -145,8 +145,8 @@ def test_agree_cli_prints_kappa_confusion_and_undefined(tmp_path: Path) -> None:
         "  cohen_kappa: 0.400 (n=3)",
         "  confusion (rows: h1, columns: h2)",
         "             Loaded Neutral",
-        "     Loaded      1       0",
-        "    Neutral      1       1",
+        "     Loaded       1       0",
+        "    Neutral       1       1",
     ]
     assert "  krippendorff_alpha_nominal: 0.444 (n=3)" in lines
 
