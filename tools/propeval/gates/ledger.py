@@ -105,7 +105,7 @@ def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
                 p.line,
                 p.col,
                 "ledger-format",
-                f"ledger record is corrupt ({p.message}); delete it and re-run the gate with --online",
+                f"ledger record is corrupt ({p.message}); delete it and make it again",
             ),
         )
     record = doc.data
@@ -114,14 +114,14 @@ def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
         return Loaded(rel, None, doc.problem(pointer, rule, message))
 
     if record.get("format") != FORMAT:
-        return bad("/format", f"ledger record format is {record.get('format')!r}, expected {FORMAT}; re-run the gate")
+        return bad("/format", f"ledger record format is {record.get('format')!r}, expected {FORMAT}; make it again")
     if "digest" not in record:
-        return bad("", "ledger record has no digest; it was not written by propeval; re-run the gate", "ledger-digest")
+        return bad("", "ledger record has no digest, so propeval did not write it; make it again", "ledger-digest")
     if record.get("digest") != digest(record):
         return bad(
             "/digest",
             "ledger record was edited by hand: its digest does not match its content; "
-            "restore it (git checkout) or re-run the gate with --online",
+            "restore it (git checkout) or make it again",
             "ledger-digest",
         )
     if record.get("kind") != kind or record.get("subject") != subject:
@@ -132,7 +132,7 @@ def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
         )
     for key in ("binding", "result"):
         if not isinstance(record.get(key), dict):
-            return bad(f"/{key}", f"ledger record's {key!r} must be an object; re-run the gate")
+            return bad(f"/{key}", f"ledger record's {key!r} must be an object; make it again")
     return Loaded(rel, record)
 
 
