@@ -78,7 +78,7 @@ def changed_paths(root: Path, base: str) -> list[str]:
     paths = {p for p in (out + untracked).split("\0") if p}
     rel = []
     for p in sorted(paths):
-        full = (top / p).resolve() if not (top / p).is_absolute() else Path(p)
+        full = (top / p).resolve()
         try:
             rel.append(full.relative_to(root.resolve()).as_posix())
         except ValueError:

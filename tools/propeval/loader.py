@@ -136,16 +136,23 @@ def _decode(raw: bytes, relpath: str) -> str:
                 "encoding",
                 f"file is {name} (it starts with a byte-order mark); save it as UTF-8",
             )
+    nul = raw.find(b"\x00")
+    if nul != -1:
+        line = raw[:nul].count(b"\n") + 1
+        raise _fail(
+            relpath,
+            line,
+            nul - (raw.rfind(b"\n", 0, nul) + 1) + 1,
+            "encoding",
+            f"NUL byte at byte offset {nul}; the file looks like UTF-16 or binary; save it as UTF-8 text",
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         before = raw[: e.start]
         line = before.count(b"\n") + 1
         col = len(before) - (before.rfind(b"\n") + 1) + 1
-        if b"\x00" in raw[:64]:
-            hint = "it looks like UTF-16 without a byte-order mark"
-        else:
-            hint = "it looks like Latin-1 or another legacy encoding"
+        hint = "it looks like Latin-1 or another legacy encoding"
         raise _fail(
             relpath,
             line,
@@ -184,20 +191,41 @@ _TRUE = frozenset({"true", "True", "TRUE"})
 _FALSE = frozenset({"false", "False", "FALSE"})
 _STR_TAG = "tag:yaml.org,2002:str"
 
-_yaml: Any = None
+_loader_cls: Any = None
 
 
-def _parser() -> Any:
-    global _yaml
-    if _yaml is None:
-        from ruamel.yaml import YAML
+def _event_loader() -> Any:
+    """libyaml's event parser through PyYAML's C binding (the pure-Python parser when it is missing).
 
-        _yaml = YAML(typ="safe", pure=False)  # the libyaml event parser when ruamel.yaml.clib is present
-    return _yaml
+    Only the event stream is used: every value is resolved here, so PyYAML's YAML 1.1 typing
+    never applies. ruamel.yaml is used for round-trip writing (scaffolds, migrations).
+    """
+    global _loader_cls
+    if _loader_cls is None:
+        try:
+            from yaml._yaml import CParser  # libyaml binding
+
+            _loader_cls = CParser
+        except ImportError:  # PyYAML built without libyaml
+            from yaml import SafeLoader
+
+            _loader_cls = SafeLoader
+    return _loader_cls
+
+
+def _parse(text: str) -> Iterator[Any]:
+    parser = _event_loader()(text)
+    try:
+        while parser.check_event():
+            yield parser.get_event()
+    finally:
+        dispose = getattr(parser, "dispose", None)
+        if dispose is not None:
+            dispose()
 
 
 def _resolve(value: str, style: str | None) -> Any:
-    if style:  # quoted or block scalar (the C parser says "" for plain, the pure one None)
+    if style:  # quoted or block scalar; plain scalars have no style
         return value
     if value in _NULLS:
         return None
@@ -229,8 +257,8 @@ _NO_KEY = object()
 
 
 def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.events import (
+    from yaml import MarkedYAMLError, YAMLError
+    from yaml.events import (
         AliasEvent,
         DocumentStartEvent,
         MappingEndEvent,
@@ -271,7 +299,7 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
             frame.key = _NO_KEY
 
     try:
-        for ev in _parser().parse(text):
+        for ev in _parse(text):
             if isinstance(ev, DocumentStartEvent):
                 documents += 1
                 if documents > 1:
@@ -362,6 +390,10 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
     except MarkedYAMLError as e:
         m = e.problem_mark or e.context_mark
         line, col = (m.line + 1, m.column + 1) if m is not None else (1, 1)
+        if "nesting depth" in str(e.problem):  # libyaml's own cap, met before our event loop
+            raise _fail(
+                relpath, line, col, "nesting", f"nesting is deeper than {limits.max_depth} levels; flatten the data"
+            ) from None
         what = e.problem or e.context or "invalid YAML"
         if e.context and e.problem:
             what = f"{e.problem} ({e.context})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -36,7 +37,12 @@ class Schema:
 
         registry: Registry = Registry(retrieve=refuse)  # type: ignore[call-arg]
         cls = jsonschema.validators.validator_for(self.data, default=jsonschema.Draft202012Validator)
-        return cls(self.data, registry=registry)
+        try:
+            # Local $refs inlined once: resolving them per instance is most of jsonschema's cost.
+            schema = _inline_refs(self.data, self.data, ())
+        except _CyclicRef:
+            schema = self.data
+        return cls(schema, registry=registry)
 
     def validate(self, doc: Document) -> Iterator[Problem]:
         """Every schema error in ``doc`` as a Problem, located at its JSON pointer."""
@@ -58,15 +64,23 @@ def _explain(err: Any) -> tuple[str, str | None]:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         key = extra[0] if extra else None
+        close = difflib.get_close_matches(str(key), err.schema.get("properties", {}), n=1)
+        if close:
+            return f"unknown field {key!r}; did you mean {close[0]!r}?", key
         return f"unknown field {key!r}; remove it or use one of: {allowed}", key
     if v == "required":
         return f"{err.message}; add it", None
     if v == "enum":
         return f"{err.instance!r} is not one of {err.validator_value}; use one of those values", None
     if v == "pattern":
-        return f"{err.instance!r} does not match the pattern {err.validator_value!r}", None
+        hint = err.schema.get("description")
+        expected = f"; expected {hint}" if hint else ""
+        return f"{err.instance!r} does not match the pattern {err.validator_value!r}{expected}", None
     if v in ("minItems", "maxItems"):
-        return f"{err.message} ({v} {err.validator_value})", None
+        n = len(err.instance)
+        bound = "at least" if v == "minItems" else "at most"
+        field = f"{err.absolute_path[-1]} " if err.absolute_path else ""
+        return f"{field}has {n} entr{'y' if n == 1 else 'ies'}; {bound} {err.validator_value} are allowed", None
     if v == "not" and err.schema.get("not", {}).get("required") == ["retired_reason"]:
         return "retired_reason is only for retired items; remove it or set status: retired", "retired_reason"
     return err.message, None
@@ -121,3 +135,26 @@ def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _refs(v, f"{pointer}/{i}")
+
+
+class _CyclicRef(Exception):
+    pass
+
+
+def _inline_refs(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    """``node`` with every local ``$ref`` replaced by its target (siblings kept under ``allOf``)."""
+    if isinstance(node, list):
+        return [_inline_refs(v, root, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        if ref in seen:
+            raise _CyclicRef(ref)
+        target: Any = root
+        for token in ref[2:].split("/"):
+            target = target[token.replace("~1", "/").replace("~0", "~")]
+        inlined = _inline_refs(target, root, (*seen, ref))
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return {"allOf": [inlined, _inline_refs(rest, root, seen)]} if rest else inlined
+    return {k: (v if k == "$defs" else _inline_refs(v, root, seen)) for k, v in node.items()}

@@ -82,7 +82,7 @@ def check(ctx: Context) -> Iterator[Problem]:
                     f"claim_id {cid!r} does not match the folder {item.folder!r}; "
                     "move the file into its claim's folder or fix claim_id",
                 )
-            elif cid not in corpus.claims:
+            elif cid not in corpus.claims and f"{item.doc.relpath.rsplit('/', 1)[0]}/{CLAIM_FILE}" not in corpus.files:
                 yield doc.problem(
                     "/claim_id",
                     ID,

@@ -1,0 +1,47 @@
+"""Real pre-commit in a temporary git repository: a bad item blocks the commit, a good one passes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import GIT_ENV, REPO
+
+
+def commit(root: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:
+    subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
+    return subprocess.run(["git", "commit", "-m", message], cwd=root, env=env, capture_output=True, text=True)
+
+
+def test_pre_commit_blocks_a_bad_item_and_passes_a_good_one(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bindir = str(Path(sys.executable).parent)  # where the propeval and pre-commit scripts are installed
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+    }
+    root = corpus.root
+    shutil.copy(REPO / ".pre-commit-config.yaml", root / ".pre-commit-config.yaml")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True)
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, env=env, check=True, capture_output=True)
+    corpus.claim()
+    corpus.item()
+    ok = commit(root, env, "a good claim and item")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "Passed" in ok.stderr
+    # git sends a hook's output to stderr
+    assert "propeval check (schema and cross-file rules)" in ok.stderr
+
+    corpus.item("i0002", framing="balanced")
+    bad = commit(root, env, "a bad item")
+    assert bad.returncode == 1
+    assert (
+        "questions/c0001/i0002.yaml:4:10 [schema] 'balanced' is not one of ['neutral', 'loaded']; "
+        "use one of those values"
+    ) in bad.stderr
+    log = subprocess.run(["git", "log", "--oneline"], cwd=root, env=env, capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1
