@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import configure
+from gatekit import configure
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
@@ -207,7 +207,9 @@ def test_fork_pr_without_a_key(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch
     assert gate_corpus.snapshot() == before
 
 
-def test_the_key_value_never_reaches_the_ledger(gate_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_value_never_reaches_the_ledger(
+    gate_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PROPEVAL_TEST_API_KEY", "sk-test-secret-value")
     srv = loopback()
     configure(gate_corpus, srv.base_url, key_env="PROPEVAL_TEST_API_KEY")
