@@ -55,10 +55,17 @@ def load_gold(config: Config, rubric: Any) -> tuple[list[dict[str, Any]], str]:
     return cases, content_hash(cases)
 
 
-def human_labels(case: dict[str, Any]) -> dict[str, Any]:
-    """The human verdict of a gold case: its ``human`` object."""
+def human_labels(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The human verdict of a gold case: its ``human`` object, with the fact score derived from the
+    fact states by the rubric's own table (people label states; the score is never judged)."""
     human = case.get("human")
-    return human if isinstance(human, dict) else {}
+    if not isinstance(human, dict):
+        return {}
+    out = dict(human)
+    states = human.get("fact_states")
+    if rubric.kind == "facts" and isinstance(states, dict):
+        out["fact_score"] = rubric.fact_score([str(v) for v in states.values()])
+    return out
 
 
 def judge_labels(kind: str, grade: dict[str, Any]) -> dict[str, Any] | None:
@@ -164,7 +171,7 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
                 recorded.append(
                     {
                         "id": str(case.get("id", i + 1)),
-                        "human": human_labels(case),
+                        "human": human_labels(rubric, case),
                         "judge": judge_labels(rubric.kind, grade),
                         "status": grade.get("status"),
                         "reason": grade.get("reason"),
