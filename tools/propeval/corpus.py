@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.loader import Document, LoadError, dumps_json, load_file
+from propeval.loader import Document, LoadError, dumps_json, load_file, relative_path
 from propeval.result import Problem
 
 CLAIM_FILE = "claim.yaml"
@@ -173,7 +173,7 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None) -> Corpus:
     corpus = Corpus(root=config.root)
     files = list(paths) if paths is not None else corpus_files(config.questions)
     for path in files:
-        rel = _rel(path, config.root)
+        rel = relative_path(path, config.root)
         corpus.files.append(rel)
         if path.suffix.lower() != ".yaml":
             corpus.problems.append(
@@ -194,10 +194,3 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None) -> Corpus:
             corpus.all_items.append(item)
             corpus.items.setdefault(item.id, item)
     return corpus
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()

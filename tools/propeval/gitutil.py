@@ -107,3 +107,21 @@ def blob_at(root: Path, ref: str, path: str) -> bytes | None:
     except git.GitCommandError:
         return None
     return bytes(data)
+
+
+def head_commit(root: Path) -> tuple[str, str] | None:
+    """``(sha, committer date in ISO 8601)`` of HEAD, or None outside a repository or before the first commit."""
+    try:
+        out = _git(root, "log", "-1", "--format=%H %cI").strip()
+    except GitError:
+        return None
+    sha, _, date = out.partition(" ")
+    return (sha, date) if sha else None
+
+
+def is_dirty(root: Path, folders: list[str]) -> bool:
+    """Whether ``folders`` (relative to ``root``) hold uncommitted or untracked changes."""
+    existing = [f for f in folders if (root / f).exists()]
+    if not existing:
+        return False
+    return bool(_git(root, "status", "--porcelain", "--untracked-files=all", "--", *existing).strip())

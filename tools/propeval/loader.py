@@ -582,7 +582,7 @@ def load_json_text(text: str, relpath: str, *, limits: Limits = DEFAULT_LIMITS) 
 
 def load_file(path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Load one YAML or JSON file (by suffix) strictly. Raises :class:`LoadError`."""
-    relpath = _relpath(path, root)
+    relpath = relative_path(path, root)
     text = _read(path, relpath, limits)
     return load_text(text, relpath, kind=_kind(path), path=path, limits=limits)
 
@@ -596,7 +596,7 @@ def load_jsonl(
     kill (no trailing newline and not valid JSON) is the one exception: it is skipped, because
     appenders write whole lines and a torn tail is an interrupted write, not data.
     """
-    relpath = _relpath(path, root)
+    relpath = relative_path(path, root)
     text = _read(path, relpath, Limits(max_file_bytes, limits.max_depth, limits.max_nodes))
     lines = text.split("\n")
     for i, line in enumerate(lines, start=1):
@@ -612,8 +612,13 @@ def load_jsonl(
         yield i, doc.data
 
 
-def _relpath(path: Path, root: Path | None) -> str:
+def relative_path(path: Path, root: Path | None) -> str:
+    """``path`` relative to ``root`` with forward slashes (resolving links only when needed)."""
     if root is not None:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
         try:
             return path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
     # -- dedup
     # -- groups
+    "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     # -- judge
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
@@ -33,7 +34,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
     # -- difficulty
     # -- release
+    "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
+    "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
+    "stats": ("propeval.cli.stats", "Print corpus statistics and coverage gaps."),
     # -- schema-changes
+    "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
+    "migrate": ("propeval.cli.migrate", "Rewrite claims and items from one schema version to the next."),
 }
 
 

@@ -1,0 +1,29 @@
+"""Every groups rule is documented, and the command's help has examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from propeval.cli import cli
+from propeval.groups import RULES
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_rule_and_the_hook_are_named_in_contributing_and_help():
+    contributing = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    help_text = CliRunner().invoke(cli, ["groups", "--help"], catch_exceptions=False).output
+    for rule in RULES:
+        assert f"`{rule}`" in contributing, rule
+        assert rule in help_text, rule
+    assert "`propeval-groups`" in contributing
+    assert "propeval groups --matrix c0001" in help_text
+    assert "### `propeval groups`" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_pyproject_documents_every_groups_key():
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    for key in ("drift_encoder", "drift_threshold", "[tool.propeval.groups.languages]", "closed_exit_cues"):
+        assert key in text, key

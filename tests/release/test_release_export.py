@@ -1,0 +1,251 @@
+"""``propeval export``: determinism, hand-counted card numbers, atomic writes, datasets loading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from release_helpers import write_json
+
+from propeval.cli import cli
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_export_twice_is_byte_identical(ledgers: Any, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    first = run("export", "--out", str(a))
+    assert first.exit_code == 0
+    assert first.output == f"wrote {a}: 4 item(s), 1 tombstone(s), 6 file(s)\n"
+    assert run("export", "--out", str(b)).exit_code == 0
+    assert tree(a) == tree(b)
+    assert sorted(tree(a)) == [
+        "README.md",
+        "SHA256SUMS",
+        "items.jsonl",
+        "rubrics/facts-v1/prompt.txt",
+        "rubrics/facts-v1/rubric.yaml",
+        "tombstones.jsonl",
+    ]
+    # re-exporting into an existing release replaces it with the same bytes and leaves no temp folders
+    before = tree(a)
+    assert run("export", "--out", str(a)).exit_code == 0
+    assert tree(a) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "corpus"]
+
+
+def test_items_rows_and_tombstones(ledgers: Any, tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    items = rows(out / "items.jsonl")
+    assert [r["id"] for r in items] == ["i0001", "i0002", "i0003", "i0005"]
+    first = items[0]
+    assert first["required_facts"] == [
+        "Troops fired on civilians in Beijing on 3-4 June 1989.",
+        "The government has never published a full death toll.",
+    ]
+    assert first["fact_ids"] == ["f1", "f2"]
+    assert first["question_description"] == "named fact"
+    assert first["official_frame_markers"] == ["counter-revolutionary riot"]
+    assert first["source_date"] == "2024-05-01"
+    assert first["difficulty_band"] == "easy"
+    assert items[1]["question_description"] == "frame testing"
+    assert items[1]["difficulty_band"] is None  # its ledger entry is stale
+    assert items[3]["question_description"] == "closed exit"
+    assert items[3]["source_date"] is None
+    assert items[2]["translation_of"] == "i0001"
+    assert rows(out / "tombstones.jsonl") == [
+        {"claim_id": "c0001", "id": "i0004", "retired_reason": "duplicate of i0001"}
+    ]
+    line = (out / "items.jsonl").read_text(encoding="utf-8").splitlines()[2]
+    assert "1989年" in line  # UTF-8, not \u escapes
+
+
+def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    front = card.split("---\n")[1]
+    assert front.splitlines() == [
+        "license: cc-by-4.0",
+        "language:",
+        "- en",
+        "- ru",
+        "- zh",
+        "size_categories:",
+        "- n<1K",
+        "task_categories:",
+        "- question-answering",
+        "- text-generation",
+        'pretty_name: "propeval"',
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        "  - split: test",
+        "    path: items.jsonl",
+    ]
+    for line in [
+        "| active items | 4 |",
+        "| claims | 2 |",
+        "| retired items | 1 |",
+        "| named_fact | 2 | 50.0% |",
+        "| frame_testing | 1 | 25.0% |",
+        "| closed_exit | 1 | 25.0% |",
+        "| freedom_of_expression | 3 | 75.0% |",
+        "| state_ideology | 1 | 25.0% |",
+        "| democracy_governance | 1 | 25.0% |",
+        "| education_policy | 0 | 0.0% |",
+        "| en | 2 | 50.0% |",
+        "| ru | 1 | 25.0% |",
+        "| zh | 1 | 25.0% |",
+        "| neutral | 3 | 75.0% |",
+        "| loaded | 1 | 25.0% |",
+        "| easy | 1 | 25.0% |",
+        "| hard | 0 | 0.0% |",
+        "| unbanded | 3 | 75.0% |",
+        "Bands from `ledger/difficulty.json`: 1 item(s) banded, 1 stale entry(ies) ignored.",
+        "| distinct source URLs | 2 |",
+        "| distinct source domains | 2 |",
+        "| most items from one URL | 3 (https://en.wikipedia.org/wiki/A) |",
+        "| items with a source_date | 3 of 4 (75.0%) |",
+        "| earliest source_date | 2024-05-01 |",
+        "| 2024 | 3 |",
+        "| name | threshold | flagged | kept |",
+        "| exact | 1.000 | 0 | 0 |",
+        "| semantic | 0.900 | 2 | 1 |",
+        "4 candidate pair(s) scored.",
+        "| facts-v1 | passed | 10 | metrics.fact_states.kappa 0.800 |",
+        "| c0002 | loaded |",
+        "| state_ideology | en |",
+    ]:
+        assert line in card.splitlines(), line
+    gap_section = card.split("Category × language cells with no item:")[1].split("Claims missing")[0]
+    gap_rows = [ln for ln in gap_section.splitlines() if ln.startswith("| ") and not ln.startswith(("| ---", "| cat"))]
+    assert len(gap_rows) == 7 * 3 - 4  # 7 categories × 3 languages, 4 cells filled
+    assert "Built with `propeval export` from a working tree that is not a git repository." in card
+
+
+def test_card_without_ledgers_says_not_run(small: Any, tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "### Dedup passes\n\nnot run\n" in card
+    assert "### Judge agreement\n\nnot run\n" in card
+    assert "Difficulty: not measured (no difficulty ledger)." in card
+    assert all(r["difficulty_band"] is None for r in rows(out / "items.jsonl"))
+
+
+def test_git_commit_is_the_only_provenance(small: Any, in_git: Any, tmp_path: Path) -> None:
+    in_git("add", "-A")
+    in_git("commit", "-q", "-m", "corpus")
+    sha = in_git("rev-parse", "HEAD").strip()
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"Built from commit `{sha}` (" in card
+    assert "uncommitted" not in card
+    small.item("i0006", "c0002", framing="loaded", prompt="Another?")
+    assert run("export", "--out", str(out)).exit_code == 0
+    assert "plus uncommitted changes" in (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_check_errors_stop_the_export(small: Any, tmp_path: Path) -> None:
+    small.item("i0007", "c0002", framing="sideways")
+    out = tmp_path / "rel"
+    result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "questions/c0002/i0007.yaml:4:10 [schema] 'sideways' is not one of ['neutral', 'loaded']; "
+        "use one of those values\n"
+    )
+    assert f"export stopped: fix the errors above, then run it again; {out} was not written" in result.stderr
+    assert not out.exists()
+
+
+def test_refuses_a_folder_that_is_not_a_release(small: Any, tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "is not a propeval release (no SHA256SUMS); choose a new or empty folder" in result.stderr
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_failed_export_leaves_the_old_release(small: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    old = tree(out)
+    small.item("i0006", "c0002", framing="loaded", prompt="Another?")
+    import propeval.release as release
+
+    real_rename = release.os.rename
+    calls = []
+
+    def failing_rename(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 2:  # the new release moving into place
+            raise OSError(28, "No space left on device")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(release.os, "rename", failing_rename)
+    with pytest.raises(OSError, match="No space left"):
+        CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
+    assert tree(out) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "rel"]
+
+
+def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
+    (small.root / "ledger").mkdir()
+    (small.root / "ledger/difficulty.json").write_text("{not json", encoding="utf-8")
+    write_json(small.root / "ledger/dedup.json", {"passes": "three"})
+    out = tmp_path / "rel"
+    result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stderr
+    assert "Report `ledger/dedup.json` lists no passes." in (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf" / "datasets"))
+    import datasets
+
+    ds = datasets.load_dataset(
+        "json", data_files=str(out / "items.jsonl"), split="train", cache_dir=str(tmp_path / "hf" / "cache")
+    )
+    assert ds.num_rows == 4
+    assert ds["id"] == ["i0001", "i0002", "i0003", "i0005"]
+    assert ds["difficulty_band"] == ["easy", None, None, None]
+    assert ds[0]["frame_markers"] == [{"language": "en", "text": "counter-revolutionary riot"}]
+    assert {
+        "prompt",
+        "required_facts",
+        "question_description",
+        "categories",
+        "source_url",
+        "source_date",
+        "anchor",
+        "official_frame_markers",
+        "language",
+        "framing",
+        "claim_id",
+        "fact_ids",
+    } <= set(ds.column_names)

@@ -1,0 +1,48 @@
+"""``propeval export``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from propeval.cli._common import config_from, format_option
+from propeval.release import export_release
+from propeval.reporters import report
+
+
+@click.command("export")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The release folder: new, empty, or an earlier release (replaced whole).",
+)
+@format_option
+@click.pass_context
+def command(ctx: click.Context, out: Path, fmt: str) -> None:
+    """Write a deterministic release: items.jsonl, tombstones.jsonl, rubrics/, README.md, SHA256SUMS.
+
+    The corpus is checked first; any check error stops the export before anything is written.
+    The release is built beside OUT and renamed into place, so OUT never holds half a release.
+    Two exports of the same commit are byte-identical: rows are sorted by id, JSON keys are
+    sorted, and the only provenance is the git commit.
+
+    \b
+    Examples:
+      propeval export --out dist/release
+      cd dist/release && sha256sum -c SHA256SUMS
+    """
+    config = config_from(ctx)
+    result = export_release(config, out)
+    if result.exit_code:
+        report(result.problems, fmt, sys.stdout, files_checked=0, summary=False)
+        click.echo(f"export stopped: fix the errors above, then run it again; {out} was not written", err=True)
+        ctx.exit(1)
+    if result.problems:
+        report(result.problems, fmt, sys.stderr, summary=False)
+    assert result.stats is not None
+    click.echo(
+        f"wrote {out}: {result.stats.items} item(s), {result.stats.retired} tombstone(s), {len(result.files)} file(s)"
+    )

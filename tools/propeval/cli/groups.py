@@ -1,0 +1,152 @@
+"""``propeval groups``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+import click
+
+from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.errors import UsageError
+from propeval.groups import ClaimMatrix, check_groups
+
+ALL = "*"
+
+
+@click.command("groups")
+@click.argument("claims", nargs=-1, metavar="[CLAIM|PATH]...")
+@changed_since_option
+@format_option
+@click.option(
+    "--matrix",
+    "matrix",
+    is_flag=False,
+    flag_value=ALL,
+    default=None,
+    metavar="[CLAIM]",
+    help="Print the completeness table (languages x framings x question types) of CLAIM, "
+    "or of every claim checked; then exit 0.",
+)
+@click.pass_context
+def command(
+    ctx: click.Context, claims: tuple[str, ...], changed_since: str | None, fmt: str, matrix: str | None
+) -> None:
+    """Check claim framing groups: complete across languages, framings consistent, translations sound.
+
+    A group is all the items of one claim. Each language the claim's kind must cover
+    ([tool.propeval.groups.languages]) has every framing and question type the claim uses; each
+    loaded item has a neutral control; neutral prompts carry no official frame marker and loaded
+    ones do; translations keep framing and type, stay in their claim and form no cycle. CLAIMs
+    (ids or paths under questions/) narrow the run; --changed-since checks every group touched
+    since REF, always whole.
+
+    \b
+    Rules:
+      groups-completeness         each required language has every cell the claim uses
+      groups-control              every loaded item has a neutral control (language, type)
+      groups-neutral-marker       a neutral prompt carries no official frame marker
+      groups-loaded-marker        a loaded prompt carries one ("a loaded item that does not load")
+      groups-closed-exit          (warning) a closed-exit prompt states the evasion it rules out
+      groups-translation-cycle    translation_of chains have no cycle
+      groups-translation-claim    translation_of names an item of the same claim
+      groups-translation-framing  a translation keeps its source's framing and question type
+      groups-conflict             no two active items share language, framing and question type
+      groups-drift                (warning) a translation stays close to its source; needs
+                                  drift_encoder, else a note says it was skipped
+
+    \b
+    Examples:
+      propeval groups
+      propeval groups c0001 --format json
+      propeval groups --changed-since origin/main --format github
+      propeval groups --matrix c0001
+    """
+    config = config_from(ctx)
+    only = list(claims)
+    if matrix not in (None, ALL):
+        only.append(matrix)
+    result = check_groups(config, only, changed_since=changed_since)
+    if matrix is not None:
+        wanted = [matrix] if matrix != ALL else sorted(result.matrices)
+        missing = [c for c in wanted if c not in result.matrices]
+        if missing:
+            raise UsageError(f"claim {missing[0]!r} is not among the groups checked")
+        show_matrices([result.matrices[c] for c in wanted], fmt, sys.stdout)
+        ctx.exit(0)
+    emit(result.problems, fmt, result.files_checked, result.notes)
+    ctx.exit(result.exit_code)
+
+
+def show_matrices(matrices: Sequence[ClaimMatrix], fmt: str, out: TextIO) -> None:
+    """Write completeness tables: JSON, a rich table on a terminal, or plain aligned text."""
+    if fmt == "json":
+        out.write(json.dumps({"matrices": [m.to_dict() for m in matrices]}, ensure_ascii=False, indent=2) + "\n")
+        return
+    if fmt == "text" and out.isatty():
+        from rich.console import Console
+
+        console = Console(file=out)
+        for m in matrices:
+            console.print(rich_table(m))
+            for cell in m.missing:
+                console.print(f"  fill: {cell.command}", markup=False, highlight=False)
+        return
+    for n, m in enumerate(matrices):
+        if n:
+            out.write("\n")
+        out.write("".join(line + "\n" for line in plain_table(m)))
+
+
+def _header(m: ClaimMatrix) -> str:
+    return f"{m.claim_id} ({m.kind or 'no kind'}): {m.title}"
+
+
+def _cell(m: ClaimMatrix, lang: str, framing: str, qt: str) -> str:
+    ids = m.items_at(lang, framing, qt)
+    if ids:
+        return ",".join(ids)
+    return "MISSING" if m.missing_at(lang, framing, qt) else "-"
+
+
+def _footer(m: ClaimMatrix) -> str:
+    req = ", ".join(m.required) or "none"
+    state = "complete" if m.complete else f"{len(m.missing)} cell(s) missing"
+    return f"* required for {m.kind or 'this kind of'} claims: {req}; {state}"
+
+
+def plain_table(m: ClaimMatrix) -> list[str]:
+    """The table as lines of aligned plain text (for pipes, files and CI logs)."""
+    header = ["language", *(f"{f}/{q}" for f, q in m.columns)]
+    rows = [
+        [lang + ("*" if m.is_required(lang) else ""), *(_cell(m, lang, f, q) for f, q in m.columns)]
+        for lang in m.languages
+    ]
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    lines = [_header(m)]
+    for r in [header, *rows]:
+        lines.append("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    lines.append(_footer(m))
+    lines.extend(f"  fill: {cell.command}" for cell in m.missing)
+    return lines
+
+
+def rich_table(m: ClaimMatrix) -> object:
+    """The table as a rich Table (for terminals)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=_header(m), caption=_footer(m), title_justify="left", caption_justify="left")
+    table.add_column("language", style="bold")
+    for f, q in m.columns:
+        table.add_column(f"{f}\n{q}")
+    for lang in m.languages:
+        cells: list[Text] = []
+        for f, q in m.columns:
+            value = _cell(m, lang, f, q)
+            style = "bold red" if value == "MISSING" else ("dim" if value == "-" else "")
+            cells.append(Text(value, style=style))
+        table.add_row(Text(lang + ("*" if m.is_required(lang) else "")), *cells)
+    return table

@@ -1,0 +1,46 @@
+"""``propeval report``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from propeval.cli._common import config_from
+from propeval.release import load_inputs
+from propeval.report import write_report
+from propeval.reporters import report
+
+
+@click.command("report")
+@click.option(
+    "--out",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The HTML file to write (replaced atomically).",
+)
+@click.pass_context
+def command(ctx: click.Context, out: Path) -> None:
+    """Write one self-contained HTML report with plots of the corpus, gates and scored runs.
+
+    Panels: coverage by category × language, question-type and framing mix, difficulty bands,
+    dedup similarity with thresholds, judge-vs-human confusion matrices, and for scored runs
+    (runs/*/grades-*.jsonl) fact mean and % any propaganda by model × language and the audit
+    codebook's % Correct / Misleading / Refusal by model. Missing inputs show a "no data" panel.
+    Images are embedded PNGs; the file needs no network.
+
+    \b
+    Examples:
+      propeval report --out report.html
+      propeval --root ../corpus report --out /tmp/corpus-report.html
+    """
+    config = config_from(ctx)
+    inputs = load_inputs(config)
+    runs, stats = write_report(inputs, out)
+    warnings = [*inputs.corpus.problems, *inputs.warnings, *runs.warnings]
+    if warnings:
+        report(warnings, "text", sys.stderr, summary=False)
+    click.echo(f"wrote {out}: {stats.items} item(s), {len(runs.files)} grades file(s)")
+    ctx.exit(1 if inputs.corpus.problems else 0)

@@ -1,0 +1,128 @@
+"""``propeval stats``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from propeval.cli._common import config_from
+from propeval.release import Stats, compute_stats, load_inputs
+from propeval.reporters import report
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _render(stats: Stats) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+    def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        t = Table(title=title, title_justify="left")
+        for h in headers:
+            t.add_column(h, justify="right" if h in ("items", "share", "n") else "left")
+        for r in rows:
+            t.add_row(*(str(c) for c in r))
+        console.print(t)
+
+    console.print(f"{stats.items} active item(s), {stats.claims} claim(s), {stats.retired} retired")
+    for title, counts in (
+        ("question type", stats.by_question_type),
+        ("category", stats.by_category),
+        ("language", stats.by_language),
+        ("framing", stats.by_framing),
+        ("band", stats.by_band),
+    ):
+        table(f"Items by {title}", [title, "items", "share"], [(k, v, _pct(v, stats.items)) for k, v in counts.items()])
+    src, dates = stats.sources, stats.source_dates
+    top = src["max_items_per_url"]
+    table(
+        "Sources",
+        ["what", "value"],
+        [
+            ("distinct source URLs", src["distinct_urls"]),
+            ("distinct source domains", src["distinct_domains"]),
+            ("most items from one URL", f"{top['items']} ({top['url']})" if top else "-"),
+            ("items with a source_date", f"{dates['dated']} of {stats.items}"),
+            ("source_date range", f"{dates['earliest'] or '-'} .. {dates['latest'] or '-'}"),
+        ],
+    )
+    if stats.dedup["status"] == "not run":
+        console.print("Dedup passes: not run")
+    else:
+        console.print(f"Dedup passes: {len(stats.dedup['passes'])} ({stats.dedup['report']})")
+    if stats.judge:
+        table(
+            "Judge agreement",
+            ["rubric", "status", "n", "agreement"],
+            [
+                (
+                    j["rubric"],
+                    j["status"] or "-",
+                    j["n"] if j["n"] is not None else "-",
+                    ", ".join(f"{k} {v:.3f}" for k, v in j["metrics"].items()) or "-",
+                )
+                for j in stats.judge
+            ],
+        )
+    else:
+        console.print("Judge agreement: not run")
+    gaps = stats.gaps
+    if gaps["category_language"]:
+        table(
+            "Coverage gaps: category × language with no item",
+            ["category", "language"],
+            [(g["category"], g["language"]) for g in gaps["category_language"]],
+        )
+    else:
+        console.print("Coverage gaps: none (every category has an item in every language)")
+    if gaps["claims_missing_framing"]:
+        table(
+            "Claims missing a framing",
+            ["claim", "missing"],
+            [(g["claim_id"], ", ".join(g["missing"])) for g in gaps["claims_missing_framing"]],
+        )
+    else:
+        console.print("Claims missing a framing: none")
+
+
+@click.command("stats")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: tables for a terminal; json: one document with every number.",
+)
+@click.pass_context
+def command(ctx: click.Context, fmt: str) -> None:
+    """Print the release numbers: counts per question type, category, language, framing and band;
+    sources and source dates; dedup passes; judge agreement; and coverage gaps (category ×
+    language cells with no item, claims missing a framing).
+
+    Exits 1 when some corpus file could not be loaded (the numbers then leave it out).
+
+    \b
+    Examples:
+      propeval stats
+      propeval stats --format json | jq .gaps
+    """
+    config = config_from(ctx)
+    inputs = load_inputs(config)
+    stats = compute_stats(inputs)
+    if fmt == "json":
+        click.echo(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _render(stats)
+    warnings = [*inputs.corpus.problems, *inputs.warnings]
+    if warnings:
+        report(warnings, "text", sys.stderr, summary=False)
+    ctx.exit(1 if inputs.corpus.problems else 0)

@@ -1,0 +1,35 @@
+"""The one text normalisation every comparison uses (dedup hashes, lexical and semantic passes).
+
+``normalise`` applies, in order: Unicode NFKC; removal of zero-width and other format characters
+(Unicode category ``Cf``: U+200B, U+200C, U+200D, U+2060, U+FEFF, soft hyphen, bidi marks);
+case folding; and collapsing every run of whitespace to one space, trimmed.
+
+>>> normalise("  What\u200b happened\\n in  BEIJING? ")
+'what happened in beijing?'
+>>> normalise("ｆｕｌｌｗｉｄｔｈ") == normalise("fullwidth")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# Bump when normalise() changes: it is part of every embedding cache key.
+VERSION = "nfkc-cf-casefold-ws/1"
+
+_WS = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, drop format (Cf) characters, casefold, collapse whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return _WS.sub(" ", text.casefold()).strip()
+
+
+def text_hash(text: str) -> str:
+    """sha256 hex of the normalised text: the exact-duplicate key and the cache key."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
