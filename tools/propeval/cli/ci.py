@@ -64,10 +64,7 @@ def command(ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[s
     for s in result.steps:
         notes = [f"{s.name}: {n}" for n in s.notes]
         report(s.problems, fmt, sys.stdout, summary=False, notes=notes)
-    if fmt == "text":
-        sys.stdout.write(summary_table(result))
-        sys.stdout.write(f"ci: exit {result.exit_code}\n")
-    else:
-        for s in result.steps:
-            sys.stdout.write(f"::notice::ci step {s.name}: {s.status}\n")
+    # The table is plain text in every format: a workflow log shows it as it stands.
+    sys.stdout.write(summary_table(result))
+    sys.stdout.write(f"ci: exit {result.exit_code}\n")
     ctx.exit(result.exit_code)

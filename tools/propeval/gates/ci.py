@@ -82,7 +82,7 @@ def _judge(config: Config, base: str) -> CheckResult:
 
 
 def _schema(config: Config, base: str) -> CheckResult:
-    from propeval.schemagate import schema_gate
+    from propeval.schemadiff import schema_gate
 
     result: CheckResult = schema_gate(config, base)
     return result
