@@ -110,7 +110,6 @@ def test_unanswered_is_recorded_and_scored_zero(judge_corpus: Any, loopback: Any
     srv = loopback(script)
     configure(judge_corpus, srv.base_url)
     r = invoke("answer", "--run-id", "r1")
-    assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 0 already done; 3 answered" or True
     answers = {a["item_id"]: a for a in records(judge_corpus.root / "runs/r1/answers.jsonl")}
     assert answers["i0001"]["answer"] == "Troops fired."
     assert answers["i0002"]["answer"] == "Final words."

@@ -43,6 +43,27 @@ def rubric_hash(config: Config, name: str) -> str:
     return str(load_rubric(config, name).hash)
 
 
+def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The compared fields of a gold case's human ``label``, derived as a judge verdict's are.
+
+    Raises ValueError (the engine's VerdictError) when the label is not a valid verdict.
+    """
+    import json
+
+    from propeval.judge.verdict import judge
+
+    label = case.get("label")
+    if not isinstance(label, dict):
+        raise ValueError("it has no 'label' object (the human verdict)")
+    ids = [str(f.get("id")) for f in case.get("facts") or [] if isinstance(f, dict)]
+    outcome = judge(json.dumps({"rationale": "gold", **label}), rubric, fact_ids=ids, answer=str(case.get("answer", "")))
+    if outcome.notes:
+        raise ValueError("; ".join(outcome.notes))
+    keys = ("fact_states", "fact_score", "propaganda") if rubric.kind == "facts" else (
+        "accuracy", "propaganda_inclusion", "tone")
+    return {k: outcome.fields.get(k) for k in keys}
+
+
 def _endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
     from propeval.judge.settings import load_settings
 

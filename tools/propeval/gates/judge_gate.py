@@ -51,21 +51,25 @@ def load_gold(config: Config, rubric: Any) -> tuple[list[dict[str, Any]], str]:
     if not path.is_file():
         rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
         raise LoadError(Problem(rel, 0, 0, RULE, f"rubric {rubric.name!r} has no gold set; write {rel}"))
-    cases = [row for _, row in load_jsonl(path, root=config.root)]
+    rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
+    cases = []
+    for line, row in load_jsonl(path, root=config.root):
+        try:
+            human_labels(rubric, row)
+        except ValueError as e:
+            raise LoadError(Problem(rel, line, 1, RULE, f"gold case {row.get('id')!r}: {e}")) from None
+        cases.append(row)
     return cases, content_hash(cases)
 
 
 def human_labels(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
-    """The human verdict of a gold case: its ``human`` object, with the fact score derived from the
-    fact states by the rubric's own table (people label states; the score is never judged)."""
-    human = case.get("human")
-    if not isinstance(human, dict):
-        return {}
-    out = dict(human)
-    states = human.get("fact_states")
-    if rubric.kind == "facts" and isinstance(states, dict):
-        out["fact_score"] = rubric.fact_score([str(v) for v in states.values()])
-    return out
+    """The human verdict of a gold case (its ``label``), read by the judge engine's own validator.
+
+    People label what a judge labels (fact states, propaganda, the quote; or the codebook
+    metrics); the fields compared, such as the fact score, are derived the same way for both.
+    A label the validator refuses is a LoadError naming the case.
+    """
+    return engine.gold_fields(rubric, case)
 
 
 def judge_labels(kind: str, grade: dict[str, Any]) -> dict[str, Any] | None:

@@ -92,8 +92,12 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: f
 
 def start(options: LocalServerOptions, *, log: Path | None = None) -> subprocess.Popen[bytes]:
     """Start the server in the background and wait until it answers."""
-    out = log.open("ab") if log else subprocess.DEVNULL
-    proc = subprocess.Popen(command(options), stdout=out, stderr=subprocess.STDOUT)
+    argv = command(options)
+    if log is not None:
+        with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    else:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         wait_ready(base_url(options), proc)
     except BaseException:

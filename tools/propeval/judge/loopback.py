@@ -107,7 +107,7 @@ class LoopbackServer:
                     except ValueError:
                         body = {}
                     with outer._lock:
-                        seen = Seen(len(outer.seen), self.path, dict(self.headers.items()), body)
+                        seen = Seen(len(outer.seen), self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                         outer.seen.append(seen)
                     reply = outer.script(seen)
                     wait = outer.latency + reply.delay
