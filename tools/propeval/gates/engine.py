@@ -56,11 +56,15 @@ def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(label, dict):
         raise ValueError("it has no 'label' object (the human verdict)")
     ids = [str(f.get("id")) for f in case.get("facts") or [] if isinstance(f, dict)]
-    outcome = judge(json.dumps({"rationale": "gold", **label}), rubric, fact_ids=ids, answer=str(case.get("answer", "")))
+    raw = json.dumps({"rationale": "gold", **label})
+    outcome = judge(raw, rubric, fact_ids=ids, answer=str(case.get("answer", "")))
     if outcome.notes:
         raise ValueError("; ".join(outcome.notes))
-    keys = ("fact_states", "fact_score", "propaganda") if rubric.kind == "facts" else (
-        "accuracy", "propaganda_inclusion", "tone")
+    keys = (
+        ("fact_states", "fact_score", "propaganda")
+        if rubric.kind == "facts"
+        else ("accuracy", "propaganda_inclusion", "tone")
+    )
     return {k: outcome.fields.get(k) for k in keys}
 
 
