@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from propeval.config import Config
 from propeval.corpus import CLAIM_FILE, corpus_files
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
-from propeval.loader import load_text
+from propeval.loader import load_file, load_text
 
 CLAIM_ID = re.compile(r"^c([0-9]{4,})$")
 ITEM_ID = re.compile(r"^i([0-9]{4,})$")
@@ -59,8 +59,8 @@ class ClaimSpec:
 class ItemSpec:
     claim_id: str
     language: str = "en"
-    framing: str = "neutral"
-    question_type: str = "named_fact"
+    framing: str | None = None  # None: the translated item's, else neutral
+    question_type: str | None = None  # None: the translated item's, else named_fact
     prompt: str | None = None
     translation_of: str | None = None
     id: str | None = None
@@ -96,8 +96,8 @@ def item_data(config: Config, spec: ItemSpec) -> dict[str, Any]:
         "id": spec.id or next_id(config, "item"),
         "claim_id": spec.claim_id,
         "language": spec.language,
-        "framing": spec.framing,
-        "question_type": spec.question_type,
+        "framing": spec.framing or "neutral",
+        "question_type": spec.question_type or "named_fact",
         "prompt": spec.prompt or "TODO: the question, as a user would ask it",
     }
     if spec.translation_of:
@@ -165,6 +165,19 @@ def new_item(config: Config, spec: ItemSpec) -> Path:
         raise UsageError(
             f"claim {spec.claim_id!r} does not exist (no {folder.relative_to(config.root)}/{CLAIM_FILE}); "
             "create it first with: propeval new claim"
+        )
+    if spec.translation_of:
+        source = folder / f"{spec.translation_of}.yaml"
+        if not source.is_file():
+            raise UsageError(
+                f"--translation-of {spec.translation_of}: no such item in claim {spec.claim_id!r}; "
+                "a translation stays inside its claim"
+            )
+        src = load_file(source, root=config.root).data
+        spec = replace(
+            spec,
+            framing=spec.framing or str(src.get("framing", "neutral")),
+            question_type=spec.question_type or str(src.get("question_type", "named_fact")),
         )
     data = item_data(config, spec)
     return write_new(config, spec.claim_id, f"{data['id']}.yaml", data)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from propeval.checks import ids, language, placeholder, schema, sources, stable_ids, translation
+from propeval.checks import difficulty, ids, language, placeholder, schema, sources, stable_ids, translation
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.result import Problem
@@ -33,7 +33,16 @@ class Context:
 
 CheckFn = Callable[[Context], Iterator[Problem]]
 
-_MODULES: tuple[ModuleType, ...] = (schema, placeholder, ids, translation, language, sources, stable_ids)
+_MODULES: tuple[ModuleType, ...] = (
+    schema,
+    placeholder,
+    ids,
+    translation,
+    language,
+    sources,
+    stable_ids,
+    difficulty,
+)
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
 
 

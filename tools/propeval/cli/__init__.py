@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
     # -- difficulty
+    "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     # -- release
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),

@@ -40,6 +40,7 @@ def command(
       language      language tags are valid BCP 47
       sources       source_url is http(s), not blocklisted, serves <= N claims
       stable-ids    (with --changed-since) no id present at REF is deleted or renamed
+      difficulty    (warning) active items have a current band in ledger/difficulty.json
 
     \b
     Examples:

@@ -92,12 +92,17 @@ def claim_cmd(
 @click.option("--claim", "claim_id", required=True, help="The claim this item asks about.")
 @click.option("--id", "id_", default=None, help="Use this id instead of the next free one.")
 @click.option("--language", default="en", show_default=True, help="A BCP 47 tag: en, zh, ru, uk, de, ...")
-@click.option("--framing", type=click.Choice(["neutral", "loaded"]), default="neutral", show_default=True)
+@click.option(
+    "--framing",
+    type=click.Choice(["neutral", "loaded"]),
+    default=None,
+    help="Default: the translated item's framing with --translation-of, else neutral.",
+)
 @click.option(
     "--question-type",
     type=click.Choice(["named_fact", "frame_testing", "closed_exit"]),
-    default="named_fact",
-    show_default=True,
+    default=None,
+    help="Default: the translated item's question type with --translation-of, else named_fact.",
 )
 @click.option("--prompt", default=None, help="The question as a user would ask it.")
 @click.option("--translation-of", default=None, help="The id of the item this one translates.")
@@ -107,8 +112,8 @@ def item_cmd(
     claim_id: str,
     id_: str | None,
     language: str,
-    framing: str,
-    question_type: str,
+    framing: str | None,
+    question_type: str | None,
     prompt: str | None,
     translation_of: str | None,
 ) -> None:

@@ -1,0 +1,115 @@
+"""The CLI's contract: output formats, exit codes, light imports, and documentation that is true."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import REPO
+from propeval.checks import CHECKS
+from propeval.cli import COMMANDS, cli
+
+HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn")
+
+
+def bad_item(corpus) -> None:  # type: ignore[no-untyped-def]
+    corpus.claim()
+    corpus.item(framing="balanced")
+
+
+def test_json_format(corpus) -> None:  # type: ignore[no-untyped-def]
+    bad_item(corpus)
+    result = CliRunner().invoke(cli, ["check", "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 1
+    payload = json.loads(result.output)
+    assert payload["errors"] == 1
+    assert payload["problems"][0] == {
+        "path": "questions/c0001/i0001.yaml",
+        "line": 4,
+        "col": 10,
+        "rule": "schema",
+        "pointer": "/framing",
+        "severity": "error",
+        "fix": "",
+        "message": "'balanced' is not one of ['neutral', 'loaded']; use one of those values",
+    }
+
+
+def test_github_format(corpus) -> None:  # type: ignore[no-untyped-def]
+    bad_item(corpus)
+    result = CliRunner().invoke(cli, ["check", "--format", "github"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.output == (
+        "::error file=questions/c0001/i0001.yaml,line=4,col=10,title=schema::[schema] 'balanced' is not one of "
+        "['neutral', 'loaded']; use one of those values\n"
+    )
+
+
+def test_usage_errors_exit_2(good_corpus) -> None:  # type: ignore[no-untyped-def]
+    assert CliRunner().invoke(cli, ["check", "--format", "xml"]).exit_code == 2
+    result = CliRunner().invoke(cli, ["check", "no/such/file.yaml"], catch_exceptions=False)
+    assert (result.exit_code, result.output) == (2, "propeval: error: no/such/file.yaml: no such file or folder\n")
+
+
+def test_no_corpus_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["check"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "no pyproject.toml with a [tool.propeval] table" in result.output
+
+
+def test_paths_narrow_what_is_reported(good_corpus) -> None:  # type: ignore[no-untyped-def]
+    good_corpus.item("i0002", framing="balanced", language="ru", translation_of="i0001")
+    result = CliRunner().invoke(cli, ["check", "questions/c0001/i0001.yaml"], catch_exceptions=False)
+    assert (result.exit_code, result.output) == (0, "ok: 1 file(s) checked, no problems\n")
+    result = CliRunner().invoke(cli, ["check", "questions/c0001"], catch_exceptions=False)
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("args", [["--help"], ["check"], ["check", "--help"], ["new", "--help"]])
+def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['propeval', *{args!r}]\n"
+        "try:\n    runpy.run_module('propeval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for name in COMMANDS:
+        result = CliRunner().invoke(cli, [name, "--help"], catch_exceptions=False)
+        assert result.exit_code == 0, name
+        assert "Example" in result.output, f"propeval {name} --help has no example"
+
+
+def test_every_rule_and_hook_is_documented() -> None:
+    contributing = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for rule in CHECKS:
+        assert f"`{rule}`" in contributing, rule
+    for hook in re.findall(r"^\s*- id: (\S+)", (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"), re.M):
+        assert f"`{hook}`" in contributing, hook
+
+
+def test_readme_first_section_is_the_two_ci_commands() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = readme.split("\n## ", 2)[1]
+    commands = [line.split("#")[0].strip() for line in re.search(r"```sh\n(.*?)```", first, re.S).group(1).splitlines()]
+    assert commands == ["make setup", "make test"]
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make setup" in ci
+    assert "make test" in ci

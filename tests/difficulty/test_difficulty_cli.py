@@ -1,0 +1,220 @@
+"""`propeval difficulty` and the `difficulty` check, driven through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from difficulty_helpers import HAND, grade, write_hand_runs, write_run
+
+from propeval.cli import cli
+from propeval.loader import dumps_json
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def hand_corpus(corpus: Any) -> Any:
+    """Four active items of one claim (i0001, i0003 in ru) and graded runs of four models."""
+    corpus.claim()
+    for n, iid in enumerate(HAND):
+        corpus.item(iid, language="ru" if n % 2 == 0 else "en")
+    write_hand_runs(corpus.root)
+    return corpus
+
+
+def run(*args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output.splitlines()
+
+
+def test_difficulty_writes_bands_and_flags(hand_corpus) -> None:
+    code, lines = run("difficulty")
+    assert code == 0
+    assert lines == [
+        "questions/c0001/i0001.yaml [saturated] (notice) i0001: every model scores at or above the pass mark; "
+        "the item no longer separates models (make it harder, or retire it)",
+        "questions/c0001/i0002.yaml [unstable] (notice) i0002: the band changes in too many bootstrap draws over "
+        "models; grade more models before relying on it",
+        "questions/c0001/i0003.yaml [unanswered-by-all] (notice) i0003: every model scores 0; check that the facts "
+        "are answerable from the prompt (run the answerability gate)",
+        "questions/c0001/i0004.yaml [unstable] (notice) i0004: the band changes in too many bootstrap draws over "
+        "models; grade more models before relying on it",
+        "wrote ledger/difficulty.json: 4 item(s), 4 model(s) from 4 run(s); easy 1, medium 2, hard 1, none 0",
+    ]
+    raw = (hand_corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8")
+    ledger = json.loads(raw)
+    assert raw == dumps_json(ledger) + "\n"  # canonical JSON
+    assert [s["run_id"] for s in ledger["sources"]] == ["run-m1", "run-m2", "run-m3", "run-m4"]
+    assert all(s["sha256"].startswith("sha256:") for s in ledger["sources"])
+    entry = ledger["items"]["i0002"]
+    assert (entry["band"], entry["mean"], entry["share_pass"], entry["n_models"]) == ("medium", 0.45, 0.25, 4)
+    assert ledger["items"]["i0004"]["n_models"] == 3  # m3 has no grade for it: missing, not zero
+    assert ledger["items"]["i0004"]["mean"] == 0.4
+    # deterministic: a second run writes the same bytes
+    run("difficulty")
+    assert (hand_corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8") == raw
+
+
+def test_check_is_silent_without_a_ledger_and_warns_on_stale_and_missing_bands(hand_corpus) -> None:
+    assert run("check") == (0, ["ok: 5 file(s) checked, no problems"])
+    run("difficulty")
+    assert run("check") == (0, ["ok: 5 file(s) checked, no problems"])
+    hand_corpus.item("i0002", prompt="Who gave the order to clear Tiananmen Square in June 1989?")
+    hand_corpus.item("i0005")
+    hand_corpus.item("i0004", status="retired", retired_reason="superseded by i0005")
+    code, lines = run("check")
+    assert code == 0  # warnings do not fail the check
+    assert lines == [
+        "questions/c0001/i0002.yaml:1:5 [difficulty] (warning) i0002 changed since its difficulty band (medium) "
+        "was computed; the band is stale: run `propeval difficulty` on graded runs that include it",
+        "questions/c0001/i0005.yaml:1:5 [difficulty] (warning) i0005 has no difficulty band; "
+        "run `propeval difficulty` on graded runs that include it",
+        "0 error(s), 2 warning(s) in 6 file(s) checked",
+    ]
+
+
+def test_check_reports_an_edited_or_corrupt_ledger_once(hand_corpus) -> None:
+    run("difficulty")
+    path = hand_corpus.root / "ledger/difficulty.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["items"]["i0003"]["band"] = "easy"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert run("check") == (
+        0,
+        [
+            "ledger/difficulty.json:1:1 [difficulty] (warning) the difficulty ledger does not match its "
+            "ledger_hash (edited by hand?); recompute it with `propeval difficulty`",
+            "0 error(s), 1 warning(s) in 5 file(s) checked",
+        ],
+    )
+    path.write_text('{"format": "propeval-difficulty/1", "items": {', encoding="utf-8")
+    code, lines = run("check", "--format", "json")
+    problems = json.loads("\n".join(lines))["problems"]
+    assert [(p["path"], p["rule"], p["severity"]) for p in problems] == [
+        ("ledger/difficulty.json", "difficulty", "warning")
+    ]
+    assert problems[0]["message"].startswith("the difficulty ledger cannot be read: ")
+    code, lines = run("difficulty", "--report")
+    assert code == 2
+    assert lines[0].startswith("propeval: error: ledger/difficulty.json cannot be read: ")
+
+
+def test_check_does_not_import_numpy_or_scipy(hand_corpus) -> None:
+    run("difficulty")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "propeval", "check"],
+        cwd=hand_corpus.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
+    assert "propeval.checks.difficulty" in imported
+    assert not {"numpy", "scipy", "matplotlib"} & imported
+
+
+def test_report_tables_json_and_plot(hand_corpus, tmp_path: Path) -> None:
+    run("difficulty")
+    code, lines = run("difficulty", "--report", "--plot", str(tmp_path / "bands.png"))
+    assert code == 0
+    assert lines == [
+        "bands by category",
+        "  category                 easy  medium    hard    none   total",
+        "  freedom_of_expression       1       2       1       0       4",
+        "",
+        "bands by language",
+        "  language    easy  medium    hard    none   total",
+        "  en             0       2       0       0       2",
+        "  ru             1       0       1       0       2",
+        "",
+        "bands by framing",
+        "  framing    easy  medium    hard    none   total",
+        "  neutral       1       2       1       0       4",
+        f"wrote {tmp_path / 'bands.png'}",
+    ]
+    import matplotlib.image
+
+    image = matplotlib.image.imread(tmp_path / "bands.png")
+    assert image.shape[:2] == (450, 800)
+    code, lines = run("difficulty", "--report", "--format", "json")
+    data = json.loads("\n".join(lines))
+    assert data["tables"]["language"]["ru"] == {"easy": 1, "hard": 1, "medium": 0, "none": 0}
+    assert data["basis"] == "mean"
+
+
+def test_matrix_inputs_csv_and_jsonl(corpus) -> None:
+    corpus.write("scores.csv", "item_id,a,b,c\nx1,1,1,1\nx2,1,0,\nx3,0,0,0\nx4,1,0,0\n")
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--format", "json")
+    assert code == 0
+    ledger = json.loads((corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8"))
+    assert ledger["settings"]["scale"] == "binary"
+    assert ledger["irt"]["model"] == "2pl"
+    assert ledger["items"]["x2"]["n_models"] == 2  # the empty cell is missing
+    assert ledger["sources"][0]["matrix"] == "scores.csv"
+    rules = [p["rule"] for p in json.loads("\n".join(lines))["problems"]]
+    assert rules.count("too-few-models") == 1 and "saturated" in rules
+    corpus.write(
+        "scores.jsonl",
+        '{"item_id": "x1", "scores": {"a": 5, "b": 4, "c": null}}\n{"item_id": "x2", "model": "a", "score": 2}\n',
+    )
+    code, lines = run("difficulty", "--matrix", "scores.jsonl")
+    assert code == 0
+    assert (
+        lines[-1] == "wrote ledger/difficulty.json: 2 item(s), 2 model(s) from matrix; easy 0, medium 0, hard 0, none 2"
+    )
+    ledger = json.loads((corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8"))
+    assert ledger["settings"]["scale"] == "0-5"
+    assert ledger["irt"]["model"] == "grm"
+
+
+def test_bad_input_writes_nothing_and_exits_1(hand_corpus) -> None:
+    write_run(hand_corpus.root, "run-bad", [grade("i0001", "m9", 9)])
+    before = hand_corpus.snapshot()
+    code, lines = run("difficulty")
+    assert code == 1
+    assert lines == [
+        "runs/run-bad/grades-facts-v1.jsonl:1:1 [difficulty-input] status is scored but fact_score is 9, "
+        "not an integer 0-5; re-grade the item",
+        "note: ledger/difficulty.json not written: fix the input problems above first",
+    ]
+    assert hand_corpus.snapshot() == before
+
+
+def test_usage_errors(corpus) -> None:
+    code, lines = run("difficulty")
+    assert (code, lines) == (
+        2,
+        [
+            "propeval: error: no graded runs found (runs/*/grades-facts-v1.jsonl); grade a run with "
+            "`propeval judge` first, or pass --matrix FILE"
+        ],
+    )
+    assert run("difficulty", "--report") == (
+        2,
+        ["propeval: error: ledger/difficulty.json does not exist; run `propeval difficulty` first"],
+    )
+    corpus.write("pyproject.toml", '[tool.propeval]\n[tool.propeval.difficulty]\nbasis = "median"\n')
+    code, lines = run("difficulty")
+    assert (code, lines) == (2, ["propeval: error: [tool.propeval.difficulty] basis must be one of mean, irt"])
+
+
+def test_irt_basis_with_quantile_cuts(hand_corpus) -> None:
+    hand_corpus.write(
+        "pyproject.toml",
+        '[tool.propeval]\n[tool.propeval.difficulty]\nbasis = "irt"\ncuts = "quantile"\nbootstrap = 20\n',
+    )
+    code, _ = run("difficulty")
+    assert code == 0
+    ledger = json.loads((hand_corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8"))
+    bands = {k: v["band"] for k, v in ledger["items"].items()}
+    assert bands["i0001"] == "easy" and bands["i0003"] == "hard"
+    assert ledger["settings"]["basis"] == "irt"

@@ -1,0 +1,66 @@
+"""Active items carry a current difficulty band (``ledger/difficulty.json``).
+
+Silent when the corpus has no ``ledger/difficulty.json`` at all: bands come from graded runs,
+which a new corpus does not have yet. Once the ledger exists, each active item gets a warning
+when the ledger gives it no band, or when the item changed since its band was computed (the
+item's content hash differs from the one in the ledger). A ledger that does not load, or whose
+``ledger_hash`` does not match its content (edited by hand), is reported once and not trusted.
+
+Failing (``i0002`` was added after the last ``propeval difficulty``)::
+
+    questions/c0001/i0002.yaml:1:1 [difficulty] (warning) i0002 has no difficulty band; ...
+
+Reads the ledger through ``propeval.loader``; imports neither numpy nor scipy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from propeval.difficulty import BANDS, LEDGER, LEDGER_LIMITS, verify
+from propeval.loader import LoadError, load_file
+from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.checks import Context
+
+ID = "difficulty"
+DESCRIPTION = "active items have a difficulty band in ledger/difficulty.json that is not stale"
+
+_RECOMPUTE = "run `propeval difficulty` on graded runs that include it"
+
+
+def check(ctx: Context) -> Iterator[Problem]:
+    path = ctx.config.root / LEDGER
+    if not path.is_file():
+        return
+    try:
+        doc = load_file(path, root=ctx.config.root, limits=LEDGER_LIMITS)
+    except LoadError as e:
+        p = e.problem
+        yield Problem(
+            p.path, p.line, p.col, ID, f"the difficulty ledger cannot be read: {p.message}", severity=Severity.WARNING
+        )
+        return
+    why = verify(doc.data)
+    if why:
+        yield Problem(doc.relpath, 1, 1, ID, f"the difficulty ledger {why}", severity=Severity.WARNING)
+        return
+    entries = doc.data["items"]
+    for item in ctx.corpus.all_items:
+        if not item.active:
+            continue
+        entry = entries.get(item.id)
+        if entry is None or entry.get("band") not in BANDS:
+            yield item.doc.problem(
+                "/id", ID, f"{item.id} has no difficulty band; {_RECOMPUTE}", severity=Severity.WARNING
+            )
+        elif entry.get("item_hash") != item.hash:
+            yield item.doc.problem(
+                "/id",
+                ID,
+                f"{item.id} changed since its difficulty band ({entry['band']}) was computed; "
+                f"the band is stale: {_RECOMPUTE}",
+                severity=Severity.WARNING,
+            )

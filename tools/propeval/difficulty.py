@@ -1,0 +1,1032 @@
+"""Item difficulty from graded runs of a panel of models: classical statistics, IRT, bands.
+
+The input is an item x model score table. It comes from graded runs
+(``runs/<run_id>/grades-facts-v1.jsonl``) or from a score matrix file (CSV or JSONL). A cell is
+missing when the model never saw the item or every grade of it is *unscored*; an *unanswered*
+grade is a 0, as the rubric says. Several runs of one model on one item are averaged.
+
+Per item:
+
+* ``mean``: the mean normalised score (fact score / 5, or the 0/1 outcome) over the models;
+* ``share_pass``: the share of models whose (averaged) score is at least ``pass_score`` (4 of 5);
+* ``discrimination``: the corrected item-total correlation (Pearson, which is the point-biserial
+  when the item is binary) between the item's score and each model's mean normalised score on the
+  *other* items. The mean rather than the sum, so that a model with missing items is not ranked
+  low for having fewer of them; with nothing missing the two give the same correlation. ``None``
+  when the item's scores or the totals are constant, or fewer than 3 models saw the item;
+* ``irt_b`` / ``irt_a``: item location and discrimination of an IRT model fitted by joint maximum
+  a posteriori estimation with L-BFGS (normal priors on abilities, locations and log
+  discriminations, because a panel of 20 models is small):
+
+  - binary outcomes: the two-parameter logistic model (2PL);
+  - 0-5 scores: a graded response model with thresholds shared by all items (Muraki's rating-scale
+    version of Samejima's model), each run of a model one observation; or, with
+    ``irt_model = "2pl"``, the 2PL on scores binarised at ``pass_score`` (a run that scores 4 or 5
+    is a success; several runs give the share of runs that pass).
+
+Bands (easy / medium / hard) come from ``mean`` or ``irt_b`` (``basis``), with fixed cut points
+or quantile cut points. A bootstrap over models (resample the models with replacement, seeded)
+says how often each item's band holds.
+
+numpy and scipy are imported inside the functions that need them, never at module level.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval.config import Config
+from propeval.corpus import content_hash, load_corpus
+from propeval.errors import ConfigError, DependencyError, UsageError
+from propeval.loader import Limits, LoadError, dumps_json, load_jsonl
+from propeval.result import Problem, Severity
+
+LEDGER = "ledger/difficulty.json"
+FORMAT = "propeval-difficulty/1"
+# A ledger for tens of thousands of items is larger than the loader's default 1 MiB cap.
+LEDGER_LIMITS = Limits(max_bytes=64 * 1_048_576, max_depth=32, max_nodes=5_000_000)
+BANDS = ("easy", "medium", "hard")
+FLAGS = ("saturated", "unanswered-by-all", "non-discriminating", "unstable", "too-few-models")
+SCALES = ("auto", "binary", "0-5")
+
+# The rule ids of the per-item flags, as `propeval difficulty` prints them.
+FLAG_MESSAGES = {
+    "saturated": "every model scores at or above the pass mark; the item no longer separates models "
+    "(make it harder, or retire it)",
+    "unanswered-by-all": "every model scores 0; check that the facts are answerable from the prompt "
+    "(run the answerability gate)",
+    "non-discriminating": "weaker models do as well as stronger ones (discrimination <= 0); "
+    "check the facts and the grading of this item",
+    "unstable": "the band changes in too many bootstrap draws over models; grade more models before relying on it",
+    "too-few-models": "too few models have a score for this item to give it a band; grade more runs",
+}
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[tool.propeval.difficulty]``; every key is documented in pyproject.toml."""
+
+    runs_dir: str = "runs"
+    rubric: str = "facts-v1"
+    pass_score: float = 4.0
+    min_models: int = 3
+    basis: str = "mean"  # "mean" (classical) or "irt"
+    irt_model: str = "auto"  # "auto" (grm for 0-5, 2pl for binary), "grm" or "2pl" (0-5 binarised at pass_score)
+    cuts: str = "score"  # "score" or "quantile"
+    mean_cuts: tuple[float, float] = (0.3, 0.7)  # mean < lo: hard; mean >= hi: easy
+    irt_cuts: tuple[float, float] = (-0.5, 0.5)  # irt_b < lo: easy; irt_b >= hi: hard
+    quantile_cuts: tuple[float, float] = (1 / 3, 2 / 3)  # share of items easier than the cut
+    bootstrap: int = 200
+    seed: int = 0
+    unstable_share: float = 0.2
+    prior_sd_ability: float = 1.0
+    prior_sd_difficulty: float = 2.0
+    prior_sd_log_discrimination: float = 0.5
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pass_score": self.pass_score,
+            "min_models": self.min_models,
+            "basis": self.basis,
+            "cuts": self.cuts,
+            "cut_points": list(self.cut_points),
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "unstable_share": self.unstable_share,
+            "irt": {
+                "model": self.irt_model,
+                "estimation": "joint MAP",
+                "prior_sd_ability": self.prior_sd_ability,
+                "prior_sd_difficulty": self.prior_sd_difficulty,
+                "prior_sd_log_discrimination": self.prior_sd_log_discrimination,
+            },
+        }
+
+    @property
+    def cut_points(self) -> tuple[float, float]:
+        if self.cuts == "quantile":
+            return self.quantile_cuts
+        return self.irt_cuts if self.basis == "irt" else self.mean_cuts
+
+
+def _number(table: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
+        raise ConfigError(f"[tool.propeval.difficulty] {key} must be a number in [{lo}, {hi}]", key=key)
+    return float(value)
+
+
+def _pair(table: dict[str, Any], key: str, default: tuple[float, float]) -> tuple[float, float]:
+    value = table.get(key, list(default))
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        or not value[0] < value[1]
+    ):
+        raise ConfigError(f"[tool.propeval.difficulty] {key} must be two increasing numbers [low, high]", key=key)
+    return float(value[0]), float(value[1])
+
+
+def _choice(table: dict[str, Any], key: str, default: str, allowed: Sequence[str]) -> str:
+    value = table.get(key, default)
+    if value not in allowed:
+        raise ConfigError(f"[tool.propeval.difficulty] {key} must be one of {', '.join(allowed)}", key=key)
+    return str(value)
+
+
+def _integer(table: dict[str, Any], key: str, default: int, lo: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise ConfigError(f"[tool.propeval.difficulty] {key} must be an integer >= {lo}", key=key)
+    return value
+
+
+def _string(table: dict[str, Any], key: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"[tool.propeval.difficulty] {key} must be a non-empty string", key=key)
+    return value
+
+
+def load_settings(config: Config) -> Settings:
+    """Read and validate ``[tool.propeval.difficulty]``; unknown keys are an error."""
+    table = config.section("difficulty")
+    known = set(Settings.__dataclass_fields__)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(
+            f"[tool.propeval.difficulty] has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
+            key=unknown[0],
+        )
+    quantiles = _pair(table, "quantile_cuts", Settings.quantile_cuts)
+    if not 0 < quantiles[0] < quantiles[1] < 1:
+        raise ConfigError("[tool.propeval.difficulty] quantile_cuts must lie strictly between 0 and 1", key="q")
+    return Settings(
+        runs_dir=_string(table, "runs_dir", Settings.runs_dir),
+        rubric=_string(table, "rubric", Settings.rubric),
+        pass_score=_number(table, "pass_score", Settings.pass_score, 0, 5),
+        min_models=_integer(table, "min_models", Settings.min_models, 1),
+        basis=_choice(table, "basis", Settings.basis, ("mean", "irt")),
+        irt_model=_choice(table, "irt_model", Settings.irt_model, ("auto", "grm", "2pl")),
+        cuts=_choice(table, "cuts", Settings.cuts, ("score", "quantile")),
+        mean_cuts=_pair(table, "mean_cuts", Settings.mean_cuts),
+        irt_cuts=_pair(table, "irt_cuts", Settings.irt_cuts),
+        quantile_cuts=quantiles,
+        bootstrap=_integer(table, "bootstrap", Settings.bootstrap, 0),
+        seed=_integer(table, "seed", Settings.seed, 0),
+        unstable_share=_number(table, "unstable_share", Settings.unstable_share, 0, 1),
+        prior_sd_ability=_number(table, "prior_sd_ability", Settings.prior_sd_ability, 1e-3, 100),
+        prior_sd_difficulty=_number(table, "prior_sd_difficulty", Settings.prior_sd_difficulty, 1e-3, 100),
+        prior_sd_log_discrimination=_number(
+            table, "prior_sd_log_discrimination", Settings.prior_sd_log_discrimination, 1e-3, 100
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- the score table
+
+
+@dataclass
+class ScoreTable:
+    """Observations ``(item, model) -> [score, ...]``: one per run, already 0 for unanswered.
+
+    ``scale`` is ``"0-5"`` (fact scores) or ``"binary"`` (0/1 outcomes).
+    """
+
+    scale: str
+    obs: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[str]:
+        return sorted({i for i, _ in self.obs})
+
+    @property
+    def models(self) -> list[str]:
+        """Models with at least one score (a model whose every grade is unscored adds nothing)."""
+        return sorted({m for (_, m), scores in self.obs.items() if scores})
+
+    @property
+    def top(self) -> float:
+        return 1.0 if self.scale == "binary" else 5.0
+
+    def add(self, item: str, model: str, score: float | None) -> None:
+        """One observation; ``None`` (unscored) marks the pair as seen but leaves no score."""
+        cell = self.obs.setdefault((item, model), [])
+        if score is not None:
+            cell.append(float(score))
+
+
+def _file_hash(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def find_runs(config: Config, settings: Settings) -> list[Path]:
+    """Every ``runs/*/grades-<rubric>.jsonl`` under the corpus root, sorted."""
+    folder = config.root / settings.runs_dir
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob(f"*/grades-{settings.rubric}.jsonl"))
+
+
+def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -> ScoreTable:
+    """Read graded runs. A bad line is an error Problem; the rest of the file still loads.
+
+    Within one run the last line for an item wins (a re-grade appends a new line).
+    """
+    table = ScoreTable(scale="0-5")
+    for path in grade_files:
+        rel = _rel(path, config.root)
+        run_id = path.parent.name
+        latest: dict[str, tuple[int, dict[str, Any]]] = {}
+        try:
+            for line, rec in load_jsonl(path, root=config.root):
+                item = rec.get("item_id")
+                if not isinstance(item, str) or not item:
+                    table.problems.append(Problem(rel, line, 1, "difficulty-input", "line has no item_id string"))
+                    continue
+                latest[item] = (line, rec)
+        except LoadError as e:
+            table.problems.append(e.problem)
+            continue
+        models: set[str] = set()
+        for item, (line, rec) in sorted(latest.items()):
+            model, status, score = rec.get("model"), rec.get("status"), rec.get("fact_score")
+            if not isinstance(model, str) or not model:
+                table.problems.append(Problem(rel, line, 1, "difficulty-input", "line has no model string"))
+                continue
+            if status == "scored":
+                if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
+                    table.problems.append(
+                        Problem(
+                            rel,
+                            line,
+                            1,
+                            "difficulty-input",
+                            f"status is scored but fact_score is {score!r}, not an integer 0-5; re-grade the item",
+                        )
+                    )
+                    continue
+                table.add(item, model, score)
+            elif status == "unanswered":
+                table.add(item, model, 0)  # the rubric: an unanswered item counts as fact 0
+            elif status == "unscored":
+                table.add(item, model, None)  # a judge failure is not a verdict: missing
+            else:
+                table.problems.append(
+                    Problem(
+                        rel,
+                        line,
+                        1,
+                        "difficulty-input",
+                        f"status {status!r} is not one of scored, unscored, unanswered",
+                    )
+                )
+                continue
+            models.add(model)
+        table.sources.append(
+            {"run_id": run_id, "path": rel, "sha256": _file_hash(path), "models": sorted(models), "lines": len(latest)}
+        )
+    return table
+
+
+def _parse_score(raw: Any) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        raw = raw.strip()
+        if raw == "" or raw.upper() in {"NA", "NAN", "NULL"}:
+            return None
+        raw = float(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or math.isnan(raw):
+        raise ValueError(f"{raw!r} is not a number")
+    return float(raw)
+
+
+def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
+    """Read an item x model score matrix.
+
+    CSV: a header ``item_id,<model>,<model>,...`` and one row per item (wide), or the header
+    ``item_id,model,score`` and one row per observation (long). JSONL: one object per line,
+    ``{"item_id": ..., "scores": {"<model>": score, ...}}`` or ``{"item_id", "model", "score"}``.
+    An empty cell, ``NA`` or ``null`` is missing. Scores are 0/1 or 0-5; ``auto`` takes 0-5 when any
+    score is above 1.
+    """
+    rel = _rel(path, config.root)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such matrix file")
+    rows: list[tuple[int, Any, Any, Any]] = []  # (line, item, model, raw score), checked below
+    problems: list[Problem] = []
+    if path.suffix.lower() == ".csv":
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise UsageError(f"{rel}: not valid UTF-8 at byte offset {e.start}; save the matrix as UTF-8") from e
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if not header or header[0].strip() != "item_id":
+            raise UsageError(f"{rel}: the first CSV column must be named item_id")
+        names = [h.strip() for h in header]
+        long = names == ["item_id", "model", "score"]
+        for n, row in enumerate(reader, start=2):
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) != len(names):
+                problems.append(
+                    Problem(rel, n, 1, "difficulty-input", f"row has {len(row)} cells, the header {len(names)}")
+                )
+                continue
+            if long:
+                rows.append((n, row[0].strip(), row[1].strip(), row[2]))
+            else:
+                rows.extend((n, row[0].strip(), m, c) for m, c in zip(names[1:], row[1:], strict=True))
+    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+        try:
+            for n, rec in load_jsonl(path, root=config.root):
+                scores = rec.get("scores")
+                if isinstance(scores, dict):
+                    rows.extend((n, rec.get("item_id"), m, s) for m, s in scores.items())
+                else:
+                    rows.append((n, rec.get("item_id"), rec.get("model"), rec.get("score")))
+        except LoadError as e:
+            problems.append(e.problem)
+    else:
+        raise UsageError(f"{rel}: a score matrix is a .csv or .jsonl file")
+
+    parsed: list[tuple[str, str, float | None]] = []
+    for n, item, model, raw in rows:
+        if not isinstance(item, str) or not item or not isinstance(model, str) or not model:
+            problems.append(Problem(rel, n, 1, "difficulty-input", "each score needs an item_id and a model name"))
+            continue
+        try:
+            score = _parse_score(raw)
+        except ValueError as e:
+            problems.append(Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: {e}; write a score or leave it"))
+            continue
+        if score is not None and not 0 <= score <= 5:
+            problems.append(Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: score {score:g} is not in 0-5"))
+            continue
+        parsed.append((item, model, score))
+    scores = [s for _, _, s in parsed if s is not None]
+    if scale == "auto":
+        scale = "0-5" if any(s > 1 for s in scores) else "binary"
+    table = ScoreTable(scale=scale, problems=problems)
+    for item, model, score in parsed:
+        if score is not None and scale == "binary" and score not in (0.0, 1.0):
+            table.problems.append(
+                Problem(rel, 1, 1, "difficulty-input", f"{item}/{model}: {score:g} is not 0 or 1 on a binary scale")
+            )
+            continue
+        table.add(item, model, score)
+    table.sources.append({"matrix": rel, "sha256": _file_hash(path)})
+    return table
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class Matrices:
+    """Dense arrays over (items, models): mean normalised score, pass share, and the mask."""
+
+    items: list[str]
+    models: list[str]
+    norm: Any  # items x models, NaN where missing
+    passed: Any  # items x models, share of the model's runs at or above the pass mark
+    mask: Any  # items x models, bool
+    cats: Any = None  # items x models x 6 (0-5 scale): the share of the model's runs at each score
+
+
+def build_matrices(table: ScoreTable, settings: Settings) -> Matrices:
+    import numpy as np
+
+    items, models = table.items, table.models
+    ii = {x: n for n, x in enumerate(items)}
+    mi = {x: n for n, x in enumerate(models)}
+    norm = np.full((len(items), len(models)), np.nan)
+    passed = np.full_like(norm, np.nan)
+    cats = np.zeros((len(items), len(models), N_CATEGORIES)) if table.scale == "0-5" else None
+    mark = 1.0 if table.scale == "binary" else settings.pass_score
+    for (item, model), scores in table.obs.items():
+        if not scores:
+            continue
+        j, i = ii[item], mi[model]
+        norm[j, i] = sum(scores) / len(scores) / table.top
+        passed[j, i] = sum(s >= mark for s in scores) / len(scores)
+        if cats is not None:
+            for s in scores:  # a fractional score from a matrix is split between its neighbours
+                lo = min(math.floor(s), N_CATEGORIES - 1)
+                frac = s - lo
+                cats[j, i, lo] += (1 - frac) / len(scores)
+                if frac:
+                    cats[j, i, lo + 1] += frac / len(scores)
+    return Matrices(items, models, norm, passed, ~np.isnan(norm), cats)
+
+
+def classical(m: Matrices, pass_mark: float) -> dict[str, Any]:
+    """Per-item mean, share of models at or above ``pass_mark`` (normalised), discrimination.
+
+    Returns arrays: ``n``, ``mean``, ``share_pass``, ``discrimination`` (NaN when undefined).
+    """
+    import numpy as np
+    from scipy import stats
+
+    x, mask = m.norm, m.mask
+    n = mask.sum(axis=1)
+    filled = np.where(mask, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=1) / n
+        share = np.where(mask, x >= pass_mark - 1e-9, False).sum(axis=1) / n
+    col_sum, col_n = filled.sum(axis=0), mask.sum(axis=0)
+    disc = np.full(len(m.items), np.nan)
+    for j in range(len(m.items)):
+        seen = mask[j]
+        rest_n = col_n[seen] - 1
+        ok = rest_n > 0
+        if ok.sum() < 3:
+            continue
+        item_scores = x[j, seen][ok]
+        rest = (col_sum[seen][ok] - item_scores) / rest_n[ok]
+        if np.ptp(item_scores) == 0 or np.ptp(rest) == 0:
+            continue
+        disc[j] = stats.pearsonr(item_scores, rest).statistic
+    return {"n": n, "mean": mean, "share_pass": share, "discrimination": disc}
+
+
+@dataclass
+class IRTFit:
+    """A fitted IRT model: ``P(success) = sigmoid(a_j * (theta_i - b_j))`` (2PL), or the graded one."""
+
+    b: Any
+    a: Any
+    theta: Any
+    converged: bool
+    params: Any = None  # the optimiser's vector, to warm-start a bootstrap refit
+    thresholds: Any = None  # graded model only: tau_1..tau_5
+
+
+def _neg_log_posterior(params: Any, y: Any, w: Any, n_items: int, n_models: int, sd: tuple[float, float, float]) -> Any:
+    """Negative log posterior of the 2PL and its gradient.
+
+    ``y`` (items x models) holds outcomes in [0, 1] and ``w`` the weight of each cell (0 where
+    missing; a bootstrap repeats a model by weight). Priors: theta ~ N(0, sd[0]),
+    b ~ N(0, sd[1]), log a ~ N(0, sd[2]).
+    """
+    import numpy as np
+
+    theta = params[:n_models]
+    b = params[n_models : n_models + n_items]
+    la = params[n_models + n_items :]
+    a = np.exp(la)
+    z = a[:, None] * (theta[None, :] - b[:, None])
+    # -log lik of a Bernoulli with fractional target: softplus(z) - y*z
+    nll = float(np.sum(w * (np.logaddexp(0.0, z) - y * z)))
+    nll += float(theta @ theta) / (2 * sd[0] ** 2) + float(b @ b) / (2 * sd[1] ** 2) + float(la @ la) / (2 * sd[2] ** 2)
+    r = w * (1.0 / (1.0 + np.exp(-z)) - y)  # d nll / d z
+    g_theta = (r * a[:, None]).sum(axis=0) + theta / sd[0] ** 2
+    g_b = -(r.sum(axis=1)) * a + b / sd[1] ** 2
+    g_la = (r * (theta[None, :] - b[:, None])).sum(axis=1) * a + la / sd[2] ** 2
+    return nll, np.concatenate([g_theta, g_b, g_la])
+
+
+def fit_2pl(y: Any, w: Any, settings: Settings | None = None, start: Any = None) -> IRTFit:
+    """Joint MAP estimate of a 2PL model with L-BFGS (scipy.optimize.minimize)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    settings = settings or Settings()
+    n_items, n_models = y.shape
+    y = np.where(w > 0, np.nan_to_num(y), 0.0)
+    sd = (settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination)
+    if start is None:
+        start = np.concatenate([*_start(y, w), np.zeros(n_items)])
+    res = minimize(
+        _neg_log_posterior,
+        start,
+        args=(y, w, n_items, n_models, sd),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": 1e-9, "maxcor": 30},
+    )
+    p = res.x
+    return IRTFit(
+        b=p[n_models : n_models + n_items],
+        a=np.exp(p[n_models + n_items :]),
+        theta=p[:n_models],
+        converged=bool(res.success),
+        params=p,
+    )
+
+
+def _start(y: Any, w: Any) -> tuple[Any, Any]:
+    """Abilities and difficulties from the logits of observed success rates: close, and cheap."""
+    import numpy as np
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_item = np.clip((y * w).sum(axis=1) / w.sum(axis=1), 0.05, 0.95)
+        p_model = np.clip((y * w).sum(axis=0) / w.sum(axis=0), 0.05, 0.95)
+    return np.nan_to_num(np.log(p_model / (1 - p_model))), np.nan_to_num(-np.log(p_item / (1 - p_item)))
+
+
+N_CATEGORIES = 6  # fact scores 0-5
+_GAP_PRIOR_SD = 1.0  # log gaps between thresholds ~ N(0, 1): gaps of about one logit
+
+
+def _thresholds(delta: Any) -> tuple[Any, Any]:
+    """Ordered, centred thresholds tau_1..tau_5 from 4 log gaps, and d tau / d delta (5 x 4)."""
+    import numpy as np
+
+    u = np.concatenate([[0.0], np.exp(delta)])
+    lower = np.tril(np.ones((N_CATEGORIES - 1, N_CATEGORIES - 1)))
+    centred = lower - lower.mean(axis=0, keepdims=True)
+    tau = centred @ u
+    return tau, centred[:, 1:] * np.exp(delta)[None, :]
+
+
+def _grm_neg_log_posterior(
+    params: Any, cats: Any, w: Any, n_items: int, n_models: int, sd: tuple[float, float, float]
+) -> Any:
+    """Negative log posterior of the graded rating-scale model, and its gradient.
+
+    ``P(score >= k) = sigmoid(a_j * (theta_i - b_j - tau_k))`` for k = 1..5, with thresholds
+    ``tau`` shared by all items (Muraki's rating-scale version of Samejima's graded response
+    model: five free thresholds per item are too many for a panel of 20 models). ``cats``
+    (items x models x 6) holds the share of a model's runs in each score; ``w`` the cell weights.
+    """
+    import numpy as np
+    from scipy.special import expit
+
+    theta = params[:n_models]
+    b = params[n_models : n_models + n_items]
+    la = params[n_models + n_items : n_models + 2 * n_items]
+    delta = params[n_models + 2 * n_items :]
+    a = np.exp(la)
+    tau, dtau = _thresholds(delta)
+    base = theta[None, :] - b[:, None]  # items x models
+    z = a[:, None, None] * (base[:, :, None] - tau[None, None, :])  # items x models x 5
+    star = expit(z)
+    n = z.shape[0], z.shape[1], 1
+    cum = np.concatenate([np.ones(n), star, np.zeros(n)], axis=2)  # P(score >= k), k = 0..6
+    prob = np.maximum(cum[:, :, :-1] - cum[:, :, 1:], 1e-12)  # P(score = k), k = 0..5
+    wc = cats * w[:, :, None]
+    nll = -float(np.sum(wc * np.log(prob)))
+    nll += float(theta @ theta) / (2 * sd[0] ** 2) + float(b @ b) / (2 * sd[1] ** 2) + float(la @ la) / (2 * sd[2] ** 2)
+    nll += float(delta @ delta) / (2 * _GAP_PRIOR_SD**2)
+    ratio = wc / prob  # items x models x 6
+    dz = (ratio[:, :, :-1] - ratio[:, :, 1:]) * star * (1 - star)  # d nll / d z_k, k = 1..5
+    dz_a = dz * a[:, None, None]
+    g_theta = dz_a.sum(axis=(0, 2)) + theta / sd[0] ** 2
+    g_b = -dz_a.sum(axis=(1, 2)) + b / sd[1] ** 2
+    g_la = (dz * z).sum(axis=(1, 2)) + la / sd[2] ** 2
+    g_tau = -dz_a.sum(axis=(0, 1))
+    g_delta = g_tau @ dtau + delta / _GAP_PRIOR_SD**2
+    return nll, np.concatenate([g_theta, g_b, g_la, g_delta])
+
+
+def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = None) -> IRTFit:
+    """Joint MAP estimate of the graded rating-scale model (0-5 scores) with L-BFGS."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    settings = settings or Settings()
+    n_items, n_models, _ = cats.shape
+    cats = np.where(w[:, :, None] > 0, np.nan_to_num(cats), 0.0)
+    sd = (settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination)
+    if start is None:
+        mean = (cats * np.arange(N_CATEGORIES)).sum(axis=2) / (N_CATEGORIES - 1)
+        t0, b0 = _start(mean, w)
+        start = np.concatenate([t0, b0, np.zeros(n_items), np.zeros(N_CATEGORIES - 2)])
+    res = minimize(
+        _grm_neg_log_posterior,
+        start,
+        args=(cats, w, n_items, n_models, sd),
+        jac=True,
+        method="L-BFGS-B",
+        # Bands need ranks and cut points to about 1e-3 logits, not the last digit.
+        options={"maxiter": 3000, "ftol": 1e-7, "gtol": 1e-3, "maxcor": 30},
+    )
+    p = res.x
+    return IRTFit(
+        b=p[n_models : n_models + n_items],
+        a=np.exp(p[n_models + n_items : n_models + 2 * n_items]),
+        theta=p[:n_models],
+        converged=bool(res.success),
+        params=p,
+        thresholds=_thresholds(p[n_models + 2 * n_items :])[0],
+    )
+
+
+def band_of(values: Any, settings: Settings, cut_values: tuple[float, float]) -> list[str | None]:
+    """Band of each basis value (NaN -> None)."""
+    out: list[str | None] = []
+    lo, hi = cut_values
+    for v in values:
+        if v is None or math.isnan(v):
+            out.append(None)
+        elif settings.basis == "irt":
+            out.append("easy" if v < lo else "hard" if v >= hi else "medium")
+        else:
+            out.append("hard" if v < lo else "easy" if v >= hi else "medium")
+    return out
+
+
+def cut_values(values: Any, settings: Settings) -> tuple[float, float]:
+    """The cut points on the basis scale: fixed, or quantiles of the banded items' values."""
+    import numpy as np
+
+    if settings.cuts == "score":
+        return settings.cut_points
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        return (math.nan, math.nan)
+    q_lo, q_hi = settings.quantile_cuts
+    if settings.basis == "mean":  # a low mean is hard: the easiest share sits at the top
+        q_lo, q_hi = 1 - q_hi, 1 - q_lo
+    return float(np.quantile(finite, q_lo)), float(np.quantile(finite, q_hi))
+
+
+def irt_model(settings: Settings, scale: str) -> str:
+    """The IRT model for a scale: the graded model for 0-5 scores unless 2PL is asked for."""
+    if scale == "binary":
+        return "2pl"
+    return "2pl" if settings.irt_model == "2pl" else "grm"
+
+
+def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None) -> IRTFit:
+    """Fit ``model`` ("2pl" on pass/fail outcomes, "grm" on 0-5 scores) with cell weights ``w``."""
+    import numpy as np
+
+    weights = np.where(m.mask, w, 0.0)
+    if model == "grm":
+        return fit_grm(m.cats, weights, settings, start)
+    return fit_2pl(np.where(m.mask, m.passed, 0.0), weights, settings, start)
+
+
+def _basis(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None) -> Any:
+    """The band basis for weights ``w`` (items x models)."""
+    import numpy as np
+
+    if settings.basis == "mean":
+        weights = np.where(m.mask, w, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.where(m.mask, m.norm, 0.0) * weights).sum(axis=1) / weights.sum(axis=1)
+    return fit_irt(m, w, settings, model, start).b
+
+
+# --------------------------------------------------------------------------- the whole computation
+
+
+@dataclass
+class DifficultyResult:
+    """The ledger document plus the problems and notes of the run."""
+
+    ledger: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    basis_values: dict[str, float] = field(default_factory=dict)
+
+
+def _r(x: Any, digits: int = 4) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else round(x, digits)
+
+
+def compute(table: ScoreTable, settings: Settings, item_hashes: dict[str, str] | None = None) -> dict[str, Any]:
+    """The difficulty ledger (a plain dict, without its self-hash) for a score table."""
+    import numpy as np
+
+    m = build_matrices(table, settings)
+    n_items, n_models = len(m.items), len(m.models)
+    mark = 1.0 if table.scale == "binary" else settings.pass_score / 5.0
+    cls = classical(m, mark)
+    weights = np.ones((n_items, n_models))
+    model = irt_model(settings, table.scale)
+    fit = fit_irt(m, weights, settings, model)
+    basis = fit.b if settings.basis == "irt" else cls["mean"]
+    enough = cls["n"] >= settings.min_models
+    basis = np.where(enough, basis, np.nan)
+    cuts = cut_values(basis, settings)
+    bands = band_of(basis, settings, cuts)
+
+    # Bootstrap over models: each draw repeats models by multiplicity.
+    agree = np.zeros(n_items)
+    drawn = np.zeros(n_items)
+    rng = np.random.default_rng(settings.seed)
+    for _ in range(settings.bootstrap):
+        counts = np.bincount(rng.integers(0, n_models, n_models), minlength=n_models).astype(float)
+        # A model drawn k times weighs k; one not drawn weighs 0. Refits start from the full fit.
+        values = _basis(m, weights * counts[None, :], settings, model, fit.params)
+        n_seen = (m.mask * counts[None, :] > 0).sum(axis=1)
+        values = np.where(enough & (n_seen > 0), values, np.nan)
+        draw_bands = band_of(values, settings, cut_values(values, settings))
+        for j, (full, b) in enumerate(zip(bands, draw_bands, strict=True)):
+            if full is not None and b is not None:
+                drawn[j] += 1
+                agree[j] += b == full
+
+    items: dict[str, Any] = {}
+    for j, item in enumerate(m.items):
+        row = m.norm[j][m.mask[j]]
+        flags = []
+        stability = float(agree[j] / drawn[j]) if drawn[j] else None
+        disc = cls["discrimination"][j]
+        if not enough[j]:
+            flags.append("too-few-models")
+        if row.size and bool(np.all(row >= mark - 1e-9)):
+            flags.append("saturated")
+        if row.size and bool(np.all(row == 0)):
+            flags.append("unanswered-by-all")
+        constant_middle = row.size >= 2 and np.ptp(row) == 0 and "saturated" not in flags and row[0] != 0
+        if (not math.isnan(disc) and disc <= 0) or constant_middle:
+            flags.append("non-discriminating")
+        if stability is not None and 1 - stability > settings.unstable_share:
+            flags.append("unstable")
+        items[item] = {
+            "item_hash": (item_hashes or {}).get(item),
+            "n_models": int(cls["n"][j]),
+            "mean": _r(cls["mean"][j]),
+            "share_pass": _r(cls["share_pass"][j]),
+            "discrimination": _r(disc),
+            "irt_b": _r(fit.b[j]),
+            "irt_a": _r(fit.a[j]),
+            "band": bands[j],
+            "stability": _r(stability),
+            "flags": flags,
+        }
+    settings_dict = settings.to_dict()
+    settings_dict["cut_values"] = [_r(c) for c in cuts]
+    settings_dict["scale"] = table.scale
+    return {
+        "format": FORMAT,
+        "settings": settings_dict,
+        "sources": table.sources,
+        "models": {name: {"irt_theta": _r(fit.theta[i])} for i, name in enumerate(m.models)},
+        "irt": {
+            "model": model,
+            "converged": fit.converged,
+            "thresholds": None if fit.thresholds is None else [_r(t) for t in fit.thresholds],
+        },
+        "items": items,
+    }
+
+
+def seal(ledger: dict[str, Any]) -> dict[str, Any]:
+    """The ledger with ``ledger_hash``: the content hash of everything else, so hand edits show."""
+    body = {k: v for k, v in ledger.items() if k != "ledger_hash"}
+    return {**body, "ledger_hash": content_hash(body)}
+
+
+@dataclass
+class Options:
+    """What ``propeval difficulty`` was asked to do."""
+
+    runs: Sequence[Path] = ()
+    matrix: Path | None = None
+    scale: str = "auto"
+    write: bool = True
+
+
+def run_difficulty(config: Config, options: Options) -> DifficultyResult:
+    """Compute difficulty from runs (or a matrix), bind it to the corpus and write the ledger.
+
+    Nothing is written when any input line is bad: a ledger built from part of the grades would
+    look complete and not be.
+    """
+    settings = load_settings(config)
+    if options.matrix is not None:
+        if options.runs:
+            raise UsageError("give graded run folders or --matrix, not both")
+        table = load_matrix(config, options.matrix, options.scale)
+    else:
+        if options.scale not in ("auto", "0-5"):
+            raise UsageError("--scale applies to --matrix; graded runs are always 0-5 fact scores")
+        files = _grade_files(config, settings, options.runs)
+        if not files:
+            raise UsageError(
+                f"no graded runs found ({settings.runs_dir}/*/grades-{settings.rubric}.jsonl); "
+                "grade a run with `propeval judge` first, or pass --matrix FILE"
+            )
+        table = load_runs(config, settings, files)
+    result = DifficultyResult(ledger=None, problems=list(table.problems))
+    if result.problems:
+        result.notes.append(f"{LEDGER} not written: fix the input problems above first")
+        return result
+    if not any(table.obs.values()):
+        raise UsageError("the input holds no scores (every grade is unscored or the file is empty)")
+    try:
+        import numpy  # noqa: F401
+        import scipy  # noqa: F401
+    except ImportError as e:
+        raise DependencyError(e.name or "scipy", "stats") from e
+
+    corpus = load_corpus(config)
+    hashes = {item.id: item.hash for item in corpus.items.values()}
+    ledger = seal(compute(table, settings, hashes))
+    result.ledger = ledger
+    unknown = [i for i in ledger["items"] if i not in hashes]
+    if unknown and corpus.items:
+        result.notes.append(
+            f"{len(unknown)} scored item(s) are not in the corpus ({', '.join(unknown[:5])}"
+            f"{', ...' if len(unknown) > 5 else ''}); they get no item hash"
+        )
+    by_id = {i.id: i for i in corpus.items.values()}
+    for item_id, entry in sorted(ledger["items"].items()):
+        path = by_id[item_id].doc.relpath if item_id in by_id else LEDGER
+        for flag in entry["flags"]:
+            result.problems.append(
+                Problem(path, 0, 0, flag, f"{item_id}: {FLAG_MESSAGES[flag]}", severity=Severity.NOTICE)
+            )
+    if not ledger["irt"]["converged"]:
+        result.notes.append("the IRT fit did not fully converge; treat irt_b with care")
+    if options.write:
+        from propeval.fsutil import atomic_write
+
+        atomic_write(config.root / LEDGER, dumps_json(ledger) + "\n")
+    return result
+
+
+def _grade_files(config: Config, settings: Settings, runs: Sequence[Path]) -> list[Path]:
+    if not runs:
+        return find_runs(config, settings)
+    out = []
+    for run in runs:
+        path = run / f"grades-{settings.rubric}.jsonl" if run.is_dir() else run
+        if not path.is_file():
+            raise UsageError(f"{run}: no grades-{settings.rubric}.jsonl there; give a graded run folder")
+        out.append(path)
+    return out
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def load_ledger(config: Config) -> dict[str, Any]:
+    """Read and verify ``ledger/difficulty.json``; a missing, corrupt or edited ledger is a UsageError."""
+    from propeval.loader import load_file
+
+    path = config.root / LEDGER
+    if not path.is_file():
+        raise UsageError(f"{LEDGER} does not exist; run `propeval difficulty` first")
+    try:
+        doc = load_file(path, root=config.root, limits=LEDGER_LIMITS)
+    except LoadError as e:
+        raise UsageError(f"{LEDGER} cannot be read: {e}; recompute it with `propeval difficulty`") from e
+    problem = verify(doc.data)
+    if problem:
+        raise UsageError(f"{LEDGER} {problem}")
+    return doc.data
+
+
+def verify(data: dict[str, Any]) -> str | None:
+    """Why a loaded ledger cannot be trusted, or None. Light enough for `propeval check`."""
+    if data.get("format") != FORMAT:
+        return f"has format {data.get('format')!r}, not {FORMAT!r}; recompute it with `propeval difficulty`"
+    body = {k: v for k, v in data.items() if k != "ledger_hash"}
+    if data.get("ledger_hash") != content_hash(body):
+        return "does not match its ledger_hash (edited by hand?); recompute it with `propeval difficulty`"
+    items = data.get("items")
+    if not isinstance(items, dict) or not all(isinstance(v, dict) for v in items.values()):
+        return "has no items mapping; recompute it with `propeval difficulty`"
+    return None
+
+
+@dataclass
+class Report:
+    """Band counts by category, language and framing."""
+
+    tables: dict[str, dict[str, dict[str, int]]]
+    values: list[tuple[float, str | None]]  # (basis value, band) per banded item
+    basis: str
+    cut_values: list[float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"basis": self.basis, "cut_values": self.cut_values, "tables": self.tables}
+
+
+_COLUMNS = (*BANDS, "none")
+
+
+def build_report(config: Config, ledger: dict[str, Any]) -> Report:
+    """Count bands of active corpus items per category, language and framing.
+
+    An active item that the ledger does not know, or whose content changed since, counts as
+    ``none``; category comes from the item's claim (an item counts once per category).
+    """
+    corpus = load_corpus(config)
+    entries = ledger["items"]
+    tables: dict[str, dict[str, dict[str, int]]] = {"category": {}, "language": {}, "framing": {}}
+    values: list[tuple[float, str | None]] = []
+    basis = ledger.get("settings", {}).get("basis", "mean")
+    key = "irt_b" if basis == "irt" else "mean"
+
+    def bump(table: str, group: str, band: str) -> None:
+        row = tables[table].setdefault(group, dict.fromkeys(_COLUMNS, 0))
+        row[band] += 1
+
+    for item in sorted(corpus.active_items(), key=lambda i: i.id):
+        entry = entries.get(item.id)
+        fresh = isinstance(entry, dict) and entry.get("item_hash") == item.hash
+        band = entry.get("band") if fresh and isinstance(entry, dict) else None
+        band = band if band in BANDS else "none"
+        claim = corpus.claim_of(item)
+        categories = (claim.data.get("categories") if claim else None) or ["(none)"]
+        for cat in categories:
+            bump("category", str(cat), band)
+        bump("language", item.language or "(none)", band)
+        bump("framing", item.framing or "(none)", band)
+        if fresh and isinstance(entry, dict) and isinstance(entry.get(key), int | float):
+            values.append((float(entry[key]), entry.get("band")))
+    if not corpus.items:  # a ledger without a corpus (a matrix alone): report its own items
+        for entry in entries.values():
+            band = entry.get("band") if entry.get("band") in BANDS else "none"
+            bump("category", "(no corpus)", band)
+            if isinstance(entry.get(key), int | float):
+                values.append((float(entry[key]), entry.get("band")))
+    cuts = ledger.get("settings", {}).get("cut_values", [None, None])
+    return Report(tables, values, basis, cuts)
+
+
+def format_report(report: Report) -> str:
+    """Text tables, one per grouping."""
+    lines: list[str] = []
+    for name, rows in report.tables.items():
+        lines.append(f"bands by {name}")
+        width = max([len(name), *(len(g) for g in rows)])
+        lines.append(f"  {name:<{width}}  " + "  ".join(f"{c:>6}" for c in (*_COLUMNS, "total")))
+        totals = dict.fromkeys(_COLUMNS, 0)
+        for group in sorted(rows):
+            row = rows[group]
+            for c in _COLUMNS:
+                totals[c] += row[c]
+            lines.append(
+                f"  {group:<{width}}  " + "  ".join(f"{row[c]:>6}" for c in _COLUMNS) + f"  {sum(row.values()):>6}"
+            )
+        if not rows:
+            lines.append("  (no active items)")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_report(report: Report, path: Path) -> None:
+    """A histogram of the band basis, coloured by band, with the cut points: a PNG at ``path``."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise DependencyError("matplotlib", "stats") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    colours = {"easy": "#4c9a2a", "medium": "#e0a526", "hard": "#b22222", None: "#888888"}
+    groups: dict[str | None, list[float]] = defaultdict(list)
+    for value, band in report.values:
+        groups[band if band in BANDS else None].append(value)
+    data = [groups[b] for b in (*BANDS, None) if groups[b]]
+    labels = [b or "none" for b in (*BANDS, None) if groups[b]]
+    colors = [colours[b] for b in (*BANDS, None) if groups[b]]
+    if data:
+        ax.hist(data, bins=20, stacked=True, label=labels, color=colors)
+    for cut in report.cut_values:
+        if isinstance(cut, int | float):
+            ax.axvline(cut, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("IRT difficulty b" if report.basis == "irt" else "mean normalised fact score")
+    ax.set_ylabel("items")
+    ax.set_title(f"Item difficulty ({len(report.values)} items)")
+    if data:
+        ax.legend()
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    from propeval.fsutil import atomic_write
+
+    atomic_write(path, buf.getvalue())
+
+
+def band_counts(ledger: dict[str, Any]) -> dict[str, int]:
+    counts = dict.fromkeys(_COLUMNS, 0)
+    for entry in ledger["items"].values():
+        counts[entry["band"] if entry["band"] in BANDS else "none"] += 1
+    return counts
