@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO
+from helpers import REPO
 from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import GIT_ENV, REPO
+from helpers import GIT_ENV, REPO
 
 
 def commit(root: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:

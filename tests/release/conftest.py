@@ -18,6 +18,8 @@ from release_helpers import write_json, write_jsonl
 
 from propeval.config import load_config
 from propeval.corpus import load_corpus
+from propeval.difficulty import FORMAT as DIFFICULTY_FORMAT
+from propeval.difficulty import seal
 
 CorpusDir = Any  # tests/conftest.py's CorpusDir; not importable from a nested conftest
 
@@ -59,13 +61,16 @@ def ledgers(small: CorpusDir) -> CorpusDir:
     """Difficulty (one fresh, one stale entry), dedup report, judge gate and two scored runs."""
     write_json(
         small.root / "ledger/difficulty.json",
-        {
-            "items": {
-                "i0001": {"band": "easy", "item_hash": item_hash(small, "i0001")},
-                "i0002": {"band": "hard", "item_hash": "sha256:stale"},
-                "i9999": {"band": "medium", "item_hash": "sha256:gone"},
+        seal(
+            {
+                "format": DIFFICULTY_FORMAT,
+                "items": {
+                    "i0001": {"band": "easy", "item_hash": item_hash(small, "i0001")},
+                    "i0002": {"band": "hard", "item_hash": "sha256:stale"},
+                    "i9999": {"band": "medium", "item_hash": "sha256:gone"},
+                },
             }
-        },
+        ),
     )
     write_json(
         small.root / "ledger/dedup.json",
