@@ -179,3 +179,17 @@ def test_agree_sample_blinds_and_unblind_restores(tmp_path: Path) -> None:
     back = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["item_id"] for r in back} == set(picked)
     assert all(r["tone"] == "Loaded" and r["model"].startswith("secret-model") for r in back)
+
+
+def test_kappa_and_confusion_on_a_scale_mixing_numbers_and_strings() -> None:
+    # audit-v1's propaganda inclusion: 0-3 or "Refusal". scikit-learn refuses mixed label types.
+    scale: list[int | str] = [0, 1, 2, 3, "Refusal"]
+    human: list[int | str] = [0, 1, 2, 3, "Refusal", 0, 2, 2]
+    judge: list[int | str] = [0, 1, 3, 3, "Refusal", 1, 2, 0]
+    codes = {label: i for i, label in enumerate(scale)}
+    expected = cohen_kappa_score([codes[x] for x in human], [codes[x] for x in judge], labels=list(range(5)))
+    stat = ag.cohen_kappa(human, judge, labels=scale)
+    assert stat.value == pytest.approx(expected)
+    order, matrix = ag.confusion(human, judge, labels=scale)
+    assert order == scale
+    assert matrix[2] == [1, 0, 1, 1, 0]  # human 2: the judge said 3, 2 and 0

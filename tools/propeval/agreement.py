@@ -89,6 +89,14 @@ def label_order(ratings: Ratings, labels: Sequence[Label] | None = None) -> list
         return sorted(seen, key=str)
 
 
+def _codes(values: Sequence[Label], order: Sequence[Label]) -> list[int]:
+    """Each label's position on the scale: scikit-learn refuses scales that mix numbers and strings
+    (audit-v1's propaganda inclusion is 0-3 or "Refusal"), and positions keep the order weighted
+    kappa needs."""
+    index = {label: i for i, label in enumerate(order)}
+    return [index[v] for v in values]
+
+
 def _pairs(a: Sequence[Label | None], b: Sequence[Label | None]) -> tuple[list[Label], list[Label]]:
     if len(a) != len(b):
         raise UsageError(f"the two raters rate different numbers of units ({len(a)} and {len(b)})")
@@ -119,7 +127,9 @@ def cohen_kappa(
         return Stat(name, None, len(x), f"both raters used a single label ({x[0]!r}); kappa is undefined")
     np = _np()
     metrics = _sklearn_metrics()
-    value = metrics.cohen_kappa_score(x, y, labels=order, weights=KAPPA_WEIGHTS[weights], replace_undefined_by=np.nan)
+    xi, yi = _codes(x, order), _codes(y, order)
+    codes = list(range(len(order)))
+    value = metrics.cohen_kappa_score(xi, yi, labels=codes, weights=KAPPA_WEIGHTS[weights], replace_undefined_by=np.nan)
     if not np.isfinite(value):
         return Stat(name, None, len(x), "chance agreement is 1 (each rater used one label); kappa is undefined")
     return Stat(name, float(value), len(x))
@@ -227,7 +237,7 @@ def confusion(
     if not x:
         return order, [[0] * len(order) for _ in order]
     metrics = _sklearn_metrics()
-    matrix = metrics.confusion_matrix(x, y, labels=order)
+    matrix = metrics.confusion_matrix(_codes(x, order), _codes(y, order), labels=list(range(len(order))))
     return order, [[int(v) for v in row] for row in matrix]
 
 
