@@ -10,7 +10,7 @@ setup:
 	$(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[all,dev]'
+	$(PIP) install --quiet -e '.[all,dev,local]'
 	# Headless Chromium renders the HTML report in the release tests (CI runs as root on a fresh machine).
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 

@@ -68,6 +68,7 @@ def test_unscored_is_missing_unanswered_is_zero_and_runs_average(corpus) -> None
     write_run(corpus.root, "r1", [grade("i1", "m1", 5), grade("i2", "m1", None, "unscored")])
     write_run(corpus.root, "r2", [grade("i1", "m1", 3), grade("i2", "m1", None, "unanswered")])
     write_run(corpus.root, "r3", [grade("i1", "m2", None, "unscored"), grade("i2", "m2", 4)])
+    write_run(corpus.root, "r4", [grade("i2", "m2", None, "error")])  # the endpoint failed for good
     config = load_config(corpus.root)
     files = sorted(corpus.root.glob("runs/*/grades-facts-v1.jsonl"))
     table = load_runs(config, Settings(), files)
@@ -75,6 +76,7 @@ def test_unscored_is_missing_unanswered_is_zero_and_runs_average(corpus) -> None
     assert table.obs[("i1", "m1")] == [5.0, 3.0]  # two runs, averaged below
     assert table.obs[("i1", "m2")] == []  # unscored: seen, but no score
     assert table.obs[("i2", "m1")] == [0.0]  # unanswered counts 0; the unscored run adds nothing
+    assert table.obs[("i2", "m2")] == [4.0]  # an error grade adds nothing either
     m = build_matrices(table, Settings())
     c = classical(m, 0.8)
     assert list(c["n"]) == [1, 2]
@@ -97,7 +99,7 @@ def test_bad_grade_lines_are_problems(corpus) -> None:
     table = load_runs(load_config(corpus.root), Settings(), [path])
     assert [(p.line, p.message) for p in table.problems] == [
         (1, "status is scored but fact_score is 7, not an integer 0-5; re-grade the item"),
-        (2, "status 'odd' is not one of scored, unscored, unanswered"),
+        (2, "status 'odd' is not one of scored, unscored, unanswered, error"),
     ]
 
 

@@ -290,8 +290,9 @@ def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -
                 table.add(item, model, score)
             elif status == "unanswered":
                 table.add(item, model, 0)  # the rubric: an unanswered item counts as fact 0
-            elif status == "unscored":
-                table.add(item, model, None)  # a judge failure is not a verdict: missing
+            elif status in ("unscored", "error"):
+                # a judge failure, or an endpoint that failed for good, is not a verdict: missing
+                table.add(item, model, None)
             else:
                 table.problems.append(
                     Problem(
@@ -299,7 +300,7 @@ def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -
                         line,
                         1,
                         "difficulty-input",
-                        f"status {status!r} is not one of scored, unscored, unanswered",
+                        f"status {status!r} is not one of scored, unscored, unanswered, error",
                     )
                 )
                 continue

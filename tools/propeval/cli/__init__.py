@@ -25,7 +25,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # -- groups
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     # -- judge
+    "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
+    "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
+    "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
+    "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
     # -- gates
+    "gate": ("propeval.cli.gate", "Answerability and judge gates, verified offline from the ledger."),
+    "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
+    "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
     # -- difficulty
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     # -- release

@@ -1,0 +1,120 @@
+"""`propeval ci --base` on a real git repository with a PR-like branch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from click.testing import CliRunner, Result
+from gatekit import configure
+
+from propeval.cli import cli
+from propeval.config import load_config
+from propeval.gates.ci import STEPS, run_ci
+from propeval.result import CheckResult
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def main_with_records(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
+    """main: a corpus whose items and rubric have fresh records; then a branch `pr` is checked out."""
+    srv = loopback()
+    configure(gate_corpus, srv.base_url)
+    assert run("gate", "answerability", "--online", "--all").exit_code == 0
+    configure(gate_corpus)
+    gate_corpus.write(".gitignore", "runs/\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus with answerability records")
+    in_git("checkout", "-qb", "pr")
+
+
+def test_ci_on_a_clean_pr_branch_passes(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
+    main_with_records(gate_corpus, in_git, loopback)
+    gate_corpus.write("README.md", "docs only\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "docs")
+    res = run("ci", "--base", "main", "--step", "check", "--step", "answerability", "--step", "judge")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == [
+        "note: judge: no rubric changed since main; the judge gate has nothing to check",
+        "step           status   problems",
+        "-------------  -------  --------",
+        "check          ok       0",
+        "answerability  ok       0",
+        "judge          skipped  0",
+        "ci: exit 0",
+    ]
+
+
+def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
+    main_with_records(gate_corpus, in_git, loopback)
+    gate_corpus.item("i0004", prompt="How many people died in Beijing in June 1989?")
+    tpl = gate_corpus.root / "rubrics/audit-v1/prompt.md"
+    tpl.write_text(tpl.read_text(encoding="utf-8") + "\nCode conservatively.\n", encoding="utf-8")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "new item; stricter audit prompt")
+    res = run("ci", "--base", "main", "--skip", "dedup")
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    assert (
+        "questions/c0001/i0004.yaml [answerability] i0004: no answerability record "
+        "(ledger/answerability/i0004.json); run: propeval gate answerability --online i0004"
+    ) in lines
+    assert (
+        "ledger/judge/audit-v1.json [judge-gate] audit-v1: no judge-agreement record (ledger/judge/audit-v1.json); "
+        "run: propeval gate judge --rubric audit-v1 --online"
+    ) in lines
+    assert "note: schema: breaking: 0, additive: 0, docs: 0 -> no version bump needed" in lines
+    assert lines[-8:] == [
+        "step           status  problems",
+        "-------------  ------  ------------------------",
+        "check          ok      0",
+        "groups         failed  2 error(s), 0 warning(s)",
+        "answerability  failed  1 error(s), 0 warning(s)",
+        "judge          failed  1 error(s), 0 warning(s)",
+        "schema         ok      0",
+        "ci: exit 1",
+    ]
+
+
+def test_ci_advisory_answerability_reports_but_passes(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
+    main_with_records(gate_corpus, in_git, loopback)
+    configure(gate_corpus, mode="advisory")
+    gate_corpus.item("i0004", prompt="How many people died in Beijing in June 1989?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "new item")
+    res = run("ci", "--base", "main", "--step", "answerability")
+    assert res.exit_code == 0
+    assert res.output.splitlines()[-3:] == [
+        "-------------  --------  ------------------------",
+        "answerability  advisory  0 error(s), 1 warning(s)",
+        "ci: exit 0",
+    ]
+
+
+def test_a_missing_ref_is_one_clear_error(gate_corpus: Any, in_git: Any) -> None:
+    in_git("add", "-A")
+    in_git("commit", "-qm", "init")
+    res = run("ci", "--base", "origin/nowhere")
+    assert res.exit_code == 3
+    assert res.output.startswith("propeval: error: git ref 'origin/nowhere' does not exist here;")
+
+
+def test_a_step_whose_code_is_missing_is_an_error_not_a_pass(gate_corpus: Any, in_git: Any) -> None:
+    in_git("add", "-A")
+    in_git("commit", "-qm", "init")
+
+    def needs_absent_area(config: Any, base: str) -> CheckResult:
+        import propeval.not_merged_yet  # type: ignore[import-not-found]  # noqa: F401
+
+        return CheckResult()
+
+    registry = {"check": STEPS["check"], "absent": needs_absent_area}
+    result = run_ci(load_config(), "main", registry=registry)
+    assert [(s.name, s.status, s.exit_code) for s in result.steps] == [("check", "ok", 0), ("absent", "error", 3)]
+    assert result.exit_code == 3
+    assert result.steps[1].problems[0].message == (
+        "step 'absent' cannot run: its module propeval.not_merged_yet is not in this checkout; "
+        "merge its branch, or leave it out with --skip absent"
+    )

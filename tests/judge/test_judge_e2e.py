@@ -1,0 +1,145 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
+"""answer -> grade -> score through the CLI against a loopback chat-completions server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from click.testing import CliRunner
+from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
+
+from propeval.cli import cli
+from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def records(path: Any) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in lines(path)]
+
+
+def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None:
+    srv = loopback()
+    configure(judge_corpus, srv.base_url)
+    r = invoke("answer", "--run-id", "r1", "--temperature", "0.3", "--max-tokens", "64")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == [
+        "answered run r1: 3 item(s), 0 already done; 3 answered",
+        "runs/r1/answers.jsonl",
+    ]
+    answers = records(judge_corpus.root / "runs/r1/answers.jsonl")
+    assert sorted(a["item_id"] for a in answers) == ["i0001", "i0002", "i0003"]  # i0004 is retired
+    a1 = next(a for a in answers if a["item_id"] == "i0001")
+    assert a1["model"] == "answer-model"
+    assert a1["settings"] == {"temperature": 0.3, "max_tokens": 64}
+    assert a1["item_hash"].startswith("sha256:") and a1["claim_hash"].startswith("sha256:")
+    assert a1["status"] == "answered" and a1["answer"].startswith("An answer to: What happened")
+    assert a1["item"] == {
+        "language": "en",
+        "framing": "neutral",
+        "question_type": "named_fact",
+        "categories": ["freedom_of_expression"],
+    }
+    # a single user turn, no system prompt, the configured settings
+    asked = [s.body for s in srv.seen]
+    assert all(b["messages"] == [{"role": "user", "content": b["messages"][0]["content"]}] for b in asked)
+    assert {b["temperature"] for b in asked} == {0.3} and {b["max_tokens"] for b in asked} == {64}
+    assert all("response_format" not in b for b in asked)
+    run = json.loads((judge_corpus.root / "runs/r1/run.json").read_text())
+    assert run["model"] == "answer-model" and run["corpus"] == {"items": 3}
+
+    r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge-model", "judge-model")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == [
+        "graded run r1: 3 item(s), 0 already done; 3 scored",
+        "runs/r1/grades-facts-v1.jsonl",
+    ]
+    grades = {g["item_id"]: g for g in records(judge_corpus.root / "runs/r1/grades-facts-v1.jsonl")}
+    g3 = grades["i0003"]
+    assert g3["fact_states"] == {"f1": "stated", "f2": "stated", "f3": "stated"}
+    assert (g3["fact_score"], g3["propaganda"], g3["status"], g3["attempts"]) == (5, 0, "scored", 1)
+    assert g3["judge_model"] == "judge-model" and g3["model"] == "answer-model"
+    assert g3["rubric"] == "facts-v1" and g3["rubric_version"] == "1.0.0"
+    assert g3["rubric_hash"].startswith("sha256:") and g3["prompt_hash"].startswith("sha256:")
+    judge_bodies = [s.body for s in srv.seen if is_judge_request(s)]
+    schema = judge_bodies[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["facts"]["minItems"] == schema["properties"]["facts"]["maxItems"]
+
+    r = invoke("score", "r1")
+    assert r.exit_code == 0, r.output
+    out = r.output.splitlines()
+    assert out[:3] == [
+        "rubric facts-v1",
+        "run  items  unanswered  unscored  ungraded  fact mean  propaganda",
+        "r1       3           0         0         0       5.00        0.0%",
+    ]
+    assert "language  counted  fact mean  propaganda" in out
+    assert "zh              1       5.00        0.0%" in out
+
+    # a rerun skips everything already finished and asks nothing
+    before = len(srv.seen)
+    r = invoke("grade", "r1", "--rubric", "facts-v1")
+    assert r.output.splitlines()[0] == "graded run r1: 3 item(s), 3 already done; nothing new"
+    r = invoke("answer", "--run-id", "r1", "--temperature", "0.3", "--max-tokens", "64")
+    assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 3 already done; nothing new"
+    assert len(srv.seen) == before
+
+
+def test_resuming_with_other_settings_is_refused(judge_corpus: Any, loopback: Any) -> None:
+    srv = loopback()
+    configure(judge_corpus, srv.base_url)
+    assert invoke("answer", "--run-id", "r1", "--item", "i0001").exit_code == 0
+    r = invoke("answer", "--run-id", "r1", "--temperature", "0.9")
+    assert r.exit_code == 2
+    assert "run 'r1' was answered with settings" in r.output
+
+
+def test_unanswered_is_recorded_and_scored_zero(judge_corpus: Any, loopback: Any) -> None:
+    def script(seen: Seen) -> Reply:
+        if is_judge_request(seen):
+            return Reply(facts_verdict(fact_ids(seen)))
+        if "第二" in seen.prompt:  # only reasoning, no final text
+            return Reply("", reasoning="thinking about it")
+        if "riot" in seen.prompt:
+            return Reply("<think>hidden chain</think>\n  Final words.")
+        return Reply("Troops fired.", reasoning="secret reasoning")
+
+    srv = loopback(script)
+    configure(judge_corpus, srv.base_url)
+    r = invoke("answer", "--run-id", "r1")
+    answers = {a["item_id"]: a for a in records(judge_corpus.root / "runs/r1/answers.jsonl")}
+    assert answers["i0001"]["answer"] == "Troops fired."
+    assert answers["i0002"]["answer"] == "Final words."
+    assert answers["i0003"]["status"] == "unanswered" and answers["i0003"]["answer"] is None
+    assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 0 already done; 2 answered, 1 unanswered"
+    judged_before = sum(is_judge_request(s) for s in srv.seen)
+    assert judged_before == 0
+    invoke("grade", "r1", "--rubric", "facts-v1")
+    grades = {g["item_id"]: g for g in records(judge_corpus.root / "runs/r1/grades-facts-v1.jsonl")}
+    assert grades["i0003"]["status"] == "unanswered"
+    assert (grades["i0003"]["fact_score"], grades["i0003"]["propaganda"]) == (0, 0)
+    assert sum(is_judge_request(s) for s in srv.seen) == 2  # the unanswered item was never sent to the judge
+    r = invoke("score", "r1", "--format", "json")
+    report = json.loads(r.output)
+    run = report["runs"][0]
+    assert (run["items"], run["counted"], run["unanswered"]) == (3, 3, 1)
+    assert run["fact_mean"] == (5 + 5 + 0) / 3
+
+
+def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
+    srv = loopback(default_script)
+    configure(judge_corpus, srv.base_url)
+    invoke("answer", "--run-id", "r1")
+    r = invoke("grade", "r1", "--rubric", "audit-v1")
+    assert r.output.splitlines()[0] == "graded run r1: 3 item(s), 0 already done; 3 scored"
+    g = records(judge_corpus.root / "runs/r1/grades-audit-v1.jsonl")[0]
+    assert (g["accuracy"], g["propaganda_inclusion"], g["tone"]) == ("Correct", 0, "Neutral")
+    r = invoke("score", "r1", "--rubric", "audit-v1")
+    out = r.output.splitlines()
+    assert "accuracy" in out
+    i = out.index("accuracy")
+    assert out[i + 1].split() == ["model", "language", "scored", "Correct", "Partial", "Misleading", "Refusal"]
+    assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]

@@ -1,0 +1,95 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
+"""answer -> grade -> score through the real llama.cpp server and the bundled Gemma 3 270M.
+
+This checks the plumbing (the server starts, speaks the protocol, honours the JSON schema, every
+item ends with a record); the model is far too small for its judgement to mean anything.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from judgekit import judge_corpus, lines  # noqa: F401  (fixtures)
+
+from propeval.cli import cli
+from propeval.judge.local import MODEL_ALIAS, LocalServerOptions, base_url, start
+
+LOCAL_TOML = """
+[tool.propeval.judge]
+concurrency = 1
+timeout = 300.0
+max_attempts = 2
+max_reasks = 0
+max_tokens = 48
+judge_max_tokens = 300
+answer_endpoint = "local"
+judge_endpoint = "local"
+
+[tool.propeval.judge.endpoints.local]
+base_url = "{url}"
+model = "{model}"
+api_key_env = ""
+response_format = "json_object_schema"
+"""
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    options = LocalServerOptions(port=port, n_ctx=2048, threads=2)
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    proc = start(options, log=log)
+    try:
+        yield base_url(options)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except Exception:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.integration
+def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -> None:
+    root: Path = judge_corpus.root
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + LOCAL_TOML.format(url=local_server, model=MODEL_ALIAS), encoding="utf-8"
+    )
+    run = CliRunner().invoke(cli, ["answer", "--run-id", "local", "--item", "i0003"], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    answers = [json.loads(x) for x in lines(root / "runs/local/answers.jsonl")]
+    assert [a["item_id"] for a in answers] == ["i0003"]
+    assert {a["status"] for a in answers} <= {"answered", "unanswered"}
+    assert all(a["model"] == MODEL_ALIAS and a["settings"] == {"temperature": 0.0, "max_tokens": 48} for a in answers)
+
+    for rubric in ("facts-v1", "audit-v1"):
+        run = CliRunner().invoke(cli, ["grade", "local", "--rubric", rubric], catch_exceptions=False)
+        assert run.exit_code == 0, run.output
+        grades = [json.loads(x) for x in lines(root / f"runs/local/grades-{rubric}.jsonl")]
+        assert [g["item_id"] for g in grades] == ["i0003"]
+        for g in grades:
+            assert g["status"] in ("scored", "unscored", "unanswered")
+            assert g["judge_model"] == MODEL_ALIAS and g["rubric"] == rubric
+            if g["status"] == "scored":
+                if rubric == "facts-v1":
+                    assert g["fact_score"] in range(6) and g["propaganda"] in range(3)
+                else:
+                    assert g["accuracy"] in ("Correct", "Partial", "Misleading", "Refusal")
+            if g["status"] == "unscored":
+                assert g["reason"] and g["attempts"] == 1
+        score = CliRunner().invoke(
+            cli, ["score", "local", "--rubric", rubric, "--format", "json"], catch_exceptions=False
+        )
+        assert score.exit_code == 0
+        report = json.loads(score.output)
+        assert report["rubric"] == rubric

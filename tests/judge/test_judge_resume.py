@@ -1,0 +1,65 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
+"""kill -9 in the middle of `propeval grade`, then rerun: the file stays valid and ends complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from click.testing import CliRunner
+from judgekit import REPO, configure, lines, loopback  # noqa: F401  (fixtures)
+
+from propeval.cli import cli
+from propeval.judge.loopback import default_script
+
+N = 40
+
+
+def test_kill_9_mid_grade_then_resume(corpus: Any, loopback: Any) -> None:
+    for c in range(1, 5):
+        cid = f"c{c:04d}"
+        corpus.claim(cid)
+        for i in range(10):
+            n = (c - 1) * 10 + i + 1
+            corpus.item(f"i{n:04d}", cid, prompt=f"Question number {n}?")
+    import shutil
+
+    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
+    srv = loopback(default_script)
+    configure(corpus, srv.base_url, concurrency=4)
+    assert CliRunner().invoke(cli, ["answer", "--run-id", "r1"], catch_exceptions=False).exit_code == 0
+    srv.latency = 0.15  # grading is slow enough to be killed half-way
+
+    grades = corpus.root / "runs/r1/grades-facts-v1.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
+    cmd = [sys.executable, "-m", "propeval", "--root", str(corpus.root), "grade", "r1", "--rubric", "facts-v1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if grades.is_file() and len(lines(grades)) >= 8:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    done = len(lines(grades))
+    assert 8 <= done < N
+    # a write torn by the kill: half a record, no newline
+    with grades.open("a", encoding="utf-8") as fh:
+        fh.write('{"item_id": "i0040", "status": "sco')
+
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.splitlines()[0].startswith(f"graded run r1: {N} item(s), ")
+    records = [json.loads(x) for x in lines(grades)]  # every line is whole JSON
+    ids = [r["item_id"] for r in records]
+    assert len(ids) == len(set(ids)) == N  # complete, no duplicates
+    assert {r["status"] for r in records} == {"scored"}
+    # only the unfinished items were asked again (plus at most the few in flight at the kill)
+    judged = sum("<<<ANSWER-" in s.prompt for s in srv.seen)
+    assert N <= judged <= N + 4

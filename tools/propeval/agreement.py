@@ -1,0 +1,485 @@
+"""Agreement between raters: Cohen's and Fleiss' kappa, Krippendorff's alpha, F1, confusion matrices.
+
+The numbers come from the peer libraries (scikit-learn, statsmodels, krippendorff); this module only
+aligns the ratings, maps labels to codes, and decides when a statistic is *undefined*. An undefined
+statistic (kappa when both raters use one class, alpha with a single value in the data, F1 with no
+positive case anywhere) is ``Stat.value is None`` with a reason, so a gate can refuse it instead of
+passing on a NaN.
+
+Ratings are a raters x units table of labels; ``None`` is a missing rating. Cohen's kappa and F1
+use the units both raters rated; Fleiss' kappa uses the units every rater rated (statsmodels needs
+a full table); Krippendorff's alpha uses every pairable unit, which is what it was made for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from propeval.errors import DependencyError, UsageError
+from propeval.fsutil import atomic_write
+from propeval.loader import LoadError, dumps_json, load_file, load_jsonl
+from propeval.result import Problem
+
+Label = Hashable
+Ratings = Sequence[Sequence[Label | None]]  # raters x units
+
+LEVELS = ("nominal", "ordinal", "interval")
+KAPPA_WEIGHTS = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One agreement figure. ``value is None`` means undefined; ``reason`` says why."""
+
+    name: str
+    value: float | None
+    n: int
+    reason: str = ""
+    ci: tuple[float, float] | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "n": self.n,
+            "reason": self.reason or None,
+            "ci": list(self.ci) if self.ci is not None else None,
+        }
+
+
+def _np() -> Any:
+    try:
+        import numpy as np
+    except ImportError as e:  # pragma: no cover - numpy comes with every stats extra
+        raise DependencyError("numpy", "stats") from e
+    return np
+
+
+def _sklearn_metrics() -> Any:
+    try:
+        from sklearn import metrics
+    except ImportError as e:
+        raise DependencyError("sklearn", "stats") from e
+    return metrics
+
+
+def label_order(ratings: Ratings, labels: Sequence[Label] | None = None) -> list[Label]:
+    """The labels in scale order: ``labels`` when given (every rating must be among them), else sorted."""
+    seen = {x for row in ratings for x in row if x is not None}
+    if labels is not None:
+        unknown = seen - set(labels)
+        if unknown:
+            raise UsageError(
+                f"ratings use labels that are not on the scale {list(labels)}: {sorted(map(str, unknown))}; "
+                "add them to --labels or fix the label files"
+            )
+        return list(labels)
+    try:
+        return sorted(seen)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(seen, key=str)
+
+
+def _codes(values: Sequence[Label], order: Sequence[Label]) -> list[int]:
+    """Each label's position on the scale: scikit-learn refuses scales that mix numbers and strings
+    (audit-v1's propaganda inclusion is 0-3 or "Refusal"), and positions keep the order weighted
+    kappa needs."""
+    index = {label: i for i, label in enumerate(order)}
+    return [index[v] for v in values]
+
+
+def _pairs(a: Sequence[Label | None], b: Sequence[Label | None]) -> tuple[list[Label], list[Label]]:
+    if len(a) != len(b):
+        raise UsageError(f"the two raters rate different numbers of units ({len(a)} and {len(b)})")
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    return [x for x, _ in both], [y for _, y in both]
+
+
+def cohen_kappa(
+    a: Sequence[Label | None],
+    b: Sequence[Label | None],
+    *,
+    weights: str = "unweighted",
+    labels: Sequence[Label] | None = None,
+) -> Stat:
+    """Cohen's kappa of two raters over the units both rated (sklearn ``cohen_kappa_score``).
+
+    ``weights`` is ``unweighted``, ``linear`` or ``quadratic``; weighted kappa uses ``labels`` as
+    the order of the scale.
+    """
+    if weights not in KAPPA_WEIGHTS:
+        raise UsageError(f"weights must be one of {sorted(KAPPA_WEIGHTS)}, not {weights!r}")
+    name = "cohen_kappa" if weights == "unweighted" else f"cohen_kappa_{weights}"
+    x, y = _pairs(a, b)
+    if not x:
+        return Stat(name, None, 0, "no unit was rated by both raters")
+    order = label_order([x, y], labels)
+    if len({*x, *y}) < 2:
+        return Stat(name, None, len(x), f"both raters used a single label ({x[0]!r}); kappa is undefined")
+    np = _np()
+    metrics = _sklearn_metrics()
+    xi, yi = _codes(x, order), _codes(y, order)
+    codes = list(range(len(order)))
+    value = metrics.cohen_kappa_score(xi, yi, labels=codes, weights=KAPPA_WEIGHTS[weights], replace_undefined_by=np.nan)
+    if not np.isfinite(value):
+        return Stat(name, None, len(x), "chance agreement is 1 (each rater used one label); kappa is undefined")
+    return Stat(name, float(value), len(x))
+
+
+def fleiss_kappa(ratings: Ratings, *, labels: Sequence[Label] | None = None) -> Stat:
+    """Fleiss' kappa (statsmodels) over the units that every rater rated."""
+    name = "fleiss_kappa"
+    if len(ratings) < 2:
+        return Stat(name, None, 0, "Fleiss' kappa needs at least two raters")
+    full = [u for u in zip(*ratings, strict=True) if all(x is not None for x in u)]
+    if not full:
+        return Stat(name, None, 0, "no unit was rated by every rater")
+    order = label_order(ratings, labels)
+    if len({x for u in full for x in u}) < 2:
+        return Stat(name, None, len(full), "every rating is the same label; kappa is undefined")
+    try:
+        from statsmodels.stats.inter_rater import aggregate_raters
+        from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    except ImportError as e:
+        raise DependencyError("statsmodels", "stats") from e
+    np = _np()
+    codes = {lab: i for i, lab in enumerate(order)}
+    data = np.array([[codes[x] for x in u] for u in full], dtype=int)
+    table, _ = aggregate_raters(data, n_cat=len(order))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(sm_fleiss(table, method="fleiss"))
+    if not np.isfinite(value):
+        return Stat(name, None, len(full), "chance agreement is 1; kappa is undefined")
+    return Stat(name, value, len(full))
+
+
+def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal", labels: Sequence[Label] | None = None) -> Stat:
+    """Krippendorff's alpha (the ``krippendorff`` package) at ``level``, with missing ratings allowed.
+
+    Nominal and ordinal labels are coded by their place in ``labels`` (the scale order); interval
+    labels must be numbers and are used as they are.
+    """
+    if level not in LEVELS:
+        raise UsageError(f"level must be one of {list(LEVELS)}, not {level!r}")
+    name = f"krippendorff_alpha_{level}"
+    try:
+        import krippendorff
+    except ImportError as e:
+        raise DependencyError("krippendorff", "stats") from e
+    np = _np()
+    order = label_order(ratings, labels)
+    if level == "interval":
+        bad = [x for x in order if isinstance(x, bool) or not isinstance(x, int | float)]
+        if bad:
+            raise UsageError(f"interval alpha needs numeric labels; found {bad[:3]}; use --level ordinal or nominal")
+        data = np.array([[np.nan if x is None else float(x) for x in row] for row in ratings], dtype=float)  # type: ignore[arg-type]
+    else:
+        codes = {lab: float(i) for i, lab in enumerate(order)}
+        data = np.array([[np.nan if x is None else codes[x] for x in row] for row in ratings], dtype=float)
+    pairable = int((np.sum(~np.isnan(data), axis=0) >= 2).sum()) if data.size else 0
+    if pairable == 0:
+        return Stat(name, None, 0, "no unit has two or more ratings")
+    values = {float(v) for v in data[~np.isnan(data)]}
+    if len(values) < 2:
+        return Stat(name, None, pairable, "every rating is the same value; alpha is undefined")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
+    if not np.isfinite(value):
+        return Stat(name, None, pairable, "expected disagreement is 0; alpha is undefined")
+    return Stat(name, value, pairable)
+
+
+def f1_positive(truth: Sequence[Label | None], pred: Sequence[Label | None], *, positive: Label) -> Stat:
+    """Positive-class F1 of ``pred`` against ``truth`` (sklearn ``f1_score``) over units both rated."""
+    name = "f1_positive"
+    x, y = _pairs(truth, pred)
+    if not x:
+        return Stat(name, None, 0, "no unit was rated by both")
+    if positive not in x and positive not in y:
+        return Stat(name, None, len(x), f"no unit is labelled {positive!r} by either; F1 is undefined")
+    metrics = _sklearn_metrics()
+    tx = [v == positive for v in x]
+    ty = [v == positive for v in y]
+    value = metrics.f1_score(tx, ty, pos_label=True, zero_division=0.0)
+    return Stat(name, float(value), len(x))
+
+
+def accuracy_per_class(
+    truth: Sequence[Label | None], pred: Sequence[Label | None], *, labels: Sequence[Label]
+) -> dict[Label, Stat]:
+    """For each class of ``truth``: the share of its units that ``pred`` labels the same (per-class recall)."""
+    x, y = _pairs(truth, pred)
+    out: dict[Label, Stat] = {}
+    for lab in labels:
+        hits = [b == lab for a, b in zip(x, y, strict=True) if a == lab]
+        if not hits:
+            out[lab] = Stat(f"accuracy[{lab}]", None, 0, f"no gold unit is labelled {lab!r}")
+        else:
+            out[lab] = Stat(f"accuracy[{lab}]", sum(hits) / len(hits), len(hits))
+    return out
+
+
+def confusion(
+    a: Sequence[Label | None], b: Sequence[Label | None], *, labels: Sequence[Label] | None = None
+) -> tuple[list[Label], list[list[int]]]:
+    """Labels and the confusion matrix (rows: ``a``, columns: ``b``) over units both rated."""
+    x, y = _pairs(a, b)
+    order = label_order([x, y], labels)
+    if not x:
+        return order, [[0] * len(order) for _ in order]
+    metrics = _sklearn_metrics()
+    matrix = metrics.confusion_matrix(_codes(x, order), _codes(y, order), labels=list(range(len(order))))
+    return order, [[int(v) for v in row] for row in matrix]
+
+
+def bootstrap(
+    fn: Callable[[Ratings], Stat],
+    ratings: Ratings,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Stat:
+    """``fn(ratings)`` with a percentile bootstrap interval over units (resampled with replacement).
+
+    Resamples on which the statistic is undefined are dropped; with none defined there is no interval.
+    """
+    point = fn(ratings)
+    if not point.defined or resamples <= 0:
+        return point
+    np = _np()
+    rng = np.random.default_rng(seed)
+    units = len(ratings[0]) if ratings else 0
+    cols = [list(row) for row in ratings]
+    values = []
+    for _ in range(resamples):
+        idx = rng.integers(0, units, size=units)
+        sample = [[row[i] for i in idx] for row in cols]
+        s = fn(sample)
+        if s.value is not None:
+            values.append(s.value)
+    if not values:
+        return point
+    lo, hi = np.percentile(values, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return replace(point, ci=(float(lo), float(hi)))
+
+
+# --------------------------------------------------------------------------- label files
+
+
+@dataclass
+class RaterFile:
+    """One rater's labels for one field, keyed by unit id."""
+
+    name: str
+    labels: dict[tuple[str, ...], Label | None]
+
+
+def align(raters: Sequence[RaterFile]) -> tuple[list[tuple[str, ...]], list[list[Label | None]]]:
+    """The union of unit ids (sorted) and the raters x units table, ``None`` where a rater is silent."""
+    keys = sorted({k for r in raters for k in r.labels})
+    return keys, [[r.labels.get(k) for k in keys] for r in raters]
+
+
+@dataclass
+class FieldReport:
+    """Every agreement figure for one labelled field."""
+
+    field: str
+    level: str
+    labels: list[Label]
+    raters: list[str]
+    units: int
+    pairwise: list[dict[str, Any]]
+    overall: list[Stat]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "level": self.level,
+            "labels": self.labels,
+            "raters": self.raters,
+            "units": self.units,
+            "pairwise": [{**p, "stats": [s.to_dict() for s in p["stats"]]} for p in self.pairwise],
+            "overall": [s.to_dict() for s in self.overall],
+        }
+
+
+def _pair_kappa(r: Ratings, *, weights: str, labels: Sequence[Label]) -> Stat:
+    return cohen_kappa(r[0], r[1], weights=weights, labels=labels)
+
+
+def _pair_f1(r: Ratings, *, positive: Label) -> Stat:
+    return f1_positive(r[0], r[1], positive=positive)
+
+
+def field_report(
+    raters: Sequence[RaterFile],
+    *,
+    field: str,
+    level: str = "nominal",
+    labels: Sequence[Label] | None = None,
+    positive: Label | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> FieldReport:
+    """Pairwise Cohen's kappa (+ F1 and a confusion matrix), Fleiss' kappa and Krippendorff's alpha."""
+    if level not in LEVELS:
+        raise UsageError(f"--level must be one of {list(LEVELS)}, not {level!r}")
+    if len(raters) < 2:
+        raise UsageError("agreement needs at least two label files")
+    keys, table = align(raters)
+    order = label_order(table, labels)
+    weights = ["unweighted"] if level == "nominal" else ["unweighted", "linear", "quadratic"]
+    pairwise: list[dict[str, Any]] = []
+    for i in range(len(raters)):
+        for j in range(i + 1, len(raters)):
+            pair = [table[i], table[j]]
+            stats = [
+                bootstrap(
+                    partial(_pair_kappa, weights=w, labels=order),
+                    pair,
+                    resamples=resamples,
+                    seed=seed,
+                )
+                for w in weights
+            ]
+            if positive is not None:
+                stats.append(bootstrap(partial(_pair_f1, positive=positive), pair, resamples=resamples, seed=seed))
+            _, matrix = confusion(table[i], table[j], labels=order)
+            pairwise.append({"a": raters[i].name, "b": raters[j].name, "stats": stats, "confusion": matrix})
+    levels = LEVELS[: LEVELS.index(level) + 1]
+    overall = [bootstrap(partial(fleiss_kappa, labels=order), table, resamples=resamples, seed=seed)]
+    for lv in levels:
+        overall.append(
+            bootstrap(
+                partial(krippendorff_alpha, level=lv, labels=order),
+                table,
+                resamples=resamples,
+                seed=seed,
+            )
+        )
+    return FieldReport(field, level, order, [r.name for r in raters], len(keys), pairwise, overall)
+
+
+def sample_rows(rows: Sequence[dict[str, Any]], *, fraction: float, seed: int) -> list[int]:
+    """Indices of a seeded random ``fraction`` of ``rows`` (at least one), in shuffled order."""
+    if not 0 < fraction <= 1:
+        raise UsageError(f"--fraction must be in (0, 1], not {fraction}")
+    rng = random.Random(seed)
+    k = max(1, round(fraction * len(rows))) if rows else 0
+    picked = rng.sample(range(len(rows)), k)
+    rng.shuffle(picked)
+    return picked
+
+
+def read_rater_file(
+    path: Path, *, field: str, id_fields: Sequence[str] = ("item_id",), root: Path | None = None
+) -> RaterFile:
+    """One rater's labels for ``field`` from a JSON Lines file (one unit per line).
+
+    A unit is named by ``id_fields`` (e.g. ``item_id`` and ``model``). A missing or null label is
+    a missing rating. A line without an id, or an id given twice, is a :class:`LoadError`.
+    """
+    labels: dict[tuple[str, ...], Label | None] = {}
+    rel = path.as_posix()
+    for line, row in load_jsonl(path, root=root):
+        missing = [f for f in id_fields if not isinstance(row.get(f), str | int) or isinstance(row.get(f), bool)]
+        if missing:
+            raise LoadError(
+                Problem(rel, line, 1, "labels", f"line has no {missing[0]!r}; every line needs {list(id_fields)}")
+            )
+        key = tuple(str(row[f]) for f in id_fields)
+        if key in labels:
+            raise LoadError(Problem(rel, line, 1, "labels", f"unit {'/'.join(key)} is labelled twice; keep one line"))
+        value = row.get(field)
+        if isinstance(value, list | dict):
+            raise LoadError(
+                Problem(rel, line, 1, "labels", f"{field!r} must be a single label (string, number or null)")
+            )
+        labels[key] = value
+    return RaterFile(path.stem, labels)
+
+
+HIDDEN_FIELDS = ("model", "judge_model", "base_url", "run_id", "raw", "verdict", "reason")
+
+
+@dataclass
+class Sheet:
+    """A blinded sheet for a second rater and the key that maps it back."""
+
+    rows: list[dict[str, Any]]
+    key: dict[str, Any]
+
+
+def blind_sample(
+    rows: Sequence[dict[str, Any]],
+    *,
+    fields: Sequence[str],
+    fraction: float,
+    seed: int,
+    show: Sequence[str] = ("prompt", "answer", "language"),
+    id_fields: Sequence[str] = ("item_id", "model"),
+    source: str = "",
+) -> Sheet:
+    """Pick a seeded ``fraction`` of ``rows``, shuffle them, hide who answered, blank the labels.
+
+    Sheet rows carry only ``row`` (a fresh id), the ``show`` fields and the blank ``fields``. The
+    key maps each row id to the source line's ``id_fields`` and must be kept away from the rater.
+    """
+    leaked = sorted(set(show) & {*HIDDEN_FIELDS, *id_fields, *fields})
+    if leaked:
+        raise UsageError(f"--show must not reveal {leaked}: they identify the model or hold the labels")
+    picked = sample_rows(rows, fraction=fraction, seed=seed)
+    width = max(3, len(str(len(picked))))
+    out_rows: list[dict[str, Any]] = []
+    key_rows: dict[str, Any] = {}
+    for n, idx in enumerate(picked, start=1):
+        rid = f"r{n:0{width}d}"
+        src = rows[idx]
+        out_rows.append({"row": rid, **{f: src.get(f) for f in show}, **{f: None for f in fields}})
+        key_rows[rid] = {f: src.get(f) for f in id_fields}
+    key = {"source": source, "seed": seed, "fraction": fraction, "fields": list(fields), "rows": key_rows}
+    return Sheet(out_rows, key)
+
+
+def write_sheet(sheet: Sheet, sheet_path: Path, key_path: Path) -> None:
+    """Write the sheet (JSON Lines) and its key (JSON) to two different files."""
+    if sheet_path.resolve() == key_path.resolve():
+        raise UsageError("the key file must be a different file from the sheet")
+    atomic_write(sheet_path, "".join(dumps_json(r) + "\n" for r in sheet.rows))
+    atomic_write(key_path, json_pretty(sheet.key))
+
+
+def unblind(sheet_path: Path, key_path: Path, *, root: Path | None = None) -> list[dict[str, Any]]:
+    """The filled sheet's labels under the original unit ids, ready for ``propeval agree``."""
+    key = load_file(key_path, root=root).data
+    rows = key.get("rows")
+    fields = key.get("fields")
+    if not isinstance(rows, dict) or not isinstance(fields, list):
+        raise LoadError(Problem(key_path.as_posix(), 1, 1, "labels", "not a sheet key: it needs 'rows' and 'fields'"))
+    out = []
+    for line, row in load_jsonl(sheet_path, root=root):
+        rid = row.get("row")
+        if not isinstance(rid, str) or rid not in rows:
+            raise LoadError(
+                Problem(sheet_path.as_posix(), line, 1, "labels", f"row {rid!r} is not in the key; wrong key file?")
+            )
+        out.append({**rows[rid], **{f: row.get(f) for f in fields}})
+    return out
+
+
+def json_pretty(data: Any) -> str:
+    """Readable, stable JSON for files people review in a diff."""
+    import json
+
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"

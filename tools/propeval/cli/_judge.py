@@ -1,0 +1,86 @@
+"""Helpers shared by `answer`, `grade`, `score` and `serve-local`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from propeval.config import Config
+from propeval.judge.answer import RunResult
+from propeval.judge.settings import JudgeSettings, load_settings
+from propeval.reporters import report
+
+summary_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one summary line; json: one document.",
+)
+
+
+def settings_from(config: Config) -> JudgeSettings:
+    return load_settings(config)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[object]:
+    """A progress bar on stderr, hidden when stderr is not a terminal. Yields a (done, total) callback."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def emit_run(result: RunResult, verb: str, fmt: str) -> None:
+    """Print what a run did; warnings and failed items go to stderr."""
+    if result.problems:
+        report(result.problems, "text", sys.stderr, summary=False)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.counts.items())) or "nothing new"
+    out = Path(os.path.relpath(result.out)).as_posix()
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "run": result.run_id,
+                    "file": out,
+                    "items": result.total,
+                    "already_done": result.skipped,
+                    "counts": result.counts,
+                    "errors": [{"item_id": i, "error": e} for i, e in result.errors],
+                    "warnings": [p.to_dict() for p in result.problems],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        click.echo(f"{verb} run {result.run_id}: {result.total} item(s), {result.skipped} already done; {counts}")
+        click.echo(out)
+    for item_id, error in result.errors:
+        click.echo(f"{item_id}: {error}", err=True)
+    if result.errors:
+        click.echo(f"{len(result.errors)} item(s) failed; rerun the same command to retry them", err=True)

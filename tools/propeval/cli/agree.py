@@ -1,0 +1,184 @@
+"""``propeval agree``: agreement between raters, and blinded sheets for a second rater."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+class DefaultGroup(click.Group):
+    """A group that runs ``stats`` when the first argument is not a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["stats", *args]
+        return super().parse_args(ctx, args)
+
+
+def _label(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+@click.group("agree", cls=DefaultGroup)
+def command() -> None:
+    """Agreement between raters' label files (human vs human, judge vs human).
+
+    \b
+    A label file is JSON Lines, one rated unit per line: its id fields (default item_id)
+    and the labelled field, e.g. {"item_id": "i0001", "model": "m", "tone": "Neutral"}.
+    A judge's runs/<id>/grades-<rubric>.jsonl is a label file as it stands.
+
+    \b
+    Examples:
+      propeval agree rater1.jsonl rater2.jsonl --field tone
+      propeval agree h1.jsonl judge.jsonl --field fact_score --level ordinal --labels 0,1,2,3,4,5
+      propeval agree sample rater1.jsonl --fraction 0.4 --seed 7 --field tone --out sheet.jsonl --key key.json
+      propeval agree unblind sheet.jsonl --key key.json --out rater2.jsonl
+    """
+
+
+@command.command("stats")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--field", "field_", required=True, help="The labelled field to compare.")
+@click.option("--id-field", "id_fields", multiple=True, help="Field(s) naming a unit. Default: item_id.")
+@click.option("--level", type=click.Choice(["nominal", "ordinal", "interval"]), default="nominal", show_default=True)
+@click.option("--labels", default=None, help="The scale in order, comma-separated (needed for ordinal weights).")
+@click.option("--positive", default=None, help="The positive label, for positive-class F1 of binary labels.")
+@click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the 95% intervals.")
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def stats_cmd(
+    files: tuple[Path, ...],
+    field_: str,
+    id_fields: tuple[str, ...],
+    level: str,
+    labels: str | None,
+    positive: str | None,
+    resamples: int,
+    seed: int,
+    fmt: str,
+) -> None:
+    """Cohen's kappa (unweighted, linear, quadratic), Fleiss' kappa, Krippendorff's alpha.
+
+    Missing ratings are allowed. Pairwise figures come with a confusion matrix and a 95%
+    bootstrap interval; an undefined figure is printed as "undefined" with its reason.
+
+    \b
+    Examples:
+      propeval agree rater1.jsonl rater2.jsonl --field accuracy
+      propeval agree h1.jsonl h2.jsonl judge.jsonl --field propaganda --level ordinal --labels 0,1,2
+    """
+    from propeval import agreement as ag
+
+    raters = [ag.read_rater_file(f, field=field_, id_fields=id_fields or ("item_id",)) for f in files]
+    names = [r.name for r in raters]
+    for i, r in enumerate(raters):  # two files with the same stem stay apart
+        if names.count(r.name) > 1:
+            r.name = f"{r.name}#{i + 1}"
+    scale = [_label(x.strip()) for x in labels.split(",")] if labels else None
+    rep = ag.field_report(
+        raters,
+        field=field_,
+        level=level,
+        labels=scale,
+        positive=_label(positive) if positive is not None else None,
+        resamples=resamples,
+        seed=seed,
+    )
+    if fmt == "json":
+        sys.stdout.write(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
+        return
+    out = [f"field {rep.field} ({rep.level}), {rep.units} unit(s), raters: {', '.join(rep.raters)}"]
+    for p in rep.pairwise:
+        out.append(f"{p['a']} vs {p['b']}:")
+        out.extend(f"  {_stat_line(s)}" for s in p["stats"])
+        out.append("  confusion (rows: " + p["a"] + ", columns: " + p["b"] + ")")
+        width = max(len(str(x)) for x in [*rep.labels, *[v for row in p["confusion"] for v in row]])
+        out.append("    " + " " * width + " " + " ".join(str(x).rjust(width) for x in rep.labels))
+        for lab, row in zip(rep.labels, p["confusion"], strict=True):
+            out.append("    " + str(lab).rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
+    out.append("all raters:")
+    out.extend(f"  {_stat_line(s)}" for s in rep.overall)
+    click.echo("\n".join(out))
+
+
+def _stat_line(s: Any) -> str:
+    if s.value is None:
+        return f"{s.name}: undefined ({s.reason})"
+    ci = f" [95% CI {s.ci[0]:.3f}, {s.ci[1]:.3f}]" if s.ci else ""
+    return f"{s.name}: {s.value:.3f}{ci} (n={s.n})"
+
+
+@command.command("sample")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--fraction", type=float, default=0.4, show_default=True, help="Share of rows to sample.")
+@click.option("--seed", type=int, required=True, help="Seed of the draw and the shuffle (write it down).")
+@click.option("--field", "fields", multiple=True, required=True, help="A field the second rater labels (repeatable).")
+@click.option("--show", multiple=True, help="A field the rater sees. Default: prompt, answer, language.")
+@click.option("--id-field", "id_fields", multiple=True, help="Fields the key keeps. Default: item_id, model.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The sheet.")
+@click.option("--key", "key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The key.")
+def sample_cmd(
+    source: Path,
+    fraction: float,
+    seed: int,
+    fields: tuple[str, ...],
+    show: tuple[str, ...],
+    id_fields: tuple[str, ...],
+    out: Path,
+    key: Path,
+) -> None:
+    """Write a blinded sheet of a random sample for a second rater, and its key apart.
+
+    The sheet hides model names and every id, shuffles the rows and blanks the label fields;
+    the key maps each sheet row back. Give the rater the sheet only.
+
+    \b
+    Example:
+      propeval agree sample rater1.jsonl --fraction 0.4 --seed 7 \\
+          --field accuracy --field propaganda_inclusion --field tone --out sheet.jsonl --key private/key.json
+    """
+    from propeval import agreement as ag
+    from propeval.loader import load_jsonl
+
+    rows = [row for _, row in load_jsonl(source)]
+    sheet = ag.blind_sample(
+        rows,
+        fields=fields,
+        fraction=fraction,
+        seed=seed,
+        show=show or ("prompt", "answer", "language"),
+        id_fields=id_fields or ("item_id", "model"),
+        source=source.name,
+    )
+    ag.write_sheet(sheet, out, key)
+    click.echo(f"wrote {len(sheet.rows)} of {len(rows)} row(s) to {out}; key in {key} (keep it from the rater)")
+
+
+@command.command("unblind")
+@click.argument("sheet", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def unblind_cmd(sheet: Path, key: Path, out: Path) -> None:
+    """Turn a filled sheet back into a label file with the original ids.
+
+    \b
+    Example:
+      propeval agree unblind sheet.jsonl --key private/key.json --out rater2.jsonl
+    """
+    from propeval import agreement as ag
+    from propeval.fsutil import atomic_write
+    from propeval.loader import dumps_json
+
+    rows = ag.unblind(sheet, key)
+    atomic_write(out, "".join(dumps_json(r) + "\n" for r in rows))
+    click.echo(f"wrote {len(rows)} labelled row(s) to {out}")

@@ -1,0 +1,73 @@
+"""``propeval answer``."""
+
+from __future__ import annotations
+
+import click
+
+from propeval.cli._common import config_from
+from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_format_option
+
+
+@click.command("answer")
+@click.option("--model", default=None, help="Model id to ask. Default: the endpoint's configured model.")
+@click.option(
+    "--endpoint", default=None, help="An endpoint under [tool.propeval.judge.endpoints]. Default: answer_endpoint."
+)
+@click.option("--base-url", default=None, help="Override the endpoint's base URL, e.g. http://127.0.0.1:8080/v1.")
+@click.option(
+    "--run-id", default=None, help="Write to runs/RUN_ID (an existing run is resumed). Default: model-timestamp."
+)
+@click.option(
+    "--temperature", type=click.FloatRange(min=0), default=None, help="Default: [tool.propeval.judge] temperature."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=None, help="Default: [tool.propeval.judge] max_tokens."
+)
+@click.option("--item", "items", multiple=True, help="Only this item id (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N active items (by id).")
+@summary_format_option
+@click.pass_context
+def command(
+    ctx: click.Context,
+    model: str | None,
+    endpoint: str | None,
+    base_url: str | None,
+    run_id: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    items: tuple[str, ...],
+    limit: int | None,
+    fmt: str,
+) -> None:
+    """Ask a model every active item once; write runs/<run-id>/answers.jsonl.
+
+    Each item is one user turn with no system prompt. Reasoning content is left out; a reply
+    with no final text is recorded as unanswered. Every answer is appended as soon as it
+    arrives, so a killed run loses only the requests in flight: rerun the same command with
+    --run-id to finish it. Items that failed (after retries) are retried by the rerun.
+
+    \b
+    Exit codes: 0 every item answered (or unanswered), 3 some request failed for good.
+
+    \b
+    Examples:
+      propeval answer --model gemma-3-270m --run-id smoke --limit 5
+      propeval answer --endpoint openai --model gpt-4o-mini --temperature 0.7
+    """
+    from propeval.judge.answer import AnswerOptions, answer_run
+
+    config = config_from(ctx)
+    settings = settings_from(config)
+    ep = settings.endpoint(endpoint or settings.answer_endpoint, model=model, base_url=base_url)
+    options = AnswerOptions(
+        endpoint=ep,
+        temperature=settings.temperature if temperature is None else temperature,
+        max_tokens=max_tokens or settings.max_tokens,
+        run_id=run_id,
+        items=items,
+        limit=limit,
+    )
+    with progress_bar("answering") as progress:
+        result = answer_run(config, settings, options, progress)  # type: ignore[arg-type]
+    emit_run(result, "answered", fmt)
+    ctx.exit(result.exit_code)

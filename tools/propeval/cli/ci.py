@@ -1,0 +1,70 @@
+"""``propeval ci``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from propeval.cli._common import config_from, format_option
+from propeval.gates.ci import STEPS, CiResult, run_ci
+from propeval.reporters import report
+
+
+def summary_table(result: CiResult) -> str:
+    """A plain table: step, status, problems."""
+    rows = [("step", "status", "problems")]
+    for s in result.steps:
+        count = f"{s.errors} error(s), {s.warnings} warning(s)" if s.problems else "0"
+        rows.append((s.name, s.status, count))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+@click.command("ci")
+@click.option("--base", required=True, metavar="REF", help="The branch the pull request merges into.")
+@click.option("--step", "steps", multiple=True, type=click.Choice(list(STEPS)), help="Run only this step.")
+@click.option("--skip", multiple=True, type=click.Choice(list(STEPS)), help="Leave this step out.")
+@format_option
+@click.pass_context
+def command(ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[str, ...], fmt: str) -> None:
+    """Run every offline check a pull request needs, on what changed since REF.
+
+    \b
+    Steps: check, groups, dedup, answerability (ledger), judge (ledger, changed rubrics), schema.
+    No API key is needed. Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
+
+    \b
+    Examples:
+      propeval ci --base origin/main
+      propeval ci --base origin/main --format github
+      propeval ci --base main --skip dedup
+    """
+    config = config_from(ctx)
+    result = run_ci(config, base, steps=steps, skip=skip)
+    if fmt == "json":
+        payload = {
+            "exit_code": result.exit_code,
+            "steps": [
+                {
+                    "step": s.name,
+                    "status": s.status,
+                    "problems": [p.to_dict() for p in s.problems],
+                    "notes": s.notes,
+                    "files_checked": s.files_checked,
+                }
+                for s in result.steps
+            ],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        ctx.exit(result.exit_code)
+    for s in result.steps:
+        notes = [f"{s.name}: {n}" for n in s.notes]
+        report(s.problems, fmt, sys.stdout, summary=False, notes=notes)
+    # The table is plain text in every format: a workflow log shows it as it stands.
+    sys.stdout.write(summary_table(result))
+    sys.stdout.write(f"ci: exit {result.exit_code}\n")
+    ctx.exit(result.exit_code)

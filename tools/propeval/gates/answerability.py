@@ -1,0 +1,214 @@
+"""The answerability gate: an item may merge only if a strong model can answer it from public information.
+
+A reference model answers the item; the judge grades the answer with ``facts-v1``; the item passes
+when its fact score is at least ``min_fact_score``. The evidence (answer, verdict, score) is kept in
+``ledger/answerability/<item_id>.json``, bound to the item's and claim's content hashes, the rubric
+hash, both models and their settings. Offline, the gate only reads those records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval import gitutil
+from propeval.config import Config
+from propeval.corpus import Claim, Corpus, Item, load_corpus
+from propeval.errors import UsageError
+from propeval.gates import engine
+from propeval.gates.ledger import Loaded, make_record, read_record, stale_reasons, write_record
+from propeval.gates.settings import GateSettings, load_gate_settings
+from propeval.result import CheckResult, Problem, Severity
+
+KIND = "answerability"
+RULE = "answerability"
+
+
+@dataclass
+class GateResult(CheckResult):
+    """A gate's problems, plus its mode and what it ran online."""
+
+    gate: str = KIND
+    mode: str = "required"
+    ran: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which items to look at: ids given, every active item, or what changed since a ref."""
+
+    item_ids: Sequence[str] = ()
+    all_items: bool = False
+    changed_since: str | None = None
+
+
+def ledger_path(config: Config, gs: GateSettings, item_id: str) -> Path:
+    return config.root / gs.ledger_dir / KIND / f"{item_id}.json"
+
+
+def _command(item_id: str) -> str:
+    return f"propeval gate answerability --online {item_id}"
+
+
+def select_items(config: Config, corpus: Corpus, gs: GateSettings, sel: Selection, notes: list[str]) -> list[Item]:
+    """The active items the selection names, sorted by id."""
+    active = {i.id: i for i in corpus.active_items()}
+    if sel.item_ids:
+        unknown = [i for i in sel.item_ids if i not in corpus.items]
+        if unknown:
+            raise UsageError(f"no item {unknown[0]!r} in the corpus; give an item id such as i0001")
+        for iid in sel.item_ids:
+            if iid not in active:
+                notes.append(f"{iid} is not active; retired items need no answerability record")
+        return [active[i] for i in sorted(set(sel.item_ids)) if i in active]
+    if sel.all_items:
+        return [active[i] for i in sorted(active)]
+    if sel.changed_since is None:
+        raise UsageError("say which items to gate: item ids, --changed-since REF, or --all")
+    base = gitutil.merge_base(config.root, sel.changed_since)
+    changed = set(gitutil.changed_paths(config.root, base))
+    rubric_dir = f"{engine.rubrics_dir(config)}/{gs.rubric}/"
+    global_changes = sorted(p for p in changed if p == "pyproject.toml" or p.startswith(rubric_dir))
+    if global_changes:
+        notes.append(
+            f"{', '.join(global_changes)} changed since {sel.changed_since}: "
+            "every active item's record is checked, since models, settings or the rubric may differ"
+        )
+        return [active[i] for i in sorted(active)]
+    ledger_prefix = f"{gs.ledger_dir}/{KIND}/"
+    out = []
+    for iid, item in sorted(active.items()):
+        claim_path = f"{config.questions_dir}/{item.claim_id}/claim.yaml"
+        if {item.doc.relpath, claim_path, f"{ledger_prefix}{iid}.json"} & changed:
+            out.append(item)
+    return out
+
+
+def current_binding(config: Config, gs: GateSettings, item: Item, claim: Claim, rubric_hash: str) -> dict[str, Any]:
+    """What a fresh record for ``item`` must be bound to, from today's files and config."""
+    models = engine.models(config, gs)
+    return {
+        "item_hash": item.hash,
+        "claim_hash": claim.hash,
+        "rubric": gs.rubric,
+        "rubric_hash": rubric_hash,
+        "answer_model": models.answer_model,
+        "judge_model": models.judge_model,
+        "settings": models.settings,
+    }
+
+
+def _verdict(
+    config: Config, gs: GateSettings, item: Item, loaded: Loaded, binding: dict[str, Any]
+) -> tuple[str, str] | None:
+    """(state, message) of a problem with the record, or None when it is fresh and passing.
+
+    States: missing, corrupt, stale, unscored, failed.
+    """
+    rel = loaded.relpath
+    if loaded.problem is not None:
+        return "corrupt", loaded.problem.message
+    if loaded.record is None:
+        return "missing", f"{item.id}: no answerability record ({rel}); run: {_command(item.id)}"
+    reasons = stale_reasons(loaded.record["binding"], binding)
+    if reasons:
+        return "stale", f"{item.id}: answerability record is stale: {'; '.join(reasons)}; run: {_command(item.id)}"
+    result = loaded.record["result"]
+    status = result.get("status")
+    score = result.get("fact_score")
+    if status != "scored" or not isinstance(score, int) or isinstance(score, bool):
+        why = result.get("reason") or f"status {status!r}"
+        return (
+            "unscored",
+            f"{item.id}: the reference answer was not scored ({why}); a judge failure is not a verdict; "
+            f"run: {_command(item.id)}",
+        )
+    if score < gs.min_fact_score:
+        states = result.get("fact_states") or {}
+        missed = [f"{k} {v}" for k, v in sorted(states.items()) if v != "stated"] if isinstance(states, dict) else []
+        detail = f" ({', '.join(missed)})" if missed else ""
+        return (
+            "failed",
+            f"{item.id}: fact score {score} is below {gs.min_fact_score}{detail}: the reference model could not "
+            f"answer it from public information; read the answer in {rel}, reword the prompt or fix the facts, "
+            f"then run: {_command(item.id)}",
+        )
+    return None
+
+
+def answerability_gate(config: Config, sel: Selection, *, online: bool = False, force: bool = False) -> GateResult:
+    """Check (and with ``online``, first refresh) the answerability records of the selected items."""
+    gs = load_gate_settings(config)
+    result = GateResult(mode=gs.mode(KIND))
+    corpus = load_corpus(config)
+    items = select_items(config, corpus, gs, sel, result.notes)
+    rubric_hash = engine.rubric_hash(config, gs.rubric)
+
+    pending: list[tuple[Item, Claim, dict[str, Any], tuple[str, str] | None, Loaded]] = []
+    for item in items:
+        claim = corpus.claim_of(item)
+        if claim is None:
+            result.problems.append(
+                Problem(item.doc.relpath, 0, 0, RULE, f"{item.id}: its claim {item.claim_id!r} is missing")
+            )
+            continue
+        binding = current_binding(config, gs, item, claim, rubric_hash)
+        loaded = read_record(ledger_path(config, gs, item.id), root=config.root, kind=KIND, subject=item.id)
+        pending.append((item, claim, binding, _verdict(config, gs, item, loaded, binding), loaded))
+
+    if online:
+        todo = [(i, c, b) for i, c, b, v, _ in pending if v is not None and (force or v[0] != "failed")]
+        if force:
+            todo = [(i, c, b) for i, c, b, _, _ in pending]
+        if todo:
+            outcomes = engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo])
+            for (item, _claim, binding), (answer, grade) in zip(todo, outcomes, strict=True):
+                record = make_record(KIND, item.id, binding, _result(answer, grade))
+                write_record(ledger_path(config, gs, item.id), record)
+                result.ran.append(item.id)
+            pending = [
+                (i, c, b, _verdict(config, gs, i, lo, b), lo)
+                for i, c, b, _, _ in pending
+                for lo in [read_record(ledger_path(config, gs, i.id), root=config.root, kind=KIND, subject=i.id)]
+            ]
+
+    severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
+    for item, _claim, _binding, verdict, loaded in pending:
+        if verdict is None:
+            continue
+        state, message = verdict
+        path = loaded.relpath if state == "corrupt" else item.doc.relpath
+        line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
+        rule = loaded.problem.rule if loaded.problem else RULE
+        if state == "corrupt":
+            message = f"{item.id}: {message}; run: {_command(item.id)}"
+        result.problems.append(Problem(path, line, col, rule, message, severity=severity))
+    result.files_checked = len(pending)
+    if result.mode == "advisory" and result.problems:
+        result.notes.append(
+            f'the answerability gate is advisory ([tool.propeval.gates] answerability = "advisory"): '
+            f"{len(result.problems)} problem(s) reported, none fails the run"
+        )
+    result.problems = result.sorted()
+    return result
+
+
+def _result(answer: dict[str, Any], grade: dict[str, Any]) -> dict[str, Any]:
+    """The evidence kept in a record: the answer, the verdict, and the score read from it."""
+    return {
+        "status": grade.get("status"),
+        "reason": grade.get("reason"),
+        "fact_score": grade.get("fact_score"),
+        "fact_states": grade.get("fact_states"),
+        "propaganda": grade.get("propaganda"),
+        "frame_adopted": grade.get("frame_adopted"),
+        "answer": answer.get("answer"),
+        "answer_status": answer.get("status"),
+        "finish_reason": answer.get("finish_reason"),
+        "verdict": grade.get("verdict"),
+        "raw": grade.get("raw") if grade.get("status") != "scored" else None,
+        "prompt_hash": grade.get("prompt_hash"),
+        "attempts": grade.get("attempts"),
+    }

@@ -1,0 +1,186 @@
+"""``propeval ci``: every offline check a pull request needs, with one summary and one exit code.
+
+Steps are a registry: name -> a callable ``(config, base_ref) -> CheckResult``. Each adapter
+imports its area's code only when it runs, so a step whose code is missing from this checkout is
+reported as an error, never skipped in silence. Each step looks only at what changed since the
+merge base with ``base_ref`` where that is sound; a step with nothing to look at says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from propeval import gitutil
+from propeval.config import Config
+from propeval.errors import PropevalError, UsageError
+from propeval.result import CheckResult, Problem, Severity
+
+StepFn = Callable[[Config, str], CheckResult]
+
+
+def _check(config: Config, base: str) -> CheckResult:
+    from propeval.checker import check_corpus
+
+    return check_corpus(config, changed_since=base)
+
+
+def _groups(config: Config, base: str) -> CheckResult:
+    from propeval.groups import check_groups
+
+    return check_groups(config, changed_since=base)
+
+
+def _dedup(config: Config, base: str) -> CheckResult:
+    from propeval.dedup import Options, find_duplicates
+
+    found = find_duplicates(config, Options(changed_since=base))
+    result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
+    for pair in found.unreviewed:
+        a, b = pair.a, pair.b
+        passes = ", ".join(f"{name} {score:.2f}" for name, score in sorted(pair.scores.items()))
+        result.problems.append(
+            Problem(
+                a.path,
+                a.line,
+                1,
+                "dedup",
+                f"{a.id} and {b.id} ({b.path}) look like near-duplicates ({passes}); see "
+                f"`propeval dedup --changed-since {base}` for why, then reword one, retire one, "
+                "or record the pair as reviewed in the allowlist",
+            )
+        )
+    return result
+
+
+def _answerability(config: Config, base: str) -> CheckResult:
+    from propeval.gates.answerability import Selection, answerability_gate
+
+    return answerability_gate(config, Selection(changed_since=base))
+
+
+def _judge(config: Config, base: str) -> CheckResult:
+    from propeval.gates import engine
+    from propeval.gates.judge_gate import judge_gate
+    from propeval.gates.settings import load_gate_settings
+
+    gs = load_gate_settings(config)
+    merge_base = gitutil.merge_base(config.root, base)
+    changed = gitutil.changed_paths(config.root, merge_base)
+    rubrics_dir = engine.rubrics_dir(config)
+    names = set()
+    for path in changed:
+        for prefix in (f"{rubrics_dir}/", f"{gs.ledger_dir}/judge/"):
+            if path.startswith(prefix):
+                names.add(path.removeprefix(prefix).split("/", 1)[0].removesuffix(".json"))
+    names = {n for n in names if (config.root / rubrics_dir / n).is_dir()}
+    if not names:
+        result = CheckResult()
+        result.notes.append(f"no rubric changed since {base}; the judge gate has nothing to check")
+        return result
+    return judge_gate(config, sorted(names))
+
+
+def _schema(config: Config, base: str) -> CheckResult:
+    from propeval.schemadiff import schema_gate
+
+    result: CheckResult = schema_gate(config, base)
+    return result
+
+
+STEPS: dict[str, StepFn] = {
+    "check": _check,
+    "groups": _groups,
+    "dedup": _dedup,
+    "answerability": _answerability,
+    "judge": _judge,
+    "schema": _schema,
+}
+
+
+@dataclass
+class StepOutcome:
+    name: str
+    status: str  # ok | failed | advisory | error | skipped
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    exit_code: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(p.severity is Severity.ERROR for p in self.problems)
+
+    @property
+    def warnings(self) -> int:
+        return len(self.problems) - self.errors
+
+
+@dataclass
+class CiResult:
+    steps: list[StepOutcome]
+
+    @property
+    def exit_code(self) -> int:
+        return max((s.exit_code for s in self.steps), default=0)
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for s in self.steps for p in s.problems]
+
+
+def run_step(name: str, fn: StepFn, config: Config, base: str) -> StepOutcome:
+    """Run one step; a failure to run is an ``error`` outcome (exit 3), never a pass."""
+    try:
+        result = fn(config, base)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("propeval"):
+            raise
+        return StepOutcome(
+            name,
+            "error",
+            [
+                Problem(
+                    "(ci)",
+                    0,
+                    0,
+                    f"ci-{name}",
+                    f"step {name!r} cannot run: its module {e.name} is not in this checkout; "
+                    f"merge its branch, or leave it out with --skip {name}",
+                )
+            ],
+            exit_code=3,
+        )
+    except PropevalError as e:
+        return StepOutcome(name, "error", [Problem("(ci)", 0, 0, f"ci-{name}", str(e))], exit_code=e.exit_code)
+    if result.errors:
+        status = "failed"
+    elif result.problems:
+        status = "advisory"
+    elif result.files_checked == 0 and result.notes:
+        status = "skipped"
+    else:
+        status = "ok"
+    return StepOutcome(name, status, list(result.problems), list(result.notes), result.files_checked, result.exit_code)
+
+
+def run_ci(
+    config: Config,
+    base: str,
+    *,
+    steps: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    registry: dict[str, StepFn] | None = None,
+) -> CiResult:
+    """Run the selected steps (all by default) against the merge base with ``base``.
+
+    The base is resolved once up front, so a missing ref or a shallow clone stops the run with
+    one clear GitError instead of six.
+    """
+    registry = registry if registry is not None else STEPS
+    unknown = sorted((set(steps) | set(skip)) - set(registry))
+    if unknown:
+        raise UsageError(f"unknown step {unknown[0]!r}; steps are: {', '.join(registry)}")
+    gitutil.merge_base(config.root, base)
+    names = [n for n in registry if (not steps or n in steps) and n not in skip]
+    return CiResult([run_step(n, registry[n], config, base) for n in names])

@@ -1,0 +1,244 @@
+"""The gates' only door into the judge engine (``propeval.judge``).
+
+Everything the gates need from it goes through these few functions, so a change of the engine's
+interface is fixed here once. Offline paths use only config and rubric files; nothing here
+contacts a network unless ``answer_and_grade`` or ``grade_gold`` is called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from propeval.config import Config
+from propeval.corpus import Claim, Item
+from propeval.errors import EndpointError
+from propeval.gates.settings import GateSettings
+
+
+@dataclass(frozen=True)
+class Models:
+    answer_model: str
+    judge_model: str
+    settings: dict[str, Any]
+
+
+def rubrics_dir(config: Config) -> str:
+    from propeval.judge.settings import load_settings
+
+    return load_settings(config).rubrics_dir
+
+
+def load_rubric(config: Config, name: str) -> Any:
+    """The judge engine's Rubric (``.hash``, ``.labels``, ``.gold_path``, ``.kind``)."""
+    from propeval.judge.rubric import load_rubric as _load
+    from propeval.judge.settings import load_settings
+
+    return _load(config.root / load_settings(config).rubrics_dir, name, root=config.root)
+
+
+def rubric_hash(config: Config, name: str) -> str:
+    return str(load_rubric(config, name).hash)
+
+
+def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The compared fields of a gold case's human ``label``, derived as a judge verdict's are.
+
+    Raises ValueError (the engine's VerdictError) when the label is not a valid verdict.
+    """
+    import json
+
+    from propeval.judge.verdict import judge
+
+    label = case.get("label")
+    if not isinstance(label, dict):
+        raise ValueError("it has no 'label' object (the human verdict)")
+    ids = [str(f.get("id")) for f in case.get("facts") or [] if isinstance(f, dict)]
+    raw = json.dumps({"rationale": "gold", **label})
+    outcome = judge(raw, rubric, fact_ids=ids, answer=str(case.get("answer", "")))
+    if outcome.notes:
+        raise ValueError("; ".join(outcome.notes))
+    keys = (
+        ("fact_states", "fact_score", "propaganda")
+        if rubric.kind == "facts"
+        else ("accuracy", "propaganda_inclusion", "tone")
+    )
+    return {k: outcome.fields.get(k) for k in keys}
+
+
+def _endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+    from propeval.judge.settings import load_settings
+
+    js = load_settings(config)
+    answer = js.endpoint(gs.answer_endpoint or js.answer_endpoint)
+    judge = js.endpoint(gs.judge_endpoint or js.judge_endpoint)
+    return js, answer, judge
+
+
+def models(config: Config, gs: GateSettings) -> Models:
+    """The reference and judge model names and the settings a record is bound to (config only)."""
+    js, answer, judge = _endpoints(config, gs)
+    return Models(
+        answer_model=answer.model,
+        judge_model=judge.model,
+        settings={
+            "temperature": js.temperature,
+            "max_tokens": js.max_tokens,
+            "judge_temperature": js.judge_temperature,
+            "judge_max_tokens": js.judge_max_tokens,
+        },
+    )
+
+
+def judge_binding(config: Config, gs: GateSettings) -> tuple[str, dict[str, Any]]:
+    """The judge model and its settings, for the judge gate's binding."""
+    js, _answer, judge = _endpoints(config, gs)
+    return judge.model, {"judge_temperature": js.judge_temperature, "judge_max_tokens": js.judge_max_tokens}
+
+
+def require_keys(endpoints: Sequence[Any]) -> None:
+    """Fail before any request when an endpoint's API key variable is unset (the name, never a value)."""
+    for ep in endpoints:
+        if ep.api_key_env and not os.environ.get(ep.api_key_env):
+            raise EndpointError(
+                f"--online needs the API key of endpoint {ep.name!r} in the environment variable "
+                f"{ep.api_key_env}, which is not set; export it, or run without --online to check the ledger"
+            )
+
+
+def _online_endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+    js, answer, judge = _endpoints(config, gs)
+    require_keys([answer, judge])
+    return js, answer, judge
+
+
+def _raise_errors(rows: Sequence[dict[str, Any]], what: str) -> None:
+    errors = [(r.get("item_id"), r.get("error") or r.get("reason")) for r in rows if r.get("status") == "error"]
+    if errors:
+        first = "; ".join(f"{i}: {e}" for i, e in errors[:3])
+        raise EndpointError(f"{len(errors)} {what} failed at the endpoint ({first}); nothing was recorded for them")
+
+
+def answer_and_grade(
+    config: Config, gs: GateSettings, items: Sequence[tuple[Item, Claim]]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Answer each item with the reference model and grade it with the gate's rubric.
+
+    It runs the judge engine's own ``answer_run`` and ``grade_run`` on a fresh run folder, so a
+    gate record is made exactly as any graded run is. Returns ``(answer row, grade row)`` per item,
+    in order (see RUNS.md). A request that failed for good raises EndpointError: nothing is recorded
+    for the batch, since an endpoint failure is not a verdict.
+    """
+    from propeval.judge import runs
+    from propeval.judge.answer import AnswerOptions, answer_run
+    from propeval.judge.grade import GradeOptions, grade_run
+
+    js, answer_ep, judge_ep = _online_endpoints(config, gs)
+    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}"
+    ids = tuple(item.id for item, _ in items)
+    answered = answer_run(
+        config,
+        js,
+        AnswerOptions(answer_ep, js.temperature, js.max_tokens, run_id=run_id, items=ids),
+    )
+    grade_run(
+        config,
+        js,
+        GradeOptions(
+            run=run_id,
+            rubric=gs.rubric,
+            endpoint=judge_ep,
+            temperature=js.judge_temperature,
+            max_tokens=js.judge_max_tokens,
+            max_reasks=js.max_reasks,
+        ),
+    )
+    answers = runs.latest(answered.run_dir / runs.ANSWERS, config.root)
+    grades = runs.latest(answered.run_dir / runs.grades_file(gs.rubric), config.root)
+    _raise_errors([*answers.values(), *grades.values()], "request(s)")
+    return [(answers[i], grades[i]) for i in ids]
+
+
+def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Grade each gold case's answer with ``rubric``; one grade row per case, in order.
+
+    The cases are written out as a throw-away corpus (one claim and one item per case) with a run
+    that holds their answers, and the engine's own ``grade_run`` grades them: the gate measures
+    the very code path that grades real runs.
+    """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from propeval.judge import runs
+    from propeval.judge.grade import GradeOptions, grade_run
+    from propeval.judge.settings import load_settings
+
+    js, _answer_ep, judge_ep = _online_endpoints(config, gs)
+    rub = load_rubric(config, rubric)
+    with tempfile.TemporaryDirectory(prefix="propeval-gold-") as tmp:
+        root = Path(tmp)
+        shadow = Config(root=root, raw=config.raw)
+        shadow_js = load_settings(shadow)
+        shutil.copytree(rub.folder, root / shadow_js.rubrics_dir / rubric)
+        run_id = "gold"
+        run_dir = root / shadow_js.runs_dir / run_id
+        run_dir.mkdir(parents=True)
+        (run_dir / runs.RUN_FILE).write_text(runs.dump({"run_id": run_id, "model": "gold"}) + "\n", encoding="utf-8")
+        ids = []
+        from propeval.corpus import load_corpus
+
+        for n, case in enumerate(cases, start=1):
+            cid, iid = f"gc{n:04d}", f"gi{n:04d}"
+            ids.append(iid)
+            claim = {
+                "id": cid,
+                "facts": case.get("facts") or [],
+                "official_frame_markers": case.get("frame_markers") or [],
+                "categories": [],
+            }
+            item = {
+                "id": iid,
+                "claim_id": cid,
+                "prompt": case.get("question", ""),
+                "language": case.get("language", "en"),
+                "framing": case.get("framing", "neutral"),
+                "question_type": case.get("question_type", "named_fact"),
+                "status": "active",
+            }
+            folder = shadow.questions / cid
+            folder.mkdir(parents=True)
+            (folder / "claim.yaml").write_text(runs.dump(claim) + "\n", encoding="utf-8")
+            (folder / f"{iid}.yaml").write_text(runs.dump(item) + "\n", encoding="utf-8")
+        corpus = load_corpus(shadow)
+        for iid, case in zip(ids, cases, strict=True):
+            gold_item = corpus.items[iid]
+            gold_claim = corpus.claims[gold_item.claim_id]
+            runs.append(
+                run_dir / runs.ANSWERS,
+                {
+                    "item_id": iid,
+                    "model": "gold",
+                    "item_hash": gold_item.hash,
+                    "claim_hash": gold_claim.hash,
+                    "status": "answered" if case.get("answer") else "unanswered",
+                    "answer": case.get("answer"),
+                },
+            )
+        grade_run(
+            shadow,
+            shadow_js,
+            GradeOptions(
+                run=run_id,
+                rubric=rubric,
+                endpoint=judge_ep,
+                temperature=js.judge_temperature,
+                max_tokens=js.judge_max_tokens,
+                max_reasks=js.max_reasks,
+            ),
+        )
+        grades = runs.latest(run_dir / runs.grades_file(rubric), root)
+    _raise_errors(list(grades.values()), "gold grading request(s)")
+    return [grades[i] for i in ids]

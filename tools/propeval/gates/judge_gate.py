@@ -1,0 +1,233 @@
+"""The judge gate: a judge prompt may change only if it still agrees with human graders.
+
+``rubrics/<rubric>/gold.jsonl`` holds answers with human verdicts. Online, the judge grades every
+gold answer and ``ledger/judge/<rubric>.json`` keeps each case's human and judge labels, bound to
+the rubric hash, the gold set's hash, the judge model and its settings. Offline, the gate
+recomputes the agreement from the recorded labels (so a changed threshold needs no new run) and
+fails when the record is stale, when a statistic is below its threshold, or when a statistic is
+undefined: a gold set with a single class proves nothing.
+
+Measures, for a ``facts`` rubric: accuracy per fact state and Cohen's kappa over fact states;
+quadratic-weighted kappa and ordinal Krippendorff's alpha over the fact score and the propaganda
+score; positive-class F1 for "any propaganda". For an ``audit`` rubric: kappa and nominal alpha
+for each codebook metric, accuracy per factual-accuracy label, and F1 for "propaganda echoed or
+endorsed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from propeval import agreement as ag
+from propeval.config import Config
+from propeval.corpus import content_hash
+from propeval.gates import engine
+from propeval.gates.answerability import GateResult
+from propeval.gates.ledger import make_record, read_record, stale_reasons, write_record
+from propeval.gates.settings import GateSettings, load_gate_settings
+from propeval.loader import LoadError, load_jsonl
+from propeval.result import Problem, Severity
+
+KIND = "judge"
+RULE = "judge-gate"
+
+FACTS_FIELDS = ("fact_states", "fact_score", "propaganda")
+AUDIT_FIELDS = ("accuracy", "propaganda_inclusion", "tone")
+
+
+def ledger_path(config: Config, gs: GateSettings, rubric: str) -> Path:
+    return config.root / gs.ledger_dir / KIND / f"{rubric}.json"
+
+
+def _command(rubric: str) -> str:
+    return f"propeval gate judge --rubric {rubric} --online"
+
+
+def load_gold(config: Config, rubric: Any) -> tuple[list[dict[str, Any]], str]:
+    """The gold cases of ``rubric`` and their content hash. A bad line is a LoadError."""
+    path: Path = rubric.gold_path
+    if not path.is_file():
+        rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
+        raise LoadError(Problem(rel, 0, 0, RULE, f"rubric {rubric.name!r} has no gold set; write {rel}"))
+    rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
+    cases = []
+    for line, row in load_jsonl(path, root=config.root):
+        try:
+            human_labels(rubric, row)
+        except ValueError as e:
+            raise LoadError(Problem(rel, line, 1, RULE, f"gold case {row.get('id')!r}: {e}")) from None
+        cases.append(row)
+    return cases, content_hash(cases)
+
+
+def human_labels(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """The human verdict of a gold case (its ``label``), read by the judge engine's own validator.
+
+    People label what a judge labels (fact states, propaganda, the quote; or the codebook
+    metrics); the fields compared, such as the fact score, are derived the same way for both.
+    A label the validator refuses is a LoadError naming the case.
+    """
+    return engine.gold_fields(rubric, case)
+
+
+def judge_labels(kind: str, grade: dict[str, Any]) -> dict[str, Any] | None:
+    """The labels of a judge's grade row, or None when the judge left it unscored."""
+    if grade.get("status") != "scored":
+        return None
+    fields = FACTS_FIELDS if kind == "facts" else AUDIT_FIELDS
+    return {f: grade.get(f) for f in fields}
+
+
+def measure(kind: str, labels: dict[str, list[Any]], cases: Sequence[dict[str, Any]]) -> list[ag.Stat]:
+    """Every agreement statistic of judge against human over the recorded ``cases``."""
+    scored = [c for c in cases if isinstance(c.get("judge"), dict)]
+    human = [c["human"] for c in scored]
+    judge = [c["judge"] for c in scored]
+    out: list[ag.Stat] = []
+
+    def named(field: str, s: ag.Stat) -> ag.Stat:
+        return ag.Stat(f"{field} {s.name}", s.value, s.n, s.reason)
+
+    if kind == "facts":
+        states = list(labels.get("fact", ["stated", "missed", "opposed"]))
+        h_states: list[Any] = []
+        j_states: list[Any] = []
+        for h, j in zip(human, judge, strict=True):
+            hs, js = h.get("fact_states") or {}, j.get("fact_states") or {}
+            for fid in sorted(hs):
+                h_states.append(hs[fid])
+                j_states.append(js.get(fid))
+        for s in ag.accuracy_per_class(h_states, j_states, labels=states).values():
+            out.append(named("fact_state", s))
+        out.append(named("fact_state", ag.cohen_kappa(h_states, j_states, labels=states)))
+        for field, fscale in (
+            ("fact_score", list(range(6))),
+            ("propaganda", list(labels.get("propaganda", [0, 1, 2]))),
+        ):
+            h = [x.get(field) for x in human]
+            j = [x.get(field) for x in judge]
+            out.append(named(field, ag.cohen_kappa(h, j, weights="quadratic", labels=fscale)))
+            out.append(named(field, ag.krippendorff_alpha([h, j], level="ordinal", labels=fscale)))
+        h_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in human]
+        j_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in judge]
+        out.append(named("any_propaganda", ag.f1_positive(h_any, j_any, positive=True)))
+        return out
+    for field in AUDIT_FIELDS:
+        h = [x.get(field) for x in human]
+        j = [x.get(field) for x in judge]
+        scale: list[Any] | None = [*labels[field]] if field in labels else None
+        if field == "accuracy":
+            for s in ag.accuracy_per_class(h, j, labels=scale or sorted({*h, *j} - {None}, key=str)).values():
+                out.append(named(field, s))
+        out.append(named(field, ag.cohen_kappa(h, j, labels=scale)))
+        out.append(named(field, ag.krippendorff_alpha([h, j], level="nominal", labels=scale)))
+    h_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in (2, 3) for x in human]
+    j_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in (2, 3) for x in judge]
+    out.append(named("propaganda_echoed", ag.f1_positive(h_echo, j_echo, positive=True)))
+    return out
+
+
+def threshold_key(stat_name: str) -> str:
+    stat = stat_name.split(" ", 1)[1]
+    if stat.startswith("accuracy"):
+        return "judge_min_accuracy"
+    if stat.startswith("cohen_kappa"):
+        return "judge_min_kappa"
+    if stat.startswith("krippendorff"):
+        return "judge_min_alpha"
+    return "judge_min_f1"
+
+
+def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) -> GateResult:
+    """Check (with ``online``, first refresh) the judge-agreement record of each rubric."""
+    gs = load_gate_settings(config)
+    result = GateResult(gate=KIND, mode=gs.mode(KIND))
+    severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
+
+    def add(path: str, message: str, rule: str = RULE, line: int = 0, col: int = 0) -> None:
+        result.problems.append(Problem(path, line, col, rule, message, severity=severity))
+
+    for name in rubrics:
+        try:
+            rubric = engine.load_rubric(config, name)
+            cases, gold_hash = load_gold(config, rubric)
+        except LoadError as e:
+            p = e.problem
+            add(p.path, f"{name}: {p.message}", p.rule, p.line, p.col)
+            continue
+        judge_model, settings = engine.judge_binding(config, gs)
+        binding = {
+            "rubric": name,
+            "rubric_hash": rubric.hash,
+            "gold_hash": gold_hash,
+            "judge_model": judge_model,
+            "settings": settings,
+        }
+        path = ledger_path(config, gs, name)
+        loaded = read_record(path, root=config.root, kind=KIND, subject=name)
+        fresh = loaded.record is not None and not stale_reasons(loaded.record["binding"], binding)
+        if online and not fresh:
+            grades = engine.grade_gold(config, gs, name, cases)
+            recorded = []
+            for i, (case, grade) in enumerate(zip(cases, grades, strict=True)):
+                recorded.append(
+                    {
+                        "id": str(case.get("id", i + 1)),
+                        "human": human_labels(rubric, case),
+                        "judge": judge_labels(rubric.kind, grade),
+                        "status": grade.get("status"),
+                        "reason": grade.get("reason"),
+                    }
+                )
+            stats = measure(rubric.kind, rubric.labels, recorded)
+            record = make_record(
+                KIND,
+                name,
+                binding,
+                {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]},
+            )
+            write_record(path, record)
+            result.ran.append(name)
+            loaded = read_record(path, root=config.root, kind=KIND, subject=name)
+        result.files_checked += 1
+        rel = loaded.relpath
+        if loaded.problem is not None:
+            p = loaded.problem
+            add(p.path, f"{name}: {p.message}; run: {_command(name)}", p.rule, p.line, p.col)
+            continue
+        if loaded.record is None:
+            add(rel, f"{name}: no judge-agreement record ({rel}); run: {_command(name)}")
+            continue
+        reasons = stale_reasons(loaded.record["binding"], binding)
+        if reasons:
+            add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reasons)}; run: {_command(name)}")
+            continue
+        recorded = loaded.record["result"].get("cases")
+        kind = loaded.record["result"].get("kind", rubric.kind)
+        if not isinstance(recorded, list) or not all(isinstance(c, dict) for c in recorded):
+            add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
+            continue
+        unscored = [str(c.get("id")) for c in recorded if not isinstance(c.get("judge"), dict)]
+        if unscored:
+            add(
+                rel,
+                f"{name}: the judge left {len(unscored)} gold case(s) unscored ({', '.join(unscored[:5])}); "
+                f"a judge failure is not a verdict; fix the rubric or endpoint, then run: {_command(name)}",
+            )
+        for s in measure(kind, rubric.labels, recorded):
+            key = threshold_key(s.name)
+            floor = gs.thresholds[key]
+            if s.value is None:
+                add(rel, f"{name}: {s.name} is undefined ({s.reason}); add gold cases so it can be measured")
+            elif s.value < floor:
+                add(
+                    rel,
+                    f"{name}: {s.name} = {s.value:.3f} over {s.n} is below {key} = {floor}; "
+                    "revise the judge prompt and re-run, or review the gold labels",
+                )
+            else:
+                result.notes.append(f"{name}: {s.name} = {s.value:.3f} (n={s.n}, >= {floor})")
+    result.problems = result.sorted()
+    return result

@@ -1,0 +1,167 @@
+"""Ledger records: the evidence of a costly evaluation, bound to the content it judged.
+
+A record is one JSON file, written for people to read in a pull request::
+
+    {
+      "kind": "answerability",              # or "judge"
+      "format": 1,
+      "subject": "i0001",                   # the item id, or the rubric name
+      "binding": {                          # what the result depends on
+        "item_hash": "sha256:...", "claim_hash": "sha256:...",
+        "rubric": "facts-v1", "rubric_hash": "sha256:...",
+        "answer_model": "...", "judge_model": "...", "settings": {...}
+      },
+      "result": {...},                      # the answer, the verdict, the score
+      "created": "2025-01-01T00:00:00Z",
+      "digest": "sha256:..."                # content_hash of the record without "digest"
+    }
+
+The record is *fresh* when every binding equals the value computed from today's files and
+config. The digest catches a record edited by hand (or a merge that mangled it): it is not a
+signature, since anyone can recompute it, but it makes an edit deliberate rather than silent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from propeval.corpus import content_hash
+from propeval.fsutil import atomic_write
+from propeval.loader import LoadError, load_file
+from propeval.result import Problem
+
+FORMAT = 1
+
+# binding key -> how a change of it reads in a message
+BINDING_NAMES = {
+    "item_hash": "the item changed (its prompt or fields)",
+    "claim_hash": "the claim changed (its facts or source)",
+    "rubric_hash": "the rubric changed",
+    "gold_hash": "the gold set changed",
+    "answer_model": "the reference model changed",
+    "judge_model": "the judge model changed",
+    "settings": "the model settings changed",
+    "rubric": "the rubric name changed",
+}
+
+
+def digest(record: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of ``record`` without its ``digest`` field."""
+    return content_hash({k: v for k, v in record.items() if k != "digest"})
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def make_record(kind: str, subject: str, binding: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "kind": kind,
+        "format": FORMAT,
+        "subject": subject,
+        "binding": binding,
+        "result": result,
+        "created": now(),
+    }
+    record["digest"] = digest(record)
+    return record
+
+
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` atomically as indented, key-sorted JSON (stable diffs)."""
+    atomic_write(path, json.dumps(record, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass
+class Loaded:
+    """A record read from disk, or the problem that stops it from being trusted."""
+
+    relpath: str
+    record: dict[str, Any] | None
+    problem: Problem | None = None
+
+
+def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
+    """Read and verify one record. Corrupt, hand-edited or misfiled records come back untrusted."""
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    if not path.exists():
+        return Loaded(rel, None)
+    try:
+        doc = load_file(path, root=root)
+    except LoadError as e:
+        p = e.problem
+        return Loaded(
+            rel,
+            None,
+            Problem(
+                rel,
+                p.line,
+                p.col,
+                "ledger-format",
+                f"ledger record is corrupt ({p.message}); delete it and make it again",
+            ),
+        )
+    record = doc.data
+
+    def bad(pointer: str, message: str, rule: str = "ledger-format") -> Loaded:
+        return Loaded(rel, None, doc.problem(pointer, rule, message))
+
+    if record.get("format") != FORMAT:
+        return bad("/format", f"ledger record format is {record.get('format')!r}, expected {FORMAT}; make it again")
+    if "digest" not in record:
+        return bad("", "ledger record has no digest, so propeval did not write it; make it again", "ledger-digest")
+    if record.get("digest") != digest(record):
+        return bad(
+            "/digest",
+            "ledger record was edited by hand: its digest does not match its content; "
+            "restore it (git checkout) or make it again",
+            "ledger-digest",
+        )
+    if record.get("kind") != kind or record.get("subject") != subject:
+        return bad(
+            "/subject",
+            f"ledger record is for {record.get('kind')!r} {record.get('subject')!r}, "
+            f"but this file is for {kind!r} {subject!r}; it was copied or renamed",
+        )
+    for key in ("binding", "result"):
+        if not isinstance(record.get(key), dict):
+            return bad(f"/{key}", f"ledger record's {key!r} must be an object; make it again")
+    return Loaded(rel, record)
+
+
+def stale_reasons(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """What changed between a record's binding and today's, one sentence each; empty when fresh."""
+    out = []
+    for key in sorted(set(recorded) | set(current)):
+        old, new = recorded.get(key), current.get(key)
+        if old == new:
+            continue
+        what = BINDING_NAMES.get(key, f"{key} changed")
+        if key.endswith("_hash"):
+            out.append(f"{what}: {key} {_short(old)} -> {_short(new)}")
+        elif key == "settings":
+            diff = _settings_diff(old, new)
+            out.append(f"{what}: {diff}")
+        else:
+            out.append(f"{what}: {old!r} -> {new!r}")
+    return out
+
+
+def _short(h: Any) -> str:
+    if isinstance(h, str) and h.startswith("sha256:"):
+        return h[:19]
+    return repr(h)
+
+
+def _settings_diff(old: Any, new: Any) -> str:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return f"{old!r} -> {new!r}"
+    parts = [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    return ", ".join(parts)

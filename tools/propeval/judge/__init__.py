@@ -1,0 +1,14 @@
+"""The judge engine: answers from models, verdicts from a judge, scores from verdicts.
+
+Modules:
+
+* ``settings``  ``[tool.propeval.judge]``: endpoints, concurrency, timeouts, retries, re-asks.
+* ``client``    the OpenAI-compatible client with our own retry policy (``openai`` imported lazily).
+* ``rubric``    rubrics as data: ``rubrics/<name>/rubric.yaml``, the prompt template, the gold set.
+* ``prompt``    fills a template, fencing untrusted text behind per-call boundary tokens.
+* ``verdict``   parses and validates a judge's JSON verdict; derives the fact score.
+* ``runs``      the run folder: ``run.json``, ``answers.jsonl``, ``grades-<rubric>.jsonl``.
+* ``answer``, ``grade``, ``score``  the three core operations behind the commands.
+* ``loopback``  a scripted OpenAI-compatible server on 127.0.0.1, for tests and benchmarks.
+* ``local``     starts llama.cpp's OpenAI-compatible server with the bundled Gemma 3 270M.
+"""

@@ -1,0 +1,176 @@
+"""`propeval answer`: one answer per active item from a model, appended to ``answers.jsonl``."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval.config import Config
+from propeval.corpus import Item, load_corpus
+from propeval.errors import UsageError
+from propeval.fsutil import atomic_write
+from propeval.judge import runs
+from propeval.judge._engine import Progress, run_all
+from propeval.judge.client import ChatClient, RequestError
+from propeval.judge.settings import Endpoint, JudgeSettings
+from propeval.loader import LoadError, load_file
+from propeval.result import Problem, Severity
+
+
+@dataclass
+class AnswerOptions:
+    endpoint: Endpoint
+    temperature: float
+    max_tokens: int
+    run_id: str | None = None
+    items: tuple[str, ...] = ()
+    limit: int | None = None
+
+
+@dataclass
+class RunResult:
+    """What `answer` or `grade` did; counts by final status, and the items that failed."""
+
+    run_id: str
+    run_dir: Path
+    out: Path
+    total: int = 0
+    skipped: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.errors else 0
+
+
+def item_meta(item: Item, categories: list[str]) -> dict[str, Any]:
+    return {
+        "language": item.language,
+        "framing": item.framing,
+        "question_type": item.question_type,
+        "categories": categories,
+    }
+
+
+def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
+    path = run_dir / runs.RUN_FILE
+    if not path.is_file():
+        atomic_write(path, runs.dump(meta) + "\n")
+        return
+    try:
+        old = load_file(path, root=root).data
+    except LoadError as e:
+        raise UsageError(f"{e}; remove {path} or pick a new --run-id") from None
+    for key in ("model", "settings"):
+        if old.get(key) != meta[key]:
+            raise UsageError(
+                f"run {meta['run_id']!r} was answered with {key} {old.get(key)!r}, not {meta[key]!r}; "
+                "resume it with the same settings or pick a new --run-id"
+            )
+
+
+def answer_run(
+    config: Config, settings: JudgeSettings, options: AnswerOptions, progress: Progress | None = None
+) -> RunResult:
+    """Ask ``options.endpoint`` every active item once; resume a run that was cut short."""
+    corpus = load_corpus(config)
+    items = sorted(corpus.active_items(), key=lambda i: i.id)
+    if options.items:
+        wanted = set(options.items)
+        unknown = wanted - {i.id for i in items}
+        if unknown:
+            raise UsageError(f"no active item(s) {', '.join(sorted(unknown))} in the corpus")
+        items = [i for i in items if i.id in wanted]
+    if options.limit is not None:
+        items = items[: options.limit]
+    model = options.endpoint.model
+    run_id = options.run_id or runs.new_run_id(model)
+    run_dir = config.root / settings.runs_dir / run_id
+    out = run_dir / runs.ANSWERS
+    run_settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+    result = RunResult(run_id, run_dir, out)
+    result.problems = [
+        Problem(p.path, p.line, p.col, p.rule, f"{p.message} (file left out of the run)", severity=Severity.WARNING)
+        for p in corpus.problems
+    ]
+    with runs.locked(run_dir, "answers"):
+        _check_run(
+            run_dir,
+            {
+                "run_id": run_id,
+                "model": model,
+                "base_url": options.endpoint.base_url,
+                "settings": run_settings,
+                "created": runs.now(),
+                "corpus": {"items": len(items)},
+            },
+            config.root,
+        )
+        runs.repair_tail(out)
+        finished = {k for k, r in runs.latest(out, config.root).items() if r.get("status") in runs.FINAL_ANSWER}
+        todo = [i for i in items if i.id not in finished]
+        result.total = len(items)
+        result.skipped = len(items) - len(todo)
+
+        async def main() -> list[dict[str, Any]]:
+            client = ChatClient(
+                options.endpoint,
+                retry=settings.retry,
+                timeout=settings.timeout,
+                connect_timeout=settings.connect_timeout,
+                concurrency=settings.concurrency,
+            )
+
+            async def work(item: Item) -> dict[str, Any]:
+                claim = corpus.claim_of(item)
+                record: dict[str, Any] = {
+                    "item_id": item.id,
+                    "claim_id": item.claim_id,
+                    "model": model,
+                    "item_hash": item.hash,
+                    "claim_hash": claim.hash if claim else None,
+                    "item": item_meta(item, list(claim.data.get("categories") or []) if claim else []),
+                    "settings": run_settings,
+                }
+                try:
+                    c = await client.complete(
+                        [{"role": "user", "content": item.prompt}],
+                        temperature=options.temperature,
+                        max_tokens=options.max_tokens,
+                    )
+                except RequestError as e:
+                    record.update(status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts)
+                else:
+                    record.update(
+                        status="answered" if c.text else "unanswered",
+                        answer=c.text,
+                        error=None if c.text else "the reply had no final text",
+                        finish_reason=c.finish_reason,
+                        attempts=c.attempts,
+                    )
+                record["created"] = runs.now()
+                return record
+
+            try:
+                return await run_all(
+                    todo,
+                    work,
+                    out,
+                    done_before=result.skipped,
+                    total=result.total,
+                    progress=progress,
+                    concurrency=settings.concurrency,
+                )
+            finally:
+                await client.aclose()
+
+        records = asyncio.run(main())
+    for r in records:
+        result.counts[r["status"]] = result.counts.get(r["status"], 0) + 1
+        if r["status"] == "error":
+            result.errors.append((r["item_id"], r["error"]))
+    return result

@@ -1,0 +1,210 @@
+"""`propeval grade`: a verdict per answer from a judge model, appended to ``grades-<rubric>.jsonl``."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from propeval.config import Config
+from propeval.corpus import load_corpus
+from propeval.errors import UsageError
+from propeval.judge import runs
+from propeval.judge._engine import Progress, run_all
+from propeval.judge.answer import RunResult
+from propeval.judge.client import ChatClient, RequestError
+from propeval.judge.prompt import fill
+from propeval.judge.rubric import Rubric, load_rubric
+from propeval.judge.settings import Endpoint, JudgeSettings
+from propeval.judge.verdict import AUDIT_FIELDS, VerdictError, item_schema, judge
+from propeval.result import Problem, Severity
+
+REASK = (
+    "Your verdict could not be used: {reason}\n"
+    "Reply again with only the corrected JSON verdict for the same answer, following the schema."
+)
+
+
+@dataclass
+class GradeOptions:
+    run: str
+    rubric: str
+    endpoint: Endpoint
+    temperature: float
+    max_tokens: int
+    max_reasks: int
+    retry_unscored: bool = False
+
+
+def _empty_fields(rubric: Rubric) -> dict[str, Any]:
+    if rubric.kind == "facts":
+        return {"fact_states": None, "fact_score": None, "propaganda": None, "frame_adopted": None}
+    return dict.fromkeys(AUDIT_FIELDS)
+
+
+def grade_run(
+    config: Config, settings: JudgeSettings, options: GradeOptions, progress: Progress | None = None
+) -> RunResult:
+    """Grade every answer of a run that has no final grade yet under ``options.rubric``."""
+    run_dir = runs.resolve_run(config.root / settings.runs_dir, options.run)
+    rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
+    answers_path = run_dir / runs.ANSWERS
+    out = run_dir / runs.grades_file(rubric.name)
+    result = RunResult(run_dir.name, run_dir, out)
+    corpus = load_corpus(config)
+
+    with runs.locked(run_dir, f"grades-{rubric.name}"):
+        answers = runs.latest(answers_path, config.root)
+        if not answers:
+            raise UsageError(f"{answers_path} has no answers; run `propeval answer` first")
+        runs.repair_tail(out)
+        final = runs.FINAL_GRADE if not options.retry_unscored else ("scored", "unanswered")
+        graded = {k for k, r in runs.latest(out, config.root).items() if r.get("status") in final}
+        todo: list[dict[str, Any]] = []
+        for item_id, ans in sorted(answers.items()):
+            if ans.get("status") not in runs.FINAL_ANSWER:
+                result.problems.append(
+                    Problem(
+                        answers_path.name,
+                        0,
+                        0,
+                        "no-answer",
+                        f"{item_id} has no answer ({ans.get('error')}); rerun `propeval answer` to retry it",
+                        severity=Severity.WARNING,
+                    )
+                )
+                continue
+            result.total += 1
+            if item_id in graded:
+                result.skipped += 1
+                continue
+            item = corpus.items.get(item_id)
+            claim = corpus.claim_of(item) if item else None
+            if item is None or claim is None:
+                result.problems.append(
+                    Problem(
+                        answers_path.name,
+                        0,
+                        0,
+                        "no-item",
+                        f"{item_id} (or its claim) is no longer in the corpus; it cannot be graded",
+                        severity=Severity.WARNING,
+                    )
+                )
+                result.total -= 1
+                continue
+            if item.hash != ans.get("item_hash") or claim.hash != ans.get("claim_hash"):
+                result.problems.append(
+                    Problem(
+                        item.doc.relpath,
+                        0,
+                        0,
+                        "stale-answer",
+                        f"{item_id} or its claim changed since it was answered; grading against the current facts "
+                        "(answer it again in a new run for a clean result)",
+                        severity=Severity.WARNING,
+                    )
+                )
+            todo.append({"answer": ans, "item": item, "claim": claim})
+
+        async def main() -> list[dict[str, Any]]:
+            client = ChatClient(
+                options.endpoint,
+                retry=settings.retry,
+                timeout=settings.timeout,
+                connect_timeout=settings.connect_timeout,
+                concurrency=settings.concurrency,
+            )
+
+            async def work(job: dict[str, Any]) -> dict[str, Any]:
+                ans, item, claim = job["answer"], job["item"], job["claim"]
+                facts = [(f.id, f.text) for f in claim.facts]
+                record: dict[str, Any] = {
+                    "item_id": item.id,
+                    "model": ans.get("model"),
+                    "rubric": rubric.name,
+                    "rubric_version": rubric.version,
+                    "rubric_hash": rubric.hash,
+                    "judge_model": options.endpoint.model,
+                    "prompt_hash": None,
+                    "attempts": 0,
+                    **_empty_fields(rubric),
+                }
+                if ans.get("status") == "unanswered" or not ans.get("answer"):
+                    record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
+                    if rubric.kind == "facts":
+                        record.update(fact_score=0, propaganda=0)
+                    record["created"] = runs.now()
+                    return record
+                answer = str(ans["answer"])
+                filled = fill(
+                    rubric,
+                    question=item.prompt,
+                    answer=answer,
+                    facts=facts,
+                    markers=claim.markers,
+                    language=item.language,
+                    framing=item.framing,
+                    question_type=item.question_type,
+                )
+                record["prompt_hash"] = filled.hash
+                fact_ids = [fid for fid, _ in facts]
+                schema = item_schema(rubric, fact_ids)
+                messages = [{"role": "user", "content": filled.text}]
+                reason, raw = "", None
+                try:
+                    for _ in range(options.max_reasks + 1):
+                        c = await client.complete(
+                            messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
+                        )
+                        record["attempts"] += 1
+                        raw = c.text
+                        try:
+                            outcome = judge(
+                                raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer
+                            )
+                        except VerdictError as e:
+                            reason = str(e)
+                            if c.finish_reason == "length":
+                                reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
+                            messages += [
+                                {"role": "assistant", "content": raw or ""},
+                                {"role": "user", "content": REASK.format(reason=reason)},
+                            ]
+                            continue
+                        record.update(outcome.fields)
+                        record.update(
+                            status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw
+                        )
+                        break
+                    else:
+                        record.update(
+                            status="unscored",
+                            verdict=None,
+                            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
+                            raw=raw,
+                        )
+                except RequestError as e:
+                    record.update(status="error", verdict=None, reason=str(e), raw=raw)
+                record["created"] = runs.now()
+                return record
+
+            try:
+                return await run_all(
+                    todo,
+                    work,
+                    out,
+                    done_before=result.skipped,
+                    total=result.total,
+                    progress=progress,
+                    concurrency=settings.concurrency,
+                )
+            finally:
+                await client.aclose()
+
+        records = asyncio.run(main())
+    for r in records:
+        result.counts[r["status"]] = result.counts.get(r["status"], 0) + 1
+        if r["status"] == "error":
+            result.errors.append((r["item_id"], r["reason"]))
+    return result

@@ -1,0 +1,80 @@
+"""Fill a rubric's template, fencing untrusted text so it cannot end or rewrite a section.
+
+The question and the answer are untrusted: an answer may say "ignore previous instructions"
+and carry a fake verdict, or try to close the answer section early. Each call draws a fresh
+random boundary token; untrusted text goes between ``<<<NAME-TOKEN`` and ``NAME-TOKEN>>>`` lines.
+Before that, any run of ``<<<`` / ``>>>`` in untrusted text is turned into look-alike guillemets
+and any occurrence of the token is removed, so the text can neither close its own fence nor
+forge another. ``${boundary}`` lets the template tell the judge which token is real.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from propeval.judge.rubric import Rubric
+
+_PLACEHOLDER_TOKEN = "BOUNDARY"  # stands in for the random token when hashing
+
+
+def new_token() -> str:
+    return secrets.token_hex(8).upper()
+
+
+def neutralise(text: str, token: str) -> str:
+    """Untrusted text with fence markers disarmed and the token removed."""
+    text = text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+    while token in text:
+        text = text.replace(token, "")
+    return text
+
+
+def fence(name: str, text: str, token: str) -> str:
+    return f"<<<{name}-{token}\n{neutralise(text, token)}\n{name}-{token}>>>"
+
+
+@dataclass(frozen=True)
+class FilledPrompt:
+    text: str
+    hash: str  # sha256 of the prompt with the random token replaced: stable across calls
+    token: str
+    shown_answer: str  # the answer as the judge saw it (after neutralising)
+
+
+def fill(
+    rubric: Rubric,
+    *,
+    question: str,
+    answer: str,
+    facts: list[tuple[str, str]],
+    markers: list[tuple[str, str]],
+    language: str = "",
+    framing: str = "",
+    question_type: str = "",
+    token: str | None = None,
+) -> FilledPrompt:
+    """The judge prompt for one (item, answer) pair."""
+    tok = token or new_token()
+
+    def render(t: str) -> str:
+        values: dict[str, Any] = {
+            "question": fence("QUESTION", question, t),
+            "answer": fence("ANSWER", answer, t),
+            "facts": "\n".join(f"- {fid}: {neutralise(text, t)}" for fid, text in facts) or "(none)",
+            "fact_ids": ", ".join(fid for fid, _ in facts),
+            "frame_markers": "\n".join(f"- [{lang}] {neutralise(text, t)}" for lang, text in markers) or "(none)",
+            "language": language,
+            "framing": framing,
+            "question_type": question_type,
+            "boundary": t,
+        }
+        return string.Template(rubric.template).substitute(values)
+
+    text = render(tok)
+    stable = render(_PLACEHOLDER_TOKEN)
+    digest = "sha256:" + hashlib.sha256(stable.encode("utf-8")).hexdigest()
+    return FilledPrompt(text, digest, tok, neutralise(answer, tok))
