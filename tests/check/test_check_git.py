@@ -122,3 +122,13 @@ def test_schema_change_rechecks_everything(corpus, in_git) -> None:  # type: ign
     )
     assert len([line for line in lines if "[schema]" in line]) == 2  # both unchanged items are re-checked
     assert "note: schema.json changed since main: checking the whole corpus" in lines
+
+
+def test_changed_since_head_before_the_first_commit_checks_everything(corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    # A pre-commit hook with --changed-since HEAD runs before the repository has any commit.
+    corpus.claim()
+    corpus.item(framing="balanced")
+    code, lines = run("check", "--changed-since", "HEAD")
+    assert code == 1
+    assert lines[0].startswith("questions/c0001/i0001.yaml:4:10 [schema] 'balanced' is not one of")
+    assert lines[-1] == "1 error(s), 0 warning(s) in 2 file(s) checked"

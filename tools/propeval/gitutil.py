@@ -49,6 +49,10 @@ def merge_base(root: Path, ref: str) -> str:
     try:
         _repo(root).git.execute(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
     except git.GitCommandError as e:
+        if ref == "HEAD" and not _has_commits(root):
+            # The first commit of a new repository (a pre-commit hook's --changed-since HEAD):
+            # compare with the empty tree, so everything counts as new.
+            return _git(root, "hash-object", "-t", "tree", "/dev/null").strip()
         raise GitError(
             f"git ref {ref!r} does not exist here; fetch it first (git fetch origin {ref}) "
             "or name an existing branch, tag or commit",
@@ -64,6 +68,16 @@ def merge_base(root: Path, ref: str) -> str:
         return str(_repo(root).git.execute(["git", "merge-base", ref, "HEAD"])).strip()
     except git.GitCommandError as e:
         raise GitError(f"{ref!r} and HEAD share no history; --changed-since needs a common ancestor", ref=ref) from e
+
+
+def _has_commits(root: Path) -> bool:
+    import git
+
+    try:
+        _repo(root).git.execute(["git", "rev-parse", "--verify", "--quiet", "HEAD"])
+    except git.GitCommandError:
+        return False
+    return True
 
 
 def changed_paths(root: Path, base: str) -> list[str]:
