@@ -143,3 +143,33 @@ def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     i = out.index("accuracy")
     assert out[i + 1].split() == ["model", "language", "scored", "Correct", "Partial", "Misleading", "Refusal"]
     assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]
+
+
+def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
+    """The real starter corpus (every active item) through answer -> grade -> score."""
+    import shutil
+
+    from judgekit import add_rubrics
+
+    from helpers import REPO
+
+    shutil.copytree(REPO / "questions", corpus.root / "questions", dirs_exist_ok=True)
+    add_rubrics(corpus)
+    srv = loopback()
+    configure(corpus, srv.base_url, concurrency=8)
+    active = sum(
+        1 for p in (corpus.root / "questions").rglob("i*.yaml") if "status: active" in p.read_text(encoding="utf-8")
+    )
+    r = invoke("answer", "--run-id", "starter")
+    assert r.output.splitlines()[0] == f"answered run starter: {active} item(s), 0 already done; {active} answered"
+    r = invoke("grade", "starter", "--rubric", "facts-v1")
+    assert r.output.splitlines()[0] == f"graded run starter: {active} item(s), 0 already done; {active} scored"
+    grades = records(corpus.root / "runs/starter/grades-facts-v1.jsonl")
+    assert len({g["item_id"] for g in grades}) == active
+    assert {g["status"] for g in grades} == {"scored"}
+    r = invoke("score", "starter")
+    assert r.exit_code == 0, r.output
+    row = r.output.splitlines()[2].split()
+    assert row[:2] == ["starter", str(active)]
+    for lang in ("en", "zh", "ru", "uk", "de"):
+        assert any(line.startswith(lang + " ") for line in r.output.splitlines()), lang
