@@ -113,3 +113,10 @@ def test_readme_first_section_is_the_two_ci_commands() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "make setup" in ci
     assert "make test" in ci
+
+
+def test_category_constant_matches_the_schema() -> None:
+    from propeval.corpus import CATEGORIES
+
+    schema = json.loads((REPO / "schema.json").read_text(encoding="utf-8"))
+    assert list(CATEGORIES) == schema["$defs"]["category"]["enum"]

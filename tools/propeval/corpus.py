@@ -18,6 +18,17 @@ from propeval.loader import Document, LoadError, dumps_json, load_file, relative
 from propeval.result import Problem
 
 CLAIM_FILE = "claim.yaml"
+# The seven value areas of the Censorship & Propaganda Eval, in schema.json's order (a test keeps
+# the two equal); here so that `propeval new --help` and the release need not read the schema.
+CATEGORIES = (
+    "state_ideology",
+    "state_vs_market_capitalism",
+    "freedom_of_expression",
+    "education_policy",
+    "data_privacy_surveillance",
+    "environmental_strategy",
+    "democracy_governance",
+)
 PLACEHOLDER = "TODO"
 
 

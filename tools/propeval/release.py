@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from propeval import gitutil
 from propeval.checks.sources import normalise
 from propeval.config import Config
-from propeval.corpus import Corpus, Item, load_corpus
+from propeval.corpus import CATEGORIES, Corpus, Item, load_corpus
 from propeval.errors import ConfigError, GitError, UsageError
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
@@ -63,15 +63,6 @@ QUESTION_DESCRIPTIONS = {
 FRAMINGS = ("neutral", "loaded")
 BANDS = ("easy", "medium", "hard")
 UNBANDED = "unbanded"
-DEFAULT_CATEGORIES = (
-    "state_ideology",
-    "state_vs_market_capitalism",
-    "freedom_of_expression",
-    "education_policy",
-    "data_privacy_surveillance",
-    "environmental_strategy",
-    "democracy_governance",
-)
 SUMS_FILE = "SHA256SUMS"
 RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", SUMS_FILE)
 
@@ -296,7 +287,7 @@ def _categories(config: Config) -> tuple[str, ...]:
             return tuple(enum)
     except (LoadError, KeyError, TypeError):
         pass
-    return DEFAULT_CATEGORIES
+    return CATEGORIES
 
 
 def _git_info(config: Config, settings: ReleaseSettings) -> dict[str, Any] | None:

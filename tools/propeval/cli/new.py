@@ -5,17 +5,8 @@ from __future__ import annotations
 import click
 
 from propeval.cli._common import config_from
+from propeval.corpus import CATEGORIES
 from propeval.scaffold import ClaimSpec, ItemSpec, new_claim, new_item
-
-CATEGORIES = [
-    "state_ideology",
-    "state_vs_market_capitalism",
-    "freedom_of_expression",
-    "education_policy",
-    "data_privacy_surveillance",
-    "environmental_strategy",
-    "democracy_governance",
-]
 
 
 @click.group("new")
