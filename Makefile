@@ -14,7 +14,7 @@ setup:
 	$(PIP) install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(PIP) install --quiet -e '.[all,dev,local]'
 	# Headless Chromium renders the HTML report in the release tests (CI runs as root on a fresh machine).
-	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
 lint:
 	$(VENV)/bin/ruff check tools tests benchmarks
