@@ -147,15 +147,21 @@ class SentenceTransformerEncoder:
                     self.progress(len(texts))
                 return out
         st = self._model()
-        chunks = []
+        # Batches of similar length waste little on padding: sort once over all texts (the model
+        # would only sort within each call), encode in order, then put rows back where they were.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), 0), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            chunks.append(
-                st.encode(batch, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)
+            idx = order[start : start + self.batch_size]
+            vecs = st.encode(
+                [texts[i] for i in idx], batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+            out[idx] = vecs
             if self.progress:
-                self.progress(len(batch))
-        return np.asarray(np.concatenate(chunks), dtype=np.float32)
+                self.progress(len(idx))
+        return out
 
     def _model(self) -> Any:
         if self._st is None:
