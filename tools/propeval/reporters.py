@@ -20,7 +20,7 @@ def text_line(p: Problem) -> str:
     return f"{location(p)} [{p.rule}]{tag} {p.message}"
 
 
-def _github_escape(s: str, prop: bool = False) -> str:
+def github_escape(s: str, prop: bool = False) -> str:
     s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")
@@ -29,11 +29,11 @@ def _github_escape(s: str, prop: bool = False) -> str:
 
 def github_line(p: Problem) -> str:
     level = {"error": "error", "warning": "warning", "notice": "notice"}[p.severity.value]
-    props = [f"file={_github_escape(p.path, True)}"]
+    props = [f"file={github_escape(p.path, True)}"]
     if p.line:
         props += [f"line={p.line}", f"col={p.col}"]
-    props.append(f"title={_github_escape(p.rule, True)}")
-    return f"::{level} {','.join(props)}::{_github_escape(f'[{p.rule}] {p.message}')}"
+    props.append(f"title={github_escape(p.rule, True)}")
+    return f"::{level} {','.join(props)}::{github_escape(f'[{p.rule}] {p.message}')}"
 
 
 def report(
@@ -60,7 +60,7 @@ def report(
     for p in problems:
         out.write(line(p) + "\n")
     for note in notes:
-        out.write((f"::notice::{_github_escape(note)}" if fmt == "github" else f"note: {note}") + "\n")
+        out.write((f"::notice::{github_escape(note)}" if fmt == "github" else f"note: {note}") + "\n")
     if summary and fmt == "text":
         errors = sum(p.severity is Severity.ERROR for p in problems)
         warnings = len(problems) - errors

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option
-from propeval.reporters import _github_escape, github_line, text_line
+from propeval.reporters import github_escape, github_line, text_line
 from propeval.result import Problem, Severity
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -137,8 +137,8 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
         for pair in result.unreviewed:
             out.write(github_line(_problem(pair)) + "\n")
         for note in result.notes:
-            out.write(f"::notice::{_github_escape(note)}\n")
-        out.write(f"::notice::{_github_escape(_summary(result))}\n")
+            out.write(f"::notice::{github_escape(note)}\n")
+        out.write(f"::notice::{github_escape(_summary(result))}\n")
         return
     for p in result.problems:
         out.write(text_line(p) + "\n")
