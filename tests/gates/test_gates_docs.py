@@ -35,10 +35,12 @@ def test_help_has_an_example(args: list[str]) -> None:
     assert "Example" in res.output and "propeval " in res.output
 
 
-def test_readme_says_the_answerability_gate_is_advisory() -> None:
+def test_readme_says_both_gates_are_advisory() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "**In the starter corpus this gate is advisory**" in text
-    assert 'answerability = "advisory"' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert "**In the starter corpus both gates are advisory**" in text
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'answerability = "advisory"' in pyproject
+    assert 'judge = "advisory"' in pyproject
 
 
 def test_pr_workflow_fetches_history_and_runs_ci() -> None:
