@@ -20,26 +20,19 @@ from propeval.errors import PropevalError
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
-    # -- dedup
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
-    # -- groups
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
-    # -- judge
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
     "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
     "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
-    # -- gates
     "gate": ("propeval.cli.gate", "Answerability and judge gates, verified offline from the ledger."),
     "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
-    # -- difficulty
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
-    # -- release
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
     "stats": ("propeval.cli.stats", "Print corpus statistics and coverage gaps."),
-    # -- schema-changes
     "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
     "migrate": ("propeval.cli.migrate", "Rewrite claims and items from one schema version to the next."),
 }
