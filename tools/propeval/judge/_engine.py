@@ -58,3 +58,27 @@ async def run_all(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     return records
+
+
+async def run_all_closing(
+    client: Any,
+    todo: Sequence[T],
+    work: Callable[[T], Awaitable[dict[str, Any]]],
+    out: Path,
+    result: Any,
+    progress: Progress | None,
+    concurrency: int,
+) -> list[dict[str, Any]]:
+    """:func:`run_all` for a run whose ``result`` counts skipped and total, then close ``client``."""
+    try:
+        return await run_all(
+            todo,
+            work,
+            out,
+            done_before=result.skipped,
+            total=result.total,
+            progress=progress,
+            concurrency=concurrency,
+        )
+    finally:
+        await client.aclose()

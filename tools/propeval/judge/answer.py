@@ -12,7 +12,7 @@ from propeval.corpus import Item, load_corpus
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.judge import runs
-from propeval.judge._engine import Progress, run_all
+from propeval.judge._engine import Progress, run_all_closing
 from propeval.judge.client import ChatClient, RequestError
 from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.loader import LoadError, load_file
@@ -45,6 +45,13 @@ class RunResult:
     @property
     def exit_code(self) -> int:
         return 3 if self.errors else 0
+
+    def tally(self, records: list[dict[str, Any]], why: str) -> None:
+        """Count ``records`` by status; an ``error`` record's ``why`` field says what failed."""
+        for r in records:
+            self.counts[r["status"]] = self.counts.get(r["status"], 0) + 1
+            if r["status"] == "error":
+                self.errors.append((r["item_id"], r[why]))
 
 
 def item_meta(item: Item, categories: list[str]) -> dict[str, Any]:
@@ -155,22 +162,8 @@ def answer_run(
                 record["created"] = runs.now()
                 return record
 
-            try:
-                return await run_all(
-                    todo,
-                    work,
-                    out,
-                    done_before=result.skipped,
-                    total=result.total,
-                    progress=progress,
-                    concurrency=settings.concurrency,
-                )
-            finally:
-                await client.aclose()
+            return await run_all_closing(client, todo, work, out, result, progress, settings.concurrency)
 
         records = asyncio.run(main())
-    for r in records:
-        result.counts[r["status"]] = result.counts.get(r["status"], 0) + 1
-        if r["status"] == "error":
-            result.errors.append((r["item_id"], r["error"]))
+    result.tally(records, "error")
     return result

@@ -10,7 +10,7 @@ from propeval.config import Config
 from propeval.corpus import load_corpus
 from propeval.errors import UsageError
 from propeval.judge import runs
-from propeval.judge._engine import Progress, run_all
+from propeval.judge._engine import Progress, run_all_closing
 from propeval.judge.answer import RunResult
 from propeval.judge.client import ChatClient, RequestError
 from propeval.judge.prompt import fill
@@ -189,22 +189,8 @@ def grade_run(
                 record["created"] = runs.now()
                 return record
 
-            try:
-                return await run_all(
-                    todo,
-                    work,
-                    out,
-                    done_before=result.skipped,
-                    total=result.total,
-                    progress=progress,
-                    concurrency=settings.concurrency,
-                )
-            finally:
-                await client.aclose()
+            return await run_all_closing(client, todo, work, out, result, progress, settings.concurrency)
 
         records = asyncio.run(main())
-    for r in records:
-        result.counts[r["status"]] = result.counts.get(r["status"], 0) + 1
-        if r["status"] == "error":
-            result.errors.append((r["item_id"], r["reason"]))
+    result.tally(records, "reason")
     return result
