@@ -34,7 +34,6 @@ import numpy as np
 
 from propeval import gitutil, textnorm
 from propeval.config import Config
-from propeval.corpus import Corpus, load_corpus
 from propeval.errors import ConfigError, UsageError
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
@@ -291,46 +290,65 @@ class DedupResult:
         return 1 if self.unreviewed or bad else 0
 
 
-def units_of(corpus: Corpus, *, facts: bool = True) -> list[Unit]:
-    """Active items' prompts, then (optionally) every claim fact, in a stable order."""
+def load_units(config: Config, settings: Settings, *, facts: bool = True) -> tuple[list[Unit], list[Problem]]:
+    """Active items' prompts, then (optionally) every claim fact, in a stable order, plus the
+    problems of files that did not load. Unchanged files come from the record cache
+    (:mod:`propeval.dedup_records`) in the dedup cache folder."""
+    from propeval.dedup_records import load_records
+
+    records = load_records(config.root, config.questions, settings.cache_folder(config.root))
+    return units_of_records(records.claims, records.items, facts=facts), records.problems
+
+
+def units_of_records(
+    claims: Sequence[dict[str, Any]], items: Sequence[dict[str, Any]], *, facts: bool = True
+) -> list[Unit]:
+    """Units from :func:`propeval.dedup_records.record_of` records; the first file with an id
+    keeps it, as in :class:`propeval.corpus.Corpus`."""
+    claim_by_id: dict[str, dict[str, Any]] = {}
+    for c in claims:
+        claim_by_id.setdefault(c["id"], c)
+    item_by_id: dict[str, dict[str, Any]] = {}
+    for i in items:
+        item_by_id.setdefault(i["id"], i)
     out: list[Unit] = []
-    for item in sorted(corpus.items.values(), key=lambda i: i.id):
-        if not item.active or not item.prompt.strip():
+    for iid in sorted(item_by_id):
+        item = item_by_id[iid]
+        if not item["active"] or not item["prompt"].strip():
             continue
-        claim = corpus.claims.get(item.claim_id)
-        line, col = item.doc.locate("/prompt")
+        claim = claim_by_id.get(item["claim_id"])
         out.append(
             _unit(
-                item.id,
+                iid,
                 "item",
-                item.claim_id,
-                item.prompt,
-                item.doc.relpath,
-                line,
-                col,
-                item.language,
-                claim.source_url if claim else "",
-                str(claim.data.get("anchor", "")) if claim else "",
+                item["claim_id"],
+                item["prompt"],
+                item["path"],
+                item["line"],
+                item["col"],
+                item["language"],
+                claim["source_url"] if claim else "",
+                claim["anchor"] if claim else "",
             )
         )
     if facts:
-        for claim in sorted(corpus.claims.values(), key=lambda c: c.id):
-            for n, fact in enumerate(claim.facts):
-                if not fact.text.strip():
+        for cid in sorted(claim_by_id):
+            claim = claim_by_id[cid]
+            for fid, text, line, col in claim["facts"]:
+                if not text.strip():
                     continue
-                line, col = claim.doc.locate(f"/facts/{n}/text")
                 out.append(
                     _unit(
-                        f"{claim.id}/{fact.id}",
+                        f"{cid}/{fid}",
                         "fact",
-                        claim.id,
-                        fact.text,
-                        claim.doc.relpath,
+                        cid,
+                        text,
+                        claim["path"],
                         line,
                         col,
                         "",
-                        claim.source_url,
-                        str(claim.data.get("anchor", "")),
+                        claim["source_url"],
+                        claim["anchor"],
                     )
                 )
     return out
@@ -477,8 +495,7 @@ def add_allow_entry(
         raise UsageError("a pair needs two different ids")
     if not reason.strip():
         raise UsageError("--reason must say why the pair is kept")
-    corpus = load_corpus(config)
-    units = {u.id: u for u in units_of(corpus, facts=True)}
+    units = {u.id: u for u in load_units(config, settings, facts=True)[0]}
     for uid in (a, b):
         if uid not in units:
             raise UsageError(f"{uid!r} is neither an active item id nor a fact id like c0001/f1")
@@ -564,9 +581,8 @@ def find_duplicates(
     options = options or Options()
     settings = Settings.from_config(config)
     result = DedupResult(settings=settings)
-    corpus = load_corpus(config)
-    result.problems.extend(corpus.problems)
-    units = units_of(corpus, facts=settings.compare_facts)
+    units, problems = load_units(config, settings, facts=settings.compare_facts)
+    result.problems.extend(problems)
     result.units = len(units)
 
     focus: set[int] | None = None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import json
 import json.decoder
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -615,6 +616,10 @@ def load_jsonl(
 def relative_path(path: Path, root: Path | None) -> str:
     """``path`` relative to ``root`` with forward slashes (resolving links only when needed)."""
     if root is not None:
+        # The common case, a path built under root, without pathlib's part-by-part comparison.
+        base, full = str(root), str(path)
+        if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep and ".." not in full:
+            return full[len(base) + 1 :].replace(os.sep, "/")
         try:
             return path.relative_to(root).as_posix()
         except ValueError:
