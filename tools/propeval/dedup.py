@@ -69,6 +69,8 @@ class Settings:
     exact_index_below: int = 50_000
     hnsw_m: int = 32
     ef_search: int = 128
+    approximate_index: str = "hnsw"
+    ivf_nprobe: int = 16
     allowlist: str = "dedup-allowlist.yaml"
     batch_size: int = 32
     runtime: str = "auto"
@@ -118,6 +120,8 @@ class Settings:
             "exact_index_below": (int,),
             "hnsw_m": (int,),
             "ef_search": (int,),
+            "approximate_index": (str,),
+            "ivf_nprobe": (int,),
             "allowlist": (str,),
             "batch_size": (int,),
             "runtime": (str,),
@@ -139,6 +143,10 @@ class Settings:
                 raise ConfigError(f"[tool.propeval.dedup] {key} must be a {want}", key=key)
             if key.endswith("_threshold") and not 0 < float(value) <= 1:
                 raise ConfigError(f"[tool.propeval.dedup] {key} must be in (0, 1]", key=key)
+            if key == "approximate_index" and value not in ("hnsw", "ivf"):
+                raise ConfigError(
+                    f"[tool.propeval.dedup] approximate_index must be hnsw or ivf, not {value!r}", key=key
+                )
             if key == "runtime" and value not in _runtimes():
                 raise ConfigError(
                     f"[tool.propeval.dedup] runtime must be one of {', '.join(_runtimes())}, not {value!r}", key=key
@@ -618,7 +626,13 @@ def find_duplicates(
         )
         from propeval.embed.index import IndexSettings, neighbours
 
-        idx_settings = IndexSettings(settings.exact_index_below, settings.hnsw_m, ef_search=settings.ef_search)
+        idx_settings = IndexSettings(
+            settings.exact_index_below,
+            settings.hnsw_m,
+            ef_search=settings.ef_search,
+            approximate=settings.approximate_index,
+            ivf_nprobe=settings.ivf_nprobe,
+        )
         # Ask for extra neighbours: same-claim ones are dropped afterwards.
         k = settings.neighbours + max(len(v) for v in _by_claim(sem_units).values())
         scores, ids = neighbours(vectors, vectors[sem_focus], k, idx_settings)

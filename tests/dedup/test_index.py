@@ -1,0 +1,72 @@
+"""faiss indexes: exact below the size threshold, HNSW or IVF above, with recall against exact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from propeval.config import load_config
+from propeval.dedup import Options, Settings, find_duplicates
+from propeval.embed.index import IndexSettings, build, neighbours
+from propeval.errors import ConfigError
+
+
+def _clustered(n: int, d: int = 64, seed: int = 0) -> np.ndarray:
+    """Vectors around topics, as embeddings are (uniform noise has no neighbours to find)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n // 20, d)).astype(np.float32)
+    x = centres[rng.integers(0, len(centres), n)] + 0.5 * rng.standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _recall(approx: np.ndarray, exact: np.ndarray) -> float:
+    return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(approx, exact, strict=True)]))
+
+
+def test_exact_index_below_the_threshold_finds_each_vector_first() -> None:
+    x = _clustered(500)
+    index = build(x, IndexSettings(exact_below=501))
+    assert type(index).__name__ == "IndexFlatIP"
+    scores, ids = neighbours(x, x[:50], 5, IndexSettings(exact_below=501))
+    assert list(ids[:, 0]) == list(range(50))
+    assert np.allclose(scores[:, 0], 1.0, atol=1e-5)
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
+
+
+@pytest.mark.parametrize(
+    ("kind", "index_type", "floor"), [("hnsw", "IndexHNSWFlat", 0.97), ("ivf", "IndexIVFFlat", 0.9)]
+)
+def test_approximate_indexes_recall_against_exact(kind: str, index_type: str, floor: float) -> None:
+    x = _clustered(4000)
+    settings = IndexSettings(exact_below=0, approximate=kind)
+    assert type(build(x, settings)).__name__ == index_type
+    _, exact = neighbours(x, x[:300], 10, IndexSettings(exact_below=len(x) + 1))
+    _, approx = neighbours(x, x[:300], 10, settings)
+    assert _recall(approx, exact) >= floor
+
+
+def test_ivf_results_repeat_from_run_to_run() -> None:
+    x = _clustered(3000, seed=3)
+    settings = IndexSettings(exact_below=0, approximate="ivf", ivf_nprobe=4)
+    first = neighbours(x, x[:100], 10, settings)[1]
+    assert np.array_equal(first, neighbours(x, x[:100], 10, settings)[1])
+
+
+def test_dedup_with_an_ivf_index_flags_the_same_pair(dcorpus: Any, dedup_config: Any, fake_encoder: Any) -> None:
+    dedup_config(dcorpus, 'exact_index_below = 1\napproximate_index = "ivf"\ncompare_facts = false\n')
+    for n in range(1, 7):
+        dcorpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    dcorpus.item("i0001", "c0001", prompt='"What happened in central Beijing on the night of 3-4 June 1989?"')
+    dcorpus.item("i0002", "c0002", prompt='"What happened in central Beijing on the night of 3 to 4 June 1989?"')
+    for n, text in enumerate(["Who built the Crimean bridge?", "Who closed Apple Daily?", "Who downed MH17?"]):
+        dcorpus.item(f"i000{n + 3}", f"c000{n + 3}", prompt=f'"{text}"')
+    result = find_duplicates(load_config(dcorpus.root), Options(), encoder=fake_encoder)
+    assert [p.ids for p in result.pairs] == [("i0001", "i0002")]
+
+
+def test_unknown_approximate_index_is_a_config_error(dcorpus: Any, dedup_config: Any) -> None:
+    dedup_config(dcorpus, 'approximate_index = "lsh"\n')
+    with pytest.raises(ConfigError, match="approximate_index must be hnsw or ivf, not 'lsh'"):
+        Settings.from_config(load_config(dcorpus.root))
