@@ -277,7 +277,7 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tupl
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--sizes", default="1000,10000", help='corpus sizes; "" runs only the index benchmark')
     ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
     ap.add_argument("--skip-semhash", action="store_true")
     ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")
@@ -286,7 +286,7 @@ def main() -> None:
     rows: list[tuple[str, str]] = []
     onnx_dir = Path(tempfile.mkdtemp(prefix="propeval-bench-onnx-"))
     try:
-        for size in [int(s) for s in args.sizes.split(",")]:
+        for size in [int(s) for s in args.sizes.split(",") if s]:
             rows.extend(bench_size(size, args, onnx_dir))
     finally:
         shutil.rmtree(onnx_dir, ignore_errors=True)
