@@ -160,6 +160,21 @@ class Settings:
             values[key] = float(value) if key.endswith("_threshold") else value
         return cls(**values)
 
+    def encoder(self, root: Path, *, announce: Callable[[str], None] | None = None) -> Any:
+        """The configured encoder (nothing heavy is imported until it encodes)."""
+        from propeval.embed.models import load_encoder
+
+        return load_encoder(
+            self.backend,
+            self.model,
+            max_seq_length=self.max_seq_length,
+            batch_size=self.batch_size,
+            runtime=self.runtime,
+            export_dir=self.export_folder(root),
+            memo_dir=self.cache_folder(root),
+            announce=announce,
+        )
+
     def export_folder(self, root: Path) -> Path:
         """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""
         from propeval.embed.ort import default_export_dir
@@ -824,18 +839,7 @@ def embed_units(
 
     folder = settings.cache_folder(root)
     if encoder is None:
-        from propeval.embed.models import load_encoder
-
-        encoder = load_encoder(
-            settings.backend,
-            settings.model,
-            max_seq_length=settings.max_seq_length,
-            batch_size=settings.batch_size,
-            runtime=settings.runtime,
-            export_dir=settings.export_folder(root),
-            memo_dir=folder,
-            announce=announce,
-        )
+        encoder = settings.encoder(root, announce=announce)
     cache = EmbeddingCache(folder, encoder.fingerprint)
     cache.load()
     keys = [u.key.encode("ascii") for u in units]

@@ -243,20 +243,10 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     """
     from propeval.dedup import Settings
     from propeval.dedup_calibrate import calibrate
-    from propeval.embed.models import load_encoder
 
     config = config_from(ctx)
     settings = Settings.from_config(config)
-    encoder = load_encoder(
-        settings.backend,
-        settings.model,
-        max_seq_length=settings.max_seq_length,
-        batch_size=settings.batch_size,
-        runtime=settings.runtime,
-        export_dir=settings.export_folder(config.root),
-        memo_dir=settings.cache_folder(config.root),
-        announce=_announce,
-    )
+    encoder = settings.encoder(config.root, announce=_announce)
     cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual)
     if fmt == "json":
         payload = {
