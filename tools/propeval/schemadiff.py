@@ -111,9 +111,10 @@ def required_bump(changes: list[Change]) -> str | None:
 # --------------------------------------------------------------------------- patterns
 
 
-def _branches(pattern: str) -> list[str]:
-    """Split a regex at its top-level ``|`` (not inside groups, classes or escapes)."""
-    out, depth, start, i, in_class = [], 0, 0, 0, False
+def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth after it)`` for each ``(``, ``)`` and ``|`` of a regex that is not
+    escaped and not inside a character class (a ``]`` first in a class is a literal)."""
+    depth, i, in_class = 0, 0, False
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
@@ -123,16 +124,21 @@ def _branches(pattern: str) -> list[str]:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
-            if pattern[i + 1 : i + 2] == "]":  # a literal ] first in a class
+            if pattern[i + 1 : i + 2] == "]":
                 i += 1
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
+        elif ch in "()|":
+            depth += {"(": 1, ")": -1, "|": 0}[ch]
+            yield i, ch, depth
+        i += 1
+
+
+def _branches(pattern: str) -> list[str]:
+    """Split a regex at its top-level ``|`` (not inside groups, classes or escapes)."""
+    out, start = [], 0
+    for i, ch, depth in _structure(pattern):
+        if ch == "|" and depth == 0:
             out.append(pattern[start:i])
             start = i + 1
-        i += 1
     out.append(pattern[start:])
     return out
 
@@ -150,23 +156,10 @@ def _alternatives(pattern: str) -> set[str]:
 
 def _balanced_group(b: str) -> bool:
     """True when the group opened at b[0] closes at the very end of b."""
-    depth, i, in_class = 0, 0, False
-    while i < len(b):
-        ch = b[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0 and i != len(b) - 1:
-                return False
-        i += 1
+    depth = 0
+    for i, ch, depth in _structure(b):
+        if ch == ")" and depth == 0 and i != len(b) - 1:
+            return False
     return depth == 0
 
 
