@@ -162,6 +162,26 @@ class SentenceTransformerEncoder:
                 self.progress(len(idx))
         return out
 
+    def _load_onnx(self) -> str | None:
+        """Load (or first make) the export into ``_ort``; the reason when that fails."""
+        from propeval.embed import ort
+
+        _offline()
+        try:
+            self._ort = ort.load_export(
+                self.path,
+                self.fingerprint,
+                self.export_dir or ort.default_export_dir(),
+                self.max_seq_length,
+                batch_size=self.batch_size,
+                announce=self.announce,
+            )
+        except ort.ExportError as e:
+            return str(e)
+        except OSError as e:
+            return f"its export folder is not usable ({e})"
+        return None
+
     @property
     def active_runtime(self) -> str:
         """``"onnx"`` or ``"torch"``: what ``encode`` runs on (decides on first use)."""
@@ -184,22 +204,11 @@ class SentenceTransformerEncoder:
             if importlib.util.find_spec("onnxruntime") is None:
                 if self.runtime == "onnx":
                     raise DependencyError("onnxruntime", "dedup")
-                return None
-            _offline()
-            try:
-                self._ort = ort.load_export(
-                    self.path,
-                    self.fingerprint,
-                    self.export_dir or ort.default_export_dir(),
-                    self.max_seq_length,
-                    batch_size=self.batch_size,
-                    announce=self.announce,
-                )
-                return self._ort
-            except ort.ExportError as e:
-                reason = str(e)
-            except OSError as e:
-                reason = f"its export folder is not usable ({e})"
+                reason = "onnxruntime is not installed (pip install 'propeval[dedup]')"
+            else:
+                reason = self._load_onnx()
+        if self._ort:
+            return self._ort
         if self.runtime == "onnx":
             raise ModelError(f"embedding model {self.name!r} cannot run through onnxruntime: {reason}; {fallback}")
         self.notes.append(
