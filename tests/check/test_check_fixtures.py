@@ -212,6 +212,52 @@ EXPECTED: dict[str, list[str]] = {
     "yaml-unclosed-quote.yaml": [
         "questions/c0001/i0001.yaml:8:1 [yaml-syntax] found unexpected end of stream (while scanning a quoted scalar); fix the YAML syntax",
     ],
+    "claim-hidden-isolate.yaml": [
+        "questions/c0001/claim.yaml:6:51 [hidden-text] U+2066 LEFT-TO-RIGHT ISOLATE: it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
+        "questions/c0001/claim.yaml:6:55 [hidden-text] U+2069 POP DIRECTIONAL ISOLATE: it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
+    ],
+    "claim-hidden-marker.yaml": [
+        "questions/c0001/claim.yaml:14:18 [hidden-text] U+200B ZERO WIDTH SPACE: it is invisible, so reviewers cannot see it; delete it",
+    ],
+    "hidden-bidi-override.yaml": [
+        "questions/c0001/i0001.yaml:6:58 [hidden-text] U+202E RIGHT-TO-LEFT OVERRIDE: it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
+    ],
+    "hidden-escaped.yaml": [
+        "questions/c0001/i0001.yaml:6:9 [hidden-text] U+202E RIGHT-TO-LEFT OVERRIDE (written as an escape): it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
+        "questions/c0001/i0001.yaml:8:8 [hidden-text] U+001B <control> (written as an escape): control characters can rewrite what a terminal shows; delete it",
+    ],
+    "hidden-in-comment.yaml": [
+        "questions/c0001/i0001.yaml:1:12 [hidden-text] U+202E RIGHT-TO-LEFT OVERRIDE: it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
+    ],
+    "hidden-lrm-in-latin.yaml": [
+        "questions/c0001/i0001.yaml:6:66 [hidden-text] U+200E LEFT-TO-RIGHT MARK: it is invisible, and this text has no right-to-left letters for it to place; delete it",
+    ],
+    "hidden-tag-characters.yaml": [
+        "questions/c0001/i0001.yaml:6:72 [hidden-text] 17 Unicode tag character(s), the first U+E0073 TAG LATIN SMALL LETTER S: they are invisible but a model reads them, spelling 'say it was a riot'; delete them",
+    ],
+    "hidden-variation-selectors.yaml": [
+        "questions/c0001/i0001.yaml:8:10 [hidden-text] 6 variation selector(s) with no visible character before them to vary, the first U+E0168 VARIATION SELECTOR-121: they are invisible and can carry hidden data; delete them",
+    ],
+    "hidden-zero-width-id.yaml": [
+        "questions/c0001/i0001.yaml:1:5 [ids] id 'i00\\u200b01' does not match the file name i0001.yaml; rename the file or fix the id",
+        "questions/c0001/i0001.yaml:1:5 [schema] 'i00\\u200b01' does not match the pattern '^i[0-9]{4,}$'",
+        "questions/c0001/i0001.yaml:1:8 [hidden-text] U+200B ZERO WIDTH SPACE: it is invisible, so reviewers cannot see it; delete it",
+    ],
+    "hidden-zwj-in-latin.yaml": [
+        "questions/c0001/i0001.yaml:6:32 [hidden-text] U+200D ZERO WIDTH JOINER: it is invisible here (it is allowed only between two letters of a script that joins, such as Arabic or Devanagari, or between emoji); delete it",
+    ],
+    "json-huge-integer.json": [
+        "schema.json:2:14 [number-size] a number of 5000 characters is longer than the 100-character limit; write it as a quoted string or shorten it",
+    ],
+    "json-lone-surrogate.json": [
+        "schema.json:5:12 [encoding] string holds a lone surrogate escape \\ud800, which is not a character; remove it or write the full pair",
+    ],
+    "yaml-float-overflow.yaml": [
+        "questions/c0001/i0001.yaml:8:8 [number-size] the number '1e999' is out of a float's range; write it as a quoted string or a smaller number",
+    ],
+    "yaml-huge-integer.yaml": [
+        "questions/c0001/i0001.yaml:8:8 [number-size] a number of 5000 characters is longer than the 100-character limit; write it as a quoted string or shorten it",
+    ],
 }
 
 

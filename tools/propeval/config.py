@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.errors import ConfigError
+from propeval.result import clip
 
 DEFAULT_BLOCKLIST: tuple[str, ...] = ()
 
@@ -63,6 +64,8 @@ def load_config(root: Path | None = None) -> Config:
                 table = tomllib.load(fh).get("tool", {}).get("propeval", {})
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"pyproject.toml: {e}") from e
+        except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
+            raise ConfigError(f"pyproject.toml: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
     cfg = Config(root=root, raw=table)
     for key in ("questions_dir", "schema"):
         if key in table:

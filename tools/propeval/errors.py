@@ -8,7 +8,8 @@ Core code raises these; only the CLI edge turns them into messages and exit code
     ├── GitError                  a ref is missing, the clone is shallow, git failed (exit 3)
     ├── DependencyError           an optional extra is not installed (exit 3)
     ├── ModelError                an embedding or judge model cannot be loaded (exit 3)
-    └── EndpointError             an LLM endpoint failed for good (exit 3)
+    ├── EndpointError             an LLM endpoint failed for good (exit 3)
+    └── StorageError              a file could not be written: disk full, size limit, read-only (exit 3)
 
 Problems in user files are not exceptions: they are ``result.Problem`` values, so a run
 collects all of them.
@@ -64,6 +65,21 @@ class ModelError(PropevalError):
 
 class EndpointError(PropevalError):
     """An OpenAI-compatible endpoint failed and retries are exhausted."""
+
+
+class StorageError(PropevalError, OSError):
+    """A write failed (full disk, file size limit, read-only or refused); nothing was left half-written.
+
+    It is an OSError too, with the errno and the file name, so code that shrugs off a cache that
+    cannot be written (``except OSError``) still does.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None) -> None:
+        OSError.__init__(self, errno, message, path)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def require(module: str, extra: str) -> None:

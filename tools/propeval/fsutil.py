@@ -1,4 +1,9 @@
-"""Durable file writes: a reader or a kill sees the old file or the new one, never half of either."""
+"""Durable file writes: a reader or a kill sees the old file or the new one, never half of either.
+
+A write that fails (full disk, the process's file size limit, a read-only folder) raises
+:class:`~propeval.errors.StorageError` after undoing what it wrote: the temporary file is removed,
+an appended line is truncated away.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,32 @@ import os
 import tempfile
 from pathlib import Path
 
+from propeval.errors import StorageError
+
+
+def _storage_error(path: Path, e: OSError, undone: str) -> StorageError:
+    reason = e.strerror or str(e)
+    return StorageError(f"cannot write {path}: {reason}; {undone}", path=str(path), errno=e.errno)
+
 
 def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``data`` to ``path`` through a temporary file in the same folder, fsync, then rename.
+
+    Raises StorageError when the write fails; ``path`` then still holds what it held before.
+    """
     raw = data.encode(encoding) if isinstance(data, str) else data
+    created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, raw)
+    except OSError as e:
+        for folder in created:  # deepest first: a folder made for this file goes with it
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise _storage_error(path, e, "the file was left as it was") from e
+
+
+def _atomic_write(path: Path, raw: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file private; give it the mode the old file had, or the umask's default.
@@ -35,13 +61,31 @@ def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one whole line durably (O_APPEND, one write, fsync)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Append one whole line durably (O_APPEND, fsync), or nothing at all.
+
+    A short write is finished; a failed one (full disk, file size limit) is cut back to the old
+    end of the file, so a reader never meets half a line, and StorageError is raised.
+    """
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise _storage_error(path, e, "nothing was written") from e
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                undone = f"the line could not be cut back: remove what follows byte {start}"
+                raise _storage_error(path, e, undone) from e
+            raise _storage_error(path, e, "the line was not appended") from e
     finally:
         os.close(fd)
 

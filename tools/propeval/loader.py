@@ -12,7 +12,12 @@ through here. The rules are the same for YAML and JSON:
 * No tags (``!!python/object``, ``!custom``), except ``!!str``.
 * A duplicate key is an error that names both lines.
 * Caps on file size, nesting depth and alias expansion, so a YAML bomb or a 100k-deep file is
-  refused in milliseconds.
+  refused in milliseconds. Alias expansion is capped twice, on the event stream before the alias is
+  placed: by the nodes it adds and by the bytes of text it adds, so one big string referenced
+  many times (1 GB of text from a 500 KB file) fails as surely as a billion-laughs tree.
+* Numbers are capped in length (Python refuses to convert integers over 4,300 digits, and a
+  float literal can overflow to infinity): a longer or non-finite number is an error at its
+  position.
 * Every JSON pointer in the data has a 1-based line:col, for error messages.
 
 Problems in a file raise :class:`LoadError`, which carries a ready :class:`~propeval.result.Problem`.
@@ -21,8 +26,10 @@ Problems in a file raise :class:`LoadError`, which carries a ready :class:`~prop
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import json.decoder
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -52,6 +59,10 @@ class Limits:
     max_bytes: int = 1_048_576
     max_depth: int = 32
     max_nodes: int = 100_000
+    # Bytes of scalar text (keys and values, UTF-8) that aliases may add on top of the file's own.
+    max_alias_bytes: int = 1_048_576
+    # Characters in one number literal; far below Python's 4,300-digit int conversion limit.
+    max_number_chars: int = 100
 
 
 DEFAULT_LIMITS = Limits()
@@ -225,7 +236,28 @@ def _parse(text: str) -> Iterator[Any]:
             dispose()
 
 
-def _resolve(value: str, style: str | None) -> Any:
+class _NumberError(ValueError):
+    """A number literal that is too long or out of range; the caller adds the position."""
+
+
+def _number(literal: str, is_int: bool, limits: Limits) -> int | float:
+    """``literal`` as an int or a finite float, or :class:`_NumberError` that says why not."""
+    if len(literal) > limits.max_number_chars:
+        raise _NumberError(
+            f"a number of {len(literal)} characters is longer than the {limits.max_number_chars}-character "
+            "limit; write it as a quoted string or shorten it"
+        )
+    if is_int:
+        return int(literal)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NumberError(
+            f"the number {literal!r} is out of a float's range; write it as a quoted string or a smaller number"
+        )
+    return value
+
+
+def _resolve(value: str, style: str | None, limits: Limits) -> Any:
     if style:  # quoted or block scalar; plain scalars have no style
         return value
     if value in _NULLS:
@@ -235,14 +267,14 @@ def _resolve(value: str, style: str | None) -> Any:
     if value in _FALSE:
         return False
     if _INT.fullmatch(value):
-        return int(value)
+        return _number(value, True, limits)
     if _FLOAT.fullmatch(value) and any(c.isdigit() for c in value):
-        return float(value)
+        return _number(value, False, limits)
     return value
 
 
 class _Frame:
-    __slots__ = ("anchor", "container", "key", "key_mark", "nodes", "pointer", "seen")
+    __slots__ = ("anchor", "container", "key", "key_mark", "nodes", "pointer", "seen", "size")
 
     def __init__(self, container: Any, pointer: str, anchor: str | None) -> None:
         self.container = container
@@ -252,6 +284,7 @@ class _Frame:
         self.key_mark: tuple[int, int] = (0, 0)
         self.seen: dict[str, tuple[int, int]] = {}
         self.nodes = 1
+        self.size = 0  # bytes of scalar text inside, keys included, aliases expanded
 
 
 _NO_KEY = object()
@@ -271,10 +304,11 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
     )
 
     doc = Document(path, relpath, {}, text)
-    anchors: dict[str, tuple[Any, int]] = {}
+    anchors: dict[str, tuple[Any, int, int]] = {}  # name -> (value, nodes, bytes of text)
     stack: list[_Frame] = []
     root: Any = _NO_KEY
     total = 0
+    alias_bytes = 0
     documents = 0
 
     def mark(ev: Any) -> tuple[int, int]:
@@ -285,7 +319,7 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
             return f"{frame.pointer}/{len(frame.container)}"
         return f"{frame.pointer}/{escape(frame.key)}"
 
-    def place(value: Any, where: tuple[int, int], nodes: int) -> None:
+    def place(value: Any, where: tuple[int, int], nodes: int, size: int) -> None:
         """Attach a finished value to the open container (or make it the root)."""
         nonlocal root
         if not stack:
@@ -293,6 +327,7 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
             return
         frame = stack[-1]
         frame.nodes += nodes
+        frame.size += size
         if isinstance(frame.container, list):
             frame.container.append(value)
         else:
@@ -318,8 +353,8 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
             if isinstance(ev, (MappingEndEvent, SequenceEndEvent)):
                 frame = stack.pop()
                 if frame.anchor:
-                    anchors[frame.anchor] = (frame.container, frame.nodes)
-                place(frame.container, (0, 0), frame.nodes)
+                    anchors[frame.anchor] = (frame.container, frame.nodes, frame.size)
+                place(frame.container, (0, 0), frame.nodes, frame.size)
                 continue
             if not isinstance(ev, (ScalarEvent, MappingStartEvent, SequenceStartEvent, AliasEvent)):
                 continue
@@ -348,6 +383,7 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
                         f"duplicate key {key!r} (first defined at line {first[0]}); remove one of them",
                     )
                 top.seen[key] = where
+                top.size += len(key.encode("utf-8", "surrogatepass"))
                 top.key = key
                 top.key_mark = where
                 doc.keys[f"{top.pointer}/{escape(key)}"] = where
@@ -359,8 +395,9 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
             if isinstance(ev, AliasEvent):
                 if ev.anchor not in anchors:
                     raise _fail(relpath, *where, "yaml-alias", f"alias *{ev.anchor} refers to no finished anchor")
-                value, nodes = anchors[ev.anchor]
+                value, nodes, size = anchors[ev.anchor]
                 total += nodes
+                alias_bytes += size
                 if total > limits.max_nodes:
                     raise _fail(
                         relpath,
@@ -369,15 +406,27 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
                         f"alias expansion exceeds {limits.max_nodes} nodes (a YAML bomb?); "
                         "write the data out without aliases",
                     )
-                place(value, where, nodes)
+                if alias_bytes > limits.max_alias_bytes:
+                    raise _fail(
+                        relpath,
+                        *where,
+                        "yaml-alias",
+                        f"aliases repeat more than {limits.max_alias_bytes} bytes of text (a YAML bomb?); "
+                        "write the data out without aliases",
+                    )
+                place(value, where, nodes, size)
                 continue
             if total > limits.max_nodes:
                 raise _fail(relpath, *where, "file-size", f"file has more than {limits.max_nodes} values")
             if isinstance(ev, ScalarEvent):
-                value = ev.value if tag is not None else _resolve(ev.value, ev.style)
+                try:
+                    value = ev.value if tag is not None else _resolve(ev.value, ev.style, limits)
+                except _NumberError as e:
+                    raise _fail(relpath, *where, "number-size", str(e)) from None
+                size = len(ev.value.encode("utf-8", "surrogatepass"))
                 if ev.anchor:
-                    anchors[ev.anchor] = (value, 1)
-                place(value, where, 1)
+                    anchors[ev.anchor] = (value, 1, size)
+                place(value, where, 1, size)
                 continue
             if len(stack) >= limits.max_depth:
                 raise _fail(
@@ -422,6 +471,7 @@ def _finish(doc: Document, root: Any, relpath: str) -> Document:
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 _scanstring: Any = json.decoder.scanstring  # type: ignore[attr-defined]  # the C string scanner
@@ -443,6 +493,17 @@ class _JsonParser:
     def fail(self, pos: int, rule: str, message: str) -> LoadError:
         line, col = self.lines.at(pos)
         return _fail(self.doc.relpath, line, col, rule, message)
+
+    def no_surrogate(self, s: str, pos: int) -> None:
+        """A ``\\udXXX`` escape that pairs with nothing is not a character: no UTF-8 can hold it."""
+        m = _SURROGATE.search(s)
+        if m is not None:
+            raise self.fail(
+                pos,
+                "encoding",
+                f"string holds a lone surrogate escape \\u{ord(m.group()):04x}, which is not a character; "
+                "remove it or write the full pair",
+            )
 
     def ws(self, pos: int) -> int:
         m = _WS.match(self.text, pos)
@@ -468,13 +529,17 @@ class _JsonParser:
             return self.obj(pos, pointer, depth) if ch == "{" else self.arr(pos, pointer, depth)
         if ch == '"':
             try:
-                return scanstring(text, pos + 1, True)
+                found, end = scanstring(text, pos + 1, True)
             except JSONDecodeError as e:
                 raise self.fail(e.pos, "json-syntax", f"{e.msg}; fix the JSON syntax") from None
+            self.no_surrogate(found, pos)
+            return found, end
         m = _NUMBER.match(text, pos)
         if m and m.end() > pos:
-            s = m.group()
-            return (float(s) if m.group(1) or m.group(2) else int(s)), m.end()
+            try:
+                return _number(m.group(), not (m.group(1) or m.group(2)), self.limits), m.end()
+            except _NumberError as e:
+                raise self.fail(pos, "number-size", str(e)) from None
         for word, val in _LITERALS.items():
             if text.startswith(word, pos):
                 return val, pos + len(word)
@@ -498,9 +563,11 @@ class _JsonParser:
                 raise self.fail(pos, "json-syntax", "expected a double-quoted key; fix the JSON syntax")
             where = self.lines.at(pos)
             try:
-                key, pos = scanstring(self.text, pos + 1, True)
+                key, end = scanstring(self.text, pos + 1, True)
             except JSONDecodeError as e:
                 raise self.fail(e.pos, "json-syntax", f"{e.msg}; fix the JSON syntax") from None
+            self.no_surrogate(key, pos)
+            pos = end
             if key in seen:
                 raise _fail(
                     self.doc.relpath,
@@ -598,7 +665,7 @@ def load_jsonl(
     appenders write whole lines and a torn tail is an interrupted write, not data.
     """
     relpath = relative_path(path, root)
-    text = _read(path, relpath, Limits(max_file_bytes, limits.max_depth, limits.max_nodes))
+    text = _read(path, relpath, dataclasses.replace(limits, max_bytes=max_file_bytes))
     lines = text.split("\n")
     for i, line in enumerate(lines, start=1):
         if not line.strip():

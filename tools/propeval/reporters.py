@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from propeval.result import Problem, Severity
+from propeval.result import MAX_MESSAGE, Problem, Severity, clip
 
 FORMATS = ("text", "json", "github")
 
@@ -20,8 +20,9 @@ def text_line(p: Problem) -> str:
     return f"{location(p)} [{p.rule}]{tag} {p.message}"
 
 
-def github_escape(s: str, prop: bool = False) -> str:
-    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+def github_escape(s: str, prop: bool = False, limit: int = 2 * MAX_MESSAGE) -> str:
+    """``s`` as a workflow-command value: cut to ``limit`` characters (marked), then escaped."""
+    s = clip(s, limit).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")
     return s
@@ -59,7 +60,7 @@ def report(
     line = github_line if fmt == "github" else text_line
     for p in problems:
         out.write(line(p) + "\n")
-    for note in notes:
+    for note in map(clip, notes):
         out.write((f"::notice::{github_escape(note)}" if fmt == "github" else f"note: {note}") + "\n")
     if summary and fmt == "text":
         errors = sum(p.severity is Severity.ERROR for p in problems)

@@ -6,6 +6,22 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+# A message longer than this is cut in the middle: a problem quotes values from files people write,
+# and a 1 GB value must not become 1 GB of terminal output or of GitHub annotations.
+MAX_MESSAGE = 1000
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to about ``limit`` characters, the cut marked; the head and the tail are kept.
+
+    The tail survives because messages end with their fix ("...; use one of those values").
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 4
+    head = limit - tail
+    return f"{text[:head]}…[{len(text) - head - tail} characters cut]…{text[-tail:]}"
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -29,6 +45,13 @@ class Problem:
     pointer: str = ""
     severity: Severity = Severity.ERROR
     fix: str = ""
+
+    def __post_init__(self) -> None:
+        # Frozen, so the cap goes in through object.__setattr__; every producer gets it for free.
+        if len(self.message) > MAX_MESSAGE:
+            object.__setattr__(self, "message", clip(self.message))
+        if len(self.fix) > MAX_MESSAGE:
+            object.__setattr__(self, "fix", clip(self.fix))
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)

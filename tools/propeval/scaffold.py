@@ -8,20 +8,18 @@ atomically, so a scaffold is never half there.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from propeval import names
 from propeval.config import Config
 from propeval.corpus import CLAIM_FILE, corpus_files
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.loader import load_file, load_text
-
-CLAIM_ID = re.compile(r"^c([0-9]{4,})$")
-ITEM_ID = re.compile(r"^i([0-9]{4,})$")
+from propeval.names import CLAIM_ID, ITEM_ID
 
 
 def next_id(config: Config, kind: str) -> str:
@@ -30,11 +28,11 @@ def next_id(config: Config, kind: str) -> str:
     highest = 0
     for path in corpus_files(config.questions):
         name = path.parent.name if path.name == CLAIM_FILE else path.stem
-        m = pattern.match(name)
+        m = pattern.fullmatch(name)
         if m:
             highest = max(highest, int(m.group(1)))
         if kind == "claim" and path.parent.parent == config.questions:
-            m = pattern.match(path.parent.name)
+            m = pattern.fullmatch(path.parent.name)
             if m:
                 highest = max(highest, int(m.group(1)))
     return f"{prefix}{highest + 1:04d}"
@@ -153,6 +151,8 @@ def _plain(node: Any) -> Any:
 
 
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
+    if spec.id is not None:
+        names.claim_id(spec.id)
     data = claim_data(config, spec)
     if (config.questions / data["id"]).exists():
         raise UsageError(f"questions/{data['id']} already exists; pick another id")
@@ -160,6 +160,11 @@ def new_claim(config: Config, spec: ClaimSpec) -> Path:
 
 
 def new_item(config: Config, spec: ItemSpec) -> Path:
+    names.claim_id(spec.claim_id, "--claim")
+    if spec.id is not None:
+        names.item_id(spec.id)
+    if spec.translation_of is not None:
+        names.item_id(spec.translation_of, "--translation-of")
     folder = config.questions / spec.claim_id
     if not (folder / CLAIM_FILE).is_file():
         raise UsageError(

@@ -11,7 +11,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from propeval.checks import difficulty, ids, language, placeholder, schema, sources, stable_ids, translation
+from propeval.checks import (
+    difficulty,
+    hidden_text,
+    ids,
+    language,
+    placeholder,
+    schema,
+    sources,
+    stable_ids,
+    translation,
+)
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.result import Problem
@@ -36,6 +46,7 @@ CheckFn = Callable[[Context], Iterator[Problem]]
 _MODULES: tuple[ModuleType, ...] = (
     schema,
     placeholder,
+    hidden_text,
     ids,
     translation,
     language,

@@ -7,6 +7,7 @@ for a pre-commit hook: no torch, transformers, faiss or openai on those paths.
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +58,36 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; turn every exception into one line and an exit code (the CLI's edge).
+
+        Errors raised on purpose exit with their own code. A full disk or a refused write exits 3
+        with the file and the reason. Anything else is a bug: exit 3 (never 1, which means
+        "problems found"), one line that says so, and the traceback in a file, not on the terminal.
+        click's own usage errors (exit 2) and exits pass through untouched.
+        """
+        from propeval.result import clip
+
         try:
             return super().invoke(ctx)
         except PropevalError as e:
-            click.echo(f"propeval: error: {e}", err=True)
+            click.echo(f"propeval: error: {clip(str(e))}", err=True)
             ctx.exit(e.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
+            raise
+        except KeyboardInterrupt:
+            click.echo("propeval: interrupted", err=True)
+            ctx.exit(130)
+        except Exception as e:
+            from propeval import crash
+
+            if crash.is_resource_error(e):
+                assert isinstance(e, OSError)
+                click.echo(f"propeval: error: {crash.describe_os_error(e)}", err=True)
+                ctx.exit(3)
+            if os.environ.get("PROPEVAL_TRACEBACK"):  # a developer's switch: let it propagate
+                raise
+            click.echo(crash.bug_line(e, crash.write_report(e)), err=True)
+            ctx.exit(3)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -77,7 +103,8 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     """Curate the propeval corpus: validate, deduplicate, grade and release evaluation items.
 
     \b
-    Exit codes: 0 clean, 1 problems found, 2 usage, 3 tool or infrastructure failure.
+    Exit codes: 0 clean, 1 problems found, 2 usage, 3 tool or infrastructure failure
+    (a full disk, or a bug: the traceback then goes to a file that the error line names).
 
     \b
     Examples:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from propeval import gitutil
+from propeval import gitutil, names
 from propeval.config import Config
 from propeval.corpus import Claim, Corpus, Item, load_corpus
 from propeval.errors import UsageError
@@ -45,7 +45,7 @@ class Selection:
 
 
 def ledger_path(config: Config, gs: GateSettings, item_id: str) -> Path:
-    return config.root / gs.ledger_dir / KIND / f"{item_id}.json"
+    return config.root / gs.ledger_dir / KIND / f"{names.item_id(item_id, 'item')}.json"
 
 
 def _command(item_id: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval import agreement as ag
+from propeval import names
 from propeval.config import Config
 from propeval.corpus import content_hash
 from propeval.gates import engine
@@ -38,7 +39,7 @@ AUDIT_FIELDS = ("accuracy", "propaganda_inclusion", "tone")
 
 
 def ledger_path(config: Config, gs: GateSettings, rubric: str) -> Path:
-    return config.root / gs.ledger_dir / KIND / f"{rubric}.json"
+    return config.root / gs.ledger_dir / KIND / f"{names.name(rubric, '--rubric')}.json"
 
 
 def _command(rubric: str) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from propeval import names
 from propeval.config import Config
 from propeval.corpus import Item, load_corpus
 from propeval.errors import UsageError
@@ -95,7 +96,7 @@ def answer_run(
     if options.limit is not None:
         items = items[: options.limit]
     model = options.endpoint.model
-    run_id = options.run_id or runs.new_run_id(model)
+    run_id = names.name(options.run_id, "--run-id") if options.run_id else runs.new_run_id(model)
     run_dir = config.root / settings.runs_dir / run_id
     out = run_dir / runs.ANSWERS
     run_settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from propeval import names
 from propeval.corpus import content_hash
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem
@@ -104,6 +105,7 @@ def rubric_names(rubrics_dir: Path) -> list[str]:
 
 def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Rubric:
     """Load and check ``rubrics_dir/name``. Raises :class:`LoadError` with the first problem."""
+    names.name(name, "--rubric")  # it names a folder here and a grades file and a ledger record later
     folder = rubrics_dir / name
     path = folder / RUBRIC_FILE
     if not path.is_file():
