@@ -147,6 +147,19 @@ def test_a_huge_integer_in_pyproject_is_a_config_error(good_corpus) -> None:  # 
     assert "Traceback" not in result.output
 
 
+def test_a_deeply_nested_pyproject_is_a_config_error(good_corpus) -> None:  # type: ignore[no-untyped-def]
+    path = good_corpus.root / "pyproject.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "[tool.x]\na = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    result = CliRunner().invoke(cli, ["check"], catch_exceptions=False)
+    assert (result.exit_code, result.output) == (
+        2,
+        "propeval: error: pyproject.toml nests arrays or tables too deeply to read; flatten it\n",
+    )
+    path.write_text(path.read_text(encoding="utf-8") + "# " + "x" * 1_100_000 + "\n")
+    result = CliRunner().invoke(cli, ["check"], catch_exceptions=False)
+    assert (result.exit_code, result.output) == (2, "propeval: error: pyproject.toml is over 1048576 bytes; trim it\n")
+
+
 def test_every_format_character_is_suspect() -> None:
     """The hand-written table in hidden_text holds every Cf character this Python's Unicode knows."""
     missing = [

@@ -11,6 +11,7 @@ from propeval.errors import ConfigError
 from propeval.result import clip
 
 DEFAULT_BLOCKLIST: tuple[str, ...] = ()
+MAX_PYPROJECT_BYTES = 1_048_576
 
 
 @dataclass
@@ -59,6 +60,9 @@ def load_config(root: Path | None = None) -> Config:
     pyproject = root / "pyproject.toml"
     table: dict[str, Any] = {}
     if pyproject.is_file():
+        # A pull request's own pyproject.toml is untrusted input, like every other file in it.
+        if pyproject.stat().st_size > MAX_PYPROJECT_BYTES:
+            raise ConfigError(f"pyproject.toml is over {MAX_PYPROJECT_BYTES} bytes; trim it")
         try:
             with pyproject.open("rb") as fh:
                 table = tomllib.load(fh).get("tool", {}).get("propeval", {})
@@ -66,6 +70,8 @@ def load_config(root: Path | None = None) -> Config:
             raise ConfigError(f"pyproject.toml: {e}") from e
         except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
             raise ConfigError(f"pyproject.toml: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
+        except RecursionError:
+            raise ConfigError("pyproject.toml nests arrays or tables too deeply to read; flatten it") from None
     cfg = Config(root=root, raw=table)
     for key in ("questions_dir", "schema"):
         if key in table:
