@@ -45,14 +45,14 @@ def is_resource_error(exc: BaseException) -> bool:
 def describe_os_error(exc: OSError) -> str:
     """One line for a resource OSError: what failed, on which file, and what to do."""
     name = errno.errorcode.get(exc.errno or 0, "?")
-    where = f" {exc.filename}" if exc.filename else ""
+    what = f"cannot use {exc.filename}" if exc.filename else "a file operation failed"
     reason = exc.strerror or str(exc)
     hint = {
         errno.ENOSPC: "free some disk space and run the command again",
         errno.EDQUOT: "free some space within your quota and run the command again",
         errno.EFBIG: "the file would exceed the size limit of this process or file system",
     }.get(exc.errno or 0, "check the file's permissions and the file system")
-    return clip(f"cannot use{where}: {reason} ({name}); {hint}", 500)
+    return clip(f"{what}: {reason} ({name}); {hint}", 500)
 
 
 def write_report(exc: BaseException, argv: list[str] | None = None) -> Path | None:
