@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -253,6 +254,37 @@ def test_ids_are_checked_before_any_write(good_corpus, args: list[str], message:
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert (result.exit_code, result.output) == (2, f"propeval: error: {message}\n")
     assert sorted(p.relative_to(outside).as_posix() for p in outside.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "key"),
+    [
+        ("tool.propeval", 'questions_dir = "../elsewhere"', "questions_dir"),
+        ("tool.propeval", 'schema = "/etc/schema.json"', "schema"),
+        ("tool.propeval.judge", 'runs_dir = "runs/../../out"', "judge.runs_dir"),
+        ("tool.propeval.gates", 'ledger_dir = "~/ledger"', "gates.ledger_dir"),
+    ],
+)
+def test_configured_folders_stay_inside_the_repository(good_corpus, table: str, line: str, key: str) -> None:  # type: ignore[no-untyped-def]
+    """A pull request's own pyproject.toml cannot point a read or a write outside the checkout."""
+    path = good_corpus.root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    if table == "tool.propeval":
+        text = re.sub(rf"^{line.split(' = ')[0]} = .*$", line, text, flags=re.MULTILINE)
+    else:
+        text += f"\n[{table}]\n{line}\n"
+    path.write_text(text, encoding="utf-8")
+    from propeval.config import load_config
+    from propeval.errors import ConfigError
+    from propeval.gates.settings import load_gate_settings
+    from propeval.judge.settings import load_settings
+
+    with pytest.raises(ConfigError) as e:
+        config = load_config(good_corpus.root)
+        load_settings(config)
+        load_gate_settings(config)
+    assert str(e.value).startswith(f"[tool.propeval] {key} = ")
+    assert str(e.value).endswith("must be a relative path inside the repository, without '..'")
 
 
 # --------------------------------------------------------------------------- a full disk, for real

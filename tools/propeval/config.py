@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from propeval import names
 from propeval.errors import ConfigError
 from propeval.result import clip
 
@@ -77,7 +78,7 @@ def load_config(root: Path | None = None) -> Config:
         if key in table:
             if not isinstance(table[key], str):
                 raise ConfigError(f"[tool.propeval] {key} must be a string", key=key)
-            setattr(cfg, key, table[key])
+            setattr(cfg, key, names.folder(table[key], key))
     if "max_claims_per_source" in table:
         value = table["max_claims_per_source"]
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from propeval.errors import UsageError
+from propeval.errors import ConfigError, UsageError
 
 CLAIM_ID = re.compile(r"c([0-9]{4,})")
 ITEM_ID = re.compile(r"i([0-9]{4,})")
@@ -32,6 +32,21 @@ def item_id(value: str, option: str = "--id") -> str:
     """``value`` if it is an item id (``i0042``); else UsageError naming ``option``."""
     if not ITEM_ID.fullmatch(value):
         raise UsageError(f"{option} {_shown(value)} is not an item id; write i and at least 4 digits, e.g. i0042")
+    return value
+
+
+def folder(value: str, key: str) -> str:
+    """``value`` if it is a relative path that stays inside the repository; else ConfigError naming ``key``.
+
+    For configured folders and files (``questions_dir``, ``runs_dir``, ``ledger_dir``, ...): a pull
+    request's own pyproject.toml must not point a write outside the checkout.
+    """
+    parts = value.replace("\\", "/").split("/")
+    if not value or value.startswith(("/", "~")) or ".." in parts or ":" in value:
+        raise ConfigError(
+            f"[tool.propeval] {key} = {_shown(value)} must be a relative path inside the repository, without '..'",
+            key=key,
+        )
     return value
 
 

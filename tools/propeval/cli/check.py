@@ -35,6 +35,7 @@ def command(
     Rules:
       schema        claims and items validate against schema.json
       placeholder   no TODO placeholder from `propeval new` is left
+      hidden-text   no invisible or reordering characters (tags, bidi, zero-width, controls)
       ids           ids match file/folder names, are unique; claim_id names a claim
       translation   translation_of names an item of the same claim in another language
       language      language tags are valid BCP 47
@@ -47,6 +48,9 @@ def command(
       propeval check
       propeval check questions/c0001
       propeval check --changed-since origin/main --format github
+      propeval check --rule hidden-text questions/c0001
+
+    Every message is cut to a bounded length (the cut is marked), whatever a file holds.
     """
     config = config_from(ctx)
     result = check_corpus(config, paths, changed_since=changed_since, rules=rules or None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from propeval import names
 from propeval.config import Config
 from propeval.errors import ConfigError
 
@@ -59,7 +60,7 @@ def load_gate_settings(config: Config) -> GateSettings:
         thresholds[key] = float(value)
     return GateSettings(
         modes=modes,
-        ledger_dir=t.get("ledger_dir", "ledger"),
+        ledger_dir=names.folder(t.get("ledger_dir", "ledger"), "gates.ledger_dir"),
         min_fact_score=score,
         rubric=t.get("rubric", "facts-v1"),
         answer_endpoint=t.get("answer_endpoint", ""),

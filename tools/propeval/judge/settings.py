@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from propeval import names
 from propeval.config import Config
 from propeval.errors import ConfigError
 
@@ -143,8 +144,8 @@ def load_settings(config: Config) -> JudgeSettings:
             raise ConfigError(f"[tool.propeval.{where}] needs base_url and model", key="endpoints")
         endpoints[name] = Endpoint(name, base_url, model, _str(ep, "api_key_env", "", where), fmt)
     return JudgeSettings(
-        runs_dir=_str(t, "runs_dir", "runs", w),
-        rubrics_dir=_str(t, "rubrics_dir", "rubrics", w),
+        runs_dir=names.folder(_str(t, "runs_dir", "runs", w), "judge.runs_dir"),
+        rubrics_dir=names.folder(_str(t, "rubrics_dir", "rubrics", w), "judge.rubrics_dir"),
         answer_endpoint=_str(t, "answer_endpoint", "local", w),
         judge_endpoint=_str(t, "judge_endpoint", "local", w),
         concurrency=_num(t, "concurrency", 8, int, 1, w),
