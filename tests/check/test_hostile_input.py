@@ -139,6 +139,16 @@ def test_a_huge_integer_in_a_jsonl_record_is_a_clean_error(tmp_path: Path) -> No
     )
 
 
+def test_a_huge_integer_in_a_ledger_record_is_a_clean_problem(good_corpus) -> None:  # type: ignore[no-untyped-def]
+    good_corpus.write("ledger/difficulty.json", '{"items": {"i0001": {"p": ' + "1" * 5000 + "}}}\n")
+    result = CliRunner().invoke(cli, ["check"], catch_exceptions=False)
+    assert (result.exit_code, result.output.splitlines()[0]) == (
+        0,
+        "ledger/difficulty.json:1:27 [difficulty] (warning) the difficulty ledger cannot be read: a number of 5000 "
+        "characters is longer than the 100-character limit; write it as a quoted string or shorten it",
+    )
+
+
 def test_a_huge_integer_in_pyproject_is_a_config_error(good_corpus) -> None:  # type: ignore[no-untyped-def]
     path = good_corpus.root / "pyproject.toml"
     path.write_text(path.read_text(encoding="utf-8") + "[tool.propeval.x]\nn = " + "1" * 5000 + "\n", encoding="utf-8")
