@@ -29,6 +29,8 @@ What stays allowed, and why:
 * One variation selector right after a visible character (U+FE0F after an emoji, an ideographic
   variation selector after a CJK ideograph, a Mongolian free variation selector after a letter).
 * Arabic number signs (U+0600-U+0605 ...) right before a digit: they are drawn, over the number.
+* The England, Scotland and Wales flags: U+1F3F4 and the tag characters that spell gbeng, gbsct or
+  gbwls, then U+E007F CANCEL TAG. A reviewer sees a flag, and only those three exact sequences pass.
 
 Failing::
 
