@@ -193,6 +193,16 @@ def test_a_megabyte_of_hidden_characters_is_checked_in_bounded_time(good_corpus)
     ]
 
 
+def test_a_file_name_cannot_rewrite_the_terminal(good_corpus) -> None:  # type: ignore[no-untyped-def]
+    good_corpus.write("questions/c0001/i0002\x1b[2J\u202e.yaml", item_yaml("i0002", prompt=PROMPT))
+    result = CliRunner().invoke(cli, ["check"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    assert (
+        "questions/c0001/i0002\\x1b[2J\\u202e.yaml:1:5 [ids] id 'i0002' does not match the file name" in result.output
+    )
+
+
 def test_every_format_character_is_suspect() -> None:
     """The hand-written table in hidden_text holds every Cf character this Python's Unicode knows."""
     missing = [

@@ -11,13 +11,22 @@ from propeval.result import MAX_MESSAGE, Problem, Severity, clip
 FORMATS = ("text", "json", "github")
 
 
+def printable(s: str) -> str:
+    """``s`` with control, bidi and invisible characters written as escapes, and line breaks as ``\\n``:
+    a file name or a message can then neither rewrite a terminal nor split one problem over lines."""
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in s)
+
+
 def location(p: Problem) -> str:
-    return f"{p.path}:{p.line}:{p.col}" if p.line else p.path
+    path = printable(p.path)
+    return f"{path}:{p.line}:{p.col}" if p.line else path
 
 
 def text_line(p: Problem) -> str:
     tag = "" if p.severity is Severity.ERROR else f" ({p.severity.value})"
-    return f"{location(p)} [{p.rule}]{tag} {p.message}"
+    return f"{location(p)} [{p.rule}]{tag} {printable(p.message)}"
 
 
 def github_escape(s: str, prop: bool = False, limit: int = 2 * MAX_MESSAGE) -> str:
