@@ -188,3 +188,31 @@ def test_renumber_writes_nothing_when_a_file_of_the_claim_does_not_load(corpus, 
     code, lines = run("renumber", "i0001", "--to", "i0009")
     assert code == 2, lines
     assert corpus.snapshot() == before
+
+
+def test_a_collision_is_caught_in_a_merge_commit_checkout_too(corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    # GitHub checks the PR merged into the base tip; here mine sorts first, so the plain `ids`
+    # rule names the base's file, which the narrowed run would not report.
+    corpus.claim()
+    corpus.item()
+    corpus.claim("c0002", title="Second claim")
+    corpus.item("i0002", "c0002", prompt="Who gave the order to clear the square?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    in_git("checkout", "-qb", "mine")
+    corpus.item("i0172", "c0001", prompt="Who ordered the troops in?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "mine")
+    in_git("checkout", "-q", "main")
+    corpus.item("i0172", "c0002", prompt="How many people died in Beijing in June 1989?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "theirs")
+    in_git("checkout", "-qb", "pull-merge")
+    in_git("merge", "-q", "--no-edit", "mine")
+    code, lines = run("ci", "--base", "main", "--step", "check")
+    assert code == 1, lines
+    assert lines[0] == (
+        "questions/c0001/i0172.yaml:1:5 [id-collision] item id 'i0172' is new on this branch, but main already "
+        "has it for questions/c0002/i0172.yaml; ids are unique: renumber yours with "
+        "`propeval renumber questions/c0001/i0172.yaml --base main`"
+    )

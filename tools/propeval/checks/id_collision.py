@@ -20,10 +20,11 @@ Failing: this branch adds ``questions/c0002/i0172.yaml``; ``origin/main`` gained
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from propeval.checks.stable_ids import ids_of
 from propeval.corpus import CLAIM_FILE
 from propeval.result import Problem
 
@@ -34,27 +35,45 @@ ID = "id-collision"
 DESCRIPTION = "(with --changed-since REF) no id this branch adds is taken at REF's tip by another file"
 
 
+def _by_id(paths: Iterable[str]) -> dict[str, set[str]]:
+    """id -> every path that holds it (an id is its file's or folder's name)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for p in paths:
+        pp = PurePosixPath(p)
+        if pp.suffix == ".yaml":
+            out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem].add(p)
+    return out
+
+
 def check(ctx: Context) -> Iterator[Problem]:
-    if ctx.base_paths is None or ctx.tip_paths is None:
+    if ctx.base_paths is None:
         return
-    before = set(ids_of(ctx.base_paths))
-    tip = ids_of(ctx.tip_paths)
+    base = set(ctx.base_paths)
+    tip = set(ctx.tip_paths or ())
+    now = set(ctx.corpus.files)
+    now_ids, tip_ids = _by_id(now), _by_id(tip)
     docs = [*(c.doc for c in ctx.corpus.all_claims), *(i.doc for i in ctx.corpus.all_items)]
     for doc in docs:
-        rel = doc.relpath
+        mine = doc.relpath
+        if mine in base:
+            continue  # not added by this branch
         kind = "claim" if doc.path.name == CLAIM_FILE else "item"
         name = doc.path.parent.name if kind == "claim" else doc.path.stem
-        if name in before or name not in tip:
+        others = set()
+        # Already merged with the base (a merge-commit checkout): another file here came from it.
+        others |= {p for p in now_ids.get(name, ()) if p != mine and (p in base or p in tip)}
+        # Not merged yet: the base's tip has it; a file this branch moved away is not a collision.
+        others |= {p for p in tip_ids.get(name, ()) if p != mine and not (p in base and p not in now)}
+        where = ""
+        if others:
+            where = f"for {', '.join(sorted(others))}"
+        elif mine in tip:
+            blob = ctx.tip_blob(mine) if ctx.tip_blob is not None else None
+            if blob is None or blob.decode("utf-8", "replace") != doc.text:
+                where = f"at {mine} with other content"
+        if not where:
             continue
-        there = tip[name]
-        if there == rel:
-            blob = ctx.tip_blob(there) if ctx.tip_blob is not None else None
-            if blob is not None and blob.decode("utf-8", "replace") == doc.text:
-                continue  # the same file is already on REF
-            where = f"{there} with other content"
-        else:
-            where = f"for {there}"
-        target = rel.rsplit("/", 1)[0] if kind == "claim" else rel
+        target = mine.rsplit("/", 1)[0] if kind == "claim" else mine
         yield doc.problem(
             "/id",
             ID,
