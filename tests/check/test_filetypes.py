@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from helpers import item_yaml
+from helpers import REPO, item_yaml
 from propeval.cli import cli
+from propeval.judge.rubric import load_rubric
 from propeval.loader import LoadError, load_file
 
 
@@ -154,3 +156,20 @@ def test_the_loader_refuses_a_file_below_a_linked_folder(tmp_path: Path) -> None
     assert (e.value.problem.path, e.value.problem.rule) == ("ledger/answerability", "file-symlink")
     # Outside the root, the folders are the caller's choice.
     assert load_file(tmp_path / "ledger/answerability/r.json").data == {}
+
+
+def test_a_rubric_template_is_read_only_as_a_plain_file_in_its_folder(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rubrics = corpus.root / "rubrics"
+    shutil.copytree(REPO / "rubrics/facts-v1", rubrics / "facts-v1")
+    prompt = rubrics / "facts-v1/prompt.md"
+    assert load_rubric(rubrics, "facts-v1", root=corpus.root).name == "facts-v1"
+    prompt.rename(tmp_path / "prompt.md")
+    os.mkfifo(prompt)
+    with pytest.raises(LoadError) as e:
+        load_rubric(rubrics, "facts-v1", root=corpus.root)
+    assert (e.value.problem.path, e.value.problem.rule) == ("rubrics/facts-v1/prompt.md", "file-special")
+    spec = rubrics / "facts-v1/rubric.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("template: prompt.md", "template: ../../x.md"))
+    with pytest.raises(LoadError) as e:
+        load_rubric(rubrics, "facts-v1", root=corpus.root)
+    assert "must be a file name in the rubric's own folder" in e.value.problem.message
