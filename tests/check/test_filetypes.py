@@ -173,3 +173,22 @@ def test_a_rubric_template_is_read_only_as_a_plain_file_in_its_folder(corpus, tm
     with pytest.raises(LoadError) as e:
         load_rubric(rubrics, "facts-v1", root=corpus.root)
     assert "must be a file name in the rubric's own folder" in e.value.problem.message
+
+
+def test_changed_paths_keep_links_deletions_and_both_sides_of_a_rename(good_corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    from propeval import gitutil
+
+    good_corpus.item("i0002", prompt="Who gave the order?")
+    good_corpus.write("docs/example.yaml", item_yaml("i0163"))
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    base = in_git("rev-parse", "HEAD").strip()
+    in_git("mv", "questions/c0001/i0002.yaml", "questions/c0001/i0003.yaml")
+    in_git("rm", "-q", "docs/example.yaml")
+    os.symlink("../../docs/example.yaml", good_corpus.root / "questions/c0001/i0163.yaml")
+    assert gitutil.changed_paths(good_corpus.root, base) == [
+        "docs/example.yaml",
+        "questions/c0001/i0002.yaml",
+        "questions/c0001/i0003.yaml",
+        "questions/c0001/i0163.yaml",
+    ]

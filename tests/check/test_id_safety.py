@@ -170,12 +170,28 @@ def test_renumber_a_claim(corpus, in_git) -> None:  # type: ignore[no-untyped-de
         "pairs:\n  - a: c0001/f1\n    a_hash: sha256:aa\n    b: c0009/f1\n    b_hash: sha256:bb\n"
         "    reviewer: me\n    reason: same event, other facts\n    date: '2026-01-01'\n",
     )
+
+    def hash_of(rel: str) -> str:
+        return content_hash(load_file(corpus.root / rel).data)
+
+    binding = {"item_hash": hash_of("questions/c0001/i0002.yaml"), "claim_hash": hash_of("questions/c0001/claim.yaml")}
+    write_record(
+        corpus.root / "ledger/answerability/i0002.json",
+        make_record("answerability", "i0002", binding, {"status": "scored", "fact_score": 5}),
+    )
     code, lines = run("renumber", "questions/c0001", "--to", "c0005")
     assert code == 0, lines
     assert lines[-1] == "renumbered claim c0001 -> c0005"
+    assert "edited ledger/answerability/i0002.json" in lines
     assert not (corpus.root / "questions/c0001").exists()
     assert run("check") == (0, ["ok: 3 file(s) checked, no problems"])
     assert "a: c0005/f1" in (corpus.root / "dedup-allowlist.yaml").read_text(encoding="utf-8")
+    record = json.loads((corpus.root / "ledger/answerability/i0002.json").read_text(encoding="utf-8"))
+    assert record["binding"] == {
+        "item_hash": hash_of("questions/c0005/i0002.yaml"),
+        "claim_hash": hash_of("questions/c0005/claim.yaml"),
+    }
+    assert record["digest"] == digest(record)
 
 
 def test_renumber_writes_nothing_when_a_file_of_the_claim_does_not_load(corpus, in_git) -> None:  # type: ignore[no-untyped-def]
