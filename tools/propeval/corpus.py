@@ -8,7 +8,6 @@ file: each file that cannot be read becomes a Problem and the rest still load.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,9 +189,7 @@ def corpus_scan(questions: Path, root: Path) -> Scan:
     is refused with its ``file-*`` problem, whatever its name, and is never opened. Plain files
     keep only the corpus suffixes (``.yaml``, ``.yml``, ``.json``).
     """
-    found = scan(questions, root)
-    found.files = [p for p in found.files if os.path.splitext(p.name)[1].lower() in _CORPUS_SUFFIXES]
-    return found
+    return scan(questions, root, suffixes=_CORPUS_SUFFIXES)
 
 
 def corpus_files(questions: Path) -> list[Path]:

@@ -184,11 +184,13 @@ class Scan:
     problems: list[Problem] = field(default_factory=list)
 
 
-def scan(folder: Path, root: Path) -> Scan:
+def scan(folder: Path, root: Path, *, suffixes: frozenset[str] | None = None) -> Scan:
     """Walk ``folder`` without following links; sort every entry into plain files or refused ones.
 
     ``os.scandir`` with one ``lstat`` per file: a link (to a file or to a folder) is never entered
     or opened. The folder itself being a link is refused as well. Paths are sorted by their parts.
+    ``suffixes`` (lower case, with the dot) keeps only plain files with those suffixes; refused
+    entries are kept whatever their name.
     """
     out = Scan()
     base = os.path.abspath(root)
@@ -219,6 +221,10 @@ def scan(folder: Path, root: Path) -> Scan:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue  # gone since the listing
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:  # the common case, without a relpath
+                    if suffixes is None or os.path.splitext(entry.name)[1].lower() in suffixes:
+                        found.append((entry.path, st))
+                    continue
                 problem = problem_for(Path(entry.path), rel(entry.path), st)
                 if problem is None:
                     found.append((entry.path, st))
