@@ -119,8 +119,7 @@ def test_renumber_repairs_the_collision(corpus, in_git) -> None:  # type: ignore
         "moved ledger/answerability/i0172.json -> ledger/answerability/i0174.json",
         "edited questions/c0002/i0173.yaml",
         "edited dedup-allowlist.yaml",
-        "note: ledger/answerability/i0174.json was re-bound to the new id: a gate that checks signatures needs "
-        "it signed again",
+        "note: ledger/answerability/i0174.json was re-bound: a gate that checks signatures needs it signed again",
         "renumbered item i0172 -> i0174",
     ]
     new = corpus.root / "questions/c0002/i0174.yaml"

@@ -256,9 +256,7 @@ def _rebind_record(
     else:
         plan.deletes.append(src)
         plan.result.moved.append((rel, _rel(config, dst)))
-    plan.result.notes.append(
-        f"{_rel(config, dst)} was re-bound to the new id: a gate that checks signatures needs it signed again"
-    )
+    plan.result.notes.append(f"{_rel(config, dst)} was re-bound: a gate that checks signatures needs it signed again")
 
 
 def _allowlist(config: Config) -> Path:
