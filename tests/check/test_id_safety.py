@@ -28,30 +28,35 @@ def test_twelve_parallel_news_get_twelve_ids(good_corpus, in_git) -> None:  # ty
     in_git("add", "-A")
     in_git("commit", "-qm", "base")
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO / "tools")}
-    argv = [sys.executable, "-m", "propeval", "new", "item", "--claim", "c0001", "--prompt", "What happened?"]
+    new = [sys.executable, "-m", "propeval", "new"]
+    argvs = [[*new, "item", "--claim", "c0001", "--prompt", "What happened?"]] * 8
+    argvs += [[*new, "claim", "--title", "Another claim"]] * 4
     procs = [
         subprocess.Popen(argv, cwd=good_corpus.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(12)
+        for argv in argvs
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 12, outs
     printed = sorted(out.strip() for out, _ in outs)
-    assert printed == [f"questions/c0001/i{n:04d}.yaml" for n in range(2, 14)]
-    for n in range(2, 14):
-        data = load_file(good_corpus.root / f"questions/c0001/i{n:04d}.yaml").data
-        assert data["id"] == f"i{n:04d}"
-    # The lock lives in the git folder: nothing new to commit by mistake.
+    items = [f"questions/c0001/i{n:04d}.yaml" for n in range(2, 10)]
+    claims = [f"questions/c{n:04d}/claim.yaml" for n in range(2, 6)]
+    assert printed == sorted(items + claims)
+    for rel in printed:
+        data = load_file(good_corpus.root / rel).data
+        assert data["id"] == (rel.split("/")[1] if rel.endswith("claim.yaml") else rel.rsplit("/", 1)[1][:5])
+    # The lock lives in the git folder: nothing else to commit by mistake.
     status = in_git("status", "--porcelain", "--untracked-files=all").splitlines()
     assert sorted(line[3:] for line in status) == printed
 
 
-def test_new_never_overwrites_a_file_made_by_another_writer(good_corpus) -> None:  # type: ignore[no-untyped-def]
-    # A file that appears under the next id (made by something that does not take the lock) is skipped.
-    good_corpus.write("questions/c0001/.keep", "")
-    code, lines = run("new", "item", "--claim", "c0001", "--id", "i0001")
+def test_new_never_overwrites_an_existing_file(good_corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    before = good_corpus.snapshot()
+    code, _ = run("new", "item", "--claim", "c0001", "--id", "i0001", "--prompt", "Overwrite?")
     assert code == 2
-    code, lines = run("new", "item", "--claim", "c0001")
-    assert (code, lines) == (0, ["questions/c0001/i0002.yaml"])
+    code, _ = run("new", "claim", "--id", "c0001")
+    assert code == 2
+    assert good_corpus.snapshot() == before
+    assert run("new", "item", "--claim", "c0001") == (0, ["questions/c0001/i0002.yaml"])
 
 
 def two_branches(corpus, git) -> None:  # type: ignore[no-untyped-def]

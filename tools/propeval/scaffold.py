@@ -68,8 +68,9 @@ def allocation_lock(config: Config) -> Iterator[None]:
 
     from propeval import gitutil
 
-    folder = gitutil.common_dir(config.root) or config.root
-    lock = FileLock(str(folder / "propeval-new.lock"), timeout=LOCK_TIMEOUT)
+    git_dir = gitutil.common_dir(config.root)
+    path = git_dir / "propeval-new.lock" if git_dir is not None else config.root / ".propeval-new.lock"
+    lock = FileLock(str(path), timeout=LOCK_TIMEOUT)
     try:
         with lock:
             yield
