@@ -236,3 +236,35 @@ def test_a_collision_is_caught_in_a_merge_commit_checkout_too(corpus, in_git) ->
         "has it for questions/c0002/i0172.yaml; ids are unique: renumber yours with "
         "`propeval renumber questions/c0001/i0172.yaml --base main`"
     )
+
+
+@pytest.mark.slow
+def test_renumber_puts_every_file_back_when_a_write_fails(corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    # A real write failure: the file-size limit (RLIMIT_FSIZE) lets the item and its translation be
+    # written, then stops the much larger allowlist; everything written so far must be put back.
+    corpus.claim()
+    corpus.item()
+    corpus.item("i0002", language="ru", prompt="Что произошло?", translation_of="i0001")
+    reason = "x" * 6000
+    corpus.write(
+        "dedup-allowlist.yaml",
+        "pairs:\n  - a: i0001\n    a_hash: sha256:aa\n    b: i0009\n    b_hash: sha256:bb\n"
+        f"    reviewer: me\n    reason: {reason}\n    date: '2026-01-01'\n",
+    )
+    before = corpus.snapshot()
+    script = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "from propeval.cli import main\n"
+        "sys.argv = ['propeval', 'renumber', 'i0001', '--to', 'i0005']\n"
+        "main()\n"
+    )
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO / "tools"), "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run([sys.executable, "-c", script], cwd=corpus.root, env=env, capture_output=True, text=True)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr == (
+        "propeval: error: renumber could not write dedup-allowlist.yaml: File too large; "
+        "every file it had touched was put back\n"
+    )
+    assert corpus.snapshot() == before

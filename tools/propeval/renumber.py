@@ -38,7 +38,7 @@ from propeval import gitutil, textnorm
 from propeval.checks.stable_ids import ids_of
 from propeval.config import Config
 from propeval.corpus import CLAIM_FILE, Corpus, Item, load_corpus
-from propeval.errors import UsageError
+from propeval.errors import PropevalError, UsageError
 from propeval.filetypes import scan
 from propeval.fsutil import atomic_write
 from propeval.loader import LoadError, load_file
@@ -72,6 +72,7 @@ class _Set:
 @dataclass
 class _Plan:
     result: RenumberResult
+    root: Path
     writes: dict[Path, bytes] = field(default_factory=dict)
     deletes: list[Path] = field(default_factory=list)
     old_folder: Path | None = None
@@ -99,7 +100,7 @@ def renumber(
         )
     taken = set(ids_of(tip_paths)) if tip_paths is not None else set()
     new = _new_id(config, kind, to, taken)
-    plan = _Plan(RenumberResult(kind, old, new))
+    plan = _Plan(RenumberResult(kind, old, new), config.root)
     if kind == "item":
         _plan_item(config, corpus, plan, path, old, new)
     else:
@@ -383,26 +384,41 @@ def _plan_claim(config: Config, corpus: Corpus, plan: _Plan, folder: Path, old: 
 
 
 def _apply(plan: _Plan) -> None:
-    """Write every new file, then remove the old ones; on any failure, put every file back."""
+    """Write every new file, then remove the old ones; on any failure, put every file back.
+
+    Raises:
+        PropevalError: a write failed (disk full, file too large, ...); every file touched so far
+            was put back first.
+    """
     # A ledger record re-bound in place (same name) is both written and "deleted": keep it.
     deletes = [p for p in plan.deletes if p not in plan.writes]
     touched = [*plan.writes, *deletes]
     before: dict[Path, bytes | None] = {p: (p.read_bytes() if p.is_file() else None) for p in touched}
+    new_folders = sorted({p.parent for p in plan.writes if not p.parent.exists()}, key=lambda p: -len(p.parts))
     done: list[Path] = []
+    current: Path | None = None
     try:
-        for path, data in plan.writes.items():
-            atomic_write(path, data)
-            done.append(path)
-        for path in deletes:
-            path.unlink()
-            done.append(path)
-    except BaseException:
+        for current, data in plan.writes.items():
+            atomic_write(current, data)
+            done.append(current)
+        for current in deletes:
+            current.unlink()
+            done.append(current)
+    except BaseException as e:
         for path in reversed(done):
             old = before[path]
             if old is None:
                 path.unlink(missing_ok=True)
             else:
                 atomic_write(path, old)
+        for folder in new_folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if isinstance(e, OSError):
+            where = current.relative_to(plan.root).as_posix() if current is not None else "a file"
+            raise PropevalError(
+                f"renumber could not write {where}: {e.strerror}; every file it had touched was put back"
+            ) from e
         raise
     if plan.old_folder is not None:
         for folder in sorted({p.parent for p in deletes}, key=lambda p: len(p.parts), reverse=True):
