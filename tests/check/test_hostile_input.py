@@ -343,8 +343,8 @@ LIMITED = textwrap.dedent(
 )
 
 
-def test_a_full_disk_exits_3_and_leaves_nothing(good_corpus) -> None:  # type: ignore[no-untyped-def]
-    before = good_corpus.snapshot()
+def test_a_full_disk_exits_3_and_leaves_nothing(good_corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    before = good_corpus.snapshot()  # in a git repository, so `new`'s lock file lives in .git
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
     title = "A title far longer than the file size limit allows " * 400
     out = subprocess.run(
@@ -389,6 +389,7 @@ def test_an_append_that_hits_the_limit_is_cut_back(tmp_path: Path) -> None:
 
 
 def test_storage_error_is_an_os_error() -> None:
-    e = StorageError("cannot write x: No space left on device", path="x", errno=28)
+    e = StorageError("cannot write x: No space left on device", path="x", errno=28, reason="No space left on device")
     assert isinstance(e, OSError)
-    assert (e.errno, e.filename, str(e)) == (28, "x", "cannot write x: No space left on device")
+    assert (e.errno, e.strerror, e.filename) == (28, "No space left on device", "x")
+    assert str(e) == "cannot write x: No space left on device"

@@ -74,8 +74,11 @@ class StorageError(PropevalError, OSError):
     cannot be written (``except OSError``) still does.
     """
 
-    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None) -> None:
-        OSError.__init__(self, errno, message, path)
+    def __init__(
+        self, message: str, *, path: str | None = None, errno: int | None = None, reason: str | None = None
+    ) -> None:
+        # strerror stays the system's own words ("File too large"), as for any OSError.
+        OSError.__init__(self, errno, reason or message, path)
         self.message = message
 
     def __str__(self) -> str:
