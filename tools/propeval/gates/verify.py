@@ -130,44 +130,35 @@ def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], f
     if got != want:
         return [_derived(f"the cases {got[:5]} are not the gold file's cases {want[:5]}", "/result/cases")]
     out: list[Finding] = []
+    # what is wrong -> the case ids it is wrong in, so one line says it for every case
+    wrong: dict[str, list[str]] = {}
     scored = 0
     copied = 0
     for n, (case, row) in enumerate(zip(gold, cases, strict=True)):
-        where = f"/result/cases/{n}"
         human = engine.gold_fields(rubric, case)
         if row.get("human") != human:
-            out.append(_derived(f"case {want[n]}: its human labels are not the gold file's", f"{where}/human"))
+            wrong.setdefault("their human labels are not the gold file's", []).append(want[n])
         labels = row.get("judge")
         if labels is None:
             continue
         raw = row.get("raw")
         if not isinstance(raw, str) or not isinstance(row.get("prompt_hash"), str):
-            out.append(
-                Finding(
-                    "ledger-derived",
-                    f"case {want[n]}: judge labels without the judge's raw reply and prompt hash cannot be checked",
-                    where,
-                )
-            )
+            wrong.setdefault("judge labels without the judge's raw reply and prompt hash", []).append(want[n])
             continue
         try:
             derived, prompt_hash = engine.rederive_grade(rubric, **engine.gold_prompt_inputs(case), reply=raw)
-        except ValueError as e:
-            out.append(_derived(f"case {want[n]}: the raw reply is not a valid verdict: {e}", f"{where}/raw"))
+        except ValueError:
+            wrong.setdefault("the raw reply is not a valid verdict", []).append(want[n])
             continue
-        expected = {f: derived.get(f) for f in fields}
-        if labels != expected:
-            out.append(_derived(f"case {want[n]}: the judge labels do not follow from the raw reply", f"{where}/judge"))
+        if labels != {f: derived.get(f) for f in fields}:
+            wrong.setdefault("the judge labels do not follow from the raw reply", []).append(want[n])
         if row["prompt_hash"] != prompt_hash:
-            out.append(
-                Finding(
-                    "ledger-derived",
-                    f"case {want[n]}: prompt_hash is not the hash of the judge prompt for this gold case",
-                    f"{where}/prompt_hash",
-                )
-            )
+            wrong.setdefault("prompt_hash is not the hash of the judge prompt for the gold case", []).append(want[n])
         scored += 1
         copied += labels == human
+    for what, ids in wrong.items():
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        out.append(_derived(f"{what}: {len(ids)} case(s) ({shown})", "/result/cases"))
     if scored and copied == scored:
         out.append(
             Finding(
