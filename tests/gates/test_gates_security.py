@@ -165,7 +165,9 @@ def test_forged_record_signed_with_the_authors_own_key(repo: Any, in_git: Any, t
     res = ci()
     assert res.exit_code == 1
     assert line_of(res, "ledger/answerability/i0004.json [ledger-signer] i0004: signed by a key that is not on ")
-    assert line_of(res, "pyproject.toml [policy-change] policy change: needs a maintainer: [tool.propeval] signers.attacker")
+    assert line_of(
+        res, "pyproject.toml [policy-change] policy change: needs a maintainer: [tool.propeval] signers.attacker"
+    )
 
 
 def all_missed_scored_5(rec: dict[str, Any]) -> dict[str, Any]:
@@ -239,7 +241,9 @@ def test_signed_copied_judge_labels_are_named(repo: Any, in_git: Any) -> None:
     save(repo, rel, maintainer_key().sign(copied(honest, raw_too=True)))
     commit(in_git, "copied labels and replies, signed")
     res = ci()
-    assert line_of(res, f"{rel} [ledger-judge-copied] (warning) facts-v1: the judge labels equal the human labels in all")
+    assert line_of(
+        res, f"{rel} [ledger-judge-copied] (warning) facts-v1: the judge labels equal the human labels in all"
+    )
 
 
 def test_a_deleted_ledger_record_is_named(repo: Any, in_git: Any) -> None:
@@ -294,7 +298,10 @@ def test_a_pr_cannot_switch_the_gates_off(repo: Any, in_git: Any) -> None:
     assert line_of(res, "policy         failed   3 error(s), 0 warning(s)")
     # A maintainer who reviewed the change may accept it for a run they start.
     accepted = ci("--accept-policy-change", "--step", "answerability")
-    assert "note: policy: policy change accepted by the maintainer who ran this (--accept-policy-change): " in accepted.output
+    assert (
+        "note: policy: policy change accepted by the maintainer who ran this (--accept-policy-change): "
+        in accepted.output
+    )
     assert accepted.exit_code == 0, accepted.output
 
 
