@@ -178,10 +178,13 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
     if my_eps:
         judge = table.setdefault("judge", {})
         endpoints = judge.setdefault("endpoints", {})
+        tree_eps = _lookup(tree.raw, "judge.endpoints") or {}
         for name, ep in my_eps.items():
             if name in _used_endpoints(table):
                 endpoints[name] = dict(ep)
                 source = str(user_config_path())
+                if name in tree_eps and tree_eps[name] != ep:
+                    notes.append(f"pyproject.toml's endpoint {name!r} differs from your config's and is not used")
     cfg = config_from_table(tree.root, table)
     from propeval.judge.settings import check_url, load_settings
 
