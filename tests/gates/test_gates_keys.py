@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from gatekit import REPO, configure, maintainer_key
 
 from propeval.cli import cli
+from propeval.policy import changed_keys
 from propeval.signing import default_key_path, load_key, new_key, verify
 
 # Built from parts, so that this file is not itself a match.
@@ -123,3 +124,10 @@ def test_ledger_sign_and_resign(gate_corpus: Any, loopback: Any, tmp_path: Path)
     assert refused.output.startswith(
         "ledger/answerability/i0001.json [ledger-sign] not signed: stale (the item changed (its prompt or fields): "
     )
+
+
+def test_policy_diff_names_dotted_keys() -> None:
+    base = {"gates": {"answerability": "required", "min_fact_score": 4}, "source_blocklist": ["rt.com"]}
+    tree = {"gates": {"answerability": "advisory", "min_fact_score": 4}, "source_blocklist": [], "signers": {}}
+    assert changed_keys(base, tree) == ["gates.answerability", "source_blocklist"]
+    assert "signers.eve" in changed_keys(base, {**tree, "signers": {"eve": "ssh-ed25519 AAAA"}})

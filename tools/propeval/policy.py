@@ -56,7 +56,10 @@ def table_at(root: Path, ref: str) -> dict[str, Any]:
 
 
 def changed_keys(base: Any, tree: Any, prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ between two tables (a key added or removed counts)."""
+    """Dotted keys whose values differ between two tables (a key added or removed counts; an
+    absent table and an empty one are the same)."""
+    if (isinstance(base, dict) and tree is None) or (isinstance(tree, dict) and base is None):
+        base, tree = base or {}, tree or {}
     if isinstance(base, dict) and isinstance(tree, dict):
         out = []
         for key in sorted(set(base) | set(tree), key=str):
