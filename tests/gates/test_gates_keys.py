@@ -59,6 +59,13 @@ def test_keys_new_writes_a_private_file_outside_the_repository(good_corpus: Any,
     assert not (good_corpus.root / "keys").exists()
 
 
+def test_keys_new_outside_any_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the user config folder is below the current one; no repository here
+    res = run("keys", "new")
+    assert res.exit_code == 0, res.output
+    assert default_key_path().is_file()
+
+
 def test_keys_add_edits_pyproject_and_keeps_its_comments(good_corpus: Any, tmp_path: Path) -> None:
     pyproject = good_corpus.root / "pyproject.toml"
     pyproject.write_text("# corpus settings\n" + pyproject.read_text(), encoding="utf-8")

@@ -351,8 +351,15 @@ def test_a_pr_that_moves_an_endpoint_gets_no_request(
     assert res.exit_code == 0, res.output
     assert evil.seen == [] and len(mine.seen) == 4
     assert mine.seen[0].headers["authorization"] == f"Bearer {CANARY}"
-    # The key is not in what the records were bound to, nor anywhere else in the tree.
     assert CANARY not in res.output
+    # And ci names the moved endpoint as a policy change.
+    gate = ci("--step", "check")
+    assert gate.exit_code == 1
+    assert line_of(
+        gate,
+        "pyproject.toml [policy-change] policy change: needs a maintainer: [tool.propeval] "
+        f"judge.endpoints.ref.base_url is '{evil.base_url}' here but 'http://127.0.0.1:9/v1' at main;",
+    )
 
 
 def test_online_needs_a_trusted_source_of_endpoints(repo: Any, loopback: Any) -> None:

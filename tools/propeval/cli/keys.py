@@ -32,14 +32,13 @@ def _repositories(ctx: click.Context) -> list[Path]:
     from propeval import gitutil
     from propeval.errors import PropevalError
 
-    out = []
-    for start in (Path.cwd(), (ctx.obj or {}).get("root")):
-        if start is None:
-            continue
+    root = (ctx.obj or {}).get("root")
+    out = [Path(root)] if root is not None else []
+    for start in (Path.cwd(), *out):
         try:
             out.append(gitutil.toplevel(Path(start)))
         except PropevalError:
-            out.append(Path(start))
+            continue  # not inside a repository
     return out
 
 
