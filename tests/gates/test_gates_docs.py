@@ -74,7 +74,9 @@ def test_pr_workflow_runs_the_base_branchs_propeval_without_secrets() -> None:
     assert "fetch-depth: 0" in text and "make setup" in text
     # the trusted toolchain is the base commit's; it judges the tree
     assert "ref: ${{ env.BASE_SHA }}" in text
-    assert '../trusted/.venv/bin/propeval ci --base "$BASE_SHA" --format github' in text
+    assert '../trusted/.venv/bin/propeval ci --base "$BASE_SHA" $ACCEPT --format github' in text
+    # a policy change is accepted only where a maintainer acted: the merge queue, a push to main
+    assert "ACCEPT: ${{ github.event_name != 'pull_request' && '--accept-policy-change' || '' }}" in text
     for trigger in ("pull_request:", "push:", "merge_group:"):
         assert f"\n  {trigger}" in text
     assert "pull_request_target" not in text.split("\non:")[1]
