@@ -430,3 +430,18 @@ def test_honest_path_a_maintainer_signs_fresh_records_and_ci_passes(repo: Any, i
     res = ci()
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == "ci: exit 0"
+
+
+def test_a_key_never_goes_over_plain_http_off_loopback(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only the gates: any command that sends a key refuses plain http to another host."""
+    monkeypatch.setenv("PROPEVAL_TEST_API_KEY", CANARY)
+    configure(gate_corpus, "http://example.invalid/v1", key_env="PROPEVAL_TEST_API_KEY")
+    res = CliRunner().invoke(cli, ["answer", "--endpoint", "ref", "--limit", "1"], catch_exceptions=False)
+    assert res.exit_code == 2, res.output
+    assert (
+        "endpoint 'ref' has base_url 'http://example.invalid/v1': requests and API keys go only over https, "
+        "or plain http to a loopback address (127.0.0.1, ::1, localhost); fix base_url"
+    ) in res.output
+    assert not (gate_corpus.root / "runs").exists() or CANARY not in "".join(
+        p.read_text() for p in (gate_corpus.root / "runs").rglob("*") if p.is_file()
+    )

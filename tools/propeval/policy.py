@@ -165,6 +165,9 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
                 f"or define the endpoint in your own config ({user_config_path()})",
                 key=moved[0],
             )
+        other = [k for k in changed_keys(base_table, tree.raw) if not k.startswith(ENDPOINT_KEYS)]
+        if other:
+            notes.append(f"this tree changes [tool.propeval] {', '.join(other[:5])}: --online uses {base}'s values")
         table = copy.deepcopy(base_table)
         source = f"pyproject.toml at {base}"
     else:
