@@ -244,7 +244,7 @@ def judge_gate(
         if any(not f.warning for f in derived):
             continue
         recorded = loaded.record["result"].get("cases")
-        kind = loaded.record["result"].get("kind", rubric.kind)
+        kind = rubric.kind  # from the rubric file, never from the record
         if not isinstance(recorded, list) or not all(isinstance(c, dict) for c in recorded):
             add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
             continue
