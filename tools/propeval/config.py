@@ -73,6 +73,14 @@ def load_config(root: Path | None = None) -> Config:
             raise ConfigError(f"pyproject.toml: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
         except RecursionError:
             raise ConfigError("pyproject.toml nests arrays or tables too deeply to read; flatten it") from None
+    return config_from_table(root, table)
+
+
+def config_from_table(root: Path, table: dict[str, Any]) -> Config:
+    """A Config for the corpus at ``root`` with the ``[tool.propeval]`` table ``table``.
+
+    ``propeval ci --base REF`` builds its Config from REF's table: policy comes from the base.
+    """
     cfg = Config(root=root, raw=table)
     for key in ("questions_dir", "schema"):
         if key in table:
