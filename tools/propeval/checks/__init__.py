@@ -11,7 +11,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from propeval.checks import difficulty, ids, language, placeholder, schema, sources, stable_ids, translation
+from propeval.checks import (
+    difficulty,
+    ids,
+    judge_text,
+    language,
+    placeholder,
+    schema,
+    sources,
+    stable_ids,
+    translation,
+)
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.result import Problem
@@ -42,6 +52,7 @@ _MODULES: tuple[ModuleType, ...] = (
     sources,
     stable_ids,
     difficulty,
+    judge_text,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
 
