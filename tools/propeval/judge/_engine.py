@@ -77,7 +77,9 @@ async def run_all(
 
     tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo))))]
     finished, pending = await asyncio.wait(tasks, timeout=deadline or None, return_when=asyncio.FIRST_EXCEPTION)
-    failed = next((t.exception() for t in finished if not t.cancelled() and t.exception() is not None), None)
+    # Read every finished task's exception (not just the first), so none is logged as never retrieved.
+    errors = [e for t in finished if not t.cancelled() and (e := t.exception()) is not None]
+    failed = errors[0] if errors else None
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
