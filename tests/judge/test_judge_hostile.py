@@ -226,6 +226,10 @@ def test_oversized_record_is_skipped_and_its_item_asked_again(judge_corpus: Any,
     kept = [x for x in lines(path) if json.loads(x)["item_id"] != "i0002"]
     huge = {**records(path)["i0002"], "answer": "x" * (runs.MAX_LINE_BYTES + 10)}
     path.write_text("\n".join([kept[0], json.dumps(huge), *kept[1:]]) + "\n", encoding="utf-8")
+    # score reads it as a stream and still counts the item, as not graded
+    s = json.loads(invoke("score", "r1", "--format", "json").output)["runs"][0]
+    assert (s["items"], s["ungraded"]) == (3, 3)
+    assert runs.latest(path)["i0002"]["status"] == "unreadable"
     r = invoke("answer", "--run-id", "r1")
     assert r.exit_code == 0
     assert "runs/r1/answers.jsonl:2:1 [run-record-size] (warning) record over" in r.output

@@ -29,6 +29,8 @@ RUN_FILE = "run.json"
 FINAL_ANSWER = ("answered", "unanswered")
 FINAL_GRADE = ("scored", "unscored", "unanswered")
 MAX_LINE_BYTES = 4 << 20  # far above a record of capped replies; a longer line is skipped unread
+_ITEM_ID = re.compile(rb'\{"item_id":\s*"([A-Za-z0-9._-]{1,64})"')
+_UNREADABLE = f"the record is over {MAX_LINE_BYTES} bytes and was not read; the item is done again"
 _LINE_LIMITS = Limits(max_bytes=MAX_LINE_BYTES, max_depth=32, max_nodes=200_000)
 
 
@@ -89,8 +91,11 @@ def records(
 
     The file's size does not matter: one line is in memory at a time, and a line over
     :data:`MAX_LINE_BYTES` (a record written before replies were capped) is skipped unread, its
-    number put in ``oversized``. A bad line raises :class:`LoadError` with its number, except a
-    torn last line (no trailing newline), which is an interrupted append and is skipped.
+    number put in ``oversized``; when its ``item_id`` (written first) can be read from its start,
+    a stand-in ``{"item_id": ..., "status": "unreadable"}`` takes its place, so the item counts
+    as not done: `answer` and `grade` do it again and `score` counts it as ungraded. A bad line
+    raises :class:`LoadError` with its number, except a torn last line (no trailing newline),
+    which is an interrupted append and is skipped.
     """
     relpath = relative_path(path, root)
     with path.open("rb") as fh:
@@ -101,10 +106,13 @@ def records(
                 return
             n += 1
             if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                head = _ITEM_ID.match(line)
                 while line and not line.endswith(b"\n"):
                     line = fh.readline(1 << 20)
                 if oversized is not None:
                     oversized.append(n)
+                if head:  # appenders write item_id first: the item is known, its record is not
+                    yield n, {"item_id": head.group(1).decode(), "status": "unreadable", "error": _UNREADABLE}
                 continue
             if not line.strip():
                 continue
