@@ -37,6 +37,8 @@ def command(ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[s
     \b
     Steps: check, groups, dedup, answerability (ledger), judge (ledger, changed rubrics), schema.
     No API key is needed. Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
+    Changed means added, modified, deleted, renamed or retyped (a file turned link); ids the
+    branch adds are also looked up in REF's current tip (id-collision).
 
     \b
     Examples:

@@ -24,6 +24,7 @@ signature, since anyone can recompute it, but it makes an edit deliberate rather
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any
 
 from propeval.corpus import content_hash
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, load_file
+from propeval.loader import LoadError, load_file, relative_path
 from propeval.result import Problem
 
 FORMAT = 1
@@ -87,16 +88,15 @@ class Loaded:
 
 def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
     """Read and verify one record. Corrupt, hand-edited or misfiled records come back untrusted."""
-    try:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        rel = path.as_posix()
-    if not path.exists():
+    rel = relative_path(path, root)  # never resolved: a linked record is named by its own path
+    if not os.path.lexists(path):
         return Loaded(rel, None)
     try:
         doc = load_file(path, root=root)
     except LoadError as e:
         p = e.problem
+        if p.rule.startswith("file-"):  # a link or special file: refused as such, never read
+            return Loaded(rel, None, p)
         return Loaded(
             rel,
             None,
