@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from gatekit import configure
 
@@ -91,3 +92,29 @@ def test_a_failed_grade_is_named_as_such(gate_corpus: Any, loopback: Any) -> Non
         res.output
     )
     assert ledger(gate_corpus) == ["i0001"]
+
+
+@pytest.mark.slow
+def test_the_run_deadline_keeps_what_finished(gate_corpus: Any, loopback: Any) -> None:
+    slow = {"on": True}
+
+    def script(seen: Seen) -> Reply:
+        reply = default_script(seen)
+        if slow["on"] and seen.prompt == RIOT:
+            reply.delay = 2.0
+        return reply
+
+    srv = loopback(script)
+    configure(gate_corpus, srv.base_url)
+    path = gate_corpus.root / "pyproject.toml"
+    path.write_text(path.read_text().replace("max_reasks = 1\n", "max_reasks = 1\nrun_deadline = 1.0\n"))
+    res = run("gate", "answerability", "--online", "--all")
+    assert res.exit_code == 3
+    assert res.output.splitlines()[-1] == (
+        "propeval: error: 1 of 2 item(s) got no record (i0002: not answered within the 1s run deadline); "
+        "the 1 other(s) were recorded as each finished; rerun the same command to do the 1 left"
+    )
+    assert ledger(gate_corpus) == ["i0001"]
+    slow["on"] = False
+    assert run("gate", "answerability", "--online", "--all").exit_code == 0
+    assert ledger(gate_corpus) == ["i0001", "i0002"]

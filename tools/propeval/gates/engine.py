@@ -8,6 +8,7 @@ contacts a network unless ``answer_and_grade`` or ``grade_gold`` is called.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,7 +142,9 @@ def answer_and_grade(
     from propeval.judge.grade import GradeOptions, grade_run
 
     js, answer_ep, judge_ep = _online_endpoints(config, gs)
-    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}"
+    # A run folder of its own: two gate runs in the same second must not resume each other's
+    # answers (an item id may name other text on another branch; runs/ is not committed).
+    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}-{secrets.token_hex(3)}"
     by_id = {item.id: item for item, _ in items}
     answered = answer_run(
         config,
@@ -176,6 +179,7 @@ def answer_and_grade(
         fatal = str(e)
     grades = runs.latest(answered.run_dir / runs.grades_file(gs.rubric), config.root)
     failures: dict[str, str] = {}
+    late = f" within the {js.run_deadline:g}s run deadline" if js.run_deadline else ""
     for item_id in by_id:
         if item_id in passed:
             continue
@@ -183,11 +187,11 @@ def answer_and_grade(
         if ans.get("status") == "error":
             failures[item_id] = f"answer: {ans.get('error')}"
         elif not ans:
-            failures[item_id] = f"not answered within the {js.run_deadline:g}s run deadline"
+            failures[item_id] = f"not answered{late}"
         elif grade.get("status") == "error":
             failures[item_id] = f"grade: {grade.get('reason')}"
         else:
-            failures[item_id] = fatal or f"not graded within the {js.run_deadline:g}s run deadline"
+            failures[item_id] = fatal or f"not graded{late}"
     if failures:
         first = "; ".join(f"{k}: {v}" for k, v in list(failures.items())[:3])
         raise EndpointError(
