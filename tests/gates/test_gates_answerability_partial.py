@@ -49,10 +49,8 @@ def test_one_failed_answer_keeps_the_other_records(gate_corpus: Any, loopback: A
     asked.clear()
     res = run("gate", "answerability", "--online", "--all")
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines() == [
-        "note: answered and graded 1 item(s): i0002",
-        "ok: 2 file(s) checked, no problems",
-    ]
+    out = res.output.splitlines()
+    assert (out[0], out[-1]) == ("note: answered and graded 1 item(s): i0002", "ok: 2 file(s) checked, no problems")
     assert asked == [RIOT]  # i0001 was not asked again
     assert ledger(gate_corpus) == ["i0001", "i0002"]
 

@@ -167,3 +167,30 @@ def is_dirty(root: Path, folders: list[str]) -> bool:
     if not existing:
         return False
     return bool(_git(root, "status", "--porcelain", "--untracked-files=all", "--", *existing).strip())
+
+
+def name_status(root: Path, base: str) -> list[tuple[str, str, str]]:
+    """``(status, old, new)`` for each path changed since commit ``base``, relative to ``root``.
+
+    Status is git's letter (A, C, D, M, R, T); renames are detected, so a moved file reads as R
+    with both paths, and a deleted one as D (old == new). Links are not followed: a path is
+    reported as git names it. Committed and uncommitted changes both count; untracked files are
+    left to :func:`changed_paths`.
+    """
+    top = toplevel(root)
+    fields = _git(root, "diff", "--name-status", "-z", "-M", base, "--").split("\0")
+    root_rel = root.resolve().relative_to(top).as_posix()
+    strip = "" if root_rel == "." else root_rel + "/"
+    out = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][0]
+        if status in "RC":
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+        else:
+            old = new = fields[i + 1]
+            i += 2
+        if old.startswith(strip) or new.startswith(strip):
+            out.append((status, old.removeprefix(strip), new.removeprefix(strip)))
+    return out

@@ -13,12 +13,15 @@ A record is one JSON file, written for people to read in a pull request::
       },
       "result": {...},                      # the answer, the verdict, the score
       "created": "2025-01-01T00:00:00Z",
-      "digest": "sha256:..."                # content_hash of the record without "digest"
+      "digest": "sha256:...",               # content_hash of the record without "digest" and "signature"
+      "signature": {"alg": "ed25519", "key": "ssh-ed25519 ...", "value": "..."}
     }
 
 The record is *fresh* when every binding equals the value computed from today's files and
-config. The digest catches a record edited by hand (or a merge that mangled it): it is not a
-signature, since anyone can recompute it, but it makes an edit deliberate rather than silent.
+config. The digest catches a record edited by hand (or a merge that mangled it), but anyone can
+recompute it: what makes a record count is the maintainer's Ed25519 signature over all of it
+(``propeval.signing``), checked against ``[tool.propeval.signers]``, plus the re-derivation of
+everything derivable (``gates.verify``).
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ BINDING_NAMES = {
 
 
 def digest(record: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of ``record`` without its ``digest`` field."""
-    return content_hash({k: v for k, v in record.items() if k != "digest"})
+    """sha256 of the canonical JSON of ``record`` without its ``digest`` and ``signature`` fields."""
+    return content_hash({k: v for k, v in record.items() if k not in ("digest", "signature")})
 
 
 def now() -> str:

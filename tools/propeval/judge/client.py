@@ -22,7 +22,8 @@ because they have no cap on the total wait, and its reply parsing is bypassed
   (:class:`FatalEndpointError`): every request would fail;
 * any other 4xx (400, 404, 422, ...) fails that request at once, with no retry
   (:class:`RequestError`);
-* the API key never appears in a message: server text is scrubbed of it before it is kept.
+* the API key never appears in a message or a kept reply: server text is scrubbed of it before it
+  is kept (a server that echoes the Authorization header back gets ``***``).
 """
 
 from __future__ import annotations
@@ -295,10 +296,14 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _scrub(self, text: str) -> str:
+    def redact(self, text: str) -> str:
+        """``text`` without the API key: a server may echo the Authorization header back."""
         if self._key and self._key != "no-key":
             text = text.replace(self._key, "***")
-        return text[:500]
+        return text
+
+    def _scrub(self, text: str) -> str:
+        return self.redact(text)[:500]
 
     async def _once(self, messages: list[dict[str, str]], max_chars: int, **params: Any) -> Completion:
         """One HTTP request under the total deadline; a malformed reply raises."""
@@ -309,7 +314,7 @@ class ChatClient:
                 **params,
             )
         text, finish, cut = parse_reply(resp.http_response.content, max_chars)
-        return Completion(text, finish, 0, cut)
+        return Completion(self.redact(text) if text else text, finish, 0, cut)
 
     async def complete(
         self,
@@ -365,7 +370,7 @@ class ChatClient:
                     reason = f"connection failed ({self._scrub(what)})"
             except MalformedReplyError as e:
                 reason = f"malformed reply: {self._scrub(str(e))}"
-                raw = self._scrub_raw(e.raw)
+                raw = self.redact(e.raw)
             else:
                 c.attempts = attempt
                 return c
@@ -393,8 +398,3 @@ class ChatClient:
             waited += delay
             self.total_wait += delay
             await self._sleep(delay)
-
-    def _scrub_raw(self, raw: str) -> str:
-        if self._key and self._key != "no-key":
-            raw = raw.replace(self._key, "***")
-        return raw
