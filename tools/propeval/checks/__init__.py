@@ -17,6 +17,7 @@ from propeval.checks import (
     hidden_text,
     id_collision,
     ids,
+    judge_text,
     language,
     placeholder,
     schema,
@@ -61,6 +62,7 @@ _MODULES: tuple[ModuleType, ...] = (
     id_collision,
     files,
     difficulty,
+    judge_text,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
 # Rules reported whatever paths a run is narrowed to: they speak for files that are gone, hidden
