@@ -127,7 +127,7 @@ def test_a_deleted_item_fails_stable_ids_in_ci(gate_corpus: Any, in_git: Any, lo
     in_git("commit", "-qm", "drop an item")
     res = run("ci", "--base", "main", "--step", "check")
     assert res.exit_code == 1, res.output
-    assert [x for x in res.output.splitlines() if not x.startswith("note: ")][0].startswith(
+    assert next(x for x in res.output.splitlines() if not x.startswith("note: ")).startswith(
         "questions/c0001/i0002.yaml [stable-ids] item id 'i0002' existed at main and is gone now"
     )
 

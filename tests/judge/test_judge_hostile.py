@@ -40,7 +40,7 @@ WHY = {
     "not_json": "the reply is not valid JSON (expected a value, found '<'",
     "not_utf8": "the reply is not UTF-8 (byte 71)",
     "wrong_shape": "the reply is not a chat completion (choices: {'0': {'text': 'an answer'}} is not of type 'array')",
-    "surrogate": "the content holds a lone surrogate (U+D800) at character 2",
+    "surrogate": "the reply holds a lone surrogate escape (at line 1, column ",
     "empty_object": "the reply is not a chat completion (the reply: 'choices' is a required property)",
     "no_choices": "the reply is not a chat completion (choices: [] should be non-empty)",
     "null_message": "the reply is not a chat completion (choices/0/message: None is not of type 'object')",

@@ -190,6 +190,12 @@ def parse_reply(body: bytes, max_chars: int) -> tuple[str | None, str | None, bo
     except LoadError as e:
         p = e.problem
         where = f"at line {p.line}, column {p.col}"
+        # The strict loader refuses over-long numbers and lone surrogate escapes before int() or
+        # UTF-8 can fail on them: still a malformed reply, said as such.
+        if p.rule == "number-size":
+            raise MalformedReplyError(f"the reply holds an integer too long to read ({where})", raw) from None
+        if "lone surrogate" in p.message:
+            raise MalformedReplyError(f"the reply holds a lone surrogate escape ({where})", raw) from None
         raise MalformedReplyError(f"the reply is not valid JSON ({p.message} {where})", raw) from None
     except ValueError:  # an integer past Python's 4,300-digit limit for int()
         raise MalformedReplyError("the reply holds an integer too long to read", raw) from None

@@ -63,6 +63,10 @@ def parse(raw: str | None) -> dict[str, Any]:
         data = load_json_text(text, "verdict", limits=_LIMITS).data
     except LoadError as e:
         p = e.problem
+        if p.rule == "number-size":  # the strict loader's cap, met before int()'s own limit
+            raise VerdictError(
+                "the reply holds an integer too long to read; use the labels the schema allows"
+            ) from None
         raise VerdictError(
             f"the reply is not valid JSON ({p.message} at line {p.line}, column {p.col}); "
             "send one complete JSON object and nothing else"
