@@ -173,7 +173,9 @@ def load_settings(config: Config) -> Settings:
         )
     quantiles = _pair(table, "quantile_cuts", Settings.quantile_cuts)
     if not 0 < quantiles[0] < quantiles[1] < 1:
-        raise ConfigError("[tool.propeval.difficulty] quantile_cuts must lie strictly between 0 and 1", key="q")
+        raise ConfigError(
+            "[tool.propeval.difficulty] quantile_cuts must lie strictly between 0 and 1", key="quantile_cuts"
+        )
     return Settings(
         runs_dir=_string(table, "runs_dir", Settings.runs_dir),
         rubric=_string(table, "rubric", Settings.rubric),
@@ -319,7 +321,10 @@ def _parse_score(raw: Any) -> float | None:
         raw = raw.strip()
         if raw == "" or raw.upper() in {"NA", "NAN", "NULL"}:
             return None
-        raw = float(raw)
+        try:
+            raw = float(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or math.isnan(raw):
         raise ValueError(f"{raw!r} is not a number")
     return float(raw)
@@ -350,6 +355,21 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
             raise UsageError(f"{rel}: the first CSV column must be named item_id")
         names = [h.strip() for h in header]
         long = names == ["item_id", "model", "score"]
+        first_col: dict[str, int] = {}
+        for col, name in enumerate(names[1:], start=2):
+            if name in first_col:
+                problems.append(
+                    Problem(
+                        rel,
+                        1,
+                        1,
+                        "difficulty-input",
+                        f"columns {first_col[name]} and {col} are both named {name!r}; "
+                        "a matrix has one column per model: rename or merge them",
+                    )
+                )
+            first_col.setdefault(name, col)
+        use = [first_col.get(name) == col for col, name in enumerate(names[1:], start=2)]  # a repeat: reported
         for n, row in enumerate(reader, start=2):
             if not any(c.strip() for c in row):
                 continue
@@ -361,7 +381,7 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
             if long:
                 rows.append((n, row[0].strip(), row[1].strip(), row[2]))
             else:
-                rows.extend((n, row[0].strip(), m, c) for m, c in zip(names[1:], row[1:], strict=True))
+                rows.extend((n, row[0].strip(), m, c) for m, c, ok in zip(names[1:], row[1:], use, strict=True) if ok)
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
         try:
             for n, rec in load_jsonl(path, root=config.root):
@@ -375,7 +395,8 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
     else:
         raise UsageError(f"{rel}: a score matrix is a .csv or .jsonl file")
 
-    parsed: list[tuple[str, str, float | None]] = []
+    parsed: list[tuple[int, str, str, float | None]] = []
+    seen: dict[tuple[str, str], int] = {}
     for n, item, model, raw in rows:
         if not isinstance(item, str) or not item or not isinstance(model, str) or not model:
             problems.append(Problem(rel, n, 1, "difficulty-input", "each score needs an item_id and a model name"))
@@ -388,18 +409,34 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
         if score is not None and not 0 <= score <= 5:
             problems.append(Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: score {score:g} is not in 0-5"))
             continue
-        parsed.append((item, model, score))
-    scores = [s for _, _, s in parsed if s is not None]
+        # A second score for the same item and model is a pasted row or column, not a second run:
+        # averaging it in silently would weigh that model twice.
+        first = seen.setdefault((item, model), n)
+        if first != n:
+            problems.append(
+                Problem(
+                    rel,
+                    n,
+                    1,
+                    "difficulty-input",
+                    f"{item}/{model} is scored on line {first} and again on line {n}; "
+                    "a matrix holds one score per item and model: keep one",
+                )
+            )
+            continue
+        parsed.append((n, item, model, score))
+    scores = [s for _, _, _, s in parsed if s is not None]
     if scale == "auto":
         scale = "0-5" if any(s > 1 for s in scores) else "binary"
     table = ScoreTable(scale=scale, problems=problems)
-    for item, model, score in parsed:
+    for n, item, model, score in parsed:
         if score is not None and scale == "binary" and score not in (0.0, 1.0):
             table.problems.append(
-                Problem(rel, 1, 1, "difficulty-input", f"{item}/{model}: {score:g} is not 0 or 1 on a binary scale")
+                Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: {score:g} is not 0 or 1 on a binary scale")
             )
             continue
         table.add(item, model, score)
+    table.problems.sort(key=lambda p: p.line)
     table.sources.append({"matrix": rel, "sha256": _file_hash(path)})
     return table
 
@@ -718,6 +755,26 @@ class _Graded:
                 }
             )
 
+    def reweighted(self, counts: Any) -> _Graded:
+        """The same table with model ``i``'s observations weighted ``counts[i]``; models at 0 left out.
+
+        For :meth:`fit_items` only (the threshold sums of :meth:`newton` are not carried over).
+        """
+        drawn = counts > 0
+        out = object.__new__(_Graded)
+        out.n_items, out.n_models = self.n_items, int(drawn.sum())
+        out.n_bounds, out.free_tau, out.sd = self.n_bounds, self.free_tau, self.sd
+        out.layers = [
+            {
+                "cat": layer["cat"][:, drawn],
+                "wt": layer["wt"][:, drawn] * counts[drawn],
+                "has_lo": layer["has_lo"][:, drawn],
+                "has_hi": layer["has_hi"][:, drawn],
+            }
+            for layer in self.layers
+        ]
+        return out
+
     def _unpack(self, x: Any) -> tuple[Any, Any, Any, Any]:
         m, n = self.n_models, self.n_items
         return x[:m], x[m : m + n], x[m + n : m + 2 * n], x[m + 2 * n :]
@@ -762,23 +819,22 @@ class _Graded:
     def fit_items(self, theta: Any, tau: Any, b: Any, la: Any, gtol: float) -> tuple[Any, Any]:
         """Each item's (b, log a) MAP with the abilities and thresholds held fixed, from (b, la).
 
-        Items are independent once the abilities and thresholds are fixed, so this is one damped
-        Newton iteration per item on 2 x 2 systems, batched, on the items not yet converged.
+        Items are independent once the abilities and thresholds are fixed, so this is damped Newton
+        on 2 x 2 systems, batched over the items not yet converged. The derivatives at a full step
+        are computed with its value, so an accepted step costs one pass.
         """
         import numpy as np
 
         b, la = b.astype(float), la.astype(float)
         tau_ext = np.concatenate([[0.0], tau, [0.0]])
         active = np.arange(self.n_items)
+        terms = np.array(self._item_terms(active, theta, tau_ext, b, la))  # rows: f, g_b, g_l, a_bb, a_bl, a_ll
         for _ in range(_MAX_NEWTON):
+            keep = np.maximum(np.abs(terms[1]), np.abs(terms[2])) > gtol
+            active, terms = active[keep], terms[:, keep]
             if active.size == 0:
                 break
-            f, g_b, g_l, a_bb, a_bl, a_ll = self._item_terms(active, theta, tau_ext, b[active], la[active])
-            done = np.maximum(np.abs(g_b), np.abs(g_l)) <= gtol
-            active, f, g_b, g_l = active[~done], f[~done], g_b[~done], g_l[~done]
-            a_bb, a_bl, a_ll = a_bb[~done], a_bl[~done], a_ll[~done]
-            if active.size == 0:
-                break
+            f, g_b, g_l, a_bb, a_bl, a_ll = terms
             low = (a_bb + a_ll) / 2 - np.sqrt(((a_bb - a_ll) / 2) ** 2 + a_bl**2)
             lift = np.where(low < 1e-6, 2 * np.abs(low) + 1e-6, 0.0)
             a_bb, a_ll = a_bb + lift, a_ll + lift
@@ -789,20 +845,30 @@ class _Graded:
             scale = np.minimum(1.0, 1.0 / np.maximum(np.abs(d_b), np.abs(d_l)))
             d_b, d_l = d_b * scale, d_l * scale
             slope = g_b * d_b + g_l * d_l
-            alpha = np.ones(active.size)
-            todo = np.arange(active.size)
-            for _ in range(40):
+            trial = np.array(self._item_terms(active, theta, tau_ext, b[active] + d_b, la[active] + d_l))
+            ok = trial[0] <= f + 1e-4 * slope
+            b[active[ok]] += d_b[ok]
+            la[active[ok]] += d_l[ok]
+            terms[:, ok] = trial[:, ok]
+            # A full step this small: the next is smaller still, as Newton converges quadratically.
+            settled = ok & (np.maximum(np.abs(d_b), np.abs(d_l)) <= gtol)
+            todo = np.flatnonzero(~ok)
+            alpha = 0.5
+            while todo.size and alpha > 1e-12:
                 rows = active[todo]
-                nb, nl = b[rows] + alpha[todo] * d_b[todo], la[rows] + alpha[todo] * d_l[todo]
+                nb, nl = b[rows] + alpha * d_b[todo], la[rows] + alpha * d_l[todo]
                 f_new = self._item_terms(rows, theta, tau_ext, nb, nl, value_only=True)[0]
-                ok = f_new <= f[todo] + 1e-4 * alpha[todo] * slope[todo]
-                b[rows[ok]], la[rows[ok]] = nb[ok], nl[ok]
-                todo = todo[~ok]
-                if todo.size == 0:
-                    break
-                alpha[todo] /= 2
-            stuck = np.isin(np.arange(active.size), todo)
-            active = active[~stuck]  # no descent left at rounding level: as good as it gets
+                good = f_new <= f[todo] + 1e-4 * alpha * slope[todo]
+                b[rows[good]], la[rows[good]] = nb[good], nl[good]
+                moved = todo[good]
+                if moved.size:
+                    terms[:, moved] = np.array(
+                        self._item_terms(active[moved], theta, tau_ext, b[active[moved]], la[active[moved]])
+                    )
+                todo = todo[~good]
+                alpha /= 2
+            settled[todo] = True  # no descent left at rounding level: as good as it gets
+            active, terms = active[~settled], terms[:, ~settled]
         return b, la
 
     def _item_terms(
@@ -817,9 +883,14 @@ class _Graded:
             u = theta[None, :] - b[:, None]
             f = b * b / (2 * sd[1] ** 2) + la * la / (2 * sd[2] ** 2)
             g_b, g_l = b / sd[1] ** 2, la / sd[2] ** 2
-            a_bb, a_bl, a_ll = np.full(len(rows), 1 / sd[1] ** 2), np.zeros(len(rows)), np.full(len(rows), 1 / sd[2] ** 2)
+            a_bb, a_bl, a_ll = (
+                np.full(len(rows), 1 / sd[1] ** 2),
+                np.zeros(len(rows)),
+                np.full(len(rows), 1 / sd[2] ** 2),
+            )
+            every = len(rows) == self.n_items  # all rows, in order: no copies
             for full in self.layers:
-                layer = {key: full[key][rows] for key in ("cat", "wt", "has_lo", "has_hi")}
+                layer = full if every else {key: full[key][rows] for key in ("cat", "wt", "has_lo", "has_hi")}
                 if value_only:
                     f = f - (layer["wt"] * np.log(self._layer(layer, a, u, tau_ext)[-1])).sum(axis=1)
                     continue
@@ -991,9 +1062,7 @@ def irt_model(settings: Settings, scale: str) -> str:
     return "2pl" if settings.irt_model == "2pl" else "grm"
 
 
-def fit_irt(
-    m: Matrices, w: Any, settings: Settings, model: str, start: Any = None, gtol: float = 1e-6
-) -> IRTFit:
+def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None, gtol: float = 1e-6) -> IRTFit:
     """Fit ``model`` ("2pl" on pass/fail outcomes, "grm" on 0-5 scores) with cell weights ``w``."""
     import numpy as np
 
@@ -1003,7 +1072,19 @@ def fit_irt(
     return fit_2pl(np.where(m.mask, m.passed, 0.0), weights, settings, start, gtol)
 
 
-def _basis(m: Matrices, counts: Any, settings: Settings, model: str, full: IRTFit) -> Any:
+def _graded(m: Matrices, settings: Settings, model: str) -> _Graded:
+    """The score table as the IRT fit sees it, every cell weighted 1."""
+    import numpy as np
+
+    weights = m.mask.astype(float)
+    if model == "grm":
+        cats = np.where(m.mask[:, :, None], np.nan_to_num(m.cats), 0.0)
+        return _Graded(cats, weights, N_CATEGORIES - 1, True, _prior_sds(settings))
+    y = np.where(m.mask, np.nan_to_num(m.passed), 0.0)
+    return _Graded(np.stack([1.0 - y, y], axis=2), weights, 1, False, _prior_sds(settings))
+
+
+def _basis(m: Matrices, counts: Any, settings: Settings, full: IRTFit, graded: _Graded | None) -> Any:
     """The band basis when model ``i`` is drawn ``counts[i]`` times.
 
     For IRT, each item's b and a are refitted with the models' abilities and the thresholds held
@@ -1013,35 +1094,16 @@ def _basis(m: Matrices, counts: Any, settings: Settings, model: str, full: IRTFi
     """
     import numpy as np
 
-    weights = np.where(m.mask, counts[None, :], 0.0)
-    if settings.basis == "mean":
+    if graded is None:
+        weights = np.where(m.mask, counts[None, :], 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             return (np.where(m.mask, m.norm, 0.0) * weights).sum(axis=1) / weights.sum(axis=1)
-    drawn = counts > 0
-    weights = weights[:, drawn]
-    if model == "grm":
-        cats = np.where(weights[:, :, None] > 0, np.nan_to_num(m.cats[:, drawn]), 0.0)
-        graded = _Graded(cats, weights, N_CATEGORIES - 1, True, _prior_sds(settings))
-        tau = full.thresholds
-    else:
-        y = np.where(weights > 0, np.nan_to_num(m.passed[:, drawn]), 0.0)
-        graded = _Graded(np.stack([1.0 - y, y], axis=2), weights, 1, False, _prior_sds(settings))
-        tau = np.zeros(1)
-    b, _ = graded.fit_items(full.theta[drawn], tau, full.b, np.log(full.a), _BOOTSTRAP_GTOL)
+    tau = full.thresholds if full.thresholds is not None else np.zeros(1)
+    b, _ = graded.reweighted(counts).fit_items(full.theta[counts > 0], tau, full.b, np.log(full.a), _BOOTSTRAP_GTOL)
     return b
 
 
 # --------------------------------------------------------------------------- the whole computation
-
-
-@dataclass
-class DifficultyResult:
-    """The ledger document plus the problems and notes of the run."""
-
-    ledger: dict[str, Any] | None
-    problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    basis_values: dict[str, float] = field(default_factory=dict)
 
 
 def _r(x: Any, digits: int = 4) -> float | None:
@@ -1085,11 +1147,12 @@ def compute(
     drawn = np.zeros(n_items)
     rng = np.random.default_rng(settings.seed)
     full_codes = _band_codes(bands)
+    graded = _graded(m, settings, model) if settings.basis == "irt" and settings.bootstrap else None
     last = time.monotonic()
     for draw in range(settings.bootstrap):
         counts = np.bincount(rng.integers(0, n_models, n_models), minlength=n_models).astype(float)
         # A model drawn k times weighs k; one not drawn weighs 0. Refits start from the full fit.
-        values = _basis(m, counts, settings, model, fit)
+        values = _basis(m, counts, settings, fit, graded)
         n_seen = (m.mask * counts[None, :] > 0).sum(axis=1)
         values = np.where(enough & (n_seen > 0), values, np.nan)
         codes = _band_codes(band_of(values, settings, cut_values(values, settings)))
@@ -1160,6 +1223,19 @@ class Options:
     matrix: Path | None = None
     scale: str = "auto"
     write: bool = True
+    out: Path | None = None  # default: <root>/ledger/difficulty.json, for graded runs only
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class DifficultyResult:
+    """The ledger document plus the problems and notes of the run, and where it was written."""
+
+    ledger: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    basis_values: dict[str, float] = field(default_factory=dict)
+    path: str = LEDGER
 
 
 def run_difficulty(config: Config, options: Options) -> DifficultyResult:
@@ -1172,6 +1248,11 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
     if options.matrix is not None:
         if options.runs:
             raise UsageError("give graded run folders or --matrix, not both")
+        if options.out is None and options.write:
+            raise UsageError(
+                f"--matrix needs --out FILE: bands from a score matrix are not the corpus's graded runs, so they "
+                f"do not replace {LEDGER} unless you name it (--out {LEDGER})"
+            )
         table = load_matrix(config, options.matrix, options.scale)
     else:
         if options.scale not in ("auto", "0-5"):
@@ -1180,12 +1261,14 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         if not files:
             raise UsageError(
                 f"no graded runs found ({settings.runs_dir}/*/grades-{settings.rubric}.jsonl); "
-                "grade a run with `propeval judge` first, or pass --matrix FILE"
+                "grade a run with `propeval grade` first, or pass --matrix FILE"
             )
         table = load_runs(config, settings, files)
-    result = DifficultyResult(ledger=None, problems=list(table.problems))
+    target = options.out if options.out is not None else config.root / LEDGER
+    rel = _rel(target, config.root)
+    result = DifficultyResult(ledger=None, problems=list(table.problems), path=rel)
     if result.problems:
-        result.notes.append(f"{LEDGER} not written: fix the input problems above first")
+        result.notes.append(f"{rel} not written: fix the input problems above first")
         return result
     if not any(table.obs.values()):
         raise UsageError("the input holds no scores (every grade is unscored or the file is empty)")
@@ -1197,7 +1280,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
 
     corpus = load_corpus(config)
     hashes = {item.id: item.hash for item in corpus.items.values()}
-    ledger = seal(compute(table, settings, hashes))
+    ledger = seal(compute(table, settings, hashes, options.progress))
     result.ledger = ledger
     unknown = [i for i in ledger["items"] if i not in hashes]
     if unknown and corpus.items:
@@ -1207,7 +1290,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         )
     by_id = {i.id: i for i in corpus.items.values()}
     for item_id, entry in sorted(ledger["items"].items()):
-        path = by_id[item_id].doc.relpath if item_id in by_id else LEDGER
+        path = by_id[item_id].doc.relpath if item_id in by_id else rel
         for flag in entry["flags"]:
             result.problems.append(
                 Problem(path, 0, 0, flag, f"{item_id}: {FLAG_MESSAGES[flag]}", severity=Severity.NOTICE)
@@ -1217,8 +1300,33 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
     if options.write:
         from propeval.fsutil import atomic_write
 
-        atomic_write(config.root / LEDGER, dumps_json(ledger) + "\n")
+        atomic_write(target, dumps_json(ledger) + "\n")
     return result
+
+
+FIRST_NOTICES = 5  # per flag, in text and GitHub output; --format json lists every one
+
+
+def shorten(problems: Sequence[Problem], first: int = FIRST_NOTICES) -> tuple[list[Problem], list[str]]:
+    """The problems to print in text, and notes for what was left out.
+
+    Every error is kept; of each flag's notices, the first ``first``. A 40,000-item matrix gives
+    tens of thousands of notices, which bury the summary; the counts say what they were.
+    """
+    shown: list[Problem] = []
+    counts: dict[str, int] = defaultdict(int)
+    for p in problems:
+        counts[p.rule] += p.severity is Severity.NOTICE
+        if p.severity is not Severity.NOTICE or counts[p.rule] <= first:
+            shown.append(p)
+    cut = {rule: n for rule, n in counts.items() if n > first}
+    if not cut:
+        return shown, []
+    per_flag = ", ".join(f"{rule} {n:,}" for rule, n in sorted(counts.items()) if n)
+    return shown, [
+        f"{sum(counts.values()):,} flag notice(s): {per_flag}; "
+        f"the first {first} of each are shown; --format json lists every one"
+    ]
 
 
 def _grade_files(config: Config, settings: Settings, runs: Sequence[Path]) -> list[Path]:
