@@ -108,6 +108,8 @@ class Settings:
             "irt": {
                 "model": self.irt_model,
                 "estimation": "joint MAP",
+                "optimiser": "Newton steps through the Schur complement of the item blocks, to a gradient of 1e-6",
+                "bootstrap": "each item's b and a refitted with abilities and thresholds held at the full fit",
                 "prior_sd_ability": self.prior_sd_ability,
                 "prior_sd_difficulty": self.prior_sd_difficulty,
                 "prior_sd_log_discrimination": self.prior_sd_log_discrimination,
