@@ -261,7 +261,7 @@ def test_item_refits_with_fixed_abilities_are_stationary_in_b_and_a() -> None:
     from propeval.difficulty import _Graded
 
     sd = (1.0, 2.0, 0.5)
-    cats, w = _simulated(9)
+    cats, _ = _simulated(9)
     n, m, _ = cats.shape
     full = fit_grm(cats, np.ones((n, m)))
     counts = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0, 1.0, 4.0])
