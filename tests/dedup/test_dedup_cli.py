@@ -241,3 +241,24 @@ def test_progress_bar_on_a_terminal_and_none_in_a_pipe(dcorpus: Any) -> None:
     piped = _dedup_with_stderr_on(dcorpus.root, subprocess.PIPE)
     assert b"84 embedded" in piped.stdout
     assert piped.stderr == b""
+
+
+def test_ci_reports_a_pair_with_the_rule_place_and_explanation_of_dedup_itself(dcorpus: Any, in_git: Any) -> None:
+    """`ci`'s dedup step and `dedup` print the same annotation: on the new file, under dedup-<pass>."""
+    _two_claims(dcorpus)
+    (dcorpus.root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    in_git("checkout", "-qb", "pr")
+    dcorpus.item("i0002", "c0002", prompt=f'"{A_PARA}"')
+    in_git("add", "-A")
+    in_git("commit", "-qm", "a paraphrase")
+    own = [
+        x
+        for x in run("dedup", "--changed-since", "main", "--format", "github").output.splitlines()
+        if x.startswith("::error")
+    ]
+    ci = run("ci", "--base", "main", "--step", "dedup", "--format", "github")
+    assert ci.exit_code == 1, ci.output
+    assert own and own[0].startswith("::error file=questions/c0002/i0002.yaml,line=6,col=9,title=dedup-semantic::")
+    assert [x for x in ci.output.splitlines() if x.startswith("::error")] == own

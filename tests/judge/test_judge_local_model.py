@@ -45,17 +45,21 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     options = LocalServerOptions(port=port, n_ctx=2048, threads=2)
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    proc = start(options, log=log)
-    try:
-        yield base_url(options)
-    finally:
-        proc.terminate()
+    folder = tmp_path_factory.mktemp("llama")
+    log = folder / "server.log"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROPEVAL_STATE_DIR", str(folder))
+        # A server that cannot compute fails here, with its exit code or signal and its log; never a skip.
+        proc = start(options, log=log)
         try:
-            proc.wait(timeout=20)
-        except Exception:
-            proc.kill()
-            proc.wait()
+            yield base_url(options)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except Exception:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.mark.integration

@@ -897,3 +897,44 @@ def embed_units(
                 )
             )
     return out
+
+
+# --------------------------------------------------------------------------- problems
+
+
+def pair_scores(pair: Any) -> str:
+    """The scores of a flagged pair, with the passes it stayed below in brackets."""
+    parts = [f"{name} {score:.3f}" for name, score in pair.scores.items()]
+    extra = []
+    if "semantic" not in pair.scores and pair.semantic is not None:
+        extra.append(f"semantic {pair.semantic:.3f}")
+    if "lexical" not in pair.scores and pair.lexical is not None:
+        extra.append(f"lexical {pair.lexical:.3f}")
+    text = ", ".join(parts)
+    if extra:
+        text += f" (below threshold: {', '.join(extra)})"
+    return text
+
+
+def pair_rule(pair: Any) -> str:
+    """The rule id of a flagged pair: ``dedup-`` and the first pass that flagged it."""
+    return "dedup-" + next(iter(pair.scores))
+
+
+def pair_problem(pair: Any) -> Problem:
+    """A flagged pair as a Problem on the second text, as `dedup`, `ci` and `run` all report it."""
+    a, b = pair.a, pair.b
+    what = "facts" if a.kind == "fact" else "prompts"
+    rank = f"; rank {pair.rank_b} among {b.id}'s neighbours, {pair.rank_a} among {a.id}'s" if pair.rank_a else ""
+    shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
+    source = f"; same source {pair.shared_source}" if pair.shared_source else ""
+    return Problem(
+        b.path,
+        b.line,
+        b.col,
+        pair_rule(pair),
+        f"{b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) are near-duplicate {what}: "
+        f"{pair_scores(pair)}{rank}{shared}{source}; retire or rewrite one, or if both belong, "
+        f"review and run `propeval dedup allow {a.id} {b.id} --reason ...`",
+        severity=Severity.ERROR,
+    )

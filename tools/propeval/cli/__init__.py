@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("propeval.cli.gate", "Answerability and judge gates, verified offline from the ledger."),
     "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
+    "run": ("propeval.cli.run", "The main job: every check and gate over the whole corpus, then the report."),
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 
 import click
 
 from propeval.cli._common import config_from, format_option
-from propeval.gates.ci import STEPS, CiResult, run_ci
+from propeval.gates.ci import STEPS, StepOutcome, run_ci
 from propeval.reporters import report
 
 
-def summary_table(result: CiResult) -> str:
-    """A plain table: step, status, problems."""
+def summary_table(steps: Sequence[StepOutcome]) -> str:
+    """A plain table: step, status, problems (also `propeval run`'s)."""
     rows = [("step", "status", "problems")]
-    for s in result.steps:
+    for s in steps:
         count = f"{s.errors} error(s), {s.warnings} warning(s)" if s.problems else "0"
         rows.append((s.name, s.status, count))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
@@ -65,6 +66,6 @@ def command(ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[s
         notes = [f"{s.name}: {n}" for n in s.notes]
         report(s.problems, fmt, sys.stdout, summary=False, notes=notes)
     # The table is plain text in every format: a workflow log shows it as it stands.
-    sys.stdout.write(summary_table(result))
+    sys.stdout.write(summary_table(result.steps))
     sys.stdout.write(f"ci: exit {result.exit_code}\n")
     ctx.exit(result.exit_code)

@@ -11,8 +11,8 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option
+from propeval.dedup import pair_problem, pair_scores
 from propeval.reporters import github_escape, github_line, text_line
-from propeval.result import Problem, Severity
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -85,41 +85,6 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
 # --------------------------------------------------------------------------- output
 
 
-def _scores(pair: Any) -> str:
-    parts = [f"{name} {score:.3f}" for name, score in pair.scores.items()]
-    extra = []
-    if "semantic" not in pair.scores and pair.semantic is not None:
-        extra.append(f"semantic {pair.semantic:.3f}")
-    if "lexical" not in pair.scores and pair.lexical is not None:
-        extra.append(f"lexical {pair.lexical:.3f}")
-    text = ", ".join(parts)
-    if extra:
-        text += f" (below threshold: {', '.join(extra)})"
-    return text
-
-
-def _rule(pair: Any) -> str:
-    return "dedup-" + next(iter(pair.scores))
-
-
-def _problem(pair: Any) -> Problem:
-    a, b = pair.a, pair.b
-    what = "facts" if a.kind == "fact" else "prompts"
-    rank = f"; rank {pair.rank_b} among {b.id}'s neighbours, {pair.rank_a} among {a.id}'s" if pair.rank_a else ""
-    shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
-    source = f"; same source {pair.shared_source}" if pair.shared_source else ""
-    return Problem(
-        b.path,
-        b.line,
-        b.col,
-        _rule(pair),
-        f"{b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) are near-duplicate {what}: "
-        f"{_scores(pair)}{rank}{shared}{source}; retire or rewrite one, or if both belong, "
-        f"review and run `propeval dedup allow {a.id} {b.id} --reason ...`",
-        severity=Severity.ERROR,
-    )
-
-
 def render(result: Any, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         payload = {
@@ -145,7 +110,7 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
         for p in result.problems:
             out.write(github_line(p) + "\n")
         for pair in result.unreviewed:
-            out.write(github_line(_problem(pair)) + "\n")
+            out.write(github_line(pair_problem(pair)) + "\n")
         for note in result.notes:
             out.write(f"::notice::{github_escape(note)}\n")
         out.write(f"::notice::{github_escape(_summary(result))}\n")
@@ -158,7 +123,7 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
         out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
         for pair in result.reviewed:
             e = pair.allowed
-            out.write(f"  {pair.a.id} / {pair.b.id}: {_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+            out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
     if result.clusters:
         out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
         for n, group in enumerate(result.clusters, start=1):
@@ -169,7 +134,7 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
 
 
 def _text_pair(pair: Any, out: TextIO) -> None:
-    out.write(text_line(_problem(pair)) + "\n")
+    out.write(text_line(pair_problem(pair)) + "\n")
     for u in (pair.a, pair.b):
         lang = f", {u.language}" if u.language else ""
         out.write(f"    {u.id} ({u.claim_id}{lang}): {u.text.strip()}\n")

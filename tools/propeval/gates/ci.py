@@ -32,24 +32,12 @@ def _groups(config: Config, base: str) -> CheckResult:
 
 
 def _dedup(config: Config, base: str) -> CheckResult:
-    from propeval.dedup import Options, find_duplicates
+    from propeval.dedup import Options, find_duplicates, pair_problem
 
     found = find_duplicates(config, Options(changed_since=base))
     result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
-    for pair in found.unreviewed:
-        a, b = pair.a, pair.b
-        passes = ", ".join(f"{name} {score:.2f}" for name, score in sorted(pair.scores.items()))
-        result.problems.append(
-            Problem(
-                a.path,
-                a.line,
-                1,
-                "dedup",
-                f"{a.id} and {b.id} ({b.path}) look like near-duplicates ({passes}); see "
-                f"`propeval dedup --changed-since {base}` for why, then reword one, retire one, "
-                "or record the pair as reviewed in the allowlist",
-            )
-        )
+    # The same rule ids, places and explanations as `propeval dedup` itself.
+    result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
     return result
 
 

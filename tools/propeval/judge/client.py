@@ -198,9 +198,12 @@ class ChatClient:
                     else f"the {self.retry.max_total_wait:g}s retry budget"
                 )
                 if reason.startswith("connection failed"):
+                    from propeval.judge.local import postmortem
+
+                    died = postmortem(self.endpoint.base_url)
                     raise FatalEndpointError(
                         f"endpoint {self.endpoint.name!r} at {self.endpoint.base_url} is unreachable: {reason}; "
-                        "start the server (e.g. propeval serve-local) or fix base_url"
+                        + (died if died else "start the server (e.g. propeval serve-local) or fix base_url")
                     )
                 raise RequestError(f"{reason}; gave up after {why}", attempts=attempt)
             waited += delay

@@ -1,0 +1,163 @@
+# ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
+"""The local llama.cpp server fails at start-up, with a message that says why, never at the first request.
+
+A real server on a broken model file, a real process that dies of SIGILL, a real loopback server
+that answers /models but cannot compute, and the built llama.cpp library itself, disassembled.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from judgekit import configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+
+from helpers import REPO
+from propeval.cli import cli
+from propeval.errors import ModelError
+from propeval.judge import local
+from propeval.judge.loopback import Reply
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "state"
+    monkeypatch.setenv("PROPEVAL_STATE_DIR", str(folder))
+    return folder
+
+
+def test_a_signal_is_named_with_what_to_do() -> None:
+    assert local.describe_exit(1) == "exited with code 1"
+    text = local.describe_exit(-signal.SIGILL)
+    assert text.startswith("died with SIGILL (illegal instruction): this llama.cpp build uses CPU instructions")
+    assert "make llama-rebuild" in text
+    assert local.describe_exit(-signal.SIGTERM) == "died with SIGTERM (terminated)"
+
+
+def test_a_process_dying_of_sigill_before_ready_is_reported_with_its_log(tmp_path: Path) -> None:
+    """A real child that dies of SIGILL after printing, as the AMX build did on its first completion."""
+    log = tmp_path / "server.log"
+    code = "import os, signal, sys; print('loading model'); sys.stdout.flush(); os.kill(os.getpid(), signal.SIGILL)"
+    with log.open("ab") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT)
+    with pytest.raises(ModelError) as err:
+        local.wait_ready(f"http://127.0.0.1:{free_port()}/v1", proc, timeout=30, log=log)
+    message = str(err.value)
+    assert message.startswith("the local server died with SIGILL (illegal instruction): this llama.cpp build")
+    assert f"last lines of its log ({log}):\n  | loading model" in message
+    assert message.endswith("(before it was ready)")
+
+
+def test_ready_means_a_completion_came_back(loopback: Any) -> None:
+    """/models answering is not enough: a server whose completions fail is not ready."""
+    srv = loopback(lambda seen: Reply(status=500))
+    with pytest.raises(
+        ModelError, match=r"did not become ready within 1.5s \(last: HTTP 500 from .*/chat/completions\)"
+    ):
+        local.wait_ready(srv.base_url, timeout=1.5)
+    assert srv.seen and srv.seen[0].body["max_tokens"] == 1
+    ok = loopback()
+    local.wait_ready(ok.base_url, timeout=5)
+    assert [s.path for s in ok.seen] == ["/v1/chat/completions"]
+
+
+def _needs_llama_cpp() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.fail("llama-cpp-python is not installed: run `make setup` (the local extra)")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_serve_local_on_a_broken_model_fails_at_start_up_with_exit_3(
+    tmp_path: Path, state_dir: Path, judge_corpus: Any
+) -> None:
+    """The real server on a GGUF file that is not one: exit 3, how it ended, its log, no traceback of ours.
+
+    Then a later command that meets the dead port says what happened to the server, not "the network".
+    """
+    _needs_llama_cpp()
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\x00\x01" * 4096)  # the magic, then garbage
+    port = free_port()
+    log = tmp_path / "server.log"
+    argv = ["serve-local", "--model", str(broken), "--port", str(port), "--log", str(log), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "propeval", *argv, "--ready-timeout", "120"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3, proc.stderr
+    err = proc.stderr
+    assert re.search(r"propeval: error: the local server (exited with code \d+|died with SIG\w+)", err), err
+    assert f"last lines of its log ({log}):" in err
+    assert "(at start-up, before it was ready)" in err
+    # The server's own traceback is quoted from its log; propeval's never reaches the terminal.
+    outside_log = [line for line in err.splitlines() if not line.startswith("  | ")]
+    assert not any(line.startswith("Traceback") for line in outside_log), err
+    state = json.loads((state_dir / f"port-{port}.json").read_text(encoding="utf-8"))
+    assert isinstance(state["returncode"], int) and state["returncode"] != 0, state
+
+    configure(judge_corpus, f"http://127.0.0.1:{port}/v1", max_attempts=1)
+    run = CliRunner().invoke(cli, ["answer", "--run-id", "r1"], catch_exceptions=False)
+    assert run.exit_code == 3, run.output
+    assert f"the local server that propeval started on port {port} (pid {state['pid']})" in run.output
+    assert "start the server (e.g. propeval serve-local)" not in run.output
+
+
+def _llama_libs() -> list[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama_cpp")
+    assert spec is not None and spec.origin is not None
+    return sorted((Path(spec.origin).parent / "lib").glob("libggml-cpu*.so"))
+
+
+# Mnemonics of Intel AMX (tile) and AVX-512 (any zmm register) in objdump's AT&T syntax.
+AMX = re.compile(r"\b(tilezero|tileloadd|tileloaddt1|tilestored|tilerelease|ldtilecfg|sttilecfg|tdp\w+)\b")
+AVX512 = re.compile(r"%zmm\d+")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_llama_cpp_build_uses_no_amx_and_no_avx512() -> None:
+    """The library `make setup` built runs on any x86-64-v3 machine of this kind: no AMX, no AVX-512."""
+    _needs_llama_cpp()
+    if sysconfig.get_platform().split("-")[-1] != "x86_64":
+        pytest.fail(f"this check disassembles x86-64 code; this is {sysconfig.get_platform()}")
+    objdump = shutil.which("objdump")
+    assert objdump, "objdump (binutils) is needed to check the build"
+    libs = _llama_libs()
+    assert libs, "no libggml-cpu*.so in the installed llama_cpp package"
+    for lib in libs:
+        text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True).stdout
+        assert "vfmadd" in text, f"{lib.name}: no FMA at all; is this the portable build?"
+        assert not AMX.search(text), f"{lib.name} uses Intel AMX: {AMX.search(text)}"
+        assert not AVX512.search(text), f"{lib.name} uses AVX-512: {AVX512.search(text)}"
+
+
+def test_the_llama_cpp_version_is_pinned_alike_in_the_makefile_and_pyproject() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    version = re.search(r"^LLAMA_CPP_VERSION \?= (\S+)$", makefile, re.MULTILINE)
+    assert version, "the Makefile names no LLAMA_CPP_VERSION"
+    assert f'"llama-cpp-python[server]=={version.group(1)}"' in pyproject
+    assert "-DGGML_NATIVE=OFF" in makefile and "-DGGML_AMX_TILE=OFF" in makefile

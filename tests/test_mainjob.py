@@ -1,0 +1,100 @@
+"""`make run`, the README's main-job command, in a fresh clone; and `propeval run` on small corpora."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import REPO, CorpusDir
+from propeval.cli import cli
+
+
+def _setup_key(folder: Path) -> str:
+    """The Makefile's SETUP_KEY: what the install stamp is named after."""
+    data = (folder / "pyproject.toml").read_bytes() + (folder / "Makefile").read_bytes()
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+@pytest.mark.slow
+def test_make_run_in_a_fresh_clone_runs_every_step_and_writes_the_report(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    venv = Path(sys.prefix)
+    stamp = venv / f".propeval-installed-{_setup_key(clone)}"
+    if not stamp.is_file():
+        pytest.fail(
+            f"{venv} was not set up by `make setup` from this commit's Makefile and pyproject.toml ({stamp.name} "
+            "is missing), so `make run` in the clone would install into it; run `make setup` and commit first"
+        )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MAKEFLAGS", "MAKELEVEL")}
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "run", f"VENV={venv}"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    table = out[out.index("step  ") :].splitlines()
+    assert table[0].split() == ["step", "status", "problems"]
+    steps = [line.split()[0] for line in table[2:10]]
+    assert steps == ["check", "groups", "dedup", "answerability", "judge", "difficulty", "stats", "report"]
+    statuses = {line.split()[0]: line.split()[1] for line in table[2:10]}
+    assert statuses["check"] == "ok" and statuses["report"] == "ok", out
+    # The starter corpus's gate records were made by a tiny model: advisory warnings, never "ok".
+    assert statuses["answerability"] == "advisory" and statuses["judge"] == "advisory", out
+    assert f"report: {clone / 'report.html'}" in out
+    assert out.rstrip().endswith("run: exit 0")
+    html = (clone / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "</html>" in html
+
+
+def test_run_exits_with_the_worst_step_and_still_writes_the_report(good_corpus: CorpusDir) -> None:
+    """A schema error fails `check` (exit 1); every other step still runs, and the report is written."""
+    good_corpus.item("i0002", framing="sideways")
+    result = CliRunner().invoke(cli, ["run", "--skip", "dedup"], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("questions/c0001/i0002.yaml:") and "[schema]" in line for line in lines)
+    rows = {
+        line.split()[0]: line.split()[1]
+        for line in lines
+        if line.split()[:1]
+        and line.split()[0] in ("check", "groups", "answerability", "judge", "difficulty", "stats", "report")
+    }
+    assert rows["check"] == "failed"
+    assert rows["report"] == "ok"
+    assert "dedup" not in [line.split()[0] for line in lines if line.strip()]
+    assert (good_corpus.root / "report.html").is_file()
+    assert result.output.rstrip().endswith("run: exit 1")
+
+
+def test_run_reports_each_step_on_its_own_and_a_broken_rubric_fails_the_judge_gate(good_corpus: CorpusDir) -> None:
+    """A rubric that does not parse fails the judge gate at its line; the answerability gate, which needs
+    the facts-v1 rubric this corpus lacks, is an error; the other steps still run."""
+    folder = good_corpus.root / "rubrics" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "rubric.yaml").write_text("kind: [unclosed\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", "--skip", "dedup"], catch_exceptions=False)
+    lines = result.output.splitlines()
+    assert "rubrics/broken/rubric.yaml:2:1 [yaml-syntax] broken: did not find expected ',' or ']'" in result.output
+    assert "[rubric] no rubric 'facts-v1' (looked for rubric.yaml; known: broken)" in result.output
+    table = lines[lines.index(next(x for x in lines if x.startswith("step "))) + 2 :]
+    assert [row.split()[:2] for row in table[:7]] == [
+        ["check", "ok"],
+        ["groups", "ok"],
+        ["answerability", "error"],
+        ["judge", "failed"],
+        ["difficulty", "skipped"],
+        ["stats", "ok"],
+        ["report", "ok"],
+    ]
+    assert result.exit_code == 1

@@ -1,0 +1,53 @@
+"""``propeval run``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from propeval.cli._common import config_from
+from propeval.cli.ci import summary_table
+from propeval.mainjob import STEP_NAMES, run_main_job
+from propeval.reporters import report
+
+
+@click.command("run")
+@click.option(
+    "--report",
+    "report_path",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The HTML report to write (relative to the corpus root unless absolute).",
+)
+@click.option("--skip", multiple=True, type=click.Choice(list(STEP_NAMES)), help="Leave this step out (repeatable).")
+@click.pass_context
+def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...]) -> None:
+    """The main job: every check and gate over the whole corpus, then the report.
+
+    \b
+    Steps, in order: check, groups, dedup, answerability (ledger), judge (ledger, every
+    rubric), difficulty (ledger bands), stats, report (HTML). Nothing contacts a network: both
+    gates are verified offline from ledger/. Each step's problems are printed, then one summary
+    table (the shape of `propeval ci`'s) and where the report is.
+    Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
+
+    \b
+    Examples:
+      propeval run
+      propeval run --report /tmp/corpus-report.html
+      propeval run --skip dedup
+    """
+    config = config_from(ctx)
+    if not report_path.is_absolute():
+        report_path = config.root / report_path
+    result = run_main_job(config, report_path, skip=skip)
+    for s in result.steps:
+        report(s.problems, "text", sys.stdout, summary=False, notes=[f"{s.name}: {n}" for n in s.notes])
+    sys.stdout.write(summary_table(result.steps))
+    if any(s.name == "report" and s.status in ("ok", "advisory") for s in result.steps):
+        sys.stdout.write(f"report: {report_path}\n")
+    sys.stdout.write(f"run: exit {result.exit_code}\n")
+    ctx.exit(result.exit_code)
