@@ -12,8 +12,10 @@ from scipy.optimize import check_grad
 
 from propeval.config import load_config
 from propeval.difficulty import (
+    BANDS,
     ScoreTable,
     Settings,
+    _band_codes,
     _grm_neg_log_posterior,
     _neg_log_posterior,
     band_of,
@@ -170,6 +172,9 @@ def test_bands_by_score_and_by_quantile() -> None:
     assert band_of(values, q, (lo, hi)) == ["hard", "medium", "medium", "medium", "easy", None]
     irt = Settings(basis="irt")
     assert band_of(np.array([-1.0, 0.0, 0.5]), irt, irt.cut_points) == ["easy", "medium", "hard"]
+    for settings, cuts in ((s, cut_values(values, s)), (q, (lo, hi)), (irt, irt.cut_points)):
+        codes = [BANDS[c] if c >= 0 else None for c in _band_codes(values, settings, cuts)]
+        assert codes == band_of(values, settings, cuts)  # the bootstrap's vectorised bands agree
 
 
 def test_flags_on_the_hand_matrix() -> None:

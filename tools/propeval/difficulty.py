@@ -1020,12 +1020,17 @@ class _Graded:
         return value, grad, step
 
 
-def _band_codes(bands: Sequence[str | None]) -> Any:
-    """Bands as integers (-1 for none), to compare whole draws at once."""
+def _band_codes(values: Any, settings: Settings, cut_values: tuple[float, float]) -> Any:
+    """:func:`band_of` as indices into BANDS (-1 for none), for a whole draw at once."""
     import numpy as np
 
-    index = {band: n for n, band in enumerate(BANDS)}
-    return np.array([index.get(b, -1) if b is not None else -1 for b in bands], dtype=int)
+    lo, hi = cut_values
+    with np.errstate(invalid="ignore"):
+        if settings.basis == "irt":
+            codes = np.where(values < lo, 0, np.where(values >= hi, 2, 1))
+        else:
+            codes = np.where(values < lo, 2, np.where(values >= hi, 0, 1))
+    return np.where(np.isnan(values), -1, codes)
 
 
 def band_of(values: Any, settings: Settings, cut_values: tuple[float, float]) -> list[str | None]:
@@ -1148,7 +1153,7 @@ def compute(
     agree = np.zeros(n_items)
     drawn = np.zeros(n_items)
     rng = np.random.default_rng(settings.seed)
-    full_codes = _band_codes(bands)
+    full_codes = _band_codes(basis, settings, cuts)
     graded = _graded(m, settings, model) if settings.basis == "irt" and settings.bootstrap else None
     last = time.monotonic()
     for draw in range(settings.bootstrap):
@@ -1157,7 +1162,7 @@ def compute(
         values = _basis(m, counts, settings, fit, graded)
         n_seen = (m.mask * counts[None, :] > 0).sum(axis=1)
         values = np.where(enough & (n_seen > 0), values, np.nan)
-        codes = _band_codes(band_of(values, settings, cut_values(values, settings)))
+        codes = _band_codes(values, settings, cut_values(values, settings))
         both = (full_codes >= 0) & (codes >= 0)
         drawn += both
         agree += both & (codes == full_codes)
