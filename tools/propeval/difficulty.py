@@ -852,8 +852,9 @@ class _Graded:
             b[active[ok]] += d_b[ok]
             la[active[ok]] += d_l[ok]
             terms[:, ok] = trial[:, ok]
-            # A full step this small: the next is smaller still, as Newton converges quadratically.
-            settled = ok & (np.maximum(np.abs(d_b), np.abs(d_l)) <= gtol)
+            # A full Newton step (no eigenvalue lifted) this small leaves an error of about its square,
+            # as Newton converges quadratically: below the gradient tolerance's own precision.
+            settled = ok & (lift == 0) & (np.maximum(np.abs(d_b), np.abs(d_l)) <= math.sqrt(gtol) / 3)
             todo = np.flatnonzero(~ok)
             alpha = 0.5
             while todo.size and alpha > 1e-12:
