@@ -25,6 +25,17 @@ def onnx_export() -> None:
         pytest.fail(f"the bundled model does not run through onnxruntime here: {encoder.notes}")
 
 
+@pytest.fixture(autouse=True)
+def own_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own user config folder: no test reads or writes the real one
+    (signing keys, the maintainer's endpoints)."""
+    folder = tmp_path / "xdg-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    for var in ("PROPEVAL_CONFIG", "PROPEVAL_SIGNING_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return folder
+
+
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CorpusDir:
     """An empty corpus root; the current directory is set to it."""

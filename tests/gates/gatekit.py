@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from propeval.policy import user_config_path
+from propeval.signing import SigningKey, default_key_path, load_key, new_key
+
 REPO = Path(__file__).resolve().parents[2]
 
 GATE_TOML = """
@@ -33,7 +36,44 @@ response_format = "json_schema"
 
 [tool.propeval.gates]
 answerability = "{mode}"
+
+[tool.propeval.signers]
+maintainer = "{public_key}"
 """
+
+# The maintainer's own config file: --online takes its endpoints from here, never from the tree.
+USER_TOML = """
+[endpoints.ref]
+base_url = "{base_url}"
+model = "{answer_model}"
+api_key_env = "{key_env}"
+response_format = "json_schema"
+
+[endpoints.jdg]
+base_url = "{base_url}"
+model = "{judge_model}"
+api_key_env = "{key_env}"
+response_format = "json_schema"
+"""
+
+
+def maintainer_key() -> SigningKey:
+    """The test maintainer's key, made once per test in its own user config folder."""
+    key = load_key(required=False)
+    return key if key is not None else new_key(default_key_path(), forbidden=[])
+
+
+def user_endpoints(
+    base_url: str, *, key_env: str = "", answer_model: str = "ref-model", judge_model: str = "judge-model"
+) -> Path:
+    """Write the maintainer's config file (under XDG_CONFIG_HOME) with the loopback endpoints."""
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        USER_TOML.format(base_url=base_url, key_env=key_env, answer_model=answer_model, judge_model=judge_model),
+        encoding="utf-8",
+    )
+    return path
 
 
 def configure(
@@ -46,13 +86,23 @@ def configure(
     judge_model: str = "judge-model",
     extra: str = "",
 ) -> None:
+    """Point the corpus's pyproject.toml, and the maintainer's own config file, at ``base_url``.
+
+    The tree lists the test maintainer's key as the one signer.
+    """
     path = corpus.root / "pyproject.toml"
     text = path.read_text(encoding="utf-8").split("\n[tool.propeval.judge]")[0]
     path.write_text(
         text
         + GATE_TOML.format(
-            base_url=base_url, key_env=key_env, mode=mode, answer_model=answer_model, judge_model=judge_model
+            base_url=base_url,
+            key_env=key_env,
+            mode=mode,
+            answer_model=answer_model,
+            judge_model=judge_model,
+            public_key=maintainer_key().public,
         )
         + extra,
         encoding="utf-8",
     )
+    user_endpoints(base_url, key_env=key_env, answer_model=answer_model, judge_model=judge_model)

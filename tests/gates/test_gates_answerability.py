@@ -12,6 +12,7 @@ from gatekit import configure
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
+from propeval.policy import user_config_path
 
 NO_RECORD = (
     "questions/c0001/{i}.yaml [answerability] {i}: no answerability record (ledger/answerability/{i}.json); "
@@ -53,10 +54,11 @@ def test_offline_needs_a_selection(gate_corpus: Any) -> None:
 def test_online_all_against_loopback_writes_passing_records(gate_corpus: Any, loopback: Any) -> None:
     res = online_all(gate_corpus, loopback)
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines() == [
-        "note: answered and graded 2 item(s): i0001, i0002",
-        "ok: 2 file(s) checked, no problems",
-    ]
+    lines = res.output.splitlines()
+    assert lines[0] == "note: answered and graded 2 item(s): i0001, i0002"
+    # Where the requests went, and who signed the records, are said.
+    assert lines[1] == f"note: --online endpoints from {user_config_path()}"
+    assert lines[2:] == ["note: records written are signed by maintainer", "ok: 2 file(s) checked, no problems"]
     rec = record(gate_corpus)
     assert rec["binding"]["answer_model"] == "ref-model"
     assert rec["binding"]["judge_model"] == "judge-model"

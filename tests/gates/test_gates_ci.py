@@ -17,12 +17,12 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def main_with_records(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
-    """main: a corpus whose items and rubric have fresh records; then a branch `pr` is checked out."""
+def main_with_records(gate_corpus: Any, in_git: Any, loopback: Any, mode: str = "required") -> None:
+    """main: a corpus whose items have fresh, signed records; then a branch `pr` is checked out."""
     srv = loopback()
     configure(gate_corpus, srv.base_url)
     assert run("gate", "answerability", "--online", "--all").exit_code == 0
-    configure(gate_corpus)
+    configure(gate_corpus, mode=mode)
     gate_corpus.write(".gitignore", "runs/\n")
     in_git("add", "-A")
     in_git("commit", "-qm", "corpus with answerability records")
@@ -37,9 +37,11 @@ def test_ci_on_a_clean_pr_branch_passes(gate_corpus: Any, in_git: Any, loopback:
     res = run("ci", "--base", "main", "--step", "check", "--step", "answerability", "--step", "judge")
     assert res.exit_code == 0, res.output
     assert res.output.splitlines() == [
+        "note: policy: [tool.propeval] as at main",
         "note: judge: no rubric changed since main; the judge gate has nothing to check",
         "step           status   problems",
         "-------------  -------  --------",
+        "policy         ok       0",
         "check          ok       0",
         "answerability  ok       0",
         "judge          skipped  0",
@@ -66,28 +68,30 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
         "run: propeval gate judge --rubric audit-v1 --online"
     ) in lines
     assert "note: schema: breaking: 0, additive: 0, docs: 0 -> no version bump needed" in lines
-    assert lines[-8:] == [
-        "step           status  problems",
-        "-------------  ------  ------------------------",
-        "check          ok      0",
-        "groups         failed  2 error(s), 0 warning(s)",
-        "answerability  failed  1 error(s), 0 warning(s)",
-        "judge          failed  1 error(s), 0 warning(s)",
-        "schema         ok      0",
+    assert lines[-10:] == [
+        "step           status   problems",
+        "-------------  -------  ------------------------",
+        "policy         ok       0",
+        "check          ok       0",
+        "ledger         skipped  0",
+        "groups         failed   2 error(s), 0 warning(s)",
+        "answerability  failed   1 error(s), 0 warning(s)",
+        "judge          failed   1 error(s), 0 warning(s)",
+        "schema         ok       0",
         "ci: exit 1",
     ]
 
 
 def test_ci_advisory_answerability_reports_but_passes(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
-    main_with_records(gate_corpus, in_git, loopback)
-    configure(gate_corpus, mode="advisory")
+    main_with_records(gate_corpus, in_git, loopback, mode="advisory")  # the base branch says advisory
     gate_corpus.item("i0004", prompt="How many people died in Beijing in June 1989?")
     in_git("add", "-A")
     in_git("commit", "-qm", "new item")
     res = run("ci", "--base", "main", "--step", "answerability")
     assert res.exit_code == 0
-    assert res.output.splitlines()[-3:] == [
+    assert res.output.splitlines()[-4:] == [
         "-------------  --------  ------------------------",
+        "policy         ok        0",
         "answerability  advisory  0 error(s), 1 warning(s)",
         "ci: exit 0",
     ]
@@ -112,9 +116,13 @@ def test_a_step_whose_code_is_missing_is_an_error_not_a_pass(gate_corpus: Any, i
 
     registry = {"check": STEPS["check"], "absent": needs_absent_area}
     result = run_ci(load_config(), "main", registry=registry)
-    assert [(s.name, s.status, s.exit_code) for s in result.steps] == [("check", "ok", 0), ("absent", "error", 3)]
+    assert [(s.name, s.status, s.exit_code) for s in result.steps] == [
+        ("policy", "ok", 0),
+        ("check", "ok", 0),
+        ("absent", "error", 3),
+    ]
     assert result.exit_code == 3
-    assert result.steps[1].problems[0].message == (
+    assert result.steps[2].problems[0].message == (
         "step 'absent' cannot run: its module propeval.not_merged_yet is not in this checkout; "
         "merge its branch, or leave it out with --skip absent"
     )

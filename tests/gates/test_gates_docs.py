@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from gatekit import REPO
 
 from propeval.cli import cli
 
-RULES = ("answerability", "judge-gate", "ledger-format", "ledger-digest", "labels", "ci-<step>")
+RULES = (
+    "answerability",
+    "judge-gate",
+    "ledger-format",
+    "ledger-digest",
+    "labels",
+    "ci-<step>",
+    "ledger-unsigned",
+    "ledger-signature",
+    "ledger-signer",
+    "ledger-derived",
+    "ledger-judge-copied",
+    "ledger-deleted",
+    "ledger-sign",
+    "policy-change",
+)
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -27,6 +46,13 @@ def test_rule_is_in_contributing(rule: str) -> None:
         ["agree", "sample"],
         ["agree", "unblind"],
         ["ci"],
+        ["keys"],
+        ["keys", "new"],
+        ["keys", "add"],
+        ["keys", "list"],
+        ["ledger"],
+        ["ledger", "sign"],
+        ["ledger", "resign"],
     ],
 )
 def test_help_has_an_example(args: list[str]) -> None:
@@ -43,7 +69,27 @@ def test_readme_says_both_gates_are_advisory() -> None:
     assert 'judge = "advisory"' in pyproject
 
 
-def test_pr_workflow_fetches_history_and_runs_ci() -> None:
+def test_pr_workflow_runs_the_base_branchs_propeval_without_secrets() -> None:
     text = (REPO / ".github/workflows/pr.yml").read_text(encoding="utf-8")
     assert "fetch-depth: 0" in text and "make setup" in text
-    assert 'propeval ci --base "origin/${{ github.base_ref }}"' in text
+    # the trusted toolchain is the base commit's; it judges the tree
+    assert "ref: ${{ env.BASE_SHA }}" in text
+    assert '../trusted/.venv/bin/propeval ci --base "$BASE_SHA" $ACCEPT --format github' in text
+    # a policy change is accepted only where a maintainer acted: the merge queue, a push to main
+    assert "ACCEPT: ${{ github.event_name != 'pull_request' && '--accept-policy-change' || '' }}" in text
+    for trigger in ("pull_request:", "push:", "merge_group:"):
+        assert f"\n  {trigger}" in text
+    assert "pull_request_target" not in text.split("\non:")[1]
+    assert "secrets." not in text and "permissions:\n  contents: read" in text
+    assert text.count("persist-credentials: false") == 3
+
+
+def test_pr_workflow_is_a_valid_workflow() -> None:
+    exe = Path(sys.executable).with_name("check-jsonschema")
+    res = subprocess.run(
+        [str(exe), "--builtin-schema", "vendor.github-workflows", str(REPO / ".github/workflows/pr.yml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -44,7 +44,9 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    options = LocalServerOptions(port=port, n_ctx=2048, threads=2)
+    # One thread: OpenMP barriers on an oversubscribed 2-core machine cost a time slice each (seen:
+    # 3 s per token with two threads under load, against milliseconds with one).
+    options = LocalServerOptions(port=port, n_ctx=2048, threads=1)
     folder = tmp_path_factory.mktemp("llama")
     log = folder / "server.log"
     with pytest.MonkeyPatch.context() as mp:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from propeval import gitutil
-from propeval.checks import Context, run_checks
+from propeval.checks import UNNARROWED, Context, run_checks
 from propeval.config import Config
 from propeval.corpus import load_corpus
 from propeval.errors import UsageError
@@ -39,6 +40,10 @@ def check_corpus(
         base = gitutil.merge_base(config.root, changed_since)
         ctx.base_ref = changed_since
         ctx.base_paths = gitutil.files_at(config.root, base, config.questions_dir)
+        tip = gitutil.commit_of(config.root, changed_since)
+        if tip is not None and tip != base:  # the base moved since the branch point: ids may collide
+            ctx.tip_paths = gitutil.files_at(config.root, tip, config.questions_dir)
+            ctx.tip_blob = lambda path: gitutil.blob_at(config.root, tip, path)
         changed = set(gitutil.changed_paths(config.root, base))
         schema_rel = config.schema
         if changed & {*GLOBAL_FILES, schema_rel}:
@@ -53,7 +58,7 @@ def check_corpus(
     problems = list(corpus.problems)
     problems.extend(run_checks(ctx, rules))
     if selected is not None:
-        problems = [p for p in problems if p.path in selected or p.rule == "stable-ids"]
+        problems = [p for p in problems if p.path in selected or p.rule in UNNARROWED]
         result.files_checked = len(selected & set(corpus.files))
     else:
         result.files_checked = len(corpus.files)
@@ -63,18 +68,24 @@ def check_corpus(
 
 
 def _expand(config: Config, paths: Sequence[Path]) -> set[str]:
+    """Corpus-relative paths named by ``paths``; links are never followed (a link is its own path)."""
+    from propeval.filetypes import scan
+
     root = config.root.resolve()
     out: set[str] = set()
     for p in paths:
-        full = p.resolve()
-        if not full.exists():
+        # Resolve the folders above the last part, never the last part itself: a link named
+        # questions/c0001/i0163.yaml is that path, wherever it points.
+        full = (p.parent.resolve() / p.name) if p.name not in ("", ".", "..") else p.resolve()
+        if not os.path.lexists(full):
             raise UsageError(f"{p}: no such file or folder")
         try:
             rel = full.relative_to(root)
         except ValueError as e:
             raise UsageError(f"{p} is outside the corpus at {root}") from e
-        if full.is_dir():
-            out.update(f.relative_to(root).as_posix() for f in full.rglob("*") if f.is_file())
+        if full.is_dir() and not full.is_symlink():
+            found = scan(full, root)
+            out.update(f.relative_to(root).as_posix() for f in (*found.files, *found.refused))
         else:
             out.add(rel.as_posix())
     return out

@@ -63,6 +63,14 @@ def load_config(root: Path | None = None) -> Config:
                 table = tomllib.load(fh).get("tool", {}).get("propeval", {})
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"pyproject.toml: {e}") from e
+    return config_from_table(root, table)
+
+
+def config_from_table(root: Path, table: dict[str, Any]) -> Config:
+    """A Config for the corpus at ``root`` with the ``[tool.propeval]`` table ``table``.
+
+    ``propeval ci --base REF`` builds its Config from REF's table: policy comes from the base.
+    """
     cfg = Config(root=root, raw=table)
     for key in ("questions_dir", "schema"):
         if key in table:

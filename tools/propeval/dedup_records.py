@@ -5,6 +5,8 @@ through the strict loader is most of its time (~1.5 s of ~2.4 s at 10k items). E
 cleanly is reduced to a small record (ids, texts, their line and column, the claim's source) and
 kept in one JSON file in the dedup cache folder, keyed by the file's path, size, mtime_ns and inode.
 
+* Only plain regular files are looked at (:func:`corpus.corpus_scan`): a link, hard link or special
+  file is a problem on every run and never enters the cache.
 * A file whose stat changed is loaded again through the strict loader (:func:`corpus.load_entry`).
 * A file that fails to load is never kept, so its problem is reported on every run.
 * As in git's index, a file modified less than :data:`RACY_SECONDS` before the cache is written is
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from propeval.corpus import Claim, Item, corpus_files, load_entry
+from propeval.corpus import Claim, Item, corpus_scan, load_entry
 from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
 
@@ -80,13 +82,12 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
     old = _read(path) if path is not None else {}
     new: dict[str, list[Any]] = {}
     now = time.time()
-    for file in corpus_files(questions):
+    found = corpus_scan(questions, root)
+    out.problems.extend(found.problems)  # links and special files: never read, never cached
+    for file in found.files:
         out.files += 1
         rel = relative_path(file, root)
-        try:
-            st = file.stat()
-        except OSError:
-            st = None
+        st = found.stats.get(str(file))
         stamp = [st.st_size, st.st_mtime_ns, st.st_ino] if st is not None else None
         cached = old.get(rel)
         if stamp is not None and _usable(cached) and cached[0] == stamp:

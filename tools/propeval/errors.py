@@ -5,6 +5,7 @@ Core code raises these; only the CLI edge turns them into messages and exit code
     PropevalError                 base; ``exit_code`` says how the CLI exits
     ├── UsageError                a bad option or argument (exit 2)
     ├── ConfigError               ``[tool.propeval]`` is wrong (exit 2)
+    │   └── PolicyError           a tree changes policy that only a maintainer may change (exit 2)
     ├── GitError                  a ref is missing, the clone is shallow, git failed (exit 3)
     ├── DependencyError           an optional extra is not installed (exit 3)
     ├── ModelError                an embedding or judge model cannot be loaded (exit 3)
@@ -37,6 +38,10 @@ class ConfigError(PropevalError):
     def __init__(self, message: str, *, key: str | None = None) -> None:
         super().__init__(message)
         self.key = key
+
+
+class PolicyError(ConfigError):
+    """A tree changes policy (endpoints, gates, signers) that only the base branch may set."""
 
 
 class GitError(PropevalError):

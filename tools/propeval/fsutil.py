@@ -34,6 +34,24 @@ def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
     _fsync_dir(path.parent)
 
 
+def create_exclusive(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> None:
+    """Write a new file at ``path``, failing with FileExistsError if anything is there already.
+
+    The name is taken with ``O_EXCL`` (atomic: of two writers, exactly one gets it), then the
+    content replaces the empty placeholder through :func:`atomic_write`, so a reader sees nothing,
+    an empty file, or the whole file; never half of it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    os.close(fd)
+    try:
+        atomic_write(path, data, encoding=encoding)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        raise
+
+
 def append_line(path: Path, line: str) -> None:
     """Append one whole line durably (O_APPEND, one write, fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)

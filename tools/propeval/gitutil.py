@@ -70,6 +70,14 @@ def merge_base(root: Path, ref: str) -> str:
         raise GitError(f"{ref!r} and HEAD share no history; --changed-since needs a common ancestor", ref=ref) from e
 
 
+def commit_of(root: Path, ref: str) -> str | None:
+    """The commit ``ref`` names, or None when it names none (HEAD before the first commit)."""
+    try:
+        return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip() or None
+    except GitError:
+        return None
+
+
 def _has_commits(root: Path) -> bool:
     import git
 
@@ -81,23 +89,34 @@ def _has_commits(root: Path) -> bool:
 
 
 def changed_paths(root: Path, base: str) -> list[str]:
-    """Paths (relative to ``root``) added, modified or renamed since commit ``base``.
+    """Paths (relative to ``root``) added, modified, deleted, renamed or retyped since commit ``base``.
 
     Includes uncommitted and untracked (not ignored) files, so it serves pre-commit as well as CI.
-    Deleted paths are left out: the stable-ids rule speaks for them.
+    A rename counts as both of its paths, and a deletion counts: callers that look only at files
+    that exist skip it, the stable-ids rule and the ledger gates speak for it. Paths are taken as
+    git names them and never resolved: a link is changed under its own name, wherever it points.
     """
     top = toplevel(root)
-    out = _git(root, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=ACMRT", base, "--")
+    out = _git(root, "diff", "--name-only", "-z", "--no-renames", base, "--")
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z")
     paths = {p for p in (out + untracked).split("\0") if p}
-    rel = []
-    for p in sorted(paths):
-        full = (top / p).resolve()
-        try:
-            rel.append(full.relative_to(root.resolve()).as_posix())
-        except ValueError:
-            continue
-    return rel
+    prefix = _prefix(root, top)
+    return sorted(p.removeprefix(prefix) for p in paths if p.startswith(prefix))
+
+
+def _prefix(root: Path, top: Path) -> str:
+    """``root`` relative to the work tree's top, as a prefix of git's paths ("" at the top)."""
+    rel = root.resolve().relative_to(top.resolve()).as_posix()
+    return "" if rel == "." else rel + "/"
+
+
+def common_dir(root: Path) -> Path | None:
+    """The repository's common git folder (shared by its worktrees), or None outside a repository."""
+    try:
+        out = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    except GitError:
+        return None
+    return Path(out) if out else None
 
 
 def files_at(root: Path, ref: str, folder: str) -> list[str]:
@@ -148,3 +167,30 @@ def is_dirty(root: Path, folders: list[str]) -> bool:
     if not existing:
         return False
     return bool(_git(root, "status", "--porcelain", "--untracked-files=all", "--", *existing).strip())
+
+
+def name_status(root: Path, base: str) -> list[tuple[str, str, str]]:
+    """``(status, old, new)`` for each path changed since commit ``base``, relative to ``root``.
+
+    Status is git's letter (A, C, D, M, R, T); renames are detected, so a moved file reads as R
+    with both paths, and a deleted one as D (old == new). Links are not followed: a path is
+    reported as git names it. Committed and uncommitted changes both count; untracked files are
+    left to :func:`changed_paths`.
+    """
+    top = toplevel(root)
+    fields = _git(root, "diff", "--name-status", "-z", "-M", base, "--").split("\0")
+    root_rel = root.resolve().relative_to(top).as_posix()
+    strip = "" if root_rel == "." else root_rel + "/"
+    out = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][0]
+        if status in "RC":
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+        else:
+            old = new = fields[i + 1]
+            i += 2
+        if old.startswith(strip) or new.startswith(strip):
+            out.append((status, old.removeprefix(strip), new.removeprefix(strip)))
+    return out

@@ -14,6 +14,8 @@ through here. The rules are the same for YAML and JSON:
 * Caps on file size, nesting depth and alias expansion, so a YAML bomb or a 100k-deep file is
   refused in milliseconds.
 * Every JSON pointer in the data has a 1-based line:col, for error messages.
+* Only plain regular files are read: a symbolic link (the file, or a folder below ``root``), a
+  hard link, a FIFO, socket or device is refused before it is opened (``propeval.filetypes``).
 
 Problems in a file raise :class:`LoadError`, which carries a ready :class:`~propeval.result.Problem`.
 """
@@ -163,21 +165,30 @@ def _decode(raw: bytes, relpath: str) -> str:
         ) from None
 
 
-def _read(path: Path, relpath: str, limits: Limits) -> str:
+def _read(path: Path, relpath: str, limits: Limits, root: Path | None = None) -> str:
+    from propeval.filetypes import RefusedFileError, open_regular
+
     try:
-        size = path.stat().st_size
-        if size > limits.max_bytes:
-            raise _fail(
-                relpath,
-                1,
-                1,
-                "file-size",
-                f"file is {size} bytes, over the {limits.max_bytes}-byte limit; split it or trim it",
-            )
-        with path.open("rb") as fh:
-            raw = fh.read(limits.max_bytes + 1)
+        # Only a plain regular file is opened: a link, hard link, FIFO or device is refused first.
+        fd = open_regular(path, relpath, root)
+    except RefusedFileError as e:
+        raise LoadError(e.problem) from None
     except OSError as e:
         raise _fail(relpath, 1, 1, "read", f"cannot read file: {e.strerror}") from e
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            size = os.fstat(fd).st_size
+            if size > limits.max_bytes:
+                raise _fail(
+                    relpath,
+                    1,
+                    1,
+                    "file-size",
+                    f"file is {size} bytes, over the {limits.max_bytes}-byte limit; split it or trim it",
+                )
+            raw = fh.read(limits.max_bytes + 1)
+        except OSError as e:
+            raise _fail(relpath, 1, 1, "read", f"cannot read file: {e.strerror}") from e
     if len(raw) > limits.max_bytes:  # grew while we looked
         raise _fail(relpath, 1, 1, "file-size", f"file is over the {limits.max_bytes}-byte limit")
     return _decode(raw, relpath)
@@ -584,7 +595,7 @@ def load_json_text(text: str, relpath: str, *, limits: Limits = DEFAULT_LIMITS) 
 def load_file(path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Load one YAML or JSON file (by suffix) strictly. Raises :class:`LoadError`."""
     relpath = relative_path(path, root)
-    text = _read(path, relpath, limits)
+    text = _read(path, relpath, limits, root)
     return load_text(text, relpath, kind=_kind(path), path=path, limits=limits)
 
 
@@ -598,7 +609,7 @@ def load_jsonl(
     appenders write whole lines and a torn tail is an interrupted write, not data.
     """
     relpath = relative_path(path, root)
-    text = _read(path, relpath, Limits(max_file_bytes, limits.max_depth, limits.max_nodes))
+    text = _read(path, relpath, Limits(max_file_bytes, limits.max_depth, limits.max_nodes), root)
     lines = text.split("\n")
     for i, line in enumerate(lines, start=1):
         if not line.strip():

@@ -37,6 +37,7 @@ from propeval.checks.sources import normalise
 from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, Item, load_corpus
 from propeval.errors import ConfigError, GitError, UsageError
+from propeval.filetypes import scan
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
 
@@ -774,16 +775,31 @@ def _release_files(inputs: ReleaseInputs, stats: Stats) -> dict[str, bytes]:
     files["items.jsonl"] = _jsonl(rows).encode("utf-8")
     files["tombstones.jsonl"] = _jsonl(tombstone_rows(inputs.corpus)).encode("utf-8")
     rubrics = inputs.config.root / inputs.settings.rubrics_dir
-    if rubrics.is_dir():
-        for folder in sorted(p for p in rubrics.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            for f in sorted(folder.rglob("*")):
-                rel_parts = f.relative_to(rubrics).parts
-                if f.is_file() and not any(part.startswith(".") for part in rel_parts):
-                    files["rubrics/" + "/".join(rel_parts)] = f.read_bytes()
+    found = scan(rubrics, inputs.config.root)
+    if found.problems:  # `propeval check` refuses these first; never ship what it would refuse
+        p = found.problems[0]
+        raise UsageError(f"{p.path} [{p.rule}] {p.message}")
+    for f in found.files:
+        rel_parts = f.relative_to(rubrics).parts
+        if len(rel_parts) > 1 and not any(part.startswith(".") for part in rel_parts):
+            files["rubrics/" + "/".join(rel_parts)] = _read_regular(f, inputs.config.root)
     files["README.md"] = render_card(inputs, stats).encode("utf-8")
     sums = "".join(f"{hashlib.sha256(files[name]).hexdigest()}  {name}\n" for name in sorted(files))
     files[SUMS_FILE] = sums.encode("utf-8")
     return files
+
+
+def _read_regular(path: Path, root: Path) -> bytes:
+    """The bytes of a plain regular file (the same guard as the loader's)."""
+    from propeval.filetypes import RefusedFileError, open_regular
+
+    rel = path.relative_to(root).as_posix()
+    try:
+        fd = open_regular(path, rel, root)
+    except RefusedFileError as e:
+        raise UsageError(f"{rel} [{e.problem.rule}] {e.problem.message}") from None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
 
 
 def _is_release(folder: Path) -> bool:

@@ -3,41 +3,82 @@
 Fields that were not given get a ``TODO`` placeholder, which ``propeval check`` rejects until it
 is filled in. The text is checked by the strict loader before it is written, and written
 atomically, so a scaffold is never half there.
+
+Ids are allocated under a lock (``filelock``, one allocation at a time per repository) and the
+file is created with ``O_EXCL`` (a claim's folder with ``mkdir``), so parallel ``new``s never
+share an id and never overwrite a file, even one made by a process that does not take the lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.corpus import CLAIM_FILE, corpus_files
-from propeval.errors import UsageError
-from propeval.fsutil import atomic_write
+from propeval.corpus import CLAIM_FILE, corpus_scan
+from propeval.errors import PropevalError, UsageError
+from propeval.fsutil import create_exclusive
 from propeval.loader import load_file, load_text
 
 CLAIM_ID = re.compile(r"^c([0-9]{4,})$")
 ITEM_ID = re.compile(r"^i([0-9]{4,})$")
 
 
-def next_id(config: Config, kind: str) -> str:
-    """The next free claim (``c0001``) or item (``i0001``) id: one past the highest in use."""
+def next_id(config: Config, kind: str, *, taken: Iterable[str] = ()) -> str:
+    """The next free claim (``c0001``) or item (``i0001``) id: one past the highest in use.
+
+    Every name under questions/ counts, refused ones (links) included, and so do ``taken`` ids
+    (those at a base ref, say): an id is never handed out twice.
+    """
     pattern, prefix = (CLAIM_ID, "c") if kind == "claim" else (ITEM_ID, "i")
+    found = corpus_scan(config.questions, config.root)
     highest = 0
-    for path in corpus_files(config.questions):
-        name = path.parent.name if path.name == CLAIM_FILE else path.stem
+    names = list(taken)
+    for path in (*found.files, *found.refused):
+        names.append(path.parent.name if path.name == CLAIM_FILE else path.stem)
+        if kind == "claim" and path.parent.parent == config.questions:
+            names.append(path.parent.name)
+    if kind == "claim" and config.questions.is_dir():
+        names.extend(entry.name for entry in os.scandir(config.questions))  # empty claim folders too
+    for name in names:
         m = pattern.match(name)
         if m:
             highest = max(highest, int(m.group(1)))
-        if kind == "claim" and path.parent.parent == config.questions:
-            m = pattern.match(path.parent.name)
-            if m:
-                highest = max(highest, int(m.group(1)))
     return f"{prefix}{highest + 1:04d}"
+
+
+LOCK_TIMEOUT = 60.0
+_MAX_TRIES = 50
+
+
+@contextlib.contextmanager
+def allocation_lock(config: Config) -> Iterator[None]:
+    """One id allocation at a time per repository (``filelock``), across processes.
+
+    The lock file lives in the git folder (never committed, shared by worktrees); outside a
+    repository, at the corpus root.
+    """
+    from filelock import FileLock, Timeout
+
+    from propeval import gitutil
+
+    git_dir = gitutil.common_dir(config.root)
+    path = git_dir / "propeval-new.lock" if git_dir is not None else config.root / ".propeval-new.lock"
+    lock = FileLock(str(path), timeout=LOCK_TIMEOUT)
+    try:
+        with lock:
+            yield
+    except Timeout as e:
+        raise PropevalError(
+            f"another `propeval new` has held {lock.lock_file} for {LOCK_TIMEOUT:.0f} s; "
+            "wait for it, or remove the file if no propeval process is running"
+        ) from e
 
 
 @dataclass
@@ -131,16 +172,23 @@ def _literal_multiline(node: Any) -> Any:
     return node
 
 
-def write_new(config: Config, relfolder: str, name: str, data: dict[str, Any]) -> Path:
-    """Write ``data`` as YAML to questions/<relfolder>/<name>, refusing to overwrite."""
-    path = config.questions / relfolder / name
-    if path.exists():
-        raise UsageError(f"{path.relative_to(config.root)} already exists; pick another id")
+def render(path: Path, data: dict[str, Any]) -> str:
+    """``data`` as YAML, checked to load back through the strict loader to the same data."""
     text = dump_yaml(data)
     loaded = load_text(text, str(path)).data  # never write what the strict loader would refuse
     if loaded != _plain(data):
         raise UsageError("the scaffold would not load back to the same data; report this as a bug")
-    atomic_write(path, text)
+    return text
+
+
+def write_new(config: Config, relfolder: str, name: str, data: dict[str, Any]) -> Path:
+    """Write ``data`` as YAML to questions/<relfolder>/<name>; exclusive: never overwrites."""
+    path = config.questions / relfolder / name
+    text = render(path, data)
+    try:
+        create_exclusive(path, text)
+    except FileExistsError:
+        raise UsageError(f"{path.relative_to(config.root)} already exists; pick another id") from None
     return path
 
 
@@ -153,13 +201,29 @@ def _plain(node: Any) -> Any:
 
 
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
-    data = claim_data(config, spec)
-    if (config.questions / data["id"]).exists():
-        raise UsageError(f"questions/{data['id']} already exists; pick another id")
-    return write_new(config, data["id"], CLAIM_FILE, data)
+    """Create questions/<id>/claim.yaml under the allocation lock; the folder is taken with mkdir."""
+    with allocation_lock(config):
+        for _ in range(_MAX_TRIES):
+            data = claim_data(config, spec)
+            folder = config.questions / data["id"]
+            config.questions.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir()  # atomic: of two processes, one gets the folder
+            except FileExistsError:
+                if spec.id:
+                    raise UsageError(f"questions/{data['id']} already exists; pick another id") from None
+                continue  # taken by something that does not take the lock (a checkout); next one
+            try:
+                return write_new(config, data["id"], CLAIM_FILE, data)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+                raise
+    raise PropevalError(f"no free claim id found after {_MAX_TRIES} tries; is something creating folders?")
 
 
 def new_item(config: Config, spec: ItemSpec) -> Path:
+    """Create questions/<claim>/<id>.yaml under the allocation lock, with an exclusive create."""
     folder = config.questions / spec.claim_id
     if not (folder / CLAIM_FILE).is_file():
         raise UsageError(
@@ -179,5 +243,15 @@ def new_item(config: Config, spec: ItemSpec) -> Path:
             framing=spec.framing or str(src.get("framing", "neutral")),
             question_type=spec.question_type or str(src.get("question_type", "named_fact")),
         )
-    data = item_data(config, spec)
-    return write_new(config, spec.claim_id, f"{data['id']}.yaml", data)
+    with allocation_lock(config):
+        for _ in range(_MAX_TRIES):
+            data = item_data(config, spec)
+            path = folder / f"{data['id']}.yaml"
+            try:
+                create_exclusive(path, render(path, data))
+            except FileExistsError:
+                if spec.id:
+                    raise UsageError(f"{path.relative_to(config.root)} already exists; pick another id") from None
+                continue
+            return path
+    raise PropevalError(f"no free item id found after {_MAX_TRIES} tries; is something creating files?")

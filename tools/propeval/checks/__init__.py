@@ -11,7 +11,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from propeval.checks import difficulty, ids, language, placeholder, schema, sources, stable_ids, translation
+from propeval.checks import (
+    difficulty,
+    files,
+    id_collision,
+    ids,
+    language,
+    placeholder,
+    schema,
+    sources,
+    stable_ids,
+    translation,
+)
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.result import Problem
@@ -28,6 +39,10 @@ class Context:
     # Paths of corpus files at the git base (for id stability), when a base was given.
     base_paths: list[str] | None = None
     base_ref: str = ""
+    # Paths of corpus files at the tip of the base ref, and a reader of their bytes there (for
+    # id collisions with what landed on the base since the merge base).
+    tip_paths: list[str] | None = None
+    tip_blob: Callable[[str], bytes | None] | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -41,9 +56,14 @@ _MODULES: tuple[ModuleType, ...] = (
     language,
     sources,
     stable_ids,
+    id_collision,
+    files,
     difficulty,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
+# Rules reported whatever paths a run is narrowed to: they speak for files that are gone, hidden
+# behind a link, or added elsewhere.
+UNNARROWED = frozenset({stable_ids.ID, id_collision.ID, *files.EMITS})
 
 
 def run_checks(ctx: Context, rules: Iterable[str] | None = None) -> Iterator[Problem]:

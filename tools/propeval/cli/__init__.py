@@ -20,6 +20,7 @@ from propeval.errors import PropevalError
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
+    "renumber": ("propeval.cli.renumber", "Give an item or claim a new id, with every reference (id collisions)."),
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
@@ -29,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("propeval.cli.gate", "Answerability and judge gates, verified offline from the ledger."),
     "agree": ("propeval.cli.agree", "Agreement between raters: kappa, alpha, F1; blinded sheets."),
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
+    "keys": ("propeval.cli.keys", "Maintainer signing keys: make one, add a public key, list them."),
+    "ledger": ("propeval.cli.ledger", "Sign or re-sign ledger records with your maintainer key."),
     "run": ("propeval.cli.run", "The main job: every check and gate over the whole corpus, then the report."),
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),

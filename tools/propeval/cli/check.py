@@ -40,6 +40,9 @@ def command(
       language      language tags are valid BCP 47
       sources       source_url is http(s), not blocklisted, serves <= N claims
       stable-ids    (with --changed-since) no id present at REF is deleted or renamed
+      id-collision  (with --changed-since) no id this branch adds is taken at REF's tip
+      files         no symlink (file-symlink), hard link (file-hardlink), FIFO, socket or
+                    device (file-special) under questions/, rubrics/ or ledger/
       difficulty    (warning) active items have a current band in ledger/difficulty.json
 
     \b

@@ -29,23 +29,39 @@ def summary_table(steps: Sequence[StepOutcome]) -> str:
 @click.option("--base", required=True, metavar="REF", help="The branch the pull request merges into.")
 @click.option("--step", "steps", multiple=True, type=click.Choice(list(STEPS)), help="Run only this step.")
 @click.option("--skip", multiple=True, type=click.Choice(list(STEPS)), help="Leave this step out.")
+@click.option(
+    "--accept-policy-change",
+    is_flag=True,
+    help="For a run a maintainer starts: use this tree's [tool.propeval] instead of REF's, and pass the "
+    "policy step. Never set it in a workflow that pull requests trigger.",
+)
 @format_option
 @click.pass_context
-def command(ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[str, ...], fmt: str) -> None:
+def command(
+    ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[str, ...], accept_policy_change: bool, fmt: str
+) -> None:
     """Run every offline check a pull request needs, on what changed since REF.
 
     \b
-    Steps: check, groups, dedup, answerability (ledger), judge (ledger, changed rubrics), schema.
-    No API key is needed. Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
+    Steps: policy (always first), check, ledger (deleted records), groups, dedup,
+    answerability (ledger), judge (ledger, changed rubrics), schema.
+    Policy comes from REF: every step runs with [tool.propeval] as it is at REF (gate
+    modes, thresholds, signers, blocklist, endpoints, ...), and each key this tree changed
+    is a "policy change: needs a maintainer" error. Only records signed by a key on REF's
+    [tool.propeval.signers] count. No API key is needed.
+    Changed means added, modified, deleted, renamed or retyped (a file turned link); ids the
+    branch adds are also looked up in REF's current tip (id-collision).
+    Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
 
     \b
     Examples:
       propeval ci --base origin/main
       propeval ci --base origin/main --format github
       propeval ci --base main --skip dedup
+      propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
     """
     config = config_from(ctx)
-    result = run_ci(config, base, steps=steps, skip=skip)
+    result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
     if fmt == "json":
         payload = {
             "exit_code": result.exit_code,

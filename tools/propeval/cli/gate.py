@@ -2,9 +2,54 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.config import Config
+
+base_option = click.option(
+    "--base",
+    metavar="REF",
+    default=None,
+    help="With --online: take the policy and the endpoints from REF's pyproject.toml (the branch the pull "
+    "request merges into), and refuse a tree that changed them. Without it, endpoints come from your own "
+    "config file ($PROPEVAL_CONFIG, or config.toml in your user config folder).",
+)
+sign_option = click.option(
+    "--sign/--no-sign",
+    default=True,
+    show_default=True,
+    help="With --online: sign the records written with your key ($PROPEVAL_SIGNING_KEY, or signing-key.pem in "
+    "your user config folder; see propeval keys new). Without a key they are written unsigned.",
+)
+
+
+def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> tuple[Config, Any, list[str]]:
+    """The trusted Config, the signing key (or None) and notes for an --online run."""
+    if not online:
+        if base is not None:
+            raise click.UsageError("--base chooses where --online sends requests; offline, use propeval ci --base REF")
+        return config, None, []
+    from propeval.gates.settings import load_gate_settings
+    from propeval.policy import online_config
+    from propeval.signing import default_key_path, load_key
+
+    config, notes = online_config(config, base)
+    key = load_key(required=False) if sign else None
+    if key is None:
+        why = "--no-sign" if not sign else f"no signing key at {default_key_path()} (propeval keys new)"
+        notes.append(f"records written are unsigned ({why}); ci counts only signed records")
+    else:
+        signers = load_gate_settings(config).signers
+        name = next((n for n, k in signers.items() if k == key.public), None)
+        notes.append(
+            f"records written are signed by {name}"
+            if name
+            else "records written are signed with a key that is not on [tool.propeval.signers]: ci will not count them"
+        )
+    return config, key, notes
 
 
 @click.group("gate")
@@ -18,9 +63,14 @@ def command() -> None:
     \b
     Examples:
       propeval gate answerability --changed-since origin/main
-      propeval gate answerability --online i0001 i0002
+      propeval gate answerability --online --base origin/main i0001 i0002
       propeval gate judge --rubric facts-v1
-      propeval gate judge --rubric facts-v1 --online
+      propeval gate judge --rubric facts-v1 --online --base origin/main
+
+    \b
+    --online sends requests, and API keys, only to endpoints a maintainer set: those of
+    --base REF, or of your own config file, never those of the checked-out tree; https is
+    required except on loopback. Records written online are signed with your key.
     """
 
 
@@ -30,6 +80,8 @@ def command() -> None:
 @click.option("--all", "all_items", is_flag=True, help="Every active item.")
 @click.option("--online", is_flag=True, help="Answer and grade missing or stale items, and write their records.")
 @click.option("--force", is_flag=True, help="With --online: re-run every selected item, fresh or not.")
+@base_option
+@sign_option
 @format_option
 @click.pass_context
 def answerability_cmd(
@@ -39,28 +91,31 @@ def answerability_cmd(
     all_items: bool,
     online: bool,
     force: bool,
+    base: str | None,
+    sign: bool,
     fmt: str,
 ) -> None:
     """Every selected active item needs a fresh, passing record in ledger/answerability/.
 
-    A record passes when the reference model's answer scores at least min_fact_score with
-    facts-v1. It is fresh while the item, its claim, the rubric, both models and their
-    settings are unchanged.
+    A record passes when it is signed by a key on [tool.propeval.signers], the reference
+    model's answer scores at least min_fact_score with facts-v1, and the score, the fact
+    states and the prompt hash follow from the recorded verdict. It is fresh while the item,
+    its claim, the rubric, both models and their settings are unchanged.
 
     \b
     Examples:
       propeval gate answerability --changed-since origin/main
       propeval gate answerability --all
-      propeval gate answerability --online --all
+      propeval gate answerability --online --base origin/main --all
     """
     from propeval.gates.answerability import Selection, answerability_gate
 
     if force and not online:
         raise click.UsageError("--force re-runs items, so it needs --online")
-    config = config_from(ctx)
+    config, key, trust = online_setup(config_from(ctx), online, base, sign)
     sel = Selection(item_ids=item_ids, all_items=all_items, changed_since=changed_since)
-    result = answerability_gate(config, sel, online=online, force=force)
-    notes = [*result.notes]
+    result = answerability_gate(config, sel, online=online, force=force, key=key)
+    notes = [*trust, *result.notes] if result.ran else [*result.notes]
     if result.ran:
         notes.insert(0, f"answered and graded {len(result.ran)} item(s): {', '.join(result.ran)}")
     emit(result.problems, fmt, result.files_checked, notes)
@@ -70,25 +125,31 @@ def answerability_cmd(
 @command.command("judge")
 @click.option("--rubric", "rubrics", multiple=True, required=True, help="A rubric name (repeatable).")
 @click.option("--online", is_flag=True, help="Grade the gold set with the judge and write the record if stale.")
+@base_option
+@sign_option
 @format_option
 @click.pass_context
-def judge_cmd(ctx: click.Context, rubrics: tuple[str, ...], online: bool, fmt: str) -> None:
+def judge_cmd(
+    ctx: click.Context, rubrics: tuple[str, ...], online: bool, base: str | None, sign: bool, fmt: str
+) -> None:
     """The judge must agree with the human verdicts of rubrics/<rubric>/gold.jsonl.
 
-    Offline, the record ledger/judge/<rubric>.json must be fresh (same rubric, gold set, judge
-    model and settings) and every agreement statistic must be defined and at or above its
-    threshold in [tool.propeval.gates].
+    Offline, the record ledger/judge/<rubric>.json must be signed by a key on
+    [tool.propeval.signers] and fresh (same rubric, gold set, judge model and settings); its
+    human labels must be the gold file's, its judge labels must follow from the judge's raw
+    replies (and not simply equal the human labels); and every agreement statistic must be
+    defined and at or above its threshold in [tool.propeval.gates].
 
     \b
     Examples:
       propeval gate judge --rubric facts-v1
-      propeval gate judge --rubric facts-v1 --rubric audit-v1 --online
+      propeval gate judge --rubric facts-v1 --rubric audit-v1 --online --base origin/main
     """
     from propeval.gates.judge_gate import judge_gate
 
-    config = config_from(ctx)
-    result = judge_gate(config, rubrics, online=online)
-    notes = [*result.notes]
+    config, key, trust = online_setup(config_from(ctx), online, base, sign)
+    result = judge_gate(config, rubrics, online=online, key=key)
+    notes = [*trust, *result.notes] if result.ran else [*result.notes]
     if result.ran:
         notes.insert(0, f"graded the gold set of {', '.join(result.ran)}")
     emit(result.problems, fmt, result.files_checked, notes)

@@ -14,7 +14,8 @@ def command() -> None:
     """Scaffold a new claim or item with the next free id.
 
     Every required field is written; those you do not pass get a TODO placeholder that
-    `propeval check` rejects until you fill it in.
+    `propeval check` rejects until you fill it in. Ids are taken under a lock with an exclusive
+    create: parallel runs never share an id or overwrite a file.
 
     \b
     Examples:

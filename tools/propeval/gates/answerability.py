@@ -17,10 +17,11 @@ from propeval import gitutil
 from propeval.config import Config
 from propeval.corpus import Claim, Corpus, Item, load_corpus
 from propeval.errors import UsageError
-from propeval.gates import engine
+from propeval.gates import engine, verify
 from propeval.gates.ledger import Loaded, make_record, read_record, stale_reasons, write_record
 from propeval.gates.settings import GateSettings, load_gate_settings
 from propeval.result import CheckResult, Problem, Severity
+from propeval.signing import SigningKey
 
 KIND = "answerability"
 RULE = "answerability"
@@ -100,21 +101,34 @@ def current_binding(config: Config, gs: GateSettings, item: Item, claim: Claim, 
     }
 
 
-def _verdict(
-    config: Config, gs: GateSettings, item: Item, loaded: Loaded, binding: dict[str, Any]
-) -> tuple[str, str] | None:
-    """(state, message) of a problem with the record, or None when it is fresh and passing.
+Verdict = tuple[str, str, str, str]  # (state, message, rule, pointer)
 
-    States: missing, corrupt, stale, unscored, failed.
+
+def _verdict(
+    gs: GateSettings, item: Item, claim: Claim, rubric: Any, loaded: Loaded, binding: dict[str, Any]
+) -> Verdict | None:
+    """(state, message, rule, pointer) of a problem with the record, or None when it is sound and passing.
+
+    States: missing, corrupt, unsigned, forged, stale, unscored, failed.
     """
     rel = loaded.relpath
     if loaded.problem is not None:
-        return "corrupt", loaded.problem.message
+        return "corrupt", loaded.problem.message, loaded.problem.rule, ""
     if loaded.record is None:
-        return "missing", f"{item.id}: no answerability record ({rel}); run: {_command(item.id)}"
+        return "missing", f"{item.id}: no answerability record ({rel}); run: {_command(item.id)}", RULE, ""
+    found = verify.signature(loaded.record, gs.signers, rel)
+    if found is not None:
+        state = "unsigned" if found.rule == "ledger-unsigned" else "forged"
+        return state, f"{item.id}: {found.message}", found.rule, found.pointer
     reasons = stale_reasons(loaded.record["binding"], binding)
     if reasons:
-        return "stale", f"{item.id}: answerability record is stale: {'; '.join(reasons)}; run: {_command(item.id)}"
+        msg = f"{item.id}: answerability record is stale: {'; '.join(reasons)}; run: {_command(item.id)}"
+        return "stale", msg, RULE, ""
+    derived = verify.answerability(rubric, item, claim, loaded.record)
+    if derived:
+        first = derived[0]
+        msg = f"{item.id}: {'; '.join(f.message for f in derived)}; a maintainer re-makes it: {_command(item.id)}"
+        return "forged", msg, first.rule, first.pointer
     result = loaded.record["result"]
     status = result.get("status")
     score = result.get("fact_score")
@@ -124,6 +138,8 @@ def _verdict(
             "unscored",
             f"{item.id}: the reference answer was not scored ({why}); a judge failure is not a verdict; "
             f"run: {_command(item.id)}",
+            RULE,
+            "",
         )
     if score < gs.min_fact_score:
         states = result.get("fact_states") or {}
@@ -134,19 +150,27 @@ def _verdict(
             f"{item.id}: fact score {score} is below {gs.min_fact_score}{detail}: the reference model could not "
             f"answer it from public information; read the answer in {rel}, reword the prompt or fix the facts, "
             f"then run: {_command(item.id)}",
+            RULE,
+            "",
         )
     return None
 
 
-def answerability_gate(config: Config, sel: Selection, *, online: bool = False, force: bool = False) -> GateResult:
-    """Check (and with ``online``, first refresh) the answerability records of the selected items."""
+def answerability_gate(
+    config: Config, sel: Selection, *, online: bool = False, force: bool = False, key: SigningKey | None = None
+) -> GateResult:
+    """Check (and with ``online``, first refresh) the answerability records of the selected items.
+
+    Records written online are signed with ``key`` when one is given.
+    """
     gs = load_gate_settings(config)
     result = GateResult(mode=gs.mode(KIND))
     corpus = load_corpus(config)
     items = select_items(config, corpus, gs, sel, result.notes)
-    rubric_hash = engine.rubric_hash(config, gs.rubric)
+    rubric = engine.load_rubric(config, gs.rubric)
+    rubric_hash = rubric.hash
 
-    pending: list[tuple[Item, Claim, dict[str, Any], tuple[str, str] | None, Loaded]] = []
+    pending: list[tuple[Item, Claim, dict[str, Any], Verdict | None, Loaded]] = []
     for item in items:
         claim = corpus.claim_of(item)
         if claim is None:
@@ -156,7 +180,7 @@ def answerability_gate(config: Config, sel: Selection, *, online: bool = False, 
             continue
         binding = current_binding(config, gs, item, claim, rubric_hash)
         loaded = read_record(ledger_path(config, gs, item.id), root=config.root, kind=KIND, subject=item.id)
-        pending.append((item, claim, binding, _verdict(config, gs, item, loaded, binding), loaded))
+        pending.append((item, claim, binding, _verdict(gs, item, claim, rubric, loaded, binding), loaded))
 
     if online:
         todo = [(i, c, b) for i, c, b, v, _ in pending if v is not None and (force or v[0] != "failed")]
@@ -166,10 +190,12 @@ def answerability_gate(config: Config, sel: Selection, *, online: bool = False, 
             outcomes = engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo])
             for (item, _claim, binding), (answer, grade) in zip(todo, outcomes, strict=True):
                 record = make_record(KIND, item.id, binding, _result(answer, grade))
+                if key is not None:
+                    record = key.sign(record)
                 write_record(ledger_path(config, gs, item.id), record)
                 result.ran.append(item.id)
             pending = [
-                (i, c, b, _verdict(config, gs, i, lo, b), lo)
+                (i, c, b, _verdict(gs, i, c, rubric, lo, b), lo)
                 for i, c, b, _, _ in pending
                 for lo in [read_record(ledger_path(config, gs, i.id), root=config.root, kind=KIND, subject=i.id)]
             ]
@@ -178,10 +204,9 @@ def answerability_gate(config: Config, sel: Selection, *, online: bool = False, 
     for item, _claim, _binding, verdict, loaded in pending:
         if verdict is None:
             continue
-        state, message = verdict
-        path = loaded.relpath if state == "corrupt" else item.doc.relpath
+        state, message, rule, _pointer = verdict
+        path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else item.doc.relpath
         line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
-        rule = loaded.problem.rule if loaded.problem else RULE
         if state == "corrupt":
             message = f"{item.id}: {message}; run: {_command(item.id)}"
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))

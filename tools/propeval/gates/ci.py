@@ -4,6 +4,11 @@ Steps are a registry: name -> a callable ``(config, base_ref) -> CheckResult``. 
 imports its area's code only when it runs, so a step whose code is missing from this checkout is
 reported as an error, never skipped in silence. Each step looks only at what changed since the
 merge base with ``base_ref`` where that is sound; a step with nothing to look at says so.
+
+Policy comes from the base: every step runs with ``[tool.propeval]`` as it is at ``base_ref``
+(see ``propeval.policy``), and the ``policy`` step, which always runs first, names each key the
+tree changed ("policy change: needs a maintainer"). A maintainer who runs ci may accept the
+tree's policy instead (``accept_policy_change``); the run then says so.
 """
 
 from __future__ import annotations
@@ -69,6 +74,44 @@ def _judge(config: Config, base: str) -> CheckResult:
     return judge_gate(config, sorted(names))
 
 
+LEDGER_KINDS = ("answerability", "judge")
+
+
+def _ledger(config: Config, base: str) -> CheckResult:
+    """Every ledger record deleted or moved away since the merge base is named: evidence is never dropped quietly.
+
+    Records that were added or changed are verified by the answerability and judge steps.
+    """
+    from propeval.gates.settings import load_gate_settings
+
+    gs = load_gate_settings(config)
+    result = CheckResult()
+    changes = gitutil.name_status(config.root, gitutil.merge_base(config.root, base))
+    for status, old, new in changes:
+        if status not in "DR" or (status == "R" and old == new):
+            continue
+        for kind in LEDGER_KINDS:
+            if not old.startswith(f"{gs.ledger_dir}/{kind}/"):
+                continue
+            severity = Severity.ERROR if gs.mode(kind) == "required" else Severity.WARNING
+            what = "deleted" if status == "D" else f"moved to {new}"
+            result.problems.append(
+                Problem(
+                    old,
+                    0,
+                    0,
+                    "ledger-deleted",
+                    f"the {kind} record {old} was {what} since {base}; a record is evidence and is not dropped "
+                    f"in a pull request: restore it (git checkout {base} -- {old}); a maintainer removes records",
+                    severity=severity,
+                )
+            )
+        result.files_checked += 1
+    if not result.files_checked:
+        result.notes.append(f"no ledger record was deleted or moved since {base}")
+    return result
+
+
 def _schema(config: Config, base: str) -> CheckResult:
     from propeval.schemadiff import schema_gate
 
@@ -78,6 +121,7 @@ def _schema(config: Config, base: str) -> CheckResult:
 
 STEPS: dict[str, StepFn] = {
     "check": _check,
+    "ledger": _ledger,
     "groups": _groups,
     "dedup": _dedup,
     "answerability": _answerability,
@@ -159,16 +203,40 @@ def run_ci(
     steps: Sequence[str] = (),
     skip: Sequence[str] = (),
     registry: dict[str, StepFn] | None = None,
+    accept_policy_change: bool = False,
 ) -> CiResult:
     """Run the selected steps (all by default) against the merge base with ``base``.
 
     The base is resolved once up front, so a missing ref or a shallow clone stops the run with
-    one clear GitError instead of six.
+    one clear GitError instead of six. Every step runs under ``base``'s policy, unless a
+    maintainer accepts the tree's (``accept_policy_change``).
     """
     registry = registry if registry is not None else STEPS
     unknown = sorted((set(steps) | set(skip)) - set(registry))
     if unknown:
         raise UsageError(f"unknown step {unknown[0]!r}; steps are: {', '.join(registry)}")
     gitutil.merge_base(config.root, base)
+    outcome, effective = policy_step(config, base, accept_policy_change)
     names = [n for n in registry if (not steps or n in steps) and n not in skip]
-    return CiResult([run_step(n, registry[n], config, base) for n in names])
+    return CiResult([outcome, *(run_step(n, registry[n], effective, base) for n in names)])
+
+
+def policy_step(tree: Config, base: str, accept: bool) -> tuple[StepOutcome, Config]:
+    """The ``policy`` step: what the tree changed in ``[tool.propeval]``, and the Config the other steps use."""
+    from propeval.policy import from_base, policy_message, table_at
+
+    policy = from_base(tree, base)
+    if not policy.changed:
+        return StepOutcome("policy", "ok", notes=[f"[tool.propeval] as at {base}"]), policy.config
+    if accept:
+        note = (
+            f"policy change accepted by the maintainer who ran this (--accept-policy-change): "
+            f"{', '.join(policy.changed)}; this run uses the tree's [tool.propeval]"
+        )
+        return StepOutcome("policy", "ok", notes=[note]), tree
+    base_table = table_at(tree.root, base)
+    problems = [
+        Problem("pyproject.toml", 0, 0, "policy-change", policy_message(tree, base, key, base_table))
+        for key in policy.changed
+    ]
+    return StepOutcome("policy", "failed", problems, exit_code=1), policy.config

@@ -242,3 +242,57 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
         grades = runs.latest(run_dir / runs.grades_file(rubric), root)
     _raise_errors(list(grades.values()), "gold grading request(s)")
     return [grades[i] for i in ids]
+
+
+def rederive_grade(
+    rubric: Any,
+    *,
+    question: str,
+    answer: str,
+    facts: list[tuple[str, str]],
+    markers: list[tuple[str, str]],
+    language: str,
+    framing: str,
+    question_type: str,
+    reply: str,
+) -> tuple[dict[str, Any], str]:
+    """What the engine derives from a judge's ``reply`` to this answer, and the judge prompt's hash.
+
+    The same code that graded the answer (prompt filling, the verdict validator, the rubric's
+    score table) runs again, so a recorded score, quote or prompt hash can be checked, never
+    trusted. Raises ValueError (the engine's VerdictError) when the reply is not a valid verdict.
+    """
+    from propeval.judge.prompt import fill
+    from propeval.judge.verdict import judge
+
+    filled = fill(
+        rubric,
+        question=question,
+        answer=answer,
+        facts=facts,
+        markers=markers,
+        language=language,
+        framing=framing,
+        question_type=question_type,
+    )
+    outcome = judge(reply, rubric, fact_ids=[fid for fid, _ in facts], answer=answer, shown_answer=filled.shown_answer)
+    return outcome.fields, filled.hash
+
+
+def gold_prompt_inputs(case: dict[str, Any]) -> dict[str, Any]:
+    """The judge prompt's inputs for a gold case, as ``grade_gold`` builds its throw-away item."""
+    facts = [(str(f.get("id")), str(f.get("text", ""))) for f in case.get("facts") or [] if isinstance(f, dict)]
+    markers = [
+        (str(m.get("language", "")), str(m.get("text", "")))
+        for m in case.get("frame_markers") or []
+        if isinstance(m, dict)
+    ]
+    return {
+        "question": str(case.get("question", "")),
+        "answer": str(case.get("answer") or ""),
+        "facts": facts,
+        "markers": markers,
+        "language": str(case.get("language", "en")),
+        "framing": str(case.get("framing", "neutral")),
+        "question_type": str(case.get("question_type", "named_fact")),
+    }

@@ -23,12 +23,13 @@ from typing import Any
 from propeval import agreement as ag
 from propeval.config import Config
 from propeval.corpus import content_hash
-from propeval.gates import engine
+from propeval.gates import engine, verify
 from propeval.gates.answerability import GateResult
 from propeval.gates.ledger import make_record, read_record, stale_reasons, write_record
 from propeval.gates.settings import GateSettings, load_gate_settings
 from propeval.loader import LoadError, load_jsonl
 from propeval.result import Problem, Severity
+from propeval.signing import SigningKey
 
 KIND = "judge"
 RULE = "judge-gate"
@@ -140,8 +141,24 @@ def threshold_key(stat_name: str) -> str:
     return "judge_min_f1"
 
 
-def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) -> GateResult:
-    """Check (with ``online``, first refresh) the judge-agreement record of each rubric."""
+def _findings(
+    rubric: Any, cases: Sequence[dict[str, Any]], record: dict[str, Any], signers: dict[str, str], rel: str
+) -> list[verify.Finding]:
+    """The signature's problem, else what does not follow from the gold file and the raw replies."""
+    found = verify.signature(record, signers, rel)
+    if found is not None:
+        return [found]
+    fields = FACTS_FIELDS if rubric.kind == "facts" else AUDIT_FIELDS
+    return [f for f in verify.judge(rubric, cases, record, fields) if not f.warning]
+
+
+def judge_gate(
+    config: Config, rubrics: Sequence[str], *, online: bool = False, key: SigningKey | None = None
+) -> GateResult:
+    """Check (with ``online``, first refresh) the judge-agreement record of each rubric.
+
+    Records written online are signed with ``key`` when one is given.
+    """
     gs = load_gate_settings(config)
     result = GateResult(gate=KIND, mode=gs.mode(KIND))
     severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
@@ -167,7 +184,11 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
         }
         path = ledger_path(config, gs, name)
         loaded = read_record(path, root=config.root, kind=KIND, subject=name)
-        fresh = loaded.record is not None and not stale_reasons(loaded.record["binding"], binding)
+        fresh = (
+            loaded.record is not None
+            and not stale_reasons(loaded.record["binding"], binding)
+            and not _findings(rubric, cases, loaded.record, gs.signers, loaded.relpath)
+        )
         if online and not fresh:
             grades = engine.grade_gold(config, gs, name, cases)
             recorded = []
@@ -179,6 +200,9 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
                         "judge": judge_labels(rubric.kind, grade),
                         "status": grade.get("status"),
                         "reason": grade.get("reason"),
+                        # kept so that verification can re-derive the judge labels and the prompt
+                        "raw": grade.get("raw"),
+                        "prompt_hash": grade.get("prompt_hash"),
                     }
                 )
             stats = measure(rubric.kind, rubric.labels, recorded)
@@ -188,6 +212,8 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
                 binding,
                 {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]},
             )
+            if key is not None:
+                record = key.sign(record)
             write_record(path, record)
             result.ran.append(name)
             loaded = read_record(path, root=config.root, kind=KIND, subject=name)
@@ -200,12 +226,25 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
         if loaded.record is None:
             add(rel, f"{name}: no judge-agreement record ({rel}); run: {_command(name)}")
             continue
+        found = verify.signature(loaded.record, gs.signers, rel)
+        if found is not None:
+            add(rel, f"{name}: {found.message}", found.rule)
+            continue
         reasons = stale_reasons(loaded.record["binding"], binding)
         if reasons:
             add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reasons)}; run: {_command(name)}")
             continue
+        fields = FACTS_FIELDS if rubric.kind == "facts" else AUDIT_FIELDS
+        derived = verify.judge(rubric, cases, loaded.record, fields)
+        for f in derived:
+            if f.warning:
+                result.problems.append(Problem(rel, 0, 0, f.rule, f"{name}: {f.message}", severity=Severity.WARNING))
+            else:
+                add(rel, f"{name}: {f.message}; a maintainer re-makes it: {_command(name)}", f.rule)
+        if any(not f.warning for f in derived):
+            continue
         recorded = loaded.record["result"].get("cases")
-        kind = loaded.record["result"].get("kind", rubric.kind)
+        kind = rubric.kind  # from the rubric file, never from the record
         if not isinstance(recorded, list) or not all(isinstance(c, dict) for c in recorded):
             add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
             continue
@@ -217,14 +256,14 @@ def judge_gate(config: Config, rubrics: Sequence[str], *, online: bool = False) 
                 f"a judge failure is not a verdict; fix the rubric or endpoint, then run: {_command(name)}",
             )
         for s in measure(kind, rubric.labels, recorded):
-            key = threshold_key(s.name)
-            floor = gs.thresholds[key]
+            tkey = threshold_key(s.name)
+            floor = gs.thresholds[tkey]
             if s.value is None:
                 add(rel, f"{name}: {s.name} is undefined ({s.reason}); add gold cases so it can be measured")
             elif s.value < floor:
                 add(
                     rel,
-                    f"{name}: {s.name} = {s.value:.3f} over {s.n} is below {key} = {floor}; "
+                    f"{name}: {s.name} = {s.value:.3f} over {s.n} is below {tkey} = {floor}; "
                     "revise the judge prompt and re-run, or review the gold labels",
                 )
             else:

@@ -13,17 +13,21 @@ A record is one JSON file, written for people to read in a pull request::
       },
       "result": {...},                      # the answer, the verdict, the score
       "created": "2025-01-01T00:00:00Z",
-      "digest": "sha256:..."                # content_hash of the record without "digest"
+      "digest": "sha256:...",               # content_hash of the record without "digest" and "signature"
+      "signature": {"alg": "ed25519", "key": "ssh-ed25519 ...", "value": "..."}
     }
 
 The record is *fresh* when every binding equals the value computed from today's files and
-config. The digest catches a record edited by hand (or a merge that mangled it): it is not a
-signature, since anyone can recompute it, but it makes an edit deliberate rather than silent.
+config. The digest catches a record edited by hand (or a merge that mangled it), but anyone can
+recompute it: what makes a record count is the maintainer's Ed25519 signature over all of it
+(``propeval.signing``), checked against ``[tool.propeval.signers]``, plus the re-derivation of
+everything derivable (``gates.verify``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +35,7 @@ from typing import Any
 
 from propeval.corpus import content_hash
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, load_file
+from propeval.loader import LoadError, load_file, relative_path
 from propeval.result import Problem
 
 FORMAT = 1
@@ -50,8 +54,8 @@ BINDING_NAMES = {
 
 
 def digest(record: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of ``record`` without its ``digest`` field."""
-    return content_hash({k: v for k, v in record.items() if k != "digest"})
+    """sha256 of the canonical JSON of ``record`` without its ``digest`` and ``signature`` fields."""
+    return content_hash({k: v for k, v in record.items() if k not in ("digest", "signature")})
 
 
 def now() -> str:
@@ -87,16 +91,15 @@ class Loaded:
 
 def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
     """Read and verify one record. Corrupt, hand-edited or misfiled records come back untrusted."""
-    try:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        rel = path.as_posix()
-    if not path.exists():
+    rel = relative_path(path, root)  # never resolved: a linked record is named by its own path
+    if not os.path.lexists(path):
         return Loaded(rel, None)
     try:
         doc = load_file(path, root=root)
     except LoadError as e:
         p = e.problem
+        if p.rule.startswith("file-"):  # a link or special file: refused as such, never read
+            return Loaded(rel, None, p)
         return Loaded(
             rel,
             None,

@@ -27,6 +27,8 @@ class GateSettings:
     answer_endpoint: str = ""
     judge_endpoint: str = ""
     thresholds: dict[str, float] = field(default_factory=lambda: dict(THRESHOLDS))
+    # [tool.propeval.signers]: name -> "ssh-ed25519 AAAA...", the maintainer keys a record must be signed by
+    signers: dict[str, str] = field(default_factory=dict)
 
     def mode(self, gate: str) -> str:
         return self.modes.get(gate, "required")
@@ -58,6 +60,7 @@ def load_gate_settings(config: Config) -> GateSettings:
             raise ConfigError(f"[tool.propeval.gates] {key} must be a number in [-1, 1]", key=key)
         thresholds[key] = float(value)
     return GateSettings(
+        signers=load_signers(config),
         modes=modes,
         ledger_dir=t.get("ledger_dir", "ledger"),
         min_fact_score=score,
@@ -66,3 +69,18 @@ def load_gate_settings(config: Config) -> GateSettings:
         judge_endpoint=t.get("judge_endpoint", ""),
         thresholds=thresholds,
     )
+
+
+def load_signers(config: Config) -> dict[str, str]:
+    """``[tool.propeval.signers]``: each maintainer's name and Ed25519 public key (OpenSSH line)."""
+    from propeval.signing import normal_public
+
+    out = {}
+    for name, value in config.section("signers").items():
+        if not isinstance(value, str):
+            raise ConfigError(f'[tool.propeval.signers] {name} must be a string "ssh-ed25519 AAAA..."', key=name)
+        try:
+            out[name] = normal_public(value)
+        except ValueError as e:
+            raise ConfigError(f"[tool.propeval.signers] {name}: {e}", key=name) from None
+    return out

@@ -9,7 +9,8 @@ have no cap on the total wait. Here:
 * 401 and 403 stop the whole run at once (:class:`FatalEndpointError`): every request would fail;
 * any other 4xx (400, 404, 422, ...) fails that request at once, with no retry
   (:class:`RequestError`);
-* the API key never appears in a message: server text is scrubbed of it before it is kept.
+* the API key never appears in a message or a kept reply: server text is scrubbed of it before it
+  is kept (a server that echoes the Authorization header back gets ``***``).
 """
 
 from __future__ import annotations
@@ -130,10 +131,14 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _scrub(self, text: str) -> str:
+    def redact(self, text: str) -> str:
+        """``text`` without the API key: a server may echo the Authorization header back."""
         if self._key and self._key != "no-key":
             text = text.replace(self._key, "***")
-        return text[:500]
+        return text
+
+    def _scrub(self, text: str) -> str:
+        return self.redact(text)[:500]
 
     async def complete(
         self,
@@ -184,7 +189,8 @@ class ChatClient:
                 if not resp.choices:
                     return Completion(None, None, attempt)
                 choice = resp.choices[0]
-                return Completion(final_text(choice.message), choice.finish_reason, attempt)
+                text = final_text(choice.message)
+                return Completion(self.redact(text) if text else text, choice.finish_reason, attempt)
 
             if asked is not None:
                 delay = asked + random.uniform(0, 0.1 * max(asked, 0.1))

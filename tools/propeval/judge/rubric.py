@@ -22,6 +22,7 @@ some count of facts without a score, or a template that uses ``${unknown}``.
 
 from __future__ import annotations
 
+import os
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -134,11 +135,20 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     except jsonschema.SchemaError as e:
         raise fail("/verdict_schema", f"verdict_schema is not a valid JSON schema: {e.message}") from None
 
-    tpl_path = folder / d["template"]
+    tpl_name = d["template"]
+    if not tpl_name or "/" in tpl_name or "\\" in tpl_name or tpl_name in (".", ".."):
+        raise fail("/template", f"template {tpl_name!r} must be a file name in the rubric's own folder, like prompt.md")
+    tpl_path = folder / tpl_name
+    from propeval.filetypes import RefusedFileError, open_regular
+
     try:
-        template = tpl_path.read_text(encoding="utf-8")
+        # The same guard as the loader's: a link, hard link or FIFO is refused, never opened.
+        with os.fdopen(open_regular(tpl_path, _rel(tpl_path, root), root), "rb") as fh:
+            template = fh.read().decode("utf-8")
+    except RefusedFileError as e:
+        raise LoadError(e.problem) from None
     except (OSError, UnicodeDecodeError) as e:
-        raise fail("/template", f"cannot read the template {d['template']!r}: {e}") from None
+        raise fail("/template", f"cannot read the template {tpl_name!r}: {e}") from None
     try:
         used = set(string.Template(template).get_identifiers())
     except ValueError as e:
@@ -200,9 +210,6 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
 
 
 def _rel(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return path.as_posix()
+    from propeval.loader import relative_path
+
+    return relative_path(path, root)  # a link is named by its own path, not its target

@@ -5,9 +5,11 @@ Every key has a default, so an empty section works against a local server on por
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from propeval.config import Config
 from propeval.errors import ConfigError
@@ -38,6 +40,7 @@ class Endpoint:
         """The key from the environment. Never logged, never written, never put in a message."""
         if not self.api_key_env:
             return "no-key"  # local servers ignore it; the client insists on a non-empty value
+        check_url(self)
         value = os.environ.get(self.api_key_env, "")
         if not value:
             raise ConfigError(
@@ -46,6 +49,31 @@ class Endpoint:
                 key="api_key_env",
             )
         return value
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(endpoint: Endpoint) -> None:
+    """Refuse an endpoint that is not https, unless it is on loopback (a local server)."""
+    try:
+        parts = urlsplit(endpoint.base_url)
+        host = parts.hostname or ""
+    except ValueError:
+        parts, host = None, ""
+    if parts is not None and host and (parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host))):
+        return
+    raise ConfigError(
+        f"endpoint {endpoint.name!r} has base_url {endpoint.base_url!r}: requests and API keys go only over "
+        "https, or plain http to a loopback address (127.0.0.1, ::1, localhost); fix base_url",
+        key="base_url",
+    )
 
 
 @dataclass(frozen=True)

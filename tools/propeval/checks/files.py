@@ -1,0 +1,49 @@
+"""Files are what they look like: no link, hard link or special file under rubrics/ and ledger/.
+
+The corpus walk refuses such entries under ``questions/`` as it loads (every command sees those
+problems); this check walks the rubric and ledger folders, whose files the gates read. Rules:
+``file-symlink``, ``file-hardlink``, ``file-special`` (see ``propeval.filetypes``). They are
+reported whatever paths a run is narrowed to: a link must not hide behind a narrowed hook run.
+
+Failing (``ln -s /tmp/forged.json ledger/answerability/i0001.json``) gives
+``ledger/answerability/i0001.json [file-symlink] a symbolic link (to '/tmp/forged.json'), ...``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from propeval.filetypes import RULES, scan
+from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.checks import Context
+
+ID = "files"
+DESCRIPTION = "no symbolic link, hard link, FIFO, socket or device under questions/, rubrics/ or ledger/"
+EMITS = tuple(RULES)
+
+
+def guarded_folders(ctx: Context) -> list[str]:
+    """The rubric and ledger folders (as configured; the defaults too), relative to the root."""
+    config = ctx.config
+    names = ["rubrics", "ledger"]
+    for table, key in (("judge", "rubrics_dir"), ("gates", "ledger_dir"), ("release", "rubrics_dir")):
+        raw = config.raw.get(table)
+        value = raw.get(key) if isinstance(raw, dict) else None
+        if isinstance(value, str) and value:
+            names.append(value)
+    root = os.path.abspath(config.root)
+    out = []
+    for name in dict.fromkeys(names):
+        full = os.path.abspath(os.path.join(root, name))
+        if full != root and full.startswith(root + os.sep):
+            out.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return out
+
+
+def check(ctx: Context) -> Iterator[Problem]:
+    for folder in guarded_folders(ctx):
+        yield from scan(ctx.config.root / folder, ctx.config.root).problems

@@ -1,0 +1,201 @@
+"""Policy comes from the base branch; data comes from the pull request.
+
+``[tool.propeval]`` in pyproject.toml is policy: gate modes, thresholds, signers, the source
+blocklist, id rules, folders, models and endpoints. ``propeval ci --base REF`` reads it from REF
+(the blob, through gitutil) and names every key the pull request changed: a "policy change" that
+needs a maintainer. ``--online`` gates send requests, and API keys, only to endpoints from the
+base ref or from the maintainer's own config file, never from the tree being judged.
+
+The maintainer's config file is ``$PROPEVAL_CONFIG``, else ``config.toml`` in the user config
+folder (``~/.config/propeval/`` on Linux)::
+
+    [endpoints.openai]
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"
+    response_format = "json_schema"
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval import gitutil
+from propeval.config import Config, config_from_table
+from propeval.errors import ConfigError, PolicyError, UsageError
+
+CONFIG_ENV = "PROPEVAL_CONFIG"
+# The keys that say where requests (and keys) go, and which endpoint a gate uses.
+ENDPOINT_KEYS = (
+    "judge.endpoints",
+    "judge.answer_endpoint",
+    "judge.judge_endpoint",
+    "gates.answer_endpoint",
+    "gates.judge_endpoint",
+)
+
+
+def table_at(root: Path, ref: str) -> dict[str, Any]:
+    """``[tool.propeval]`` of pyproject.toml at ``ref``; a ConfigError when it is missing or broken."""
+    blob = gitutil.blob_at(root, ref, "pyproject.toml")
+    if blob is None:
+        raise ConfigError(f"{ref} has no pyproject.toml, so there is no policy to read from it; check --base")
+    try:
+        data = tomllib.loads(blob.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"pyproject.toml at {ref} cannot be read ({e}); the policy comes from there") from None
+    table = data.get("tool", {}).get("propeval")
+    if not isinstance(table, dict):
+        raise ConfigError(f"pyproject.toml at {ref} has no [tool.propeval] table; the policy comes from there")
+    return table
+
+
+def changed_keys(base: Any, tree: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two tables (a key added or removed counts; an
+    absent table and an empty one are the same)."""
+    if (isinstance(base, dict) and tree is None) or (isinstance(tree, dict) and base is None):
+        base, tree = base or {}, tree or {}
+    if isinstance(base, dict) and isinstance(tree, dict):
+        out = []
+        for key in sorted(set(base) | set(tree), key=str):
+            out += changed_keys(base.get(key), tree.get(key), f"{prefix}.{key}" if prefix else str(key))
+        return out
+    return [] if base == tree else [prefix or "(the whole table)"]
+
+
+def _lookup(table: dict[str, Any], dotted: str) -> Any:
+    node: Any = table
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def describe(table: dict[str, Any], dotted: str) -> str:
+    value = _lookup(table, dotted)
+    return "unset" if value is None else repr(value) if not isinstance(value, dict) else "a table"
+
+
+@dataclass
+class BasePolicy:
+    """The Config a run uses (the PR's files, the base's policy) and the keys the PR changed."""
+
+    config: Config
+    ref: str
+    changed: list[str] = field(default_factory=list)
+
+
+def from_base(tree: Config, ref: str) -> BasePolicy:
+    """The tree's files under ``ref``'s ``[tool.propeval]``, and what the tree changed in it."""
+    base = table_at(tree.root, ref)
+    return BasePolicy(config_from_table(tree.root, base), ref, changed_keys(base, tree.raw))
+
+
+def policy_message(tree: Config, ref: str, dotted: str, base: dict[str, Any]) -> str:
+    return (
+        f"policy change: needs a maintainer: [tool.propeval] {dotted} is {describe(tree.raw, dotted)} here "
+        f"but {describe(base, dotted)} at {ref}; this run uses {ref}'s value. A maintainer accepts it by "
+        "merging, or runs `propeval ci --accept-policy-change`"
+    )
+
+
+# --------------------------------------------------------------------------- the maintainer's own config
+
+
+def user_config_path() -> Path:
+    env = os.environ.get(CONFIG_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    from propeval.signing import user_config_dir
+
+    return user_config_dir() / "config.toml"
+
+
+def user_config() -> dict[str, Any]:
+    """The maintainer's config file as a table; empty when there is none."""
+    path = user_config_path()
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: {e}") from None
+    eps = data.get("endpoints", {})
+    if not isinstance(eps, dict) or not all(isinstance(v, dict) for v in eps.values()):
+        raise ConfigError(f"{path}: [endpoints.NAME] must be tables of base_url, model, api_key_env, response_format")
+    return data
+
+
+def _used_endpoints(table: dict[str, Any]) -> list[str]:
+    gates = table.get("gates", {}) if isinstance(table.get("gates"), dict) else {}
+    judge = table.get("judge", {}) if isinstance(table.get("judge"), dict) else {}
+    names = [
+        gates.get("answer_endpoint") or judge.get("answer_endpoint") or "local",
+        gates.get("judge_endpoint") or judge.get("judge_endpoint") or "local",
+    ]
+    return list(dict.fromkeys(str(n) for n in names))
+
+
+def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
+    """The Config an ``--online`` gate runs with: endpoints a maintainer set, never the tree's.
+
+    With ``base``: REF's ``[tool.propeval]``, and a PolicyError when the tree changed where requests
+    go. Without it: the tree's table, with every endpoint the gate uses taken from the maintainer's
+    config file (a UsageError when it is not there). In both, the maintainer's config file's
+    endpoints replace those of the same name, and every endpoint used must be https or loopback.
+    """
+    mine = user_config()
+    my_eps: dict[str, Any] = mine.get("endpoints", {})
+    notes: list[str] = []
+    if base is not None:
+        base_table = table_at(tree.root, base)
+        moved = [k for k in changed_keys(base_table, tree.raw) if k.startswith(ENDPOINT_KEYS)]
+        if moved:
+            detail = "; ".join(f"{k}: {describe(tree.raw, k)} here, {describe(base_table, k)} at {base}" for k in moved)
+            raise PolicyError(
+                f"policy change: needs a maintainer: this tree changes where --online sends requests and keys "
+                f"({detail}); --online is refused. Review the change; run from {base}'s endpoints by reverting it, "
+                f"or define the endpoint in your own config ({user_config_path()})",
+                key=moved[0],
+            )
+        other = [k for k in changed_keys(base_table, tree.raw) if not k.startswith(ENDPOINT_KEYS)]
+        if other:
+            notes.append(f"this tree changes [tool.propeval] {', '.join(other[:5])}: --online uses {base}'s values")
+        table = copy.deepcopy(base_table)
+        source = f"pyproject.toml at {base}"
+    else:
+        table = copy.deepcopy(tree.raw)
+        source = str(user_config_path())
+        used = _used_endpoints(table)
+        missing = [n for n in used if n not in my_eps]
+        if missing:
+            raise UsageError(
+                f"--online sends requests and API keys only to endpoints a maintainer set, never to those of the "
+                f"tree it checks: define [endpoints.{missing[0]}] in your config ({user_config_path()}), or give "
+                "--base REF (the branch the pull request merges into) to use that branch's endpoints"
+            )
+    if my_eps:
+        judge = table.setdefault("judge", {})
+        endpoints = judge.setdefault("endpoints", {})
+        tree_eps = _lookup(tree.raw, "judge.endpoints") or {}
+        for name, ep in my_eps.items():
+            if name in _used_endpoints(table):
+                endpoints[name] = dict(ep)
+                source = str(user_config_path())
+                if name in tree_eps and tree_eps[name] != ep:
+                    notes.append(f"pyproject.toml's endpoint {name!r} differs from your config's and is not used")
+    cfg = config_from_table(tree.root, table)
+    from propeval.judge.settings import check_url, load_settings
+
+    js = load_settings(cfg)
+    for name in _used_endpoints(table):
+        check_url(js.endpoint(name))
+    notes.append(f"--online endpoints from {source}")
+    return cfg, notes
