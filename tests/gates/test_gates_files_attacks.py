@@ -115,10 +115,10 @@ def test_a_deleted_ledger_record_is_named_by_ci(gate_corpus: Any, in_git: Any, l
     in_git("commit", "-qm", "drop a record")
     res = run("ci", "--base", "main", "--step", "answerability")
     assert res.exit_code == 1, res.output
-    assert res.output.splitlines()[0] == (
+    assert (
         "questions/c0001/i0002.yaml [answerability] i0002: no answerability record "
         "(ledger/answerability/i0002.json); run: propeval gate answerability --online i0002"
-    )
+    ) in res.output.splitlines()
 
 
 def test_a_deleted_item_fails_stable_ids_in_ci(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
@@ -127,7 +127,7 @@ def test_a_deleted_item_fails_stable_ids_in_ci(gate_corpus: Any, in_git: Any, lo
     in_git("commit", "-qm", "drop an item")
     res = run("ci", "--base", "main", "--step", "check")
     assert res.exit_code == 1, res.output
-    assert res.output.splitlines()[0].startswith(
+    assert [x for x in res.output.splitlines() if not x.startswith("note: ")][0].startswith(
         "questions/c0001/i0002.yaml [stable-ids] item id 'i0002' existed at main and is gone now"
     )
 
@@ -141,7 +141,8 @@ def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
     in_git("checkout", "-qb", "theirs")
     gate_corpus.item("i0172", prompt="How many people died in Beijing in June 1989?")
     configure(gate_corpus, srv.base_url)
-    assert run("gate", "answerability", "--online", "i0172").exit_code == 0
+    res = run("gate", "answerability", "--online", "i0172")
+    assert res.exit_code == 0, res.output
     configure(gate_corpus)
     in_git("add", "-A")
     in_git("commit", "-qm", "their i0172")
@@ -149,7 +150,8 @@ def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
     gate_corpus.claim("c0002", title="Who gave the order")
     gate_corpus.item("i0172", "c0002", prompt="Who gave the order to clear Tiananmen Square?")
     configure(gate_corpus, srv.base_url)
-    assert run("gate", "answerability", "--online", "i0172").exit_code == 0
+    res = run("gate", "answerability", "--online", "i0172")
+    assert res.exit_code == 0, res.output
     configure(gate_corpus)
     in_git("add", "-A")
     in_git("commit", "-qm", "my i0172")
