@@ -87,7 +87,7 @@ def test_an_id_taken_on_the_base_since_the_fork_fails_ci(corpus, in_git) -> None
     # Each branch passes on its own, and git would merge them cleanly.
     code, lines = run("ci", "--base", "main", "--step", "check")
     assert code == 1, lines
-    assert [x for x in lines if not x.startswith("note: ")][0] == (
+    assert next(x for x in lines if not x.startswith("note: ")) == (
         "questions/c0002/i0172.yaml:2:5 [id-collision] item id 'i0172' is new on this branch, but main already "
         "has it for questions/c0001/i0172.yaml; ids are unique: renumber yours with "
         "`propeval renumber questions/c0002/i0172.yaml --base main`"
@@ -231,7 +231,7 @@ def test_a_collision_is_caught_in_a_merge_commit_checkout_too(corpus, in_git) ->
     in_git("merge", "-q", "--no-edit", "mine")
     code, lines = run("ci", "--base", "main", "--step", "check")
     assert code == 1, lines
-    assert [x for x in lines if not x.startswith("note: ")][0] == (
+    assert next(x for x in lines if not x.startswith("note: ")) == (
         "questions/c0001/i0172.yaml:1:5 [id-collision] item id 'i0172' is new on this branch, but main already "
         "has it for questions/c0002/i0172.yaml; ids are unique: renumber yours with "
         "`propeval renumber questions/c0001/i0172.yaml --base main`"

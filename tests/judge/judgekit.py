@@ -27,7 +27,7 @@ backoff_base = 0.01
 backoff_max = 0.05
 max_total_wait = {max_total_wait}
 max_reasks = {max_reasks}
-answer_endpoint = "loop"
+{extra}answer_endpoint = "loop"
 judge_endpoint = "loop"
 
 [tool.propeval.judge.endpoints.loop]
@@ -55,7 +55,10 @@ def configure(
     max_reasks: int = 2,
     model: str = "answer-model",
     key_env: str = "",
+    **extra: float,
 ) -> None:
+    """Point the corpus at ``base_url``; ``extra`` sets more [tool.propeval.judge] keys
+    (``request_deadline=1.0``, ``run_deadline=2.0``, ``max_reply_bytes=...``)."""
     path = corpus.root / "pyproject.toml"
     text = path.read_text(encoding="utf-8").split("\n[tool.propeval.judge]")[0]
     path.write_text(
@@ -69,6 +72,7 @@ def configure(
             base_url=base_url,
             model=model,
             key_env=key_env,
+            extra="".join(f"{k} = {v!r}\n" for k, v in extra.items()),
         ),
         encoding="utf-8",
     )

@@ -328,12 +328,9 @@ def test_prompt_injection_in_the_answer_stays_inside_its_fence(judge_corpus: Any
     assert "ANSWER-0000›››" in body and "‹‹‹ANSWER-0000" in body  # its fake fences are disarmed
     assert prompt.count(f"ANSWER-{token}>>>") == 1
     # every fence marker left in the prompt carries this request's token
-    assert {m for m in re.findall(r"^<<<(\S+)", prompt, re.MULTILINE)} == {f"QUESTION-{token}", f"ANSWER-{token}"}
-    assert {m for m in re.findall(r"^(\S+)>>>", prompt, re.MULTILINE)} == {
-        f"`NAME-{token}",
-        f"QUESTION-{token}",
-        f"ANSWER-{token}",
-    }
+    fences = {f"{name}-{token}" for name in ("QUESTION", "ANSWER", "FACT", "MARKER")}
+    assert {m for m in re.findall(r"^<<<(\S+)", prompt, re.MULTILINE)} == fences
+    assert {m for m in re.findall(r"^(\S+)>>>", prompt, re.MULTILINE)} == {f"`NAME-{token}", *fences}
 
 
 def test_audit_mixed_refusal_is_reasked(judge_corpus: Any, loopback: Any) -> None:

@@ -16,6 +16,7 @@ from propeval.checks import (
     files,
     id_collision,
     ids,
+    judge_text,
     language,
     placeholder,
     schema,
@@ -59,6 +60,7 @@ _MODULES: tuple[ModuleType, ...] = (
     id_collision,
     files,
     difficulty,
+    judge_text,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
 # Rules reported whatever paths a run is narrowed to: they speak for files that are gone, hidden

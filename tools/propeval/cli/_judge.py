@@ -59,7 +59,10 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
     """Print what a run did; warnings and failed items go to stderr."""
     if result.problems:
         report(result.problems, "text", sys.stderr, summary=False)
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.counts.items())) or "nothing new"
+    parts = [f"{n} {status}" for status, n in sorted(result.counts.items())]
+    if result.unfinished:
+        parts.append(f"{result.unfinished} not finished")
+    counts = ", ".join(parts) or "nothing new"
     out = Path(os.path.relpath(result.out)).as_posix()
     if fmt == "json":
         click.echo(
@@ -71,6 +74,7 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
                     "already_done": result.skipped,
                     "counts": result.counts,
                     "errors": [{"item_id": i, "error": e} for i, e in result.errors],
+                    "unfinished": result.unfinished,
                     "warnings": [p.to_dict() for p in result.problems],
                 },
                 indent=2,
@@ -84,3 +88,9 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
         click.echo(f"{item_id}: {error}", err=True)
     if result.errors:
         click.echo(f"{len(result.errors)} item(s) failed; rerun the same command to retry them", err=True)
+    if result.unfinished:
+        click.echo(
+            f"{result.unfinished} item(s) not finished: the {result.deadline:g}s run deadline "
+            "([tool.propeval.judge] run_deadline) passed; rerun the same command to continue",
+            err=True,
+        )

@@ -45,9 +45,14 @@ def command(
     with no final text is recorded as unanswered. Every answer is appended as soon as it
     arrives, so a killed run loses only the requests in flight: rerun the same command with
     --run-id to finish it. Items that failed (after retries) are retried by the rerun.
+    A malformed reply (not JSON, wrong shape, {}, choices: [], message: null, ...), one
+    over max_reply_bytes, or one not complete within request_deadline is a fault: retried,
+    then recorded as an error with its raw start, never as an answer. Text past
+    max_tokens x 8 characters is cut.
 
     \b
-    Exit codes: 0 every item answered (or unanswered), 3 some request failed for good.
+    Exit codes: 0 every item answered (or unanswered), 3 some request failed for good or
+    the run deadline ([tool.propeval.judge] run_deadline) left items unfinished.
 
     \b
     Examples:

@@ -102,6 +102,10 @@ def answerability_cmd(
     states and the prompt hash follow from the recorded verdict. It is fresh while the item,
     its claim, the rubric, both models and their settings are unchanged.
 
+    With --online, each record is written as soon as its item is graded. Items whose
+    requests failed for good get no record: the command then exits 3 naming them, with
+    the exact count of records written, and rerunning it does only the items left.
+
     \b
     Examples:
       propeval gate answerability --changed-since origin/main

@@ -42,10 +42,14 @@ def command(
     arrives. A verdict that is not valid JSON, is out of range, or names the wrong facts is
     re-asked with the validator's message; after the last re-ask the item is recorded as
     unscored with the reason and the raw reply, and never counts as a pass or a fail.
-    A rerun skips items already graded.
+    A rerun skips items already graded. A reply that is not a chat completion at all
+    (malformed, too big, too slow) is retried like a 5xx and then recorded as an error with
+    its raw start, never as a verdict; see [tool.propeval.judge] request_deadline,
+    run_deadline and max_reply_bytes.
 
     \b
-    Exit codes: 0 every answer graded or unscored, 3 some request failed for good.
+    Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
+    run deadline left items unfinished.
 
     \b
     Examples:

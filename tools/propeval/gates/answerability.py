@@ -187,13 +187,17 @@ def answerability_gate(
         if force:
             todo = [(i, c, b) for i, c, b, _, _ in pending]
         if todo:
-            outcomes = engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo])
-            for (item, _claim, binding), (answer, grade) in zip(todo, outcomes, strict=True):
-                record = make_record(KIND, item.id, binding, _result(answer, grade))
+            bindings = {i.id: b for i, _, b in todo}
+
+            def record(item: Item, answer: dict[str, Any], grade: dict[str, Any]) -> None:
+                # written as each item is graded: a failure or kill later in the batch keeps it
+                rec = make_record(KIND, item.id, bindings[item.id], _result(answer, grade))
                 if key is not None:
-                    record = key.sign(record)
-                write_record(ledger_path(config, gs, item.id), record)
+                    rec = key.sign(rec)
+                write_record(ledger_path(config, gs, item.id), rec)
                 result.ran.append(item.id)
+
+            engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo], record)
             pending = [
                 (i, c, b, _verdict(gs, i, c, rubric, lo, b), lo)
                 for i, c, b, _, _ in pending

@@ -8,7 +8,8 @@ contacts a network unless ``answer_and_grade`` or ``grade_gold`` is called.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,43 +123,81 @@ def _raise_errors(rows: Sequence[dict[str, Any]], what: str) -> None:
 
 
 def answer_and_grade(
-    config: Config, gs: GateSettings, items: Sequence[tuple[Item, Claim]]
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    config: Config,
+    gs: GateSettings,
+    items: Sequence[tuple[Item, Claim]],
+    on_graded: Callable[[Item, dict[str, Any], dict[str, Any]], None],
+) -> None:
     """Answer each item with the reference model and grade it with the gate's rubric.
 
     It runs the judge engine's own ``answer_run`` and ``grade_run`` on a fresh run folder, so a
-    gate record is made exactly as any graded run is. Returns ``(answer row, grade row)`` per item,
-    in order (see RUNS.md). A request that failed for good raises EndpointError: nothing is recorded
-    for the batch, since an endpoint failure is not a verdict.
+    gate record is made exactly as any graded run is. ``on_graded(item, answer row, grade row)``
+    is called as each item's grade reaches the disk (see RUNS.md), so a failure or a kill later
+    in the batch loses nothing already graded. Items whose request failed for good (an endpoint
+    failure is not a verdict) or that the run deadline left unfinished are not passed on; they
+    raise one EndpointError at the end with the exact tally.
     """
     from propeval.judge import runs
     from propeval.judge.answer import AnswerOptions, answer_run
     from propeval.judge.grade import GradeOptions, grade_run
 
     js, answer_ep, judge_ep = _online_endpoints(config, gs)
-    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}"
-    ids = tuple(item.id for item, _ in items)
+    # A run folder of its own: two gate runs in the same second must not resume each other's
+    # answers (an item id may name other text on another branch; runs/ is not committed).
+    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}-{secrets.token_hex(3)}"
+    by_id = {item.id: item for item, _ in items}
     answered = answer_run(
         config,
         js,
-        AnswerOptions(answer_ep, js.temperature, js.max_tokens, run_id=run_id, items=ids),
-    )
-    grade_run(
-        config,
-        js,
-        GradeOptions(
-            run=run_id,
-            rubric=gs.rubric,
-            endpoint=judge_ep,
-            temperature=js.judge_temperature,
-            max_tokens=js.judge_max_tokens,
-            max_reasks=js.max_reasks,
-        ),
+        AnswerOptions(answer_ep, js.temperature, js.max_tokens, run_id=run_id, items=tuple(by_id)),
     )
     answers = runs.latest(answered.run_dir / runs.ANSWERS, config.root)
+    passed: set[str] = set()
+
+    def on_record(grade: dict[str, Any]) -> None:
+        item_id = grade.get("item_id")
+        if grade.get("status") != "error" and item_id in by_id and item_id in answers:
+            on_graded(by_id[item_id], answers[item_id], grade)
+            passed.add(item_id)
+
+    fatal = ""
+    try:
+        grade_run(
+            config,
+            js,
+            GradeOptions(
+                run=run_id,
+                rubric=gs.rubric,
+                endpoint=judge_ep,
+                temperature=js.judge_temperature,
+                max_tokens=js.judge_max_tokens,
+                max_reasks=js.max_reasks,
+            ),
+            on_record=on_record,
+        )
+    except EndpointError as e:  # the judge refused us or went away: what was graded is kept
+        fatal = str(e)
     grades = runs.latest(answered.run_dir / runs.grades_file(gs.rubric), config.root)
-    _raise_errors([*answers.values(), *grades.values()], "request(s)")
-    return [(answers[i], grades[i]) for i in ids]
+    failures: dict[str, str] = {}
+    late = f" within the {js.run_deadline:g}s run deadline" if js.run_deadline else ""
+    for item_id in by_id:
+        if item_id in passed:
+            continue
+        ans, grade = answers.get(item_id) or {}, grades.get(item_id) or {}
+        if ans.get("status") == "error":
+            failures[item_id] = f"answer: {ans.get('error')}"
+        elif not ans:
+            failures[item_id] = f"not answered{late}"
+        elif grade.get("status") == "error":
+            failures[item_id] = f"grade: {grade.get('reason')}"
+        else:
+            failures[item_id] = fatal or f"not graded{late}"
+    if failures:
+        first = "; ".join(f"{k}: {v}" for k, v in list(failures.items())[:3])
+        raise EndpointError(
+            f"{len(failures)} of {len(by_id)} item(s) got no record ({first}); the {len(passed)} other(s) were "
+            f"recorded as each finished; rerun the same command to do the {len(failures)} left"
+        )
 
 
 def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

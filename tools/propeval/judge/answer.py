@@ -12,8 +12,8 @@ from propeval.corpus import Item, load_corpus
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.judge import runs
-from propeval.judge._engine import Progress, run_all_closing
-from propeval.judge.client import ChatClient, RequestError
+from propeval.judge._engine import Progress, make_client, run_all_closing
+from propeval.judge.client import RequestError
 from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
@@ -41,10 +41,12 @@ class RunResult:
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    unfinished: int = 0  # items not finished when the run deadline passed
+    deadline: float = 0.0
 
     @property
     def exit_code(self) -> int:
-        return 3 if self.errors else 0
+        return 3 if self.errors or self.unfinished else 0
 
     def tally(self, records: list[dict[str, Any]], why: str) -> None:
         """Count ``records`` by status; an ``error`` record's ``why`` field says what failed."""
@@ -99,7 +101,7 @@ def answer_run(
     run_dir = config.root / settings.runs_dir / run_id
     out = run_dir / runs.ANSWERS
     run_settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
-    result = RunResult(run_id, run_dir, out)
+    result = RunResult(run_id, run_dir, out, deadline=settings.run_deadline)
     result.problems = [
         Problem(p.path, p.line, p.col, p.rule, f"{p.message} (file left out of the run)", severity=Severity.WARNING)
         for p in corpus.problems
@@ -118,19 +120,16 @@ def answer_run(
             config.root,
         )
         runs.repair_tail(out)
-        finished = {k for k, r in runs.latest(out, config.root).items() if r.get("status") in runs.FINAL_ANSWER}
+        oversized: list[int] = []
+        done = runs.latest(out, config.root, oversized)
+        result.problems += runs.oversized_warnings(out, oversized, config.root)
+        finished = {k for k, r in done.items() if r.get("status") in runs.FINAL_ANSWER}
         todo = [i for i in items if i.id not in finished]
         result.total = len(items)
         result.skipped = len(items) - len(todo)
 
         async def main() -> list[dict[str, Any]]:
-            client = ChatClient(
-                options.endpoint,
-                retry=settings.retry,
-                timeout=settings.timeout,
-                connect_timeout=settings.connect_timeout,
-                concurrency=settings.concurrency,
-            )
+            client = make_client(options.endpoint, settings)
 
             async def work(item: Item) -> dict[str, Any]:
                 claim = corpus.claim_of(item)
@@ -150,7 +149,9 @@ def answer_run(
                         max_tokens=options.max_tokens,
                     )
                 except RequestError as e:
-                    record.update(status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts)
+                    record.update(
+                        status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts, raw=e.raw
+                    )
                 else:
                     record.update(
                         status="answered" if c.text else "unanswered",
@@ -159,10 +160,12 @@ def answer_run(
                         finish_reason=c.finish_reason,
                         attempts=c.attempts,
                     )
+                    if c.cut:
+                        record["cut"] = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
                 record["created"] = runs.now()
                 return record
 
-            return await run_all_closing(client, todo, work, out, result, progress, settings.concurrency)
+            return await run_all_closing(client, todo, work, out, result, progress, settings)
 
         records = asyncio.run(main())
     result.tally(records, "error")

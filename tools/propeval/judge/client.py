@@ -1,12 +1,25 @@
-"""An OpenAI-compatible chat client with our own retry policy.
+"""An OpenAI-compatible chat client with our own retry policy, deadlines and size caps.
 
-The ``openai`` package does the HTTP; its own retries are off (``max_retries=0``) because they
-have no cap on the total wait. Here:
+The ``openai`` package does the HTTP (over httpx); its own retries are off (``max_retries=0``)
+because they have no cap on the total wait, and its reply parsing is bypassed
+(``with_raw_response``) because it accepts any shape. Here:
 
-* 429, 408, 5xx, timeouts and dropped connections are retried with exponential backoff and
-  full jitter, honouring ``Retry-After`` (seconds or HTTP date), until ``max_attempts`` or until
-  the next sleep would take the total wait past ``max_total_wait``;
-* 401 and 403 stop the whole run at once (:class:`FatalEndpointError`): every request would fail;
+* every reply is read through a byte cap (``max_reply_bytes``, checked on ``Content-Length`` and
+  again while the body streams in), with compression refused, so a huge or decompressing reply
+  never sits in memory;
+* every request has a total deadline (``request_deadline``), on top of the per-read ``timeout``,
+  so a server that trickles one byte a second cannot hold it;
+* a 200 reply is parsed by the strict loader and checked against :data:`REPLY_SCHEMA`; a reply
+  that is not UTF-8, not JSON, of the wrong shape (``{}``, ``choices: []``, ``message: null``), or
+  holds a lone surrogate or an over-long integer is *malformed*: a fault like a 5xx, never an
+  answer;
+* 429, 408, 5xx, timeouts, missed deadlines, dropped connections, oversized and malformed
+  replies are retried with exponential backoff and full jitter, honouring ``Retry-After``
+  (seconds or HTTP date), until ``max_attempts`` or until the next sleep would take the total
+  wait past ``max_total_wait``; then :class:`RequestError` carries the reason and the last raw
+  reply, cut to :data:`RAW_CAP` characters;
+* 401 and 403, and a server that cannot be connected to at all, stop the whole run at once
+  (:class:`FatalEndpointError`): every request would fail;
 * any other 4xx (400, 404, 422, ...) fails that request at once, with no retry
   (:class:`RequestError`);
 * the API key never appears in a message or a kept reply: server text is scrubbed of it before it
@@ -20,23 +33,70 @@ import email.utils
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from propeval.errors import DependencyError, EndpointError
 from propeval.judge.settings import Endpoint, Retry
+from propeval.loader import Limits, LoadError, load_json_text
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+RAW_CAP = 2000  # characters of a failed reply kept in a record
+# A stored reply is cut at max_tokens x this many characters: more than any tokenizer yields
+# per token on prose, so only a server that ignores max_tokens is cut.
+CHARS_PER_TOKEN = 8
+_REPLY_LIMITS = Limits(max_bytes=1 << 62, max_depth=16, max_nodes=20_000)
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["choices"],
+    "properties": {
+        "choices": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["message"],
+                "properties": {
+                    "message": {
+                        "type": "object",
+                        "required": ["content"],
+                        "properties": {"content": {"type": ["string", "null"]}},
+                    },
+                    "finish_reason": {"type": ["string", "null"], "maxLength": 64},
+                },
+            },
+        }
+    },
+}
 
 
 class RequestError(EndpointError):
-    """One request failed for good (a non-retryable status, or the retry budget ran out)."""
+    """One request failed for good (a non-retryable status, or the retry budget ran out).
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+    ``raw`` is the last reply's body when it was malformed, cut to :data:`RAW_CAP` characters."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, raw: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.attempts = attempts
+        self.raw = raw
+
+
+class MalformedReplyError(EndpointError):
+    """A 200 reply that is not a chat completion; ``raw`` is its start, for the record."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class ReplyTooLargeError(Exception):
+    """Raised inside httpx while a body streams in, once it passes the byte cap."""
+
+    def __init__(self, cap: int, announced: int | None = None) -> None:
+        said = f" (it announced {announced} bytes)" if announced is not None else ""
+        super().__init__(f"the reply is over the {cap}-byte cap{said}")
 
 
 class FatalEndpointError(EndpointError):
@@ -45,17 +105,19 @@ class FatalEndpointError(EndpointError):
 
 @dataclass
 class Completion:
-    """The final text of one reply (reasoning excluded) and how it ended."""
+    """The final text of one reply (reasoning excluded) and how it ended. ``cut`` says the text
+    was cut at ``max_tokens`` x :data:`CHARS_PER_TOKEN` characters because the server sent more."""
 
     text: str | None
     finish_reason: str | None
     attempts: int
+    cut: bool = False
 
 
 def final_text(message: Any) -> str | None:
     """The answer's final text: ``content`` only, never ``reasoning_content``, and no leading
     ``<think>`` block. ``None`` when nothing is left."""
-    content = getattr(message, "content", None)
+    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
     if not isinstance(content, str):
         return None
     content = _THINK.sub("", content, count=1).strip()
@@ -97,6 +159,103 @@ def retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _raw_text(body: bytes) -> str:
+    """The start of a reply body as text, for a record: cut to RAW_CAP, undecodable bytes replaced."""
+    text = body[: RAW_CAP * 4].decode("utf-8", errors="replace")
+    return text if len(text) <= RAW_CAP else text[:RAW_CAP] + f"[... cut at {RAW_CAP} characters]"
+
+
+def _encodable(value: str, where: str, raw: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise MalformedReplyError(
+            f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X}) at character {e.start}", raw
+        ) from None
+    return value
+
+
+def parse_reply(body: bytes, max_chars: int) -> tuple[str | None, str | None, bool]:
+    """``(final text, finish_reason, cut)`` of a 200 chat-completion body, or
+    :class:`MalformedReplyError` with what is wrong and the body's start."""
+    import jsonschema
+
+    raw = _raw_text(body)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MalformedReplyError(f"the reply is not UTF-8 (byte {e.start})", raw) from None
+    try:
+        data = load_json_text(text, "reply", limits=_REPLY_LIMITS).data
+    except LoadError as e:
+        p = e.problem
+        where = f"at line {p.line}, column {p.col}"
+        raise MalformedReplyError(f"the reply is not valid JSON ({p.message} {where})", raw) from None
+    except ValueError:  # an integer past Python's 4,300-digit limit for int()
+        raise MalformedReplyError("the reply holds an integer too long to read", raw) from None
+    error = next(iter(jsonschema.Draft202012Validator(REPLY_SCHEMA).iter_errors(data)), None)
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "the reply"
+        raise MalformedReplyError(f"the reply is not a chat completion ({where}: {error.message[:200]})", raw)
+    choice = data["choices"][0]
+    finish = choice.get("finish_reason")
+    if isinstance(finish, str):
+        _encodable(finish, "finish_reason", raw)
+    content = choice["message"].get("content")
+    if isinstance(content, str):
+        _encodable(content, "the content", raw)
+    final = final_text(choice["message"])
+    cut = final is not None and len(final) > max_chars
+    if cut:
+        final = final[:max_chars]  # type: ignore[index]
+    return final, finish, cut
+
+
+def http_module(openai: Any) -> Any:
+    """The httpx flavour the installed ``openai`` is built on: ``httpx`` (1.x) or ``httpx2`` (3.x)."""
+    import importlib
+
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def capped_transport(httpx: Any, cap: int) -> Any:
+    """An httpx transport that asks for uncompressed replies, refuses a compressed one (a small
+    body could inflate past any cap) and stops reading any body past ``cap`` bytes."""
+
+    class CappedStream(httpx.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > cap:
+                    raise ReplyTooLargeError(cap)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Transport(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            response = await super().handle_async_request(request)
+            announced = response.headers.get("content-length", "")
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            too_big = announced.isdigit() and int(announced) > cap
+            if too_big or encoding not in ("", "identity"):
+                await response.aclose()
+                if too_big:
+                    raise ReplyTooLargeError(cap, int(announced))
+                raise httpx.DecodingError(f"the reply is compressed ({encoding}) though identity was asked for")
+            response.stream = CappedStream(response.stream)
+            return response
+
+    return Transport()
+
+
 class ChatClient:
     """Chat completions against one endpoint, at most ``concurrency`` requests in flight."""
 
@@ -108,6 +267,8 @@ class ChatClient:
         timeout: float,
         connect_timeout: float,
         concurrency: int,
+        request_deadline: float = 300.0,
+        max_reply_bytes: int = 1_000_000,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         try:
@@ -116,13 +277,17 @@ class ChatClient:
             raise DependencyError("openai", "judge") from e
         self.endpoint = endpoint
         self.retry = retry
+        self.request_deadline = request_deadline
+        self.max_reply_bytes = max_reply_bytes
         self._key = endpoint.api_key()
         self._openai = openai
+        self._httpx = http_module(openai)
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
             api_key=self._key,
             max_retries=0,
             timeout=openai.Timeout(timeout, connect=connect_timeout),
+            http_client=openai.DefaultAsyncHttpxClient(transport=capped_transport(self._httpx, max_reply_bytes)),
         )
         self._sem = asyncio.Semaphore(concurrency)
         self._sleep = sleep
@@ -139,6 +304,17 @@ class ChatClient:
 
     def _scrub(self, text: str) -> str:
         return self.redact(text)[:500]
+
+    async def _once(self, messages: list[dict[str, str]], max_chars: int, **params: Any) -> Completion:
+        """One HTTP request under the total deadline; a malformed reply raises."""
+        async with self._sem, asyncio.timeout(self.request_deadline):
+            resp = await self._client.chat.completions.with_raw_response.create(
+                model=self.endpoint.model,
+                messages=messages,  # type: ignore[arg-type]
+                **params,
+            )
+        text, finish, cut = parse_reply(resp.http_response.content, max_chars)
+        return Completion(self.redact(text) if text else text, finish, 0, cut)
 
     async def complete(
         self,
@@ -157,15 +333,12 @@ class ChatClient:
         while True:
             attempt += 1
             asked: float | None = None
+            raw: str | None = None
+            unreachable = False
             try:
-                async with self._sem:
-                    resp = await self._client.chat.completions.create(
-                        model=self.endpoint.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        temperature=temperature,
-                        max_tokens=max_tokens,
-                        **extra,
-                    )
+                c = await self._once(
+                    messages, max_tokens * CHARS_PER_TOKEN, temperature=temperature, max_tokens=max_tokens, **extra
+                )
             except openai.APIStatusError as e:
                 status = e.status_code
                 if status in (401, 403):
@@ -181,16 +354,26 @@ class ChatClient:
                     ) from None
                 reason = f"HTTP {status}"
                 asked = retry_after(e.response.headers)
+            except TimeoutError:
+                reason = f"no complete reply within the {self.request_deadline:g}s request deadline"
+            except ReplyTooLargeError as e:  # openai 3.x lets it through unwrapped
+                reason = str(e)
             except openai.APITimeoutError:
                 reason = "timeout"
             except openai.APIConnectionError as e:
-                reason = f"connection failed ({self._scrub(str(e.__cause__ or e))})"
+                cause = e.__cause__
+                if isinstance(cause, ReplyTooLargeError):
+                    reason = str(cause)
+                else:
+                    unreachable = isinstance(cause, self._httpx.ConnectError)
+                    what = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else repr(cause or e)
+                    reason = f"connection failed ({self._scrub(what)})"
+            except MalformedReplyError as e:
+                reason = f"malformed reply: {self._scrub(str(e))}"
+                raw = self.redact(e.raw)
             else:
-                if not resp.choices:
-                    return Completion(None, None, attempt)
-                choice = resp.choices[0]
-                text = final_text(choice.message)
-                return Completion(self.redact(text) if text else text, choice.finish_reason, attempt)
+                c.attempts = attempt
+                return c
 
             if asked is not None:
                 delay = asked + random.uniform(0, 0.1 * max(asked, 0.1))
@@ -203,7 +386,7 @@ class ChatClient:
                     if attempt >= self.retry.max_attempts
                     else f"the {self.retry.max_total_wait:g}s retry budget"
                 )
-                if reason.startswith("connection failed"):
+                if unreachable:
                     from propeval.judge.local import postmortem
 
                     died = postmortem(self.endpoint.base_url)
@@ -211,7 +394,7 @@ class ChatClient:
                         f"endpoint {self.endpoint.name!r} at {self.endpoint.base_url} is unreachable: {reason}; "
                         + (died if died else "start the server (e.g. propeval serve-local) or fix base_url")
                     )
-                raise RequestError(f"{reason}; gave up after {why}", attempts=attempt)
+                raise RequestError(f"{reason}; gave up after {why}", attempts=attempt, raw=raw)
             waited += delay
             self.total_wait += delay
             await self._sleep(delay)

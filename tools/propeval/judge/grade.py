@@ -10,9 +10,9 @@ from propeval.config import Config
 from propeval.corpus import load_corpus
 from propeval.errors import UsageError
 from propeval.judge import runs
-from propeval.judge._engine import Progress, run_all_closing
+from propeval.judge._engine import OnRecord, Progress, make_client, run_all_closing
 from propeval.judge.answer import RunResult
-from propeval.judge.client import ChatClient, RequestError
+from propeval.judge.client import RequestError
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import Rubric, load_rubric
 from propeval.judge.settings import Endpoint, JudgeSettings
@@ -43,23 +43,33 @@ def _empty_fields(rubric: Rubric) -> dict[str, Any]:
 
 
 def grade_run(
-    config: Config, settings: JudgeSettings, options: GradeOptions, progress: Progress | None = None
+    config: Config,
+    settings: JudgeSettings,
+    options: GradeOptions,
+    progress: Progress | None = None,
+    on_record: OnRecord | None = None,
 ) -> RunResult:
-    """Grade every answer of a run that has no final grade yet under ``options.rubric``."""
+    """Grade every answer of a run that has no final grade yet under ``options.rubric``;
+    ``on_record`` sees each grade record as soon as it is on disk."""
     run_dir = runs.resolve_run(config.root / settings.runs_dir, options.run)
     rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
     answers_path = run_dir / runs.ANSWERS
     out = run_dir / runs.grades_file(rubric.name)
-    result = RunResult(run_dir.name, run_dir, out)
+    result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline)
     corpus = load_corpus(config)
 
     with runs.locked(run_dir, f"grades-{rubric.name}"):
-        answers = runs.latest(answers_path, config.root)
+        oversized: list[int] = []
+        answers = runs.latest(answers_path, config.root, oversized)
+        result.problems += runs.oversized_warnings(answers_path, oversized, config.root)
         if not answers:
             raise UsageError(f"{answers_path} has no answers; run `propeval answer` first")
         runs.repair_tail(out)
         final = runs.FINAL_GRADE if not options.retry_unscored else ("scored", "unanswered")
-        graded = {k for k, r in runs.latest(out, config.root).items() if r.get("status") in final}
+        oversized = []
+        prior = runs.latest(out, config.root, oversized)
+        result.problems += runs.oversized_warnings(out, oversized, config.root)
+        graded = {k for k, r in prior.items() if r.get("status") in final}
         todo: list[dict[str, Any]] = []
         for item_id, ans in sorted(answers.items()):
             if ans.get("status") not in runs.FINAL_ANSWER:
@@ -108,13 +118,7 @@ def grade_run(
             todo.append({"answer": ans, "item": item, "claim": claim})
 
         async def main() -> list[dict[str, Any]]:
-            client = ChatClient(
-                options.endpoint,
-                retry=settings.retry,
-                timeout=settings.timeout,
-                connect_timeout=settings.connect_timeout,
-                concurrency=settings.concurrency,
-            )
+            client = make_client(options.endpoint, settings)
 
             async def work(job: dict[str, Any]) -> dict[str, Any]:
                 ans, item, claim = job["answer"], job["item"], job["claim"]
@@ -185,11 +189,11 @@ def grade_run(
                             raw=raw,
                         )
                 except RequestError as e:
-                    record.update(status="error", verdict=None, reason=str(e), raw=raw)
+                    record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
                 record["created"] = runs.now()
                 return record
 
-            return await run_all_closing(client, todo, work, out, result, progress, settings.concurrency)
+            return await run_all_closing(client, todo, work, out, result, progress, settings, on_record)
 
         records = asyncio.run(main())
     result.tally(records, "reason")

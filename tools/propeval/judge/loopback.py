@@ -2,19 +2,28 @@
 
 It speaks ``POST /v1/chat/completions`` and ``GET /v1/models``. A *script* maps each request
 (its JSON body and its sequence number) to a :class:`Reply`: a normal completion, an error status
-with headers such as ``Retry-After``, a raw body (truncated or not JSON), or a delay before the
-reply (a slow read, for timeouts). Every request is recorded, headers included, so tests can
-assert on what the client sent.
+with headers such as ``Retry-After``, a raw body (see :data:`MALFORMED`), a delay before the
+reply (a slow read, for timeouts), a body trickled a few bytes at a time (``drip``), a huge body
+streamed without ever being held (``pad``), or a connection reset (``reset``). Every request is
+recorded, headers included, so tests can assert on what the client sent.
+
+:class:`FaultScript` wraps a script with seeded faults: the same seed gives the same faults for
+the same requests whatever order they arrive in, so a test or benchmark is reproducible.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import random
 import re
+import socket
+import struct
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,6 +38,11 @@ class Reply:
     body: bytes | None = None  # sent as is, instead of a completion
     finish_reason: str = "stop"
     reasoning: str | None = None
+    drip: float = 0.0  # seconds between chunks of drip_bytes: a reply trickled under any read timeout
+    drip_bytes: int = 1
+    pad: int = 0  # a completion whose content is this many bytes, streamed in chunks
+    announce: bool = True  # with pad: send Content-Length (else the body ends when the connection closes)
+    reset: bool = False  # drop the connection with a TCP reset instead of replying
 
 
 @dataclass
@@ -113,6 +127,12 @@ class LoopbackServer:
                     wait = outer.latency + reply.delay
                     if wait:
                         time.sleep(wait)
+                    if reply.reset:
+                        self._reset()
+                        return
+                    if reply.pad:
+                        self._huge(reply, str(body.get("model", "loopback")))
+                        return
                     if reply.body is not None:
                         data = reply.body
                     elif reply.status != 200:
@@ -121,9 +141,51 @@ class LoopbackServer:
                         ).encode()
                     else:
                         data = completion(reply, str(body.get("model", "loopback")))
+                    if reply.drip:
+                        self._drip(reply, data)
+                        return
                     self._send(reply.status, data, reply.headers)
                 except OSError:  # the client gave up (a timeout test): nothing to answer
                     pass
+
+            def _reset(self) -> None:
+                # SO_LINGER with a zero timeout makes close() send RST, not FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+
+            def _drip(self, reply: Reply, data: bytes) -> None:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.flush()
+                for i in range(0, len(data), reply.drip_bytes):
+                    self.wfile.write(data[i : i + reply.drip_bytes])
+                    self.wfile.flush()
+                    time.sleep(reply.drip)
+
+            def _huge(self, reply: Reply, model: str) -> None:
+                head = json.dumps({"id": "chatcmpl-huge", "object": "chat.completion", "model": model})
+                start = (
+                    head[:-1] + ', "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                ).encode()
+                end = b'"}, "finish_reason": "stop"}]}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if reply.announce:
+                    self.send_header("Content-Length", str(len(start) + reply.pad + len(end)))
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                self.wfile.write(start)
+                chunk = b"x" * 65536
+                left = reply.pad
+                while left > 0:
+                    self.wfile.write(chunk[: min(left, len(chunk))])
+                    left -= len(chunk)
+                self.wfile.write(end)
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -157,8 +219,8 @@ class LoopbackServer:
 
 # --------------------------------------------------------------------------- ready-made scripts
 
-_FACT_LINE = re.compile(r"^- (f[0-9]+): ", re.MULTILINE)
-_FENCED = re.compile(r"^<<<(QUESTION|ANSWER)-([0-9A-F]+)\n.*?\n\1-\2>>>$", re.MULTILINE | re.DOTALL)
+_FACT_LINE = re.compile(r"^- (f[0-9]+):\n<<<FACT-", re.MULTILINE)
+_FENCED = re.compile(r"^<<<(QUESTION|ANSWER|MARKER)-([0-9A-F]+)\n.*?\n\1-\2>>>$", re.MULTILINE | re.DOTALL)
 
 
 def is_judge_request(seen: Seen) -> bool:
@@ -166,7 +228,8 @@ def is_judge_request(seen: Seen) -> bool:
 
 
 def fact_ids(seen: Seen) -> list[str]:
-    """The fact ids a judge prompt lists (outside the fenced question and answer)."""
+    """The fact ids a judge prompt lists (each above its own fence, outside the question, answer and
+    markers)."""
     outside = _FENCED.sub("", seen.prompt)
     return list(dict.fromkeys(_FACT_LINE.findall(outside)))
 
@@ -193,3 +256,99 @@ def default_script(seen: Seen) -> Reply:
     if "propaganda_inclusion" in _FENCED.sub("", seen.prompt):
         return Reply(audit_verdict())
     return Reply(facts_verdict(fact_ids(seen)))
+
+
+# --------------------------------------------------------------------------- faults
+
+_TOKEN = re.compile(r"\b[0-9A-F]{16}\b")
+_HUGE_INT = "9" * 5000  # past Python's 4,300-digit limit for int()
+
+MALFORMED: dict[str, bytes] = {
+    "truncated": b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "ass',
+    "not_json": b"<html><body>502 Bad Gateway</body></html>",
+    "not_utf8": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "\xff\xfe"}}]}',
+    "wrong_shape": b'{"choices": {"0": {"text": "an answer"}}}',
+    "surrogate": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "A \\ud800 B"},'
+    b' "finish_reason": "stop"}]}',
+    "empty_object": b"{}",
+    "no_choices": b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": []}',
+    "null_message": b'{"choices": [{"index": 0, "message": null, "finish_reason": "stop"}]}',
+    "huge_int": (
+        '{"choices": [{"index": ' + _HUGE_INT + ', "message": {"role": "assistant", "content": "hi"},'
+        ' "finish_reason": "stop"}]}'
+    ).encode(),
+    "error_200": b'{"error": {"message": "overloaded", "type": "server_error"}}',
+}
+
+FAULT_KINDS: tuple[str, ...] = (
+    *MALFORMED,
+    "http_429",
+    "http_500",
+    "http_503",
+    "reset",
+    "drip",
+    "huge",
+    "huge_unannounced",
+)
+
+
+def fault_reply(kind: str, *, drip: float = 0.05, huge_bytes: int = 100_000_000) -> Reply:
+    """The :class:`Reply` for one fault kind of :data:`FAULT_KINDS`."""
+    if kind in MALFORMED:
+        return Reply(body=MALFORMED[kind])
+    if kind.startswith("http_"):
+        status = int(kind[5:])
+        return Reply(status=status, headers={"Retry-After": "0"} if status == 429 else {})
+    if kind == "reset":
+        return Reply(reset=True)
+    if kind == "drip":
+        return Reply("a reply that arrives one byte at a time", drip=drip)
+    if kind in ("huge", "huge_unannounced"):
+        return Reply(pad=huge_bytes, announce=kind == "huge")
+    raise ValueError(f"no fault kind {kind!r}; use one of {', '.join(FAULT_KINDS)}")
+
+
+class FaultScript:
+    """``base`` with a seeded share ``rate`` of requests answered by a fault from ``kinds``.
+
+    The draw for a request depends on the seed, its messages and how many times the same messages
+    were sent before, never on arrival order, so concurrent runs see the same faults. ``counts``
+    tallies the faults served by kind, and ``"ok"`` for the rest.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        rate: float,
+        *,
+        kinds: Sequence[str] = FAULT_KINDS,
+        base: Script | None = None,
+        drip: float = 0.05,
+        huge_bytes: int = 100_000_000,
+    ) -> None:
+        self.seed = seed
+        self.rate = rate
+        self.kinds = tuple(kinds)
+        self.base = base or default_script
+        self.drip = drip
+        self.huge_bytes = huge_bytes
+        self.counts: Counter[str] = Counter()
+        self._sent: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, seen: Seen) -> Reply:
+        # A judge prompt's boundary token is drawn fresh per call: leave it out of the key.
+        key = _TOKEN.sub("TOKEN", json.dumps(seen.body.get("messages"), sort_keys=True))
+        with self._lock:
+            n = self._sent[key]
+            self._sent[key] += 1
+        digest = hashlib.sha256(f"{self.seed}\0{n}\0{key}".encode()).digest()
+        rng = random.Random(digest)
+        if rng.random() < self.rate:
+            kind = rng.choice(self.kinds)
+            with self._lock:
+                self.counts[kind] += 1
+            return fault_reply(kind, drip=self.drip, huge_bytes=self.huge_bytes)
+        with self._lock:
+            self.counts["ok"] += 1
+        return self.base(seen)

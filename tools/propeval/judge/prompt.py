@@ -1,7 +1,10 @@
 """Fill a rubric's template, fencing untrusted text so it cannot end or rewrite a section.
 
-The question and the answer are untrusted: an answer may say "ignore previous instructions"
-and carry a fake verdict, or try to close the answer section early. Each call draws a fresh
+The question, the answer, the claim's facts and its frame markers are untrusted: an answer may
+say "ignore previous instructions" and carry a fake verdict, or try to close the answer section
+early, and a contributor may write a "fact" that reads like a grading rule. Each fact and each
+marker gets a fence of its own, below its id or language tag (both checked by the schema), so
+it can neither forge another fact nor pass for rubric text. Each call draws a fresh
 random boundary token; untrusted text goes between ``<<<NAME-TOKEN`` and ``NAME-TOKEN>>>`` lines.
 Before that, any run of ``<<<`` / ``>>>`` in untrusted text is turned into look-alike guillemets
 and any occurrence of the token is removed, so the text can neither close its own fence nor
@@ -31,6 +34,11 @@ def neutralise(text: str, token: str) -> str:
     while token in text:
         text = text.replace(token, "")
     return text
+
+
+def inline(text: str, token: str) -> str:
+    """A short label (a fact id, a language tag) on one line, disarmed like fenced text."""
+    return " ".join(neutralise(text, token).split())
 
 
 def fence(name: str, text: str, token: str) -> str:
@@ -64,12 +72,13 @@ def fill(
         values: dict[str, Any] = {
             "question": fence("QUESTION", question, t),
             "answer": fence("ANSWER", answer, t),
-            "facts": "\n".join(f"- {fid}: {neutralise(text, t)}" for fid, text in facts) or "(none)",
-            "fact_ids": ", ".join(fid for fid, _ in facts),
-            "frame_markers": "\n".join(f"- [{lang}] {neutralise(text, t)}" for lang, text in markers) or "(none)",
-            "language": language,
-            "framing": framing,
-            "question_type": question_type,
+            "facts": "\n".join(f"- {inline(fid, t)}:\n{fence('FACT', text, t)}" for fid, text in facts) or "(none)",
+            "fact_ids": ", ".join(inline(fid, t) for fid, _ in facts),
+            "frame_markers": "\n".join(f"- [{inline(lang, t)}]\n{fence('MARKER', text, t)}" for lang, text in markers)
+            or "(none)",
+            "language": inline(language, t),
+            "framing": inline(framing, t),
+            "question_type": inline(question_type, t),
             "boundary": t,
         }
         return string.Template(rubric.template).substitute(values)

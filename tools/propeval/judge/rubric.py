@@ -83,6 +83,10 @@ class Rubric:
     quote_field: str
     hash: str
     folder: Path
+    # The shortest quote that can show an answer adopts a frame: words where words are spaced,
+    # characters in scripts written without spaces (Chinese, Japanese, Thai, ...).
+    quote_min_words: int = 3
+    quote_min_chars: int = 4
 
     @property
     def gold_path(self) -> Path:
@@ -190,6 +194,12 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
                             "/fact_score",
                             f"no row scores stated={s} missed={m} opposed={n - s - m}; end the table with a catch-all",
                         )
+    minimums = {}
+    for key, default in (("quote_min_words", 3), ("quote_min_chars", 4)):
+        value = d.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise fail(f"/{key}", f"{key} must be a whole number >= 1 (got {value!r})")
+        minimums[key] = value
     refusal = d.get("refusal_label", "Refusal")
     quote_field = d.get("quote_field", "frame_adopted")
     if not isinstance(refusal, str) or not isinstance(quote_field, str):
@@ -206,6 +216,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
         quote_field=quote_field,
         hash=content_hash({"rubric": d, "template": template}),
         folder=folder,
+        **minimums,
     )
 
 

@@ -88,6 +88,11 @@ class Retry:
 
 @dataclass(frozen=True)
 class JudgeSettings:
+    """``timeout`` bounds each read; ``request_deadline`` bounds one HTTP request from connect to
+    last byte, so a reply trickled a byte at a time cannot hold a request past it;
+    ``run_deadline`` (0: none) bounds the wall time of a whole `answer` or `grade` run;
+    ``max_reply_bytes`` caps the bytes read from one reply."""
+
     runs_dir: str = "runs"
     rubrics_dir: str = "rubrics"
     answer_endpoint: str = "local"
@@ -95,6 +100,9 @@ class JudgeSettings:
     concurrency: int = 8
     timeout: float = 120.0
     connect_timeout: float = 10.0
+    request_deadline: float = 300.0
+    run_deadline: float = 0.0
+    max_reply_bytes: int = 1_000_000
     retry: Retry = field(default_factory=Retry)
     max_reasks: int = 2
     temperature: float = 0.0
@@ -178,6 +186,9 @@ def load_settings(config: Config) -> JudgeSettings:
         concurrency=_num(t, "concurrency", 8, int, 1, w),
         timeout=_num(t, "timeout", 120.0, float, 0.001, w),
         connect_timeout=_num(t, "connect_timeout", 10.0, float, 0.001, w),
+        request_deadline=_num(t, "request_deadline", 300.0, float, 0.001, w),
+        run_deadline=_num(t, "run_deadline", 0.0, float, 0, w),
+        max_reply_bytes=_num(t, "max_reply_bytes", 1_000_000, int, 1024, w),
         retry=retry,
         max_reasks=_num(t, "max_reasks", 2, int, 0, w),
         temperature=_num(t, "temperature", 0.0, float, 0, w),
