@@ -30,8 +30,9 @@ def hand_corpus(corpus: Any) -> Any:
 
 
 def run(*args: str) -> tuple[int, list[str]]:
+    """Exit code and what a user reads: stdout and errors, without the progress lines on stderr."""
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.output.splitlines()
+    return result.exit_code, [x for x in result.output.splitlines() if not x.startswith("difficulty: ")]
 
 
 def test_difficulty_writes_bands_and_flags(hand_corpus) -> None:
@@ -153,9 +154,9 @@ def test_report_tables_json_and_plot(hand_corpus, tmp_path: Path) -> None:
 
 def test_matrix_inputs_csv_and_jsonl(corpus) -> None:
     corpus.write("scores.csv", "item_id,a,b,c\nx1,1,1,1\nx2,1,0,\nx3,0,0,0\nx4,1,0,0\n")
-    code, lines = run("difficulty", "--matrix", "scores.csv", "--format", "json")
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--out", "m.json", "--format", "json")
     assert code == 0
-    ledger = json.loads((corpus.root / "ledger/difficulty.json").read_text(encoding="utf-8"))
+    ledger = json.loads((corpus.root / "m.json").read_text(encoding="utf-8"))
     assert ledger["settings"]["scale"] == "binary"
     assert ledger["irt"]["model"] == "2pl"
     assert ledger["items"]["x2"]["n_models"] == 2  # the empty cell is missing
@@ -166,7 +167,7 @@ def test_matrix_inputs_csv_and_jsonl(corpus) -> None:
         "scores.jsonl",
         '{"item_id": "x1", "scores": {"a": 5, "b": 4, "c": null}}\n{"item_id": "x2", "model": "a", "score": 2}\n',
     )
-    code, lines = run("difficulty", "--matrix", "scores.jsonl")
+    code, lines = run("difficulty", "--matrix", "scores.jsonl", "--out", "ledger/difficulty.json")
     assert code == 0
     assert (
         lines[-1] == "wrote ledger/difficulty.json: 2 item(s), 2 model(s) from matrix; easy 0, medium 0, hard 0, none 2"
@@ -195,7 +196,7 @@ def test_usage_errors(corpus) -> None:
         2,
         [
             "propeval: error: no graded runs found (runs/*/grades-facts-v1.jsonl); grade a run with "
-            "`propeval judge` first, or pass --matrix FILE"
+            "`propeval grade` first, or pass --matrix FILE"
         ],
     )
     assert run("difficulty", "--report") == (
@@ -218,3 +219,139 @@ def test_irt_basis_with_quantile_cuts(hand_corpus) -> None:
     bands = {k: v["band"] for k, v in ledger["items"].items()}
     assert bands["i0001"] == "easy" and bands["i0003"] == "hard"
     assert ledger["settings"]["basis"] == "irt"
+
+
+def test_matrix_never_overwrites_the_ledger_without_out(hand_corpus) -> None:
+    assert run("difficulty")[0] == 0
+    hand_corpus.write("scores.csv", "item_id,a,b,c\nx1,1,1,1\nx2,1,0,0\n")
+    before = hand_corpus.snapshot()
+    assert run("difficulty", "--matrix", "scores.csv") == (
+        2,
+        [
+            "propeval: error: --matrix needs --out FILE: bands from a score matrix are not the corpus's graded "
+            "runs, so they do not replace ledger/difficulty.json unless you name it (--out ledger/difficulty.json)"
+        ],
+    )
+    assert hand_corpus.snapshot() == before
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--out", "out/scores-difficulty.json")
+    assert code == 0
+    assert lines[-1].startswith("wrote out/scores-difficulty.json: 2 item(s), 3 model(s) from matrix")
+    flagged = [x for x in lines[:-1] if not x.startswith("note: ")]
+    assert flagged and all(x.startswith("out/scores-difficulty.json ") for x in flagged)  # items not in the corpus
+    after = hand_corpus.snapshot()
+    assert after.pop("out/scores-difficulty.json")
+    assert after == before  # the corpus ledger is untouched
+    assert run("difficulty", "--report", "--out", "x.json")[0] == 2
+
+
+def test_duplicated_rows_and_columns_are_errors_naming_both(corpus) -> None:
+    corpus.write("wide.csv", "item_id,a,b,a\nx1,1,1,0\nx2,1,0,0\nx1,0,0,0\n")
+    before = corpus.snapshot()
+    code, lines = run("difficulty", "--matrix", "wide.csv", "--out", "w.json")
+    assert code == 1
+    assert lines == [
+        "wide.csv:1:1 [difficulty-input] columns 2 and 4 are both named 'a'; a matrix has one column per model: "
+        "rename or merge them",
+        "wide.csv:4:1 [difficulty-input] x1/a is scored on line 2 and again on line 4; a matrix holds one score "
+        "per item and model: keep one",
+        "wide.csv:4:1 [difficulty-input] x1/b is scored on line 2 and again on line 4; a matrix holds one score "
+        "per item and model: keep one",
+        "note: w.json not written: fix the input problems above first",
+    ]
+    corpus.write(
+        "long.jsonl",
+        '{"item_id": "x1", "model": "a", "score": 3}\n{"item_id": "x2", "scores": {"a": 1}}\n'
+        '{"item_id": "x1", "scores": {"a": 3, "b": 2}}\n',
+    )
+    code, lines = run("difficulty", "--matrix", "long.jsonl", "--out", "w.json")
+    assert (code, lines) == (
+        1,
+        [
+            "long.jsonl:3:1 [difficulty-input] x1/a is scored on line 1 and again on line 3; a matrix holds one "
+            "score per item and model: keep one",
+            "note: w.json not written: fix the input problems above first",
+        ],
+    )
+    assert corpus.snapshot() == {**before, "long.jsonl": (corpus.root / "long.jsonl").read_bytes()}
+
+
+def test_a_bad_value_is_reported_at_its_row(corpus) -> None:
+    corpus.write("scores.csv", "item_id,a,b,c\nx1,1,1,1\nx2,1,0,0\nx3,0,0.5,1\nx4,1,zero,0\n")
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--scale", "binary", "--out", "s.json")
+    assert (code, lines) == (
+        1,
+        [
+            "scores.csv:4:1 [difficulty-input] x3/b: 0.5 is not 0 or 1 on a binary scale",
+            "scores.csv:5:1 [difficulty-input] x4/b: 'zero' is not a number; write a score or leave it",
+            "note: s.json not written: fix the input problems above first",
+        ],
+    )
+
+
+def test_many_flags_print_counts_and_the_first_few(corpus) -> None:
+    rows = [f"s{n:03d},5,5,5,4" for n in range(30)] + [f"z{n:03d},0,0,0,0" for n in range(7)]
+    corpus.write("scores.csv", "item_id,a,b,c,d\n" + "\n".join(rows) + "\n")
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--out", "s.json")
+    assert code == 0
+    saturated = [x for x in lines if "[saturated]" in x]
+    assert [x.split(" ")[1] for x in saturated] == ["[saturated]"] * 5
+    assert [x.split(" ")[3] for x in saturated] == ["s000:", "s001:", "s002:", "s003:", "s004:"]
+    assert len([x for x in lines if "[unanswered-by-all]" in x]) == 5
+    assert (
+        "note: 37 flag notice(s): saturated 30, unanswered-by-all 7; the first 5 of each are shown; "
+        "--format json lists every one"
+    ) in lines
+    code, lines = run("difficulty", "--matrix", "scores.csv", "--out", "s.json", "--format", "json")
+    rules = [p["rule"] for p in json.loads("\n".join(lines))["problems"]]
+    assert (rules.count("saturated"), rules.count("unanswered-by-all")) == (30, 7)
+
+
+def test_progress_goes_to_stderr_and_config_errors_name_their_key(hand_corpus) -> None:
+    hand_corpus.write("pyproject.toml", '[tool.propeval]\n[tool.propeval.difficulty]\nbasis = "irt"\nbootstrap = 3\n')
+    result = CliRunner().invoke(cli, ["difficulty", "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 0
+    json.loads(result.stdout)  # stdout stays one JSON document
+    assert result.stderr.splitlines()[:2] == [
+        "difficulty: fitting the grm IRT model to 4 item(s) x 4 model(s)",
+        result.stderr.splitlines()[1],
+    ]
+    assert result.stderr.splitlines()[1].startswith("difficulty: IRT fit done in ")
+    assert result.stderr.splitlines()[-1].startswith("difficulty: bootstrap over models: 3/3 draws, ")
+
+    from propeval.config import load_config
+    from propeval.difficulty import load_settings
+    from propeval.errors import ConfigError
+
+    hand_corpus.write("pyproject.toml", "[tool.propeval]\n[tool.propeval.difficulty]\nquantile_cuts = [0, 0.5]\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(load_config(hand_corpus.root))
+    assert info.value.key == "quantile_cuts"
+
+
+@pytest.mark.slow
+def test_irt_basis_on_a_large_matrix_is_fast(corpus) -> None:
+    """3,000 x 12 with 200 bootstrap draws; the old per-draw joint L-BFGS refits took about 10 minutes."""
+    import time
+
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    n, m = 3000, 12
+    b, theta = rng.normal(0, 1.5, n), rng.normal(0, 1, m)
+    tau = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    star = 1 / (1 + np.exp(-(theta[None, :, None] - b[:, None, None] - tau)))
+    score = (rng.random((n, m))[:, :, None] < star).sum(axis=2)
+    rows = [f"q{j:05d}," + ",".join(str(s) for s in score[j]) for j in range(n)]
+    corpus.write("big.csv", "item_id," + ",".join(f"m{i:02d}" for i in range(m)) + "\n" + "\n".join(rows) + "\n")
+    corpus.write("pyproject.toml", '[tool.propeval]\n[tool.propeval.difficulty]\nbasis = "irt"\n')
+    started = time.process_time()
+    result = CliRunner().invoke(cli, ["difficulty", "--matrix", "big.csv", "--out", "big.json"], catch_exceptions=False)
+    cpu = time.process_time() - started
+    assert result.exit_code == 0, result.output
+    assert cpu < 60
+    assert "difficulty: bootstrap over models: 200/200 draws" in result.stderr
+    ledger = json.loads((corpus.root / "big.json").read_text(encoding="utf-8"))
+    fitted = np.array([ledger["items"][f"q{j:05d}"]["irt_b"] for j in range(n)])
+    assert np.corrcoef(fitted, b)[0, 1] > 0.9
+    stability = [v["stability"] for v in ledger["items"].values() if v["stability"] is not None]
+    assert 0.5 < float(np.median(stability)) <= 1.0

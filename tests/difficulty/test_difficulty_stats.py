@@ -12,8 +12,10 @@ from scipy.optimize import check_grad
 
 from propeval.config import load_config
 from propeval.difficulty import (
+    BANDS,
     ScoreTable,
     Settings,
+    _band_codes,
     _grm_neg_log_posterior,
     _neg_log_posterior,
     band_of,
@@ -170,6 +172,9 @@ def test_bands_by_score_and_by_quantile() -> None:
     assert band_of(values, q, (lo, hi)) == ["hard", "medium", "medium", "medium", "easy", None]
     irt = Settings(basis="irt")
     assert band_of(np.array([-1.0, 0.0, 0.5]), irt, irt.cut_points) == ["easy", "medium", "hard"]
+    for settings, cuts in ((s, cut_values(values, s)), (q, (lo, hi)), (irt, irt.cut_points)):
+        codes = [BANDS[c] if c >= 0 else None for c in _band_codes(values, settings, cuts)]
+        assert codes == band_of(values, settings, cuts)  # the bootstrap's vectorised bands agree
 
 
 def test_flags_on_the_hand_matrix() -> None:
@@ -228,3 +233,46 @@ def test_config_in_pyproject_is_valid() -> None:
     root = Path(__file__).resolve().parents[2]
     settings = load_settings(load_config(root))
     assert settings.pass_score == 4 and settings.bootstrap == 200 and settings.basis == "mean"
+
+
+def _simulated(seed: int, n: int = 300, m: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    b, a, theta = rng.normal(0, 1.5, n), np.exp(rng.normal(0, 0.3, n)), rng.normal(0, 1, m)
+    tau = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    star = 1 / (1 + np.exp(-a[:, None, None] * (theta[None, :, None] - b[:, None, None] - tau)))
+    score = (rng.random((n, m))[:, :, None] < star).sum(axis=2)
+    cats = np.eye(6)[score]
+    cats[::7, 0] = [0.5, 0, 0, 0.5, 0, 0]  # two runs of one model that disagree: two categories in a cell
+    weights = rng.integers(0, 4, (n, m)).astype(float)  # a bootstrap's multiplicities, 0 for missing
+    return cats, weights
+
+
+def test_newton_fits_are_stationary_points_of_the_objective() -> None:
+    """The fits reach the optimum of the objectives the tests above check by hand (gradient ~ 0)."""
+    sd = (1.0, 2.0, 0.5)
+    cats, w = _simulated(4)
+    n, m, _ = cats.shape
+    fit = fit_grm(cats, w)
+    assert fit.converged
+    _, grad = _grm_neg_log_posterior(fit.params, np.where(w[:, :, None] > 0, cats, 0.0), w, n, m, sd)
+    assert np.abs(grad).max() < 1e-5
+    y = (cats * np.arange(6)).sum(axis=2) / 5
+    two = fit_2pl(y, w)
+    _, grad = _neg_log_posterior(two.params, np.where(w > 0, y, 0.0), w, n, m, sd)
+    assert two.converged and np.abs(grad).max() < 1e-5
+
+
+def test_item_refits_with_fixed_abilities_are_stationary_in_b_and_a() -> None:
+    from propeval.difficulty import _Graded
+
+    sd = (1.0, 2.0, 0.5)
+    cats, _ = _simulated(9)
+    n, m, _ = cats.shape
+    full = fit_grm(cats, np.ones((n, m)))
+    counts = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0, 1.0, 4.0])
+    graded = _Graded(cats, np.ones((n, m)), 5, True, sd).reweighted(counts)
+    b, la = graded.fit_items(full.theta[counts > 0], full.thresholds, full.b, np.log(full.a), 1e-8)
+    x = np.concatenate([full.theta, b, la, full.params[m + 2 * n :]])
+    _, grad = _grm_neg_log_posterior(x, cats, np.ones((n, m)) * counts, n, m, sd)
+    assert np.abs(grad[m : m + 2 * n]).max() < 1e-6  # every item's b and log a
+    assert np.abs(b - full.b).max() > 0.1  # the draw moved them

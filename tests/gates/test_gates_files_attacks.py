@@ -65,9 +65,12 @@ def test_attack_1_a_symlinked_item_fails_ci_check_dedup_and_export(
     assert res.exit_code == 1, res.output
     lines = res.output.splitlines()
     assert lines.count(SYMLINK) == 3  # check, groups and dedup each name it
-    table = {line.split()[0]: line.split()[1] for line in lines[-7:-1]}
+    rows = lines[lines.index(next(x for x in lines if x.startswith("-----"))) + 1 : -1]
+    table = {line.split()[0]: line.split()[1] for line in rows}
     assert table == {
+        "policy": "ok",
         "check": "failed",
+        "ledger": "skipped",
         "groups": "failed",
         "dedup": "failed",
         "answerability": "ok",
@@ -171,6 +174,15 @@ def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
     res = run("renumber", "questions/c0002/i0172.yaml", "--base", "main")
     assert res.exit_code == 0, res.output
     assert "renumbered item i0172 -> i0173" in res.output
+    # renumber re-binds the moved record, so its signature no longer matches: ci says so, and a
+    # maintainer (not the contributor) signs it again.
+    res = run("ci", "--base", "main", "--skip", "dedup")
+    assert res.exit_code == 1, res.output
+    assert "ledger/answerability/i0173.json [ledger-signature] i0173: the signature by maintainer does not match" in (
+        res.output
+    )
+    res = run("ledger", "resign", "ledger/answerability/i0173.json")
+    assert res.exit_code == 0, res.output
     in_git("add", "-A")
     in_git("commit", "-qm", "renumber i0172 -> i0173")
     res = run("ci", "--base", "main", "--skip", "dedup")

@@ -8,14 +8,21 @@ passing on a NaN.
 
 Ratings are a raters x units table of labels; ``None`` is a missing rating. Cohen's kappa and F1
 use the units both raters rated; Fleiss' kappa uses the units every rater rated (statsmodels needs
-a full table); Krippendorff's alpha uses every pairable unit, which is what it was made for.
+a full table) and says how many it kept; Krippendorff's alpha uses every pairable unit, which is
+what it was made for. The bootstrap resamples only the units its statistic can use, and says how
+many resamples it dropped because the statistic was undefined on them.
+
+Labels keep their JSON type: ``1`` and ``"1"`` are different labels to the statistics, so label
+files that write one label both ways are refused (:func:`label_clashes`) rather than coerced: a
+coercion rule ("1.0"? " 1"? "01"?) would be a guess, and the figure would describe data that are
+not in the files. ``true`` and ``1`` are refused together too, since Python treats them as equal.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,19 +48,28 @@ class Stat:
     n: int
     reason: str = ""
     ci: tuple[float, float] | None = None
+    units: int | None = None  # the units it could have used, when it keeps fewer (Fleiss' kappa)
+    resamples: int | None = None  # bootstrap resamples drawn
+    undefined_resamples: int | None = None  # ... of which the statistic was undefined (dropped)
 
     @property
     def defined(self) -> bool:
         return self.value is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "value": self.value,
             "n": self.n,
             "reason": self.reason or None,
             "ci": list(self.ci) if self.ci is not None else None,
         }
+        if self.units is not None:
+            out["units"] = self.units
+        if self.resamples is not None:
+            out["resamples"] = self.resamples
+            out["undefined_resamples"] = self.undefined_resamples
+        return out
 
 
 def _np() -> Any:
@@ -136,16 +152,17 @@ def cohen_kappa(
 
 
 def fleiss_kappa(ratings: Ratings, *, labels: Sequence[Label] | None = None) -> Stat:
-    """Fleiss' kappa (statsmodels) over the units that every rater rated."""
+    """Fleiss' kappa (statsmodels) over the units that every rater rated; ``units`` counts the rated ones."""
     name = "fleiss_kappa"
     if len(ratings) < 2:
         return Stat(name, None, 0, "Fleiss' kappa needs at least two raters")
+    rated = sum(any(x is not None for x in u) for u in zip(*ratings, strict=True))
     full = [u for u in zip(*ratings, strict=True) if all(x is not None for x in u)]
     if not full:
-        return Stat(name, None, 0, "no unit was rated by every rater")
+        return Stat(name, None, 0, "no unit was rated by every rater", units=rated)
     order = label_order(ratings, labels)
     if len({x for u in full for x in u}) < 2:
-        return Stat(name, None, len(full), "every rating is the same label; kappa is undefined")
+        return Stat(name, None, len(full), "every rating is the same label; kappa is undefined", units=rated)
     try:
         from statsmodels.stats.inter_rater import aggregate_raters
         from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
@@ -158,8 +175,8 @@ def fleiss_kappa(ratings: Ratings, *, labels: Sequence[Label] | None = None) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         value = float(sm_fleiss(table, method="fleiss"))
     if not np.isfinite(value):
-        return Stat(name, None, len(full), "chance agreement is 1; kappa is undefined")
-    return Stat(name, value, len(full))
+        return Stat(name, None, len(full), "chance agreement is 1; kappa is undefined", units=rated)
+    return Stat(name, value, len(full), units=rated)
 
 
 def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal", labels: Sequence[Label] | None = None) -> Stat:
@@ -248,25 +265,30 @@ def bootstrap(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    min_raters: int = 2,
 ) -> Stat:
     """``fn(ratings)`` with a percentile bootstrap interval over units (resampled with replacement).
 
-    Resamples on which the statistic is undefined are dropped; with none defined there is no interval.
+    Only the units that at least ``min_raters`` raters rated are resampled: the others do not
+    enter the statistic, and resampling them would only shrink the effective sample of each draw.
+    Resamples on which the statistic is undefined are dropped and counted
+    (``undefined_resamples``); with none defined there is no interval.
     """
     point = fn(ratings)
     if not point.defined or resamples <= 0:
         return point
     np = _np()
     rng = np.random.default_rng(seed)
-    units = len(ratings[0]) if ratings else 0
-    cols = [list(row) for row in ratings]
+    usable = [i for i, u in enumerate(zip(*ratings, strict=True)) if sum(x is not None for x in u) >= min_raters]
+    cols = [[row[i] for i in usable] for row in ratings]
     values = []
     for _ in range(resamples):
-        idx = rng.integers(0, units, size=units)
+        idx = rng.integers(0, len(usable), size=len(usable))
         sample = [[row[i] for i in idx] for row in cols]
         s = fn(sample)
         if s.value is not None:
             values.append(s.value)
+    point = replace(point, resamples=resamples, undefined_resamples=resamples - len(values))
     if not values:
         return point
     lo, hi = np.percentile(values, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
@@ -278,10 +300,15 @@ def bootstrap(
 
 @dataclass
 class RaterFile:
-    """One rater's labels for one field, keyed by unit id."""
+    """One rater's labels for one field, keyed by unit id, and what the file held."""
 
     name: str
     labels: dict[tuple[str, ...], Label | None]
+    path: str = ""
+    lines: int = 0  # non-blank lines (units)
+    fields: set[str] = field(default_factory=set)  # every key on any line
+    with_field: int = 0  # lines that have the labelled field at all (null included)
+    first_line: dict[tuple[str, Label], int] = field(default_factory=dict)  # (kind, label) -> first line
 
 
 def align(raters: Sequence[RaterFile]) -> tuple[list[tuple[str, ...]], list[list[Label | None]]]:
@@ -358,7 +385,9 @@ def field_report(
             _, matrix = confusion(table[i], table[j], labels=order)
             pairwise.append({"a": raters[i].name, "b": raters[j].name, "stats": stats, "confusion": matrix})
     levels = LEVELS[: LEVELS.index(level) + 1]
-    overall = [bootstrap(partial(fleiss_kappa, labels=order), table, resamples=resamples, seed=seed)]
+    overall = [
+        bootstrap(partial(fleiss_kappa, labels=order), table, resamples=resamples, seed=seed, min_raters=len(raters))
+    ]
     for lv in levels:
         overall.append(
             bootstrap(
@@ -390,9 +419,15 @@ def read_rater_file(
     A unit is named by ``id_fields`` (e.g. ``item_id`` and ``model``). A missing or null label is
     a missing rating. A line without an id, or an id given twice, is a :class:`LoadError`.
     """
+    field_name = field
     labels: dict[tuple[str, ...], Label | None] = {}
     rel = path.as_posix()
+    out = RaterFile(path.stem, labels, rel)
     for line, row in load_jsonl(path, root=root):
+        if not isinstance(row, dict):
+            raise LoadError(Problem(rel, line, 1, "labels", "each line must be a JSON object (one rated unit)"))
+        out.lines += 1
+        out.fields.update(row)
         missing = [f for f in id_fields if not isinstance(row.get(f), str | int) or isinstance(row.get(f), bool)]
         if missing:
             raise LoadError(
@@ -401,13 +436,178 @@ def read_rater_file(
         key = tuple(str(row[f]) for f in id_fields)
         if key in labels:
             raise LoadError(Problem(rel, line, 1, "labels", f"unit {'/'.join(key)} is labelled twice; keep one line"))
-        value = row.get(field)
+        value = row.get(field_name)
         if isinstance(value, list | dict):
             raise LoadError(
-                Problem(rel, line, 1, "labels", f"{field!r} must be a single label (string, number or null)")
+                Problem(rel, line, 1, "labels", f"{field_name!r} must be a single label (string, number or null)")
             )
+        out.with_field += field_name in row
         labels[key] = value
-    return RaterFile(path.stem, labels)
+        if value is not None:
+            out.first_line.setdefault((_kind(value), value), line)
+    return out
+
+
+def _kind(label: Label) -> str:
+    if isinstance(label, bool):
+        return "boolean"
+    return "number" if isinstance(label, int | float) else "string"
+
+
+def _as_number(text: str) -> float | None:
+    """The number a string label spells, if it spells one (as JSON would write it)."""
+    import json
+
+    try:
+        value = json.loads(text.strip())
+    except ValueError:
+        return None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def label_clashes(raters: Sequence[RaterFile], field_name: str) -> list[Problem]:
+    """One label written two ways across the files: ``1`` and ``"1"``, ``true`` and ``"true"``, ``true`` and ``1``.
+
+    Each is a Problem at the second spelling, naming where the first one is.
+    """
+    seen: dict[tuple[str, Label], tuple[str, int]] = {}
+    for r in raters:
+        for (kind, label), line in sorted(r.first_line.items(), key=lambda kv: kv[1]):
+            seen.setdefault((kind, label), (r.path, line))
+    by_number = {float(label): where for (kind, label), where in seen.items() if kind == "number"}  # type: ignore[arg-type]
+    by_bool = {bool(label): where for (kind, label), where in seen.items() if kind == "boolean"}
+    problems = []
+    for (kind, label), (path, line) in sorted(seen.items(), key=lambda kv: kv[1]):
+        other: tuple[str, int] | None = None
+        spelled = ""
+        if kind == "string":
+            number = _as_number(str(label))
+            if number is not None and number in by_number:
+                other, spelled = by_number[number], f"{number:g} (a number)"
+            elif str(label).strip() in ("true", "false") and (str(label).strip() == "true") in by_bool:
+                other, spelled = by_bool[str(label).strip() == "true"], f"{str(label).strip()} (a boolean)"
+        elif kind == "boolean" and (1.0 if label else 0.0) in by_number:
+            other, spelled = by_number[1.0 if label else 0.0], f"{1 if label else 0} (a number)"
+        if other is None:
+            continue
+        shown = f'"{label}" (a string)' if kind == "string" else f"{str(label).lower()} (a {kind})"
+        problems.append(
+            Problem(
+                path,
+                line,
+                1,
+                "labels",
+                f"{field_name}: {shown} and {spelled} at {other[0]}:{other[1]} are one label written two ways, "
+                "and would count as two; write it one way in every file",
+            )
+        )
+    return problems
+
+
+def resolve_label(token: str, seen: Sequence[Label]) -> Label:
+    """The label a command-line token means: one of ``seen`` that it spells, else its JSON reading.
+
+    ``true`` is the JSON boolean unless the files use the string "true"; ``1`` is the number unless
+    they use the string "1"; anything else is a string.
+    """
+    import json
+
+    for label in seen:
+        if isinstance(label, str) and label == token:
+            return label
+    for label in seen:
+        if not isinstance(label, str) and json.dumps(label) == token:
+            return label
+        number = _as_number(token)
+        if isinstance(label, int | float) and not isinstance(label, bool) and number == float(label):
+            return label
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return token
+    return value if isinstance(value, bool | int | float) else token
+
+
+@dataclass
+class AgreeOptions:
+    """What ``propeval agree`` was asked: files, field, scale tokens as typed, bootstrap."""
+
+    files: Sequence[Path]
+    field: str
+    id_fields: Sequence[str] = ("item_id",)
+    level: str = "nominal"
+    labels: Sequence[str] | None = None
+    positive: str | None = None
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass
+class AgreeResult:
+    """The report, or the problems in the label files that stopped it."""
+
+    report: FieldReport | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def run_agree(options: AgreeOptions, root: Path | None = None) -> AgreeResult:
+    """Read the label files, refuse what cannot be compared, and compute every figure.
+
+    A file that does not load, holds no unit, or has no line with the field is a Problem; so is a
+    label written two ways. All of them are collected before anything is computed.
+    """
+    raters: list[RaterFile] = []
+    problems: list[Problem] = []
+    for path in options.files:
+        try:
+            r = read_rater_file(path, field=options.field, id_fields=options.id_fields, root=root)
+        except LoadError as e:
+            problems.append(e.problem)
+            continue
+        example = "{" + ", ".join(f'"{f}": ...' for f in (*options.id_fields, options.field)) + "}"
+        if r.lines == 0:
+            problems.append(
+                Problem(
+                    r.path,
+                    1,
+                    1,
+                    "labels",
+                    f"the file holds no labelled unit; a label file is JSON Lines, one unit per line: {example}",
+                )
+            )
+        elif r.with_field == 0:
+            fields = ", ".join(sorted(r.fields)) or "(none)"
+            problems.append(
+                Problem(
+                    r.path,
+                    1,
+                    1,
+                    "labels",
+                    f"no line has the field {options.field!r}; the fields in this file are: {fields}; "
+                    "pass one of them with --field",
+                )
+            )
+        raters.append(r)
+    problems.extend(label_clashes(raters, options.field))
+    if problems:
+        return AgreeResult(None, problems)
+    names = [r.name for r in raters]
+    for i, r in enumerate(raters):  # two files with the same stem stay apart
+        if names.count(r.name) > 1:
+            r.name = f"{r.name}#{i + 1}"
+    seen = label_order([list(r.labels.values()) for r in raters])
+    scale = [resolve_label(t.strip(), seen) for t in options.labels] if options.labels else None
+    positive = resolve_label(options.positive, seen) if options.positive is not None else None
+    rep = field_report(
+        raters,
+        field=options.field,
+        level=options.level,
+        labels=scale,
+        positive=positive,
+        resamples=options.resamples,
+        seed=options.seed,
+    )
+    return AgreeResult(rep)
 
 
 HIDDEN_FIELDS = ("model", "judge_model", "base_url", "run_id", "raw", "verdict", "reason")

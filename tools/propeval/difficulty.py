@@ -37,8 +37,9 @@ import csv
 import hashlib
 import io
 import math
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,8 @@ class Settings:
             "irt": {
                 "model": self.irt_model,
                 "estimation": "joint MAP",
+                "optimiser": "Newton steps through the Schur complement of the item blocks, to a gradient of 1e-6",
+                "bootstrap": "each item's b and a refitted with abilities and thresholds held at the full fit",
                 "prior_sd_ability": self.prior_sd_ability,
                 "prior_sd_difficulty": self.prior_sd_difficulty,
                 "prior_sd_log_discrimination": self.prior_sd_log_discrimination,
@@ -172,7 +175,9 @@ def load_settings(config: Config) -> Settings:
         )
     quantiles = _pair(table, "quantile_cuts", Settings.quantile_cuts)
     if not 0 < quantiles[0] < quantiles[1] < 1:
-        raise ConfigError("[tool.propeval.difficulty] quantile_cuts must lie strictly between 0 and 1", key="q")
+        raise ConfigError(
+            "[tool.propeval.difficulty] quantile_cuts must lie strictly between 0 and 1", key="quantile_cuts"
+        )
     return Settings(
         runs_dir=_string(table, "runs_dir", Settings.runs_dir),
         rubric=_string(table, "rubric", Settings.rubric),
@@ -318,7 +323,10 @@ def _parse_score(raw: Any) -> float | None:
         raw = raw.strip()
         if raw == "" or raw.upper() in {"NA", "NAN", "NULL"}:
             return None
-        raw = float(raw)
+        try:
+            raw = float(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or math.isnan(raw):
         raise ValueError(f"{raw!r} is not a number")
     return float(raw)
@@ -349,6 +357,21 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
             raise UsageError(f"{rel}: the first CSV column must be named item_id")
         names = [h.strip() for h in header]
         long = names == ["item_id", "model", "score"]
+        first_col: dict[str, int] = {}
+        for col, name in enumerate(names[1:], start=2):
+            if name in first_col:
+                problems.append(
+                    Problem(
+                        rel,
+                        1,
+                        1,
+                        "difficulty-input",
+                        f"columns {first_col[name]} and {col} are both named {name!r}; "
+                        "a matrix has one column per model: rename or merge them",
+                    )
+                )
+            first_col.setdefault(name, col)
+        use = [first_col.get(name) == col for col, name in enumerate(names[1:], start=2)]  # a repeat: reported
         for n, row in enumerate(reader, start=2):
             if not any(c.strip() for c in row):
                 continue
@@ -360,7 +383,7 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
             if long:
                 rows.append((n, row[0].strip(), row[1].strip(), row[2]))
             else:
-                rows.extend((n, row[0].strip(), m, c) for m, c in zip(names[1:], row[1:], strict=True))
+                rows.extend((n, row[0].strip(), m, c) for m, c, ok in zip(names[1:], row[1:], use, strict=True) if ok)
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
         try:
             for n, rec in load_jsonl(path, root=config.root):
@@ -374,7 +397,8 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
     else:
         raise UsageError(f"{rel}: a score matrix is a .csv or .jsonl file")
 
-    parsed: list[tuple[str, str, float | None]] = []
+    parsed: list[tuple[int, str, str, float | None]] = []
+    seen: dict[tuple[str, str], int] = {}
     for n, item, model, raw in rows:
         if not isinstance(item, str) or not item or not isinstance(model, str) or not model:
             problems.append(Problem(rel, n, 1, "difficulty-input", "each score needs an item_id and a model name"))
@@ -387,18 +411,34 @@ def load_matrix(config: Config, path: Path, scale: str = "auto") -> ScoreTable:
         if score is not None and not 0 <= score <= 5:
             problems.append(Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: score {score:g} is not in 0-5"))
             continue
-        parsed.append((item, model, score))
-    scores = [s for _, _, s in parsed if s is not None]
+        # A second score for the same item and model is a pasted row or column, not a second run:
+        # averaging it in silently would weigh that model twice.
+        first = seen.setdefault((item, model), n)
+        if first != n:
+            problems.append(
+                Problem(
+                    rel,
+                    n,
+                    1,
+                    "difficulty-input",
+                    f"{item}/{model} is scored on line {first} and again on line {n}; "
+                    "a matrix holds one score per item and model: keep one",
+                )
+            )
+            continue
+        parsed.append((n, item, model, score))
+    scores = [s for _, _, _, s in parsed if s is not None]
     if scale == "auto":
         scale = "0-5" if any(s > 1 for s in scores) else "binary"
     table = ScoreTable(scale=scale, problems=problems)
-    for item, model, score in parsed:
+    for n, item, model, score in parsed:
         if score is not None and scale == "binary" and score not in (0.0, 1.0):
             table.problems.append(
-                Problem(rel, 1, 1, "difficulty-input", f"{item}/{model}: {score:g} is not 0 or 1 on a binary scale")
+                Problem(rel, n, 1, "difficulty-input", f"{item}/{model}: {score:g} is not 0 or 1 on a binary scale")
             )
             continue
         table.add(item, model, score)
+    table.problems.sort(key=lambda p: p.line)
     table.sources.append({"matrix": rel, "sha256": _file_hash(path)})
     return table
 
@@ -424,24 +464,30 @@ def build_matrices(table: ScoreTable, settings: Settings) -> Matrices:
     items, models = table.items, table.models
     ii = {x: n for n, x in enumerate(items)}
     mi = {x: n for n, x in enumerate(models)}
-    norm = np.full((len(items), len(models)), np.nan)
-    passed = np.full_like(norm, np.nan)
-    cats = np.zeros((len(items), len(models), N_CATEGORIES)) if table.scale == "0-5" else None
+    n_items, n_models = len(items), len(models)
     mark = 1.0 if table.scale == "binary" else settings.pass_score
-    for (item, model), scores in table.obs.items():
-        if not scores:
-            continue
-        j, i = ii[item], mi[model]
-        norm[j, i] = sum(scores) / len(scores) / table.top
-        passed[j, i] = sum(s >= mark for s in scores) / len(scores)
-        if cats is not None:
-            for s in scores:  # a fractional score from a matrix is split between its neighbours
-                lo = min(math.floor(s), N_CATEGORIES - 1)
-                frac = s - lo
-                cats[j, i, lo] += (1 - frac) / len(scores)
-                if frac:
-                    cats[j, i, lo + 1] += frac / len(scores)
-    return Matrices(items, models, norm, passed, ~np.isnan(norm), cats)
+    # One row per observation: (cell, score); a cell is one item and one model.
+    cell = np.array(
+        [ii[item] * n_models + mi[model] for (item, model), scores in table.obs.items() for _ in scores], dtype=np.intp
+    )
+    score = np.array([s for scores in table.obs.values() for s in scores], dtype=float)
+    size = n_items * n_models
+    runs = np.bincount(cell, minlength=size).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        norm = np.where(runs > 0, np.bincount(cell, score, size) / runs / table.top, np.nan)
+        passed = np.where(runs > 0, np.bincount(cell, score >= mark, size) / runs, np.nan)
+    cats = None
+    if table.scale == "0-5":
+        # A fractional score from a matrix is split between its neighbours.
+        lo = np.minimum(np.floor(score), N_CATEGORIES - 1).astype(np.intp)
+        frac = score - lo
+        share = 1 / runs[cell]
+        cats = np.bincount(cell * N_CATEGORIES + lo, (1 - frac) * share, size * N_CATEGORIES)
+        up = frac > 0
+        cats += np.bincount(cell[up] * N_CATEGORIES + lo[up] + 1, frac[up] * share[up], size * N_CATEGORIES)
+        cats = cats.reshape(n_items, n_models, N_CATEGORIES)
+    norm = norm.reshape(n_items, n_models)
+    return Matrices(items, models, norm, passed.reshape(n_items, n_models), ~np.isnan(norm), cats)
 
 
 def classical(m: Matrices, pass_mark: float) -> dict[str, Any]:
@@ -450,7 +496,6 @@ def classical(m: Matrices, pass_mark: float) -> dict[str, Any]:
     Returns arrays: ``n``, ``mean``, ``share_pass``, ``discrimination`` (NaN when undefined).
     """
     import numpy as np
-    from scipy import stats
 
     x, mask = m.norm, m.mask
     n = mask.sum(axis=1)
@@ -459,18 +504,22 @@ def classical(m: Matrices, pass_mark: float) -> dict[str, Any]:
         mean = filled.sum(axis=1) / n
         share = np.where(mask, x >= pass_mark - 1e-9, False).sum(axis=1) / n
     col_sum, col_n = filled.sum(axis=0), mask.sum(axis=0)
-    disc = np.full(len(m.items), np.nan)
-    for j in range(len(m.items)):
-        seen = mask[j]
-        rest_n = col_n[seen] - 1
-        ok = rest_n > 0
-        if ok.sum() < 3:
-            continue
-        item_scores = x[j, seen][ok]
-        rest = (col_sum[seen][ok] - item_scores) / rest_n[ok]
-        if np.ptp(item_scores) == 0 or np.ptp(rest) == 0:
-            continue
-        disc[j] = stats.pearsonr(item_scores, rest).statistic
+    # Pearson's r of each item's scores against the models' mean on the other items, all items at
+    # once: per row, over the models that saw the item and saw at least one other item.
+    ok = mask & (col_n[None, :] > 1)
+    k = ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rest = np.where(ok, (col_sum[None, :] - filled) / (col_n[None, :] - 1), 0.0)
+        item = np.where(ok, x, 0.0)
+        dx = np.where(ok, item - item.sum(axis=1, keepdims=True) / k[:, None], 0.0)
+        dr = np.where(ok, rest - rest.sum(axis=1, keepdims=True) / k[:, None], 0.0)
+        r = (dx * dr).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dr * dr).sum(axis=1))
+
+    def spread(v: Any) -> Any:  # max - min over the row's usable cells: 0 means constant
+        return np.where(ok, v, -np.inf).max(axis=1) - np.where(ok, v, np.inf).min(axis=1)
+
+    defined = (k >= 3) & (spread(item) > 0) & (spread(rest) > 0)
+    disc = np.where(defined, np.clip(r, -1.0, 1.0), np.nan)
     return {"n": n, "mean": mean, "share_pass": share, "discrimination": disc}
 
 
@@ -510,31 +559,22 @@ def _neg_log_posterior(params: Any, y: Any, w: Any, n_items: int, n_models: int,
     return nll, np.concatenate([g_theta, g_b, g_la])
 
 
-def fit_2pl(y: Any, w: Any, settings: Settings | None = None, start: Any = None) -> IRTFit:
-    """Joint MAP estimate of a 2PL model with L-BFGS (scipy.optimize.minimize)."""
+def fit_2pl(y: Any, w: Any, settings: Settings | None = None, start: Any = None, gtol: float = 1e-6) -> IRTFit:
+    """Joint MAP estimate of a 2PL model (Newton steps over all items at once, see :func:`_newton`)."""
     import numpy as np
-    from scipy.optimize import minimize
 
     settings = settings or Settings()
     n_items, n_models = y.shape
     y = np.where(w > 0, np.nan_to_num(y), 0.0)
-    sd = (settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination)
     if start is None:
         start = np.concatenate([*_start(y, w), np.zeros(n_items)])
-    res = minimize(
-        _neg_log_posterior,
-        start,
-        args=(y, w, n_items, n_models, sd),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": 2000, "ftol": 1e-9, "maxcor": 30},
-    )
-    p = res.x
+    # The 2PL is the graded model with two categories and one threshold fixed at 0.
+    p, converged = _newton(np.stack([1.0 - y, y], axis=2), w, 1, False, _prior_sds(settings), start, gtol)
     return IRTFit(
         b=p[n_models : n_models + n_items],
         a=np.exp(p[n_models + n_items :]),
         theta=p[:n_models],
-        converged=bool(res.success),
+        converged=converged,
         params=p,
     )
 
@@ -604,37 +644,394 @@ def _grm_neg_log_posterior(
     return nll, np.concatenate([g_theta, g_b, g_la, g_delta])
 
 
-def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = None) -> IRTFit:
-    """Joint MAP estimate of the graded rating-scale model (0-5 scores) with L-BFGS."""
+def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = None, gtol: float = 1e-6) -> IRTFit:
+    """Joint MAP estimate of the graded rating-scale model (0-5 scores), see :func:`_newton`."""
     import numpy as np
-    from scipy.optimize import minimize
 
     settings = settings or Settings()
     n_items, n_models, _ = cats.shape
     cats = np.where(w[:, :, None] > 0, np.nan_to_num(cats), 0.0)
-    sd = (settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination)
     if start is None:
         mean = (cats * np.arange(N_CATEGORIES)).sum(axis=2) / (N_CATEGORIES - 1)
         t0, b0 = _start(mean, w)
         start = np.concatenate([t0, b0, np.zeros(n_items), np.zeros(N_CATEGORIES - 2)])
-    res = minimize(
-        _grm_neg_log_posterior,
-        start,
-        args=(cats, w, n_items, n_models, sd),
-        jac=True,
-        method="L-BFGS-B",
-        # Bands need ranks and cut points to about 1e-3 logits, not the last digit.
-        options={"maxiter": 3000, "ftol": 1e-7, "gtol": 1e-3, "maxcor": 30},
-    )
-    p = res.x
+    p, converged = _newton(cats, w, N_CATEGORIES - 1, True, _prior_sds(settings), start, gtol)
     return IRTFit(
         b=p[n_models : n_models + n_items],
         a=np.exp(p[n_models + n_items : n_models + 2 * n_items]),
         theta=p[:n_models],
-        converged=bool(res.success),
+        converged=converged,
         params=p,
         thresholds=_thresholds(p[n_models + 2 * n_items :])[0],
     )
+
+
+def _prior_sds(settings: Settings) -> tuple[float, float, float]:
+    return settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination
+
+
+# Newton stops when no gradient component exceeds gtol (nats per unit of parameter): 1e-6 for the
+# reported fit; 1e-3 for bootstrap refits, which only need bands (the old L-BFGS fits stopped there)...
+_BOOTSTRAP_GTOL = 1e-3
+# ...or when the predicted decrease is at the rounding level of the objective (a sum of many terms).
+_RTOL = 1e-13
+_MAX_NEWTON = 200
+
+
+def _newton(
+    cats: Any, w: Any, n_bounds: int, free_tau: bool, sd: tuple[float, float, float], start: Any, gtol: float
+) -> tuple[Any, bool]:
+    """Minimise the graded model's negative log posterior by damped Newton steps; (params, converged).
+
+    The objective is :func:`_grm_neg_log_posterior` (``free_tau``, 5 thresholds) or
+    :func:`_neg_log_posterior` (the 2PL: 2 categories, threshold 0), with the same parameter layout
+    ``[theta, b, log a, delta]``. Its Hessian is an arrow: one 2 x 2 block per item (b, log a), a
+    small dense block for the abilities and thresholds, and the item x global coupling. Each step
+    solves the whole Newton system through the Schur complement of the item blocks, so a step costs
+    one pass over the score table whatever the number of items; a generic quasi-Newton method spends
+    its time on bookkeeping over tens of thousands of parameters and needs many more steps.
+    Indefinite blocks are made positive definite (modified Newton) and a backtracking line search
+    keeps every step a descent step. It stops when no gradient component exceeds ``gtol``.
+    """
+    import numpy as np
+
+    model = _Graded(cats, w, n_bounds, free_tau, sd)
+    x = np.array(start, dtype=float)
+    f, g, step = model.newton(x)
+    for _ in range(_MAX_NEWTON):
+        if float(np.max(np.abs(g), initial=0.0)) <= gtol:
+            return x, True
+        slope = float(g @ step)
+        if -slope <= _RTOL * max(1.0, abs(f)):
+            return x, True
+        alpha = 1.0
+        trial = x + step
+        f_trial, g_trial, step_trial = model.newton(trial)
+        while not f_trial <= f + 1e-4 * alpha * slope:
+            alpha /= 2
+            if alpha < 1e-12:
+                return x, False  # no descent along a descent direction: rounding has the last word
+            trial = x + alpha * step
+            f_trial = model.value(trial)
+        if alpha < 1.0:
+            f_trial, g_trial, step_trial = model.newton(trial)
+        x, f, g, step = trial, f_trial, g_trial, step_trial
+    return x, False
+
+
+class _Graded:
+    """The weighted score table of the graded model, laid out dense: layers of items x models arrays.
+
+    An observation in category ``c`` has probability ``S_c - S_{c+1}`` with
+    ``S_k = sigmoid(a_j * (theta_i - b_j - tau_k))``, ``S_0 = 1`` and ``S_K+1 = 0``: it touches the
+    thresholds below and above it only, so each costs two sigmoids, not K. A cell whose runs fall in
+    several categories has one observation per category, one per layer; with one run per cell there
+    is one layer.
+    """
+
+    def __init__(self, cats: Any, w: Any, n_bounds: int, free_tau: bool, sd: tuple[float, float, float]) -> None:
+        import numpy as np
+
+        self.n_items, self.n_models, _ = cats.shape
+        self.n_bounds, self.free_tau, self.sd = n_bounds, free_tau, sd
+        weight = cats * w[:, :, None]
+        present = weight > 0
+        rank = np.cumsum(present, axis=2) - 1
+        n, m, k = self.n_items, self.n_models, n_bounds
+        items = np.repeat(np.arange(n), m)
+        models = np.tile(np.arange(m), n)
+        self.layers = []
+        for layer in range(int(present.sum(axis=2).max(initial=0))):
+            sel = present & (rank == layer)
+            cat = np.argmax(sel, axis=2)
+            wt = np.where(sel.any(axis=2), np.take_along_axis(weight, cat[:, :, None], axis=2)[:, :, 0], 0.0)
+            flat = cat.ravel()
+            self.layers.append(
+                {
+                    "cat": cat,
+                    "wt": wt,
+                    "has_lo": cat > 0,
+                    "has_hi": cat < k,
+                    "at_item": items * (k + 1) + flat,
+                    "at_model": models * (k + 1) + flat,
+                }
+            )
+
+    def reweighted(self, counts: Any) -> _Graded:
+        """The same table with model ``i``'s observations weighted ``counts[i]``; models at 0 left out.
+
+        For :meth:`fit_items` only (the threshold sums of :meth:`newton` are not carried over).
+        """
+        drawn = counts > 0
+        out = object.__new__(_Graded)
+        out.n_items, out.n_models = self.n_items, int(drawn.sum())
+        out.n_bounds, out.free_tau, out.sd = self.n_bounds, self.free_tau, self.sd
+        out.layers = [
+            {
+                "cat": layer["cat"][:, drawn],
+                "wt": layer["wt"][:, drawn] * counts[drawn],
+                "has_lo": layer["has_lo"][:, drawn],
+                "has_hi": layer["has_hi"][:, drawn],
+            }
+            for layer in self.layers
+        ]
+        return out
+
+    def _unpack(self, x: Any) -> tuple[Any, Any, Any, Any]:
+        m, n = self.n_models, self.n_items
+        return x[:m], x[m : m + n], x[m + n : m + 2 * n], x[m + 2 * n :]
+
+    def _tau(self, delta: Any) -> tuple[Any, Any]:
+        import numpy as np
+
+        if self.free_tau:
+            return _thresholds(delta)
+        return np.zeros(self.n_bounds), np.zeros((self.n_bounds, 0))
+
+    def _prior(self, x: Any) -> float:
+        theta, b, la, delta = self._unpack(x)
+        sd = self.sd
+        value = float(theta @ theta) / (2 * sd[0] ** 2) + float(b @ b) / (2 * sd[1] ** 2)
+        return value + float(la @ la) / (2 * sd[2] ** 2) + float(delta @ delta) / (2 * _GAP_PRIOR_SD**2)
+
+    def _layer(self, layer: dict[str, Any], a: Any, u: Any, tau_ext: Any) -> tuple[Any, ...]:
+        import numpy as np
+        from scipy.special import expit
+
+        cat = layer["cat"]
+        z_lo = a * (u - tau_ext[cat])
+        z_hi = a * (u - tau_ext[cat + 1])
+        s_lo = np.where(layer["has_lo"], expit(z_lo), 1.0)
+        s_hi = np.where(layer["has_hi"], expit(z_hi), 0.0)
+        # Without a lower threshold, 1 - S_hi from expit(-z) keeps its precision near 0.
+        p = np.maximum(np.where(layer["has_lo"], s_lo - s_hi, expit(-z_hi)), 1e-12)
+        return z_lo, z_hi, s_lo, s_hi, p
+
+    def _derivs(self, layer: dict[str, Any], a: Any, u: Any, tau_ext: Any) -> tuple[Any, ...]:
+        """Per observation: z below and above, p, d nll / d z and the 2 x 2 d2 nll / d z2."""
+        z_lo, z_hi, s_lo, s_hi, p = self._layer(layer, a, u, tau_ext)
+        wp = layer["wt"] / p
+        q_lo, q_hi = s_lo * (1 - s_lo), s_hi * (1 - s_hi)  # 0 where the threshold is a placeholder
+        d_lo, d_hi = -wp * q_lo, wp * q_hi
+        h_ll = wp * (q_lo * q_lo / p - q_lo * (1 - 2 * s_lo))
+        h_hh = wp * (q_hi * q_hi / p + q_hi * (1 - 2 * s_hi))
+        h_lh = -wp * q_lo * q_hi / p
+        return z_lo, z_hi, p, d_lo, d_hi, h_ll, h_hh, h_lh
+
+    def fit_items(self, theta: Any, tau: Any, b: Any, la: Any, gtol: float) -> tuple[Any, Any]:
+        """Each item's (b, log a) MAP with the abilities and thresholds held fixed, from (b, la).
+
+        Items are independent once the abilities and thresholds are fixed, so this is damped Newton
+        on 2 x 2 systems, batched over the items not yet converged. The derivatives at a full step
+        are computed with its value, so an accepted step costs one pass.
+        """
+        import numpy as np
+
+        b, la = b.astype(float), la.astype(float)
+        tau_ext = np.concatenate([[0.0], tau, [0.0]])
+        active = np.arange(self.n_items)
+        terms = np.array(self._item_terms(active, theta, tau_ext, b, la))  # rows: f, g_b, g_l, a_bb, a_bl, a_ll
+        for _ in range(_MAX_NEWTON):
+            keep = np.maximum(np.abs(terms[1]), np.abs(terms[2])) > gtol
+            active, terms = active[keep], terms[:, keep]
+            if active.size == 0:
+                break
+            f, g_b, g_l, a_bb, a_bl, a_ll = terms
+            low = (a_bb + a_ll) / 2 - np.sqrt(((a_bb - a_ll) / 2) ** 2 + a_bl**2)
+            lift = np.where(low < 1e-6, 2 * np.abs(low) + 1e-6, 0.0)
+            a_bb, a_ll = a_bb + lift, a_ll + lift
+            det = a_bb * a_ll - a_bl**2
+            d_b = -(a_ll * g_b - a_bl * g_l) / det
+            d_l = -(-a_bl * g_b + a_bb * g_l) / det
+            # No item moves more than 1 logit in one step: far from the optimum a logistic tail is flat.
+            scale = np.minimum(1.0, 1.0 / np.maximum(np.abs(d_b), np.abs(d_l)))
+            d_b, d_l = d_b * scale, d_l * scale
+            slope = g_b * d_b + g_l * d_l
+            trial = np.array(self._item_terms(active, theta, tau_ext, b[active] + d_b, la[active] + d_l))
+            ok = trial[0] <= f + 1e-4 * slope
+            b[active[ok]] += d_b[ok]
+            la[active[ok]] += d_l[ok]
+            terms[:, ok] = trial[:, ok]
+            # A full Newton step (no eigenvalue lifted) this small leaves an error of about its square,
+            # as Newton converges quadratically: below the gradient tolerance's own precision.
+            settled = ok & (lift == 0) & (np.maximum(np.abs(d_b), np.abs(d_l)) <= math.sqrt(gtol) / 3)
+            todo = np.flatnonzero(~ok)
+            alpha = 0.5
+            while todo.size and alpha > 1e-12:
+                rows = active[todo]
+                nb, nl = b[rows] + alpha * d_b[todo], la[rows] + alpha * d_l[todo]
+                f_new = self._item_terms(rows, theta, tau_ext, nb, nl, value_only=True)[0]
+                good = f_new <= f[todo] + 1e-4 * alpha * slope[todo]
+                b[rows[good]], la[rows[good]] = nb[good], nl[good]
+                moved = todo[good]
+                if moved.size:
+                    terms[:, moved] = np.array(
+                        self._item_terms(active[moved], theta, tau_ext, b[active[moved]], la[active[moved]])
+                    )
+                todo = todo[~good]
+                alpha /= 2
+            settled[todo] = True  # no descent left at rounding level: as good as it gets
+            active, terms = active[~settled], terms[:, ~settled]
+        return b, la
+
+    def _item_terms(
+        self, rows: Any, theta: Any, tau_ext: Any, b: Any, la: Any, value_only: bool = False
+    ) -> tuple[Any, ...]:
+        """Per item in ``rows``: value, gradient and Hessian of its negative log posterior (fixed abilities)."""
+        import numpy as np
+
+        sd = self.sd
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = np.exp(la)[:, None]
+            u = theta[None, :] - b[:, None]
+            f = b * b / (2 * sd[1] ** 2) + la * la / (2 * sd[2] ** 2)
+            g_b, g_l = b / sd[1] ** 2, la / sd[2] ** 2
+            a_bb, a_bl, a_ll = (
+                np.full(len(rows), 1 / sd[1] ** 2),
+                np.zeros(len(rows)),
+                np.full(len(rows), 1 / sd[2] ** 2),
+            )
+            every = len(rows) == self.n_items  # all rows, in order: no copies
+            for full in self.layers:
+                layer = full if every else {key: full[key][rows] for key in ("cat", "wt", "has_lo", "has_hi")}
+                if value_only:
+                    f = f - (layer["wt"] * np.log(self._layer(layer, a, u, tau_ext)[-1])).sum(axis=1)
+                    continue
+                z_lo, z_hi, p, d_lo, d_hi, h_ll, h_hh, h_lh = self._derivs(layer, a, u, tau_ext)
+                f = f - (layer["wt"] * np.log(p)).sum(axis=1)
+                d1 = d_lo + d_hi
+                hz_lo, hz_hi = h_ll * z_lo + h_lh * z_hi, h_lh * z_lo + h_hh * z_hi
+                g_b = g_b - (a * d1).sum(axis=1)
+                g_l = g_l + (z_lo * d_lo + z_hi * d_hi).sum(axis=1)
+                a_bb = a_bb + (a * a * (h_ll + 2 * h_lh + h_hh)).sum(axis=1)
+                a_bl = a_bl - (a * (hz_lo + hz_hi + d1)).sum(axis=1)
+                a_ll = a_ll + (z_lo * (hz_lo + d_lo) + z_hi * (hz_hi + d_hi)).sum(axis=1)
+        f = np.where(np.isfinite(f), f, np.inf)
+        return f, g_b, g_l, a_bb, a_bl, a_ll
+
+    def value(self, x: Any) -> float:
+        """The negative log posterior at ``x`` (inf where a trial step overflows)."""
+        import numpy as np
+
+        theta, b, la, delta = self._unpack(x)
+        tau_ext = np.concatenate([[0.0], self._tau(delta)[0], [0.0]])
+        value = self._prior(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, u = np.exp(la)[:, None], theta[None, :] - b[:, None]
+            for layer in self.layers:
+                p = self._layer(layer, a, u, tau_ext)[-1]
+                value -= float(np.sum(layer["wt"] * np.log(p)))
+        return value if math.isfinite(value) else math.inf
+
+    def newton(self, x: Any) -> tuple[float, Any, Any]:
+        """The value, gradient and modified Newton step at ``x``, in the parameter layout."""
+        import numpy as np
+
+        n, m, k, sd = self.n_items, self.n_models, self.n_bounds, self.sd
+        theta, b, la, delta = self._unpack(x)
+        tau, dtau = self._tau(delta)
+        tau_ext = np.concatenate([[0.0], tau, [0.0]])
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = np.exp(la)
+            if not np.all(np.isfinite(a)):
+                return math.inf, np.zeros_like(x), np.zeros_like(x)
+            u = theta[None, :] - b[:, None]
+            value = self._prior(x)
+            g_z = np.zeros((n, m))  # d nll / d theta_i, per cell (minus d / d b_j)
+            g_la = np.zeros(n)
+            h_bb = np.zeros((n, m))  # d2 / d b2 = d2 / d theta2 = - d2 / d theta d b, per cell
+            h_tla = np.zeros((n, m))  # d2 / d theta d log a = - d2 / d b d log a, per cell
+            h_lala = np.zeros(n)
+            nt = k + 1
+            g_tau = np.zeros(k)
+            h_tt = np.zeros((k, k))
+            h_theta_tau = np.zeros((m, k))
+            e_btau = np.zeros((n, k))
+            e_latau = np.zeros((n, k))
+            for layer in self.layers:
+                z_lo, z_hi, p, d_lo, d_hi, h_ll, h_hh, h_lh = self._derivs(layer, a[:, None], u, tau_ext)
+                value -= float(np.sum(layer["wt"] * np.log(p)))
+                d1 = d_lo + d_hi
+                v_lo, v_hi = h_ll + h_lh, h_lh + h_hh
+                hz_lo, hz_hi = h_ll * z_lo + h_lh * z_hi, h_lh * z_lo + h_hh * z_hi
+                g_z += a[:, None] * d1
+                g_la += (z_lo * d_lo + z_hi * d_hi).sum(axis=1)
+                h_bb += (a * a)[:, None] * (v_lo + v_hi)
+                h_tla += a[:, None] * (hz_lo + hz_hi + d1)
+                h_lala += (z_lo * (hz_lo + d_lo) + z_hi * (hz_hi + d_hi)).sum(axis=1)
+                if not self.free_tau:
+                    continue
+                # Sum onto the threshold below (index cat - 1) and above (index cat) each observation.
+                cat = layer["cat"]
+
+                def lo_hi(at: str, lo: Any, hi: Any, rows: int, layer: dict[str, Any] = layer) -> Any:
+                    lo_sum = np.bincount(layer[at], weights=lo.ravel(), minlength=rows * nt).reshape(rows, nt)
+                    hi_sum = np.bincount(layer[at], weights=hi.ravel(), minlength=rows * nt).reshape(rows, nt)
+                    return lo_sum[:, 1:] + hi_sum[:, :k]
+
+                a2 = (a * a)[:, None]
+                by_model = lo_hi("at_model", -a[:, None] * d_lo, -a[:, None] * d_hi, m)
+                g_tau += by_model.sum(axis=0)
+                h_tt += np.diag(lo_hi("at_model", a2 * h_ll, a2 * h_hh, m).sum(axis=0))
+                off = np.bincount(cat.ravel(), weights=(a2 * h_lh).ravel(), minlength=nt)[1:k]
+                h_tt += np.diag(off, 1) + np.diag(off, -1)
+                h_theta_tau -= lo_hi("at_model", a2 * v_lo, a2 * v_hi, m)
+                e_btau += lo_hi("at_item", a2 * v_lo, a2 * v_hi, n)
+                e_latau += lo_hi("at_item", -a[:, None] * (hz_lo + d_lo), -a[:, None] * (hz_hi + d_hi), n)
+        if not math.isfinite(value):
+            return math.inf, np.zeros_like(x), np.zeros_like(x)
+        if not math.isfinite(value):
+            return math.inf, np.zeros_like(x), np.zeros_like(x)
+        g_theta = g_z.sum(axis=0) + theta / sd[0] ** 2
+        g_b = -g_z.sum(axis=1) + b / sd[1] ** 2
+        g_la = g_la + la / sd[2] ** 2
+        a_bb = h_bb.sum(axis=1) + 1 / sd[1] ** 2
+        a_bl = -h_tla.sum(axis=1)
+        a_ll = h_lala + 1 / sd[2] ** 2
+        glob = np.diag(h_bb.sum(axis=0) + 1 / sd[0] ** 2)
+        eb, el, gg = -h_bb, h_tla, g_theta
+        if self.free_tau:
+            h_td = h_theta_tau @ dtau
+            # tau(delta) is not linear: d2 tau_k / d delta_m2 is dtau[k, m]
+            h_dd = dtau.T @ h_tt @ dtau + np.diag(g_tau @ dtau) + np.eye(len(delta)) / _GAP_PRIOR_SD**2
+            glob = np.block([[glob, h_td], [h_td.T, h_dd]])
+            eb = np.concatenate([eb, e_btau @ dtau], axis=1)
+            el = np.concatenate([el, e_latau @ dtau], axis=1)
+            gg = np.concatenate([gg, g_tau @ dtau + delta / _GAP_PRIOR_SD**2])
+
+        # Make each item block positive definite: lift its smallest eigenvalue to |itself| + 1e-6.
+        low = (a_bb + a_ll) / 2 - np.sqrt(((a_bb - a_ll) / 2) ** 2 + a_bl**2)
+        lift = np.where(low < 1e-6, 2 * np.abs(low) + 1e-6, 0.0)
+        a_bb, a_ll = a_bb + lift, a_ll + lift
+        det = a_bb * a_ll - a_bl**2
+        i_bb, i_bl, i_ll = a_ll / det, -a_bl / det, a_bb / det
+        f_b = i_bb[:, None] * eb + i_bl[:, None] * el  # A^-1 E, per item
+        f_l = i_bl[:, None] * eb + i_ll[:, None] * el
+        y_b, y_l = i_bb * g_b + i_bl * g_la, i_bl * g_b + i_ll * g_la  # A^-1 g, per item
+        schur = glob - eb.T @ f_b - el.T @ f_l
+        rhs = -(gg - eb.T @ y_b - el.T @ y_l)
+        if not (np.all(np.isfinite(schur)) and np.all(np.isfinite(rhs))):
+            return math.inf, np.zeros_like(x), np.zeros_like(x)  # a trial step too far: the line search backs off
+        vals, vecs = np.linalg.eigh((schur + schur.T) / 2)
+        vals = np.where(vals < 1e-6, np.abs(vals) + 1e-6, vals)
+        d_glob = vecs @ ((vecs.T @ rhs) / vals)
+        d_b, d_l = -(y_b + f_b @ d_glob), -(y_l + f_l @ d_glob)
+        grad = np.concatenate([g_theta, g_b, g_la, gg[m:]])
+        step = np.concatenate([d_glob[:m], d_b, d_l, d_glob[m:]])
+        return value, grad, step
+
+
+def _band_codes(values: Any, settings: Settings, cut_values: tuple[float, float]) -> Any:
+    """:func:`band_of` as indices into BANDS (-1 for none), for a whole draw at once."""
+    import numpy as np
+
+    lo, hi = cut_values
+    with np.errstate(invalid="ignore"):
+        if settings.basis == "irt":
+            codes = np.where(values < lo, 0, np.where(values >= hi, 2, 1))
+        else:
+            codes = np.where(values < lo, 2, np.where(values >= hi, 0, 1))
+    return np.where(np.isnan(values), -1, codes)
 
 
 def band_of(values: Any, settings: Settings, cut_values: tuple[float, float]) -> list[str | None]:
@@ -673,38 +1070,48 @@ def irt_model(settings: Settings, scale: str) -> str:
     return "2pl" if settings.irt_model == "2pl" else "grm"
 
 
-def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None) -> IRTFit:
+def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None, gtol: float = 1e-6) -> IRTFit:
     """Fit ``model`` ("2pl" on pass/fail outcomes, "grm" on 0-5 scores) with cell weights ``w``."""
     import numpy as np
 
     weights = np.where(m.mask, w, 0.0)
     if model == "grm":
-        return fit_grm(m.cats, weights, settings, start)
-    return fit_2pl(np.where(m.mask, m.passed, 0.0), weights, settings, start)
+        return fit_grm(m.cats, weights, settings, start, gtol)
+    return fit_2pl(np.where(m.mask, m.passed, 0.0), weights, settings, start, gtol)
 
 
-def _basis(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None) -> Any:
-    """The band basis for weights ``w`` (items x models)."""
+def _graded(m: Matrices, settings: Settings, model: str) -> _Graded:
+    """The score table as the IRT fit sees it, every cell weighted 1."""
     import numpy as np
 
-    if settings.basis == "mean":
-        weights = np.where(m.mask, w, 0.0)
+    weights = m.mask.astype(float)
+    if model == "grm":
+        cats = np.where(m.mask[:, :, None], np.nan_to_num(m.cats), 0.0)
+        return _Graded(cats, weights, N_CATEGORIES - 1, True, _prior_sds(settings))
+    y = np.where(m.mask, np.nan_to_num(m.passed), 0.0)
+    return _Graded(np.stack([1.0 - y, y], axis=2), weights, 1, False, _prior_sds(settings))
+
+
+def _basis(m: Matrices, counts: Any, settings: Settings, full: IRTFit, graded: _Graded | None) -> Any:
+    """The band basis when model ``i`` is drawn ``counts[i]`` times.
+
+    For IRT, each item's b and a are refitted with the models' abilities and the thresholds held
+    at the full fit (fixed-ability calibration). That keeps every draw on the full fit's scale, so
+    the fixed cut points mean the same in every draw, and it makes the items independent: a draw
+    costs a few batched 2 x 2 Newton steps instead of a joint refit.
+    """
+    import numpy as np
+
+    if graded is None:
+        weights = np.where(m.mask, counts[None, :], 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             return (np.where(m.mask, m.norm, 0.0) * weights).sum(axis=1) / weights.sum(axis=1)
-    return fit_irt(m, w, settings, model, start).b
+    tau = full.thresholds if full.thresholds is not None else np.zeros(1)
+    b, _ = graded.reweighted(counts).fit_items(full.theta[counts > 0], tau, full.b, np.log(full.a), _BOOTSTRAP_GTOL)
+    return b
 
 
 # --------------------------------------------------------------------------- the whole computation
-
-
-@dataclass
-class DifficultyResult:
-    """The ledger document plus the problems and notes of the run."""
-
-    ledger: dict[str, Any] | None
-    problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    basis_values: dict[str, float] = field(default_factory=dict)
 
 
 def _r(x: Any, digits: int = 4) -> float | None:
@@ -714,17 +1121,29 @@ def _r(x: Any, digits: int = 4) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else round(x, digits)
 
 
-def compute(table: ScoreTable, settings: Settings, item_hashes: dict[str, str] | None = None) -> dict[str, Any]:
-    """The difficulty ledger (a plain dict, without its self-hash) for a score table."""
+def compute(
+    table: ScoreTable,
+    settings: Settings,
+    item_hashes: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The difficulty ledger (a plain dict, without its self-hash) for a score table.
+
+    ``progress`` receives a line now and then (the IRT fit, bootstrap draws done); it never prints.
+    """
     import numpy as np
 
+    say = progress or (lambda _line: None)
     m = build_matrices(table, settings)
     n_items, n_models = len(m.items), len(m.models)
     mark = 1.0 if table.scale == "binary" else settings.pass_score / 5.0
     cls = classical(m, mark)
     weights = np.ones((n_items, n_models))
     model = irt_model(settings, table.scale)
+    say(f"fitting the {model} IRT model to {n_items} item(s) x {n_models} model(s)")
+    started = time.monotonic()
     fit = fit_irt(m, weights, settings, model)
+    say(f"IRT fit done in {time.monotonic() - started:.1f} s")
     basis = fit.b if settings.basis == "irt" else cls["mean"]
     enough = cls["n"] >= settings.min_models
     basis = np.where(enough, basis, np.nan)
@@ -735,17 +1154,22 @@ def compute(table: ScoreTable, settings: Settings, item_hashes: dict[str, str] |
     agree = np.zeros(n_items)
     drawn = np.zeros(n_items)
     rng = np.random.default_rng(settings.seed)
-    for _ in range(settings.bootstrap):
+    full_codes = _band_codes(basis, settings, cuts)
+    graded = _graded(m, settings, model) if settings.basis == "irt" and settings.bootstrap else None
+    last = time.monotonic()
+    for draw in range(settings.bootstrap):
         counts = np.bincount(rng.integers(0, n_models, n_models), minlength=n_models).astype(float)
         # A model drawn k times weighs k; one not drawn weighs 0. Refits start from the full fit.
-        values = _basis(m, weights * counts[None, :], settings, model, fit.params)
+        values = _basis(m, counts, settings, fit, graded)
         n_seen = (m.mask * counts[None, :] > 0).sum(axis=1)
         values = np.where(enough & (n_seen > 0), values, np.nan)
-        draw_bands = band_of(values, settings, cut_values(values, settings))
-        for j, (full, b) in enumerate(zip(bands, draw_bands, strict=True)):
-            if full is not None and b is not None:
-                drawn[j] += 1
-                agree[j] += b == full
+        codes = _band_codes(values, settings, cut_values(values, settings))
+        both = (full_codes >= 0) & (codes >= 0)
+        drawn += both
+        agree += both & (codes == full_codes)
+        if time.monotonic() - last >= 2 or draw + 1 == settings.bootstrap:
+            last = time.monotonic()
+            say(f"bootstrap over models: {draw + 1}/{settings.bootstrap} draws, {last - started:.0f} s")
 
     items: dict[str, Any] = {}
     for j, item in enumerate(m.items):
@@ -807,6 +1231,19 @@ class Options:
     matrix: Path | None = None
     scale: str = "auto"
     write: bool = True
+    out: Path | None = None  # default: <root>/ledger/difficulty.json, for graded runs only
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class DifficultyResult:
+    """The ledger document plus the problems and notes of the run, and where it was written."""
+
+    ledger: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    basis_values: dict[str, float] = field(default_factory=dict)
+    path: str = LEDGER
 
 
 def run_difficulty(config: Config, options: Options) -> DifficultyResult:
@@ -819,6 +1256,11 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
     if options.matrix is not None:
         if options.runs:
             raise UsageError("give graded run folders or --matrix, not both")
+        if options.out is None and options.write:
+            raise UsageError(
+                f"--matrix needs --out FILE: bands from a score matrix are not the corpus's graded runs, so they "
+                f"do not replace {LEDGER} unless you name it (--out {LEDGER})"
+            )
         table = load_matrix(config, options.matrix, options.scale)
     else:
         if options.scale not in ("auto", "0-5"):
@@ -827,12 +1269,14 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         if not files:
             raise UsageError(
                 f"no graded runs found ({settings.runs_dir}/*/grades-{settings.rubric}.jsonl); "
-                "grade a run with `propeval judge` first, or pass --matrix FILE"
+                "grade a run with `propeval grade` first, or pass --matrix FILE"
             )
         table = load_runs(config, settings, files)
-    result = DifficultyResult(ledger=None, problems=list(table.problems))
+    target = options.out if options.out is not None else config.root / LEDGER
+    rel = _rel(target, config.root)
+    result = DifficultyResult(ledger=None, problems=list(table.problems), path=rel)
     if result.problems:
-        result.notes.append(f"{LEDGER} not written: fix the input problems above first")
+        result.notes.append(f"{rel} not written: fix the input problems above first")
         return result
     if not any(table.obs.values()):
         raise UsageError("the input holds no scores (every grade is unscored or the file is empty)")
@@ -844,7 +1288,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
 
     corpus = load_corpus(config)
     hashes = {item.id: item.hash for item in corpus.items.values()}
-    ledger = seal(compute(table, settings, hashes))
+    ledger = seal(compute(table, settings, hashes, options.progress))
     result.ledger = ledger
     unknown = [i for i in ledger["items"] if i not in hashes]
     if unknown and corpus.items:
@@ -854,7 +1298,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         )
     by_id = {i.id: i for i in corpus.items.values()}
     for item_id, entry in sorted(ledger["items"].items()):
-        path = by_id[item_id].doc.relpath if item_id in by_id else LEDGER
+        path = by_id[item_id].doc.relpath if item_id in by_id else rel
         for flag in entry["flags"]:
             result.problems.append(
                 Problem(path, 0, 0, flag, f"{item_id}: {FLAG_MESSAGES[flag]}", severity=Severity.NOTICE)
@@ -864,8 +1308,33 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
     if options.write:
         from propeval.fsutil import atomic_write
 
-        atomic_write(config.root / LEDGER, dumps_json(ledger) + "\n")
+        atomic_write(target, dumps_json(ledger) + "\n")
     return result
+
+
+FIRST_NOTICES = 5  # per flag, in text and GitHub output; --format json lists every one
+
+
+def shorten(problems: Sequence[Problem], first: int = FIRST_NOTICES) -> tuple[list[Problem], list[str]]:
+    """The problems to print in text, and notes for what was left out.
+
+    Every error is kept; of each flag's notices, the first ``first``. A 40,000-item matrix gives
+    tens of thousands of notices, which bury the summary; the counts say what they were.
+    """
+    shown: list[Problem] = []
+    counts: dict[str, int] = defaultdict(int)
+    for p in problems:
+        counts[p.rule] += p.severity is Severity.NOTICE
+        if p.severity is not Severity.NOTICE or counts[p.rule] <= first:
+            shown.append(p)
+    cut = {rule: n for rule, n in counts.items() if n > first}
+    if not cut:
+        return shown, []
+    per_flag = ", ".join(f"{rule} {n:,}" for rule, n in sorted(counts.items()) if n)
+    return shown, [
+        f"{sum(counts.values()):,} flag notice(s): {per_flag}; "
+        f"the first {first} of each are shown; --format json lists every one"
+    ]
 
 
 def _grade_files(config: Config, settings: Settings, runs: Sequence[Path]) -> list[Path]:

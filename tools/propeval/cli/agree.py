@@ -19,15 +19,6 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-def _label(value: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
 @click.group("agree", cls=DefaultGroup)
 def command() -> None:
     """Agreement between raters' label files (human vs human, judge vs human).
@@ -51,9 +42,24 @@ def command() -> None:
 @click.option("--field", "field_", required=True, help="The labelled field to compare.")
 @click.option("--id-field", "id_fields", multiple=True, help="Field(s) naming a unit. Default: item_id.")
 @click.option("--level", type=click.Choice(["nominal", "ordinal", "interval"]), default="nominal", show_default=True)
-@click.option("--labels", default=None, help="The scale in order, comma-separated (needed for ordinal weights).")
-@click.option("--positive", default=None, help="The positive label, for positive-class F1 of binary labels.")
-@click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the 95% intervals.")
+@click.option(
+    "--labels",
+    default=None,
+    help="The scale in order, comma-separated (needed for ordinal weights). Each is matched to the labels "
+    'in the files as written: 1 is the number unless the files write the string "1".',
+)
+@click.option(
+    "--positive",
+    default=None,
+    help="The positive label, for positive-class F1 of binary labels; `true` matches a JSON boolean.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for the 95% intervals (0: none).",
+)
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def stats_cmd(
@@ -70,30 +76,38 @@ def stats_cmd(
     """Cohen's kappa (unweighted, linear, quadratic), Fleiss' kappa, Krippendorff's alpha.
 
     Missing ratings are allowed. Pairwise figures come with a confusion matrix and a 95%
-    bootstrap interval; an undefined figure is printed as "undefined" with its reason.
+    bootstrap interval over the units both raters rated (Fleiss' kappa: the units every rater
+    rated, and it says how many); resamples on which a figure is undefined are dropped and
+    counted. An undefined figure is printed as "undefined" with its reason.
+
+    An empty label file, a --field that no line has, or a label written two ways (1 and "1",
+    true and "true") is an error naming the file and line; nothing is computed (exit 1).
 
     \b
     Examples:
       propeval agree rater1.jsonl rater2.jsonl --field accuracy
       propeval agree h1.jsonl h2.jsonl judge.jsonl --field propaganda --level ordinal --labels 0,1,2
+      propeval agree human.jsonl judge.jsonl --field supports --positive true --format json
     """
     from propeval import agreement as ag
+    from propeval.reporters import report
 
-    raters = [ag.read_rater_file(f, field=field_, id_fields=id_fields or ("item_id",)) for f in files]
-    names = [r.name for r in raters]
-    for i, r in enumerate(raters):  # two files with the same stem stay apart
-        if names.count(r.name) > 1:
-            r.name = f"{r.name}#{i + 1}"
-    scale = [_label(x.strip()) for x in labels.split(",")] if labels else None
-    rep = ag.field_report(
-        raters,
-        field=field_,
-        level=level,
-        labels=scale,
-        positive=_label(positive) if positive is not None else None,
-        resamples=resamples,
-        seed=seed,
+    result = ag.run_agree(
+        ag.AgreeOptions(
+            files=files,
+            field=field_,
+            id_fields=id_fields or ("item_id",),
+            level=level,
+            labels=labels.split(",") if labels else None,
+            positive=positive,
+            resamples=resamples,
+            seed=seed,
+        )
     )
+    if result.report is None:
+        report(result.problems, fmt, sys.stdout, files_checked=len(files))
+        sys.exit(1)
+    rep = result.report
     if fmt == "json":
         sys.stdout.write(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
         return
@@ -102,7 +116,8 @@ def stats_cmd(
         out.append(f"{p['a']} vs {p['b']}:")
         out.extend(f"  {_stat_line(s)}" for s in p["stats"])
         out.append("  confusion (rows: " + p["a"] + ", columns: " + p["b"] + ")")
-        width = max(len(str(x)) for x in [*rep.labels, *[v for row in p["confusion"] for v in row]])
+        cells = [*rep.labels, *[v for row in p["confusion"] for v in row]]
+        width = max((len(str(x)) for x in cells), default=1)
         out.append("    " + " " * width + " " + " ".join(str(x).rjust(width) for x in rep.labels))
         for lab, row in zip(rep.labels, p["confusion"], strict=True):
             out.append("    " + str(lab).rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
@@ -112,10 +127,16 @@ def stats_cmd(
 
 
 def _stat_line(s: Any) -> str:
+    kept = f"n={s.n}" if s.units is None else f"n={s.n}: the {s.n} of {s.units} rated unit(s) that every rater rated"
     if s.value is None:
-        return f"{s.name}: undefined ({s.reason})"
+        return (
+            f"{s.name}: undefined ({s.reason}; {kept})" if s.units is not None else f"{s.name}: undefined ({s.reason})"
+        )
     ci = f" [95% CI {s.ci[0]:.3f}, {s.ci[1]:.3f}]" if s.ci else ""
-    return f"{s.name}: {s.value:.3f}{ci} (n={s.n})"
+    dropped = ""
+    if s.undefined_resamples:
+        dropped = f"; {s.undefined_resamples} of {s.resamples} resamples had it undefined and were dropped"
+    return f"{s.name}: {s.value:.3f}{ci} ({kept}{dropped})"
 
 
 @command.command("sample")

@@ -28,6 +28,12 @@ from propeval.reporters import FORMATS, report
     show_default=True,
     help="Scale of --matrix scores; auto takes 0-5 when any score is above 1.",
 )
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the ledger here. Default: ledger/difficulty.json for graded runs; --matrix needs it.",
+)
 @click.option("--report", "show_report", is_flag=True, help="Print the band distribution of the existing ledger.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write a histogram PNG.")
 @click.option(
@@ -44,6 +50,7 @@ def command(
     runs: tuple[Path, ...],
     matrix: Path | None,
     scale: str,
+    out: Path | None,
     show_report: bool,
     plot: Path | None,
     fmt: str,
@@ -57,6 +64,10 @@ def command(
     saturated, unanswered-by-all, non-discriminating, unstable, too-few-models.
     Settings: [tool.propeval.difficulty] in pyproject.toml.
 
+    A score matrix (--matrix) writes only where --out says: its bands are not the corpus's
+    graded runs. Text output shows the first 5 notices of each flag and their counts;
+    --format json lists every one. Progress goes to stderr.
+
     With --report, nothing is computed: the existing ledger's bands are counted per category,
     language and framing for the active items (a stale or missing band counts as "none").
 
@@ -64,7 +75,7 @@ def command(
     Examples:
       propeval difficulty                          # every graded run under runs/
       propeval difficulty runs/2024-06-01-gpt runs/2024-06-01-qwen
-      propeval difficulty --matrix scores.csv --scale 0-5
+      propeval difficulty --matrix scores.csv --scale 0-5 --out scores-difficulty.json
       propeval difficulty --report --plot difficulty.png
       propeval difficulty --report --format json
     """
@@ -72,8 +83,8 @@ def command(
 
     config = config_from(ctx)
     if show_report:
-        if runs or matrix is not None:
-            raise UsageError("--report reads the existing ledger; drop the RUNS and --matrix arguments")
+        if runs or matrix is not None or out is not None:
+            raise UsageError("--report reads the existing ledger; drop the RUNS, --matrix and --out arguments")
         if fmt == "github":
             raise UsageError("--report prints text or json")
         rep = core.build_report(config, core.load_ledger(config))
@@ -87,8 +98,14 @@ def command(
                 click.echo(f"wrote {plot}")
         ctx.exit(0)
 
-    result = core.run_difficulty(config, core.Options(runs=runs, matrix=matrix, scale=scale))
-    report(result.problems, fmt, sys.stdout, summary=False, notes=result.notes)
+    def progress(line: str) -> None:
+        click.echo(f"difficulty: {line}", err=True)
+
+    result = core.run_difficulty(
+        config, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress)
+    )
+    problems, notes = (result.problems, []) if fmt == "json" else core.shorten(result.problems)
+    report(problems, fmt, sys.stdout, summary=False, notes=[*notes, *result.notes])
     if result.ledger is None:
         ctx.exit(1)
     if fmt == "text":
@@ -97,7 +114,7 @@ def command(
         sources = len(result.ledger["sources"])
         what = "matrix" if matrix is not None else f"{sources} run(s)"
         click.echo(
-            f"wrote {core.LEDGER}: {len(result.ledger['items'])} item(s), {n_models} model(s) from {what}; "
+            f"wrote {result.path}: {len(result.ledger['items'])} item(s), {n_models} model(s) from {what}; "
             + ", ".join(f"{b} {counts[b]}" for b in (*core.BANDS, "none"))
         )
     if plot is not None:
