@@ -38,7 +38,7 @@ STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 setup: $(STAMP)
 
 $(STAMP):
-	@echo "setup: installing into $(VENV) (first time on a machine: about 6 min, mostly compiling llama.cpp)"
+	@echo "setup: installing into $(VENV) (first time on a machine: about 10 min on 2 cores, mostly compiling llama.cpp)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
@@ -51,7 +51,7 @@ $(STAMP):
 	touch $(STAMP)
 
 $(LLAMA_WHEEL_DIR)/.done:
-	@echo "setup: compiling llama-cpp-python $(LLAMA_CPP_VERSION) for a portable CPU baseline (about 5 min on 2 cores)"
+	@echo "setup: compiling llama-cpp-python $(LLAMA_CPP_VERSION) for a portable CPU baseline (about 7 min on 2 cores, once a machine)"
 	rm -rf $(LLAMA_WHEEL_DIR).tmp && mkdir -p $(LLAMA_WHEEL_DIR).tmp
 	CMAKE_ARGS="$(strip $(LLAMA_CMAKE_ARGS))" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 		$(PIP) wheel --quiet --disable-pip-version-check --no-deps --no-cache-dir --no-binary llama-cpp-python \
