@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from propeval.config import Config
-from propeval.gates.ci import StepOutcome, run_step
+from propeval.gates.ci import StepOutcome, dedup_step, run_step
 from propeval.result import CheckResult, Problem, Severity
 
 StepFn = Callable[[Config, str], CheckResult]
@@ -33,15 +33,6 @@ def _groups(config: Config, _: str) -> CheckResult:
     from propeval.groups import check_groups
 
     return check_groups(config)
-
-
-def _dedup(config: Config, _: str) -> CheckResult:
-    from propeval.dedup import Options, find_duplicates, pair_problem
-
-    found = find_duplicates(config, Options())
-    result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
-    result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
-    return result
 
 
 def _answerability(config: Config, _: str) -> CheckResult:
@@ -127,7 +118,7 @@ def step_registry(report_path: Path) -> dict[str, StepFn]:
     return {
         "check": _check,
         "groups": _groups,
-        "dedup": _dedup,
+        "dedup": dedup_step,
         "answerability": _answerability,
         "judge": _judge,
         "difficulty": _difficulty,

@@ -36,10 +36,11 @@ def _groups(config: Config, base: str) -> CheckResult:
     return check_groups(config, changed_since=base)
 
 
-def _dedup(config: Config, base: str) -> CheckResult:
+def dedup_step(config: Config, base: str) -> CheckResult:
+    """Dedup as a step: what changed since ``base``, or the whole corpus when ``base`` is "" (`run`)."""
     from propeval.dedup import Options, find_duplicates, pair_problem
 
-    found = find_duplicates(config, Options(changed_since=base))
+    found = find_duplicates(config, Options(changed_since=base or None))
     result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
     # The same rule ids, places and explanations as `propeval dedup` itself.
     result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
@@ -123,7 +124,7 @@ STEPS: dict[str, StepFn] = {
     "check": _check,
     "ledger": _ledger,
     "groups": _groups,
-    "dedup": _dedup,
+    "dedup": dedup_step,
     "answerability": _answerability,
     "judge": _judge,
     "schema": _schema,
