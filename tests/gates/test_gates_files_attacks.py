@@ -220,3 +220,22 @@ def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path
     assert re.search(r"propeval check \(schema and cross-file rules\)\.+Failed", bad.stderr), bad.stderr
     assert SYMLINK in bad.stderr
     assert "ok: 0 file(s) checked" not in bad.stderr
+
+
+def test_a_record_for_no_active_item_or_rubric_is_named_by_ci(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
+    """A record the gates would never read (an unknown item, a retired one, no such rubric) is not waved through."""
+    main_with_records(gate_corpus, in_git, loopback)
+    record = (gate_corpus.root / "ledger/answerability/i0001.json").read_bytes()
+    gate_corpus.write("ledger/answerability/i9999.json", record.decode("utf-8"))
+    gate_corpus.write("ledger/judge/no-such-rubric.json", "{}\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "records for nothing")
+    res = run("ci", "--base", "main", "--step", "ledger")
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    assert (
+        "ledger/answerability/i9999.json [ledger-orphan] the answerability record ledger/answerability/i9999.json "
+        "was added or changed since main, but there is no active item 'i9999': a record for a retired or unknown "
+        "active item is evidence of nothing; remove it from the pull request"
+    ) in lines
+    assert any(x.startswith("ledger/judge/no-such-rubric.json [ledger-orphan]") for x in lines), res.output

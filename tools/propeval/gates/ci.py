@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from propeval import gitutil
 from propeval.config import Config
 from propeval.errors import PropevalError, UsageError
 from propeval.result import CheckResult, Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.gates.settings import GateSettings
 
 StepFn = Callable[[Config, str], CheckResult]
 
@@ -88,6 +92,7 @@ def _ledger(config: Config, base: str) -> CheckResult:
     gs = load_gate_settings(config)
     result = CheckResult()
     changes = gitutil.name_status(config.root, gitutil.merge_base(config.root, base))
+    result.problems.extend(_orphans(config, gs, changes, base))
     for status, old, new in changes:
         if status not in "DR" or (status == "R" and old == new):
             continue
@@ -111,6 +116,45 @@ def _ledger(config: Config, base: str) -> CheckResult:
     if not result.files_checked:
         result.notes.append(f"no ledger record was deleted or moved since {base}")
     return result
+
+
+def _orphans(config: Config, gs: GateSettings, changes: list[tuple[str, str, str]], base: str) -> list[Problem]:
+    """Records added or changed since ``base`` for no active item, or for no rubric: named, never ignored.
+
+    The gates read a record only for an item or rubric they check, so such a record would
+    otherwise pass through unread.
+    """
+    from propeval.corpus import load_corpus
+    from propeval.gates import engine
+
+    touched = [new for status, _, new in changes if status in "ACMRT" and new.startswith(f"{gs.ledger_dir}/")]
+    if not touched:
+        return []
+    active = {item.id for item in load_corpus(config).active_items()}
+    rubrics = config.root / engine.rubrics_dir(config)
+    out = []
+    for path in touched:
+        kind, _, name = path.removeprefix(f"{gs.ledger_dir}/").partition("/")
+        if kind not in LEDGER_KINDS or "/" in name or not name.endswith(".json"):
+            continue
+        subject = name.removesuffix(".json")
+        known = subject in active if kind == "answerability" else (rubrics / subject / "rubric.yaml").is_file()
+        if known:
+            continue
+        what = "active item" if kind == "answerability" else "rubric"
+        out.append(
+            Problem(
+                path,
+                0,
+                0,
+                "ledger-orphan",
+                f"the {kind} record {path} was added or changed since {base}, but there is no {what} "
+                f"{subject!r}: a record for a retired or unknown {what} is evidence of nothing; remove it "
+                "from the pull request",
+                severity=Severity.ERROR if gs.mode(kind) == "required" else Severity.WARNING,
+            )
+        )
+    return out
 
 
 def _schema(config: Config, base: str) -> CheckResult:
