@@ -197,7 +197,10 @@ def answerability_gate(
                 write_record(ledger_path(config, gs, item.id), rec)
                 result.ran.append(item.id)
 
-            engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo], record)
+            try:
+                engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo], record)
+            finally:
+                result.ran.sort()  # items finish in any order under concurrency; report them by id
             pending = [
                 (i, c, b, _verdict(gs, i, c, rubric, lo, b), lo)
                 for i, c, b, _, _ in pending
