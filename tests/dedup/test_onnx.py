@@ -30,14 +30,17 @@ TEXTS = [
 ]
 
 
+pytestmark = pytest.mark.slow  # the real model; an export costs about 10 s
+
+
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real export for this module (about 10 s), in a folder of its own."""
-    folder = tmp_path_factory.mktemp("onnx")
-    said: list[str] = []
-    enc = load_encoder("sentence-transformers", "all-MiniLM-L6-v2", export_dir=folder, announce=said.append)
+def export_dir(bundled_model: None) -> Path:
+    """The session's real export (tests/conftest.py), in the session's user cache. A test that
+    damages an export copies this folder first; the announcement of a fresh export is checked by
+    the tests that make one again."""
+    folder = ort.default_export_dir()
+    enc = load_encoder("sentence-transformers", "all-MiniLM-L6-v2", export_dir=folder)
     assert enc.encode(["warm up"]).shape == (1, 384)
-    assert said == [f"exporting the embedding model to ONNX once (about 10 s), into {folder}"]
     return folder
 
 
