@@ -70,17 +70,22 @@ llama-rebuild:
 run: $(STAMP)
 	$(VENV)/bin/propeval run
 
+# mypy keeps its cache in .mypy_cache: a second run checks only what changed.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check tools tests benchmarks
 	$(VENV)/bin/ruff format --check tools tests benchmarks
 	$(VENV)/bin/mypy
 
+# The whole suite, the integration test included, on two workers (pytest-xdist): many tests wait
+# on subprocesses, servers and git, so two workers pay even on 2 cores. worksteal lets the worker
+# that finishes first take tests the other has queued.
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist worksteal
 
-# The inner loop: no real model, no real server.
+# The inner loop: every test under about 1 s (no real model, browser, local server or fresh clone),
+# on two workers too (each spends about 6 s collecting, so one worker alone is slower).
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not slow and not integration" -q
+	$(PY) -m pytest -m "not slow" -n 2 -q
 
 check: $(STAMP)
 	$(VENV)/bin/propeval check

@@ -74,6 +74,7 @@ def test_paths_narrow_what_is_reported(good_corpus) -> None:  # type: ignore[no-
     assert result.exit_code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--help"], ["check"], ["check", "--help"], ["new", "--help"]])
 def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
     code = (

@@ -196,6 +196,7 @@ def _writer(folder: str, offset: int) -> None:
         cache.add(_keys(1, offset + n), np.full((1, 4), offset + n, dtype=np.float32), [1])
 
 
+@pytest.mark.slow
 def test_two_processes_writing_at_once_keep_every_entry(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), off)) for off in (0, 100)]

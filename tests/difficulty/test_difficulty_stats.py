@@ -256,6 +256,7 @@ def test_newton_fits_are_stationary_points_of_the_objective() -> None:
     assert two.converged and np.abs(grad).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_item_refits_with_fixed_abilities_are_stationary_in_b_and_a() -> None:
     from propeval.difficulty import _Graded
 

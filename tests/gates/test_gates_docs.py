@@ -62,6 +62,7 @@ def test_pr_workflow_runs_the_base_branchs_propeval_without_secrets() -> None:
     assert text.count("persist-credentials: false") == 3
 
 
+@pytest.mark.slow
 def test_pr_workflow_is_a_valid_workflow() -> None:
     exe = Path(sys.executable).with_name("check-jsonschema")
     res = subprocess.run(

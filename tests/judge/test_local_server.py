@@ -64,6 +64,7 @@ def test_a_process_dying_of_sigill_before_ready_is_reported_with_its_log(tmp_pat
     assert message.endswith("(before it was ready)")
 
 
+@pytest.mark.slow
 def test_ready_means_a_completion_came_back(loopback: Any) -> None:
     """/models answering is not enough: a server whose completions fail is not ready."""
     srv = loopback(lambda seen: Reply(status=500))

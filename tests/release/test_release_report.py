@@ -85,6 +85,7 @@ def write(tmp_path: Path) -> tuple[Path, str]:
     return out, result.stdout
 
 
+@pytest.mark.slow
 def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Path) -> None:
     out, stdout = write(tmp_path)
     assert stdout == f"wrote {out}: 4 item(s), 3 grades file(s)\n"
@@ -105,6 +106,7 @@ def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Pat
         assert len(img.convert("L").getcolors(1 << 16) or []) > 50  # drawn plots, not a blank page
 
 
+@pytest.mark.slow
 def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path) -> None:
     out, _ = write(tmp_path)
     html = out.read_text(encoding="utf-8")
@@ -118,6 +120,7 @@ def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path)
     assert decoded_images(tmp_path, out) == "2/2"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "corrupt",
     [
@@ -152,6 +155,7 @@ def test_run_summary_numbers(ledgers: Any) -> None:
     assert runs.audit == [{"model": "m-b", "n": 4, "Correct": 0.5, "Partial": 0.0, "Misleading": 0.25, "Refusal": 0.25}]
 
 
+@pytest.mark.slow
 def test_png_check_fails_on_damaged_image_data(small: Any, tmp_path: Path) -> None:
     out, _ = write(tmp_path)
     html = out.read_text(encoding="utf-8")
