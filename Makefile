@@ -49,16 +49,21 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check tools tests benchmarks
 	$(VENV)/bin/mypy
 
+# Bytecode is written during tests even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# without it pytest rewrites every test module's asserts again and each `python -m propeval`
+# subprocess compiles the package from source, about 5 CPU-s of the fast lane alone.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
+
 # The whole suite, the integration test included, on two workers (pytest-xdist): many tests wait
 # on subprocesses, servers and git, so two workers pay even on 2 cores. worksteal lets the worker
 # that finishes first take tests the other has queued.
 test: lint
-	$(PY) -m pytest -n 2 --dist worksteal
+	$(PYTEST) -n 2 --dist worksteal
 
 # The inner loop: every test under about 1 s (no real model, browser, local server or fresh clone),
 # on two workers too (each spends about 6 s collecting, so one worker alone is slower).
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not slow" -n 2 -q
+	$(PYTEST) -m "not slow" -n 2 -q
 
 check: $(STAMP)
 	$(VENV)/bin/propeval check
