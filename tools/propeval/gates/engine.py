@@ -11,12 +11,18 @@ import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
 from propeval.corpus import Claim, Item
 from propeval.errors import EndpointError
 from propeval.gates.settings import GateSettings
+
+if TYPE_CHECKING:  # the engine is imported only on the paths that use it
+    from propeval.judge.rubric import Rubric
+    from propeval.judge.settings import Endpoint, JudgeSettings
+
+Record = dict[str, Any]  # one line of a run file: an answer or a grade record (RUNS.md)
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,8 @@ def rubrics_dir(config: Config) -> str:
     return load_settings(config).rubrics_dir
 
 
-def load_rubric(config: Config, name: str) -> Any:
-    """The judge engine's Rubric (``.hash``, ``.labels``, ``.gold_path``, ``.kind``)."""
+def load_rubric(config: Config, name: str) -> Rubric:
+    """The judge engine's Rubric, from the rubrics folder the judge settings name."""
     from propeval.judge.rubric import load_rubric as _load
     from propeval.judge.settings import load_settings
 
@@ -41,10 +47,10 @@ def load_rubric(config: Config, name: str) -> Any:
 
 
 def rubric_hash(config: Config, name: str) -> str:
-    return str(load_rubric(config, name).hash)
+    return load_rubric(config, name).hash
 
 
-def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+def gold_fields(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
     """The compared fields of a gold case's human ``label``, derived as a judge verdict's are.
 
     Raises ValueError (the engine's VerdictError) when the label is not a valid verdict.
@@ -61,15 +67,10 @@ def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
     outcome = judge(raw, rubric, fact_ids=ids, answer=str(case.get("answer", "")))
     if outcome.notes:
         raise ValueError("; ".join(outcome.notes))
-    keys = (
-        ("fact_states", "fact_score", "propaganda")
-        if rubric.kind == "facts"
-        else ("accuracy", "propaganda_inclusion", "tone")
-    )
-    return {k: outcome.fields.get(k) for k in keys}
+    return {k: outcome.fields.get(k) for k in rubric.spec.agreement_fields}
 
 
-def _endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+def _endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoint, Endpoint]:
     from propeval.judge.settings import load_settings
 
     js = load_settings(config)
@@ -99,7 +100,7 @@ def judge_binding(config: Config, gs: GateSettings) -> tuple[str, dict[str, Any]
     return judge.model, {"judge_temperature": js.judge_temperature, "judge_max_tokens": js.judge_max_tokens}
 
 
-def require_keys(endpoints: Sequence[Any]) -> None:
+def require_keys(endpoints: Sequence[Endpoint]) -> None:
     """Fail before any request when an endpoint's API key variable is unset (the name, never a value)."""
     for ep in endpoints:
         if ep.api_key_env and not os.environ.get(ep.api_key_env):
@@ -109,13 +110,13 @@ def require_keys(endpoints: Sequence[Any]) -> None:
             )
 
 
-def _online_endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+def _online_endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoint, Endpoint]:
     js, answer, judge = _endpoints(config, gs)
     require_keys([answer, judge])
     return js, answer, judge
 
 
-def _raise_errors(rows: Sequence[dict[str, Any]], what: str) -> None:
+def _raise_errors(rows: Sequence[Record], what: str) -> None:
     errors = [(r.get("item_id"), r.get("error") or r.get("reason")) for r in rows if r.get("status") == "error"]
     if errors:
         first = "; ".join(f"{i}: {e}" for i, e in errors[:3])
@@ -126,7 +127,7 @@ def answer_and_grade(
     config: Config,
     gs: GateSettings,
     items: Sequence[tuple[Item, Claim]],
-    on_graded: Callable[[Item, dict[str, Any], dict[str, Any]], None],
+    on_graded: Callable[[Item, Record, Record], None],
 ) -> None:
     """Answer each item with the reference model and grade it with the gate's rubric.
 
@@ -154,7 +155,7 @@ def answer_and_grade(
     answers = runs.latest(answered.run_dir / runs.ANSWERS, config.root)
     passed: set[str] = set()
 
-    def on_record(grade: dict[str, Any]) -> None:
+    def on_record(grade: Record) -> None:
         item_id = grade.get("item_id")
         if grade.get("status") != "error" and item_id in by_id and item_id in answers:
             on_graded(by_id[item_id], answers[item_id], grade)
@@ -200,7 +201,7 @@ def answer_and_grade(
         )
 
 
-def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[Record]:
     """Grade each gold case's answer with ``rubric``; one grade row per case, in order.
 
     The cases are written out as a throw-away corpus (one claim and one item per case) with a run
@@ -284,7 +285,7 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
 
 
 def rederive_grade(
-    rubric: Any,
+    rubric: Rubric,
     *,
     question: str,
     answer: str,
