@@ -297,6 +297,7 @@ def read_graded(
     for item_id in sorted(answers.keys() | graded.keys()):
         ans = answers.get(item_id, {})
         n, grade = graded.get(item_id, (0, None))
+        model = (grade or {}).get("model") or ans.get("model")  # a grade that fails below still names it
         if grade is not None and grade.get("status") == "unreadable":
             grade = None  # the stand-in for an oversized line, already warned about: ungraded
         if grade is not None:
@@ -305,7 +306,6 @@ def read_graded(
                 out.problems.append(Problem(relpath, n, 1, RECORD_RULE, why))
                 grade = None
         status = grade.get("status") if grade else None
-        model = (grade or {}).get("model") or ans.get("model")
         meta: dict[str, Any] = ans["item"] if isinstance(ans.get("item"), dict) else (items or {}).get(item_id, {})
         out.rows.append(
             Row(

@@ -120,12 +120,9 @@ class Audit(Kind):
             by_model[r.model].append(r)
         for model, model_rows in sorted(by_model.items()):
             scored = [str((r.grade or {}).get(PLOTTED)) for r in model_rows if r.status == "scored"]
-            if scored:
-                counts = status_counts(model_rows)
-                panel.cells.append({"model": model, "n": len(scored), **counts, **_shares(scored, labels)})
-        if not panel.cells:
-            return panel
-        if draw is not None:
+            counts = status_counts(model_rows)
+            panel.cells.append({"model": model, "n": len(scored), **counts, **_shares(scored, labels)})
+        if draw is not None and any(c["n"] for c in panel.cells):
             uri = draw.bars(
                 [c["model"] for c in panel.cells],
                 {lb: [100 * c[lb] for c in panel.cells] for lb in labels},

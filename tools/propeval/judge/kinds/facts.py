@@ -322,12 +322,10 @@ class Facts(Kind):
         for r in rows:
             by_cell[(r.model, str(r.item.get("language") or "?"))].append(r)
             by_run[(r.model, r.run)].append(r)
-        for (model, lang), cell_rows in sorted(by_cell.items()):
-            s = _summary(cell_rows)
-            if s["counted"]:
-                panel.cells.append({"model": model, "language": lang, **s})
-        if not panel.cells:
-            return panel
+        # Every cell is listed, so an unscored item is counted here as in `score`; only cells with
+        # a counted item have a mean to plot.
+        panel.cells = [{"model": m, "language": lang, **_summary(rs)} for (m, lang), rs in sorted(by_cell.items())]
+        counted = [c for c in panel.cells if c["counted"]]
         by_model: list[tuple[str, int, dict[str, float | None], dict[str, float | None]]] = []
         for model in sorted({m for m, _ in by_run}):
             per = [_summary(rs) for (m, _), rs in sorted(by_run.items()) if m == model]
@@ -335,10 +333,10 @@ class Facts(Kind):
             props = [s["propaganda_share"] for s in per if s["counted"]]
             if means:
                 by_model.append((model, len(means), _mean_sd(means), _mean_sd(props)))
-        if draw is not None:
-            models = sorted({c["model"] for c in panel.cells})
-            langs = sorted({c["language"] for c in panel.cells})
-            at = {(c["model"], c["language"]): c for c in panel.cells}
+        if draw is not None and counted:
+            models = sorted({c["model"] for c in counted})
+            langs = sorted({c["language"] for c in counted})
+            at = {(c["model"], c["language"]): c for c in counted}
 
             def matrix(key: str) -> list[list[float]]:
                 return [[at[(m, lang)][key] if (m, lang) in at else 0.0 for lang in langs] for m in models]
@@ -377,8 +375,8 @@ class Facts(Kind):
                         c["unanswered"],
                         c["unscored"],
                         c["ungraded"],
-                        f"{c['fact_mean']:.2f}",
-                        f"{100 * c['propaganda_share']:.1f}%",
+                        fmt(c["fact_mean"]),
+                        fmt(c["propaganda_share"], pct=True),
                     ]
                     for c in panel.cells
                 ],
