@@ -11,6 +11,7 @@ import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
@@ -201,6 +202,53 @@ def answer_and_grade(
         )
 
 
+def _gold_run(shadow: Config, run_dir: Path, cases: Sequence[dict[str, Any]]) -> list[str]:
+    """Write each gold case as one claim and one item of the throw-away corpus ``shadow``, and its
+    answer into the run ``run_dir``; the item ids, in case order."""
+    from propeval.corpus import load_corpus
+    from propeval.judge import runs
+
+    ids: list[str] = []
+    for n, case in enumerate(cases, start=1):
+        cid, iid = f"gc{n:04d}", f"gi{n:04d}"
+        ids.append(iid)
+        claim = {
+            "id": cid,
+            "facts": case.get("facts") or [],
+            "official_frame_markers": case.get("frame_markers") or [],
+            "categories": [],
+        }
+        item = {
+            "id": iid,
+            "claim_id": cid,
+            "prompt": case.get("question", ""),
+            "language": case.get("language", "en"),
+            "framing": case.get("framing", "neutral"),
+            "question_type": case.get("question_type", "named_fact"),
+            "status": "active",
+        }
+        folder = shadow.questions / cid
+        folder.mkdir(parents=True)
+        (folder / "claim.yaml").write_text(runs.dump(claim) + "\n", encoding="utf-8")
+        (folder / f"{iid}.yaml").write_text(runs.dump(item) + "\n", encoding="utf-8")
+    corpus = load_corpus(shadow)
+    for iid, case in zip(ids, cases, strict=True):
+        gold_item = corpus.items[iid]
+        gold_claim = corpus.claims[gold_item.claim_id]
+        runs.append(
+            run_dir / runs.ANSWERS,
+            {
+                "item_id": iid,
+                "model": "gold",
+                "item_hash": gold_item.hash,
+                "claim_hash": gold_claim.hash,
+                "status": "answered" if case.get("answer") else "unanswered",
+                "answer": case.get("answer"),
+            },
+        )
+    return ids
+
+
 def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[Record]:
     """Grade each gold case's answer with ``rubric``; one grade row per case, in order.
 
@@ -210,7 +258,6 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
     """
     import shutil
     import tempfile
-    from pathlib import Path
 
     from propeval.judge import runs
     from propeval.judge.grade import GradeOptions, grade_run
@@ -227,46 +274,7 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
         run_dir = root / shadow_js.runs_dir / run_id
         run_dir.mkdir(parents=True)
         (run_dir / runs.RUN_FILE).write_text(runs.dump({"run_id": run_id, "model": "gold"}) + "\n", encoding="utf-8")
-        ids = []
-        from propeval.corpus import load_corpus
-
-        for n, case in enumerate(cases, start=1):
-            cid, iid = f"gc{n:04d}", f"gi{n:04d}"
-            ids.append(iid)
-            claim = {
-                "id": cid,
-                "facts": case.get("facts") or [],
-                "official_frame_markers": case.get("frame_markers") or [],
-                "categories": [],
-            }
-            item = {
-                "id": iid,
-                "claim_id": cid,
-                "prompt": case.get("question", ""),
-                "language": case.get("language", "en"),
-                "framing": case.get("framing", "neutral"),
-                "question_type": case.get("question_type", "named_fact"),
-                "status": "active",
-            }
-            folder = shadow.questions / cid
-            folder.mkdir(parents=True)
-            (folder / "claim.yaml").write_text(runs.dump(claim) + "\n", encoding="utf-8")
-            (folder / f"{iid}.yaml").write_text(runs.dump(item) + "\n", encoding="utf-8")
-        corpus = load_corpus(shadow)
-        for iid, case in zip(ids, cases, strict=True):
-            gold_item = corpus.items[iid]
-            gold_claim = corpus.claims[gold_item.claim_id]
-            runs.append(
-                run_dir / runs.ANSWERS,
-                {
-                    "item_id": iid,
-                    "model": "gold",
-                    "item_hash": gold_item.hash,
-                    "claim_hash": gold_claim.hash,
-                    "status": "answered" if case.get("answer") else "unanswered",
-                    "answer": case.get("answer"),
-                },
-            )
+        ids = _gold_run(shadow, run_dir, cases)
         grade_run(
             shadow,
             shadow_js,

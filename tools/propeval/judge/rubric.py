@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,31 +120,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     except jsonschema.SchemaError as e:
         raise fail("/verdict_schema", f"verdict_schema is not a valid JSON schema: {e.message}") from None
 
-    tpl_name = d["template"]
-    if not tpl_name or "/" in tpl_name or "\\" in tpl_name or tpl_name in (".", ".."):
-        raise fail("/template", f"template {tpl_name!r} must be a file name in the rubric's own folder, like prompt.md")
-    tpl_path = folder / tpl_name
-    from propeval.filetypes import RefusedFileError, open_regular
-
-    try:
-        # The same guard as the loader's: a link, hard link or FIFO is refused, never opened.
-        with os.fdopen(open_regular(tpl_path, _rel(tpl_path, root), root), "rb") as fh:
-            template = fh.read().decode("utf-8")
-    except RefusedFileError as e:
-        raise LoadError(e.problem) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise fail("/template", f"cannot read the template {tpl_name!r}: {e}") from None
-    try:
-        used = set(string.Template(template).get_identifiers())
-    except ValueError as e:
-        raise fail("/template", f"template {d['template']!r}: {e}") from None
-    unknown = used - PLACEHOLDERS
-    if unknown:
-        raise fail(
-            "/template",
-            f"template uses unknown placeholder(s) {', '.join(sorted(unknown))}; "
-            f"use only {', '.join(sorted(PLACEHOLDERS))} (write $$ for a dollar sign)",
-        )
+    template, used = _template(folder, d["template"], root, fail)
     missing = {"question", "answer", "boundary"} - used
     if missing:
         raise fail("/template", f"template must use ${{{'}, ${'.join(sorted(missing))}}}")
@@ -173,6 +150,37 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
         folder=folder,
         **minimums,
     )
+
+
+def _template(
+    folder: Path, tpl_name: str, root: Path | None, fail: Callable[[str, str], LoadError]
+) -> tuple[str, set[str]]:
+    """The prompt template's text and the placeholders it uses (each one a known placeholder)."""
+    if not tpl_name or "/" in tpl_name or "\\" in tpl_name or tpl_name in (".", ".."):
+        raise fail("/template", f"template {tpl_name!r} must be a file name in the rubric's own folder, like prompt.md")
+    tpl_path = folder / tpl_name
+    from propeval.filetypes import RefusedFileError, open_regular
+
+    try:
+        # The same guard as the loader's: a link, hard link or FIFO is refused, never opened.
+        with os.fdopen(open_regular(tpl_path, _rel(tpl_path, root), root), "rb") as fh:
+            template = fh.read().decode("utf-8")
+    except RefusedFileError as e:
+        raise LoadError(e.problem) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise fail("/template", f"cannot read the template {tpl_name!r}: {e}") from None
+    try:
+        used = set(string.Template(template).get_identifiers())
+    except ValueError as e:
+        raise fail("/template", f"template {tpl_name!r}: {e}") from None
+    unknown = used - PLACEHOLDERS
+    if unknown:
+        raise fail(
+            "/template",
+            f"template uses unknown placeholder(s) {', '.join(sorted(unknown))}; "
+            f"use only {', '.join(sorted(PLACEHOLDERS))} (write $$ for a dollar sign)",
+        )
+    return template, used
 
 
 def _rel(path: Path, root: Path | None) -> str:
