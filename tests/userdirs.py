@@ -54,6 +54,11 @@ def isolate_user_dirs(session: Path) -> None:
         os.environ.pop(var, None)
 
 
+def user_dirs_env() -> dict[str, str]:
+    """The session's user-folder variables, for a subprocess started with an environment of its own."""
+    return {var: os.environ[var] for var in SESSION_DIRS if var in os.environ}
+
+
 _WRITE_MODES = frozenset("wax+")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 # audit event -> indexes of the path arguments that get written, created or removed

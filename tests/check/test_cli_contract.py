@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from helpers import REPO
 from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
+from userdirs import user_dirs_env
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn")
 
@@ -88,7 +89,8 @@ def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin"},
+        # a bare environment, but the session's user folders (conftest.py), never the real ones
+        env={"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin", **user_dirs_env()},
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
 
