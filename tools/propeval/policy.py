@@ -95,7 +95,7 @@ class BasePolicy:
 def from_base(tree: Config, ref: str) -> BasePolicy:
     """The tree's files under ``ref``'s ``[tool.propeval]``, and what the tree changed in it."""
     base = table_at(tree.root, ref)
-    return BasePolicy(config_from_table(tree.root, base), ref, changed_keys(base, tree.raw))
+    return BasePolicy(config_from_table(tree.root, base, f"pyproject.toml at {ref}"), ref, changed_keys(base, tree.raw))
 
 
 def policy_message(tree: Config, ref: str, dotted: str, base: dict[str, Any]) -> str:
@@ -192,7 +192,7 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
                 source = str(user_config_path())
                 if name in tree_eps and tree_eps[name] != ep:
                     notes.append(f"pyproject.toml's endpoint {name!r} differs from your config's and is not used")
-    cfg = config_from_table(tree.root, table)
+    cfg = config_from_table(tree.root, table, f"pyproject.toml at {base}" if base is not None else tree.source)
     from propeval.judge.settings import check_url, load_settings
 
     js = load_settings(cfg)
