@@ -200,3 +200,20 @@ def test_reading_settings_imports_nothing_heavy(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
     out = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_maintainers_endpoints_are_checked_like_the_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from propeval.policy import user_config
+
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("PROPEVAL_CONFIG", str(path))
+    path.write_text('[endpoints.openai]\nbase_ur = "https://api.openai.com/v1"\nmodel = "m"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        user_config()
+    assert str(e.value) == f"{path}: [endpoints.openai] unknown key 'base_ur'; did you mean 'base_url'?"
+    path.write_text('[endpoint.openai]\nmodel = "m"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        user_config()
+    assert str(e.value) == f"{path}: unknown key 'endpoint'; did you mean 'endpoints'?"

@@ -82,16 +82,36 @@ def load_config(root: Path | None = None) -> Config:
         # A pull request's own pyproject.toml is untrusted input, like every other file in it.
         if pyproject.stat().st_size > MAX_PYPROJECT_BYTES:
             raise ConfigError(f"pyproject.toml is over {MAX_PYPROJECT_BYTES} bytes; trim it")
-        try:
-            with pyproject.open("rb") as fh:
-                table = tomllib.load(fh).get("tool", {}).get("propeval", {})
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"pyproject.toml: {e}") from e
-        except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
-            raise ConfigError(f"pyproject.toml: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
-        except RecursionError:
-            raise ConfigError("pyproject.toml nests arrays or tables too deeply to read; flatten it") from None
+        table = propeval_table(parse_toml(pyproject.read_bytes(), "pyproject.toml"), "pyproject.toml")
     return config_from_table(root, table)
+
+
+def parse_toml(data: bytes, source: str) -> dict[str, Any]:
+    """A TOML document, every way it can fail a ConfigError naming ``source``: the one TOML reader
+    for pyproject.toml (here or at a base ref) and the maintainer's config.toml."""
+    if len(data) > MAX_PYPROJECT_BYTES:
+        raise ConfigError(f"{source} is over {MAX_PYPROJECT_BYTES} bytes; trim it")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{source}: not valid UTF-8 at byte offset {e.start}; save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{source}: {e}") from e
+    except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
+        raise ConfigError(f"{source}: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
+    except RecursionError:
+        raise ConfigError(f"{source} nests arrays or tables too deeply to read; flatten it") from None
+
+
+def propeval_table(document: dict[str, Any], source: str) -> dict[str, Any]:
+    """``[tool.propeval]`` of a parsed pyproject.toml; empty when absent."""
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{source}: [tool] must be a table")
+    table = tool.get("propeval", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.propeval] must be a table")
+    return table
 
 
 def config_from_table(root: Path, table: Any, source: str = DEFAULT_SOURCE) -> Config:

@@ -49,17 +49,19 @@ class Where:
     source: str  # "pyproject.toml", or "pyproject.toml at origin/main"
     table: str  # "dedup", "judge.endpoints.local"; "" for [tool.propeval] itself
     key: str = ""
+    root: str = "tool.propeval"  # "" in the maintainer's own config.toml
 
     @property
     def label(self) -> str:
-        return f"[tool.propeval.{self.table}]" if self.table else "[tool.propeval]"
+        dotted = ".".join(p for p in (self.root, self.table) if p)
+        return f"[{dotted}]" if dotted else ""
 
     def at(self, key: str) -> Where:
-        return Where(self.source, self.table, key)
+        return replace(self, key=key)
 
     def error(self, message: str) -> ConfigError:
         """``pyproject.toml: [tool.propeval.dedup] batch_size must be ...``"""
-        lead = f"{self.source}: {self.label}"
+        lead = f"{self.source}: {self.label}" if self.label else f"{self.source}:"
         return ConfigError(f"{lead} {self.key} {message}" if self.key else f"{lead} {message}", key=self.key or None)
 
 
@@ -695,18 +697,22 @@ class JudgeSettings(Table):
         return ep
 
 
+def read_endpoints(raw: Any, where: Where) -> dict[str, Endpoint]:
+    """A table of endpoint tables (``[tool.propeval.judge.endpoints]``, or ``[endpoints]`` of the
+    maintainer's own config file)."""
+    if not isinstance(raw, dict):
+        raise where.error("must be a table of tables")
+    return {
+        str(name): replace(read_table(Endpoint, ep, replace(where, table=f"{where.table}.{name}")), name=str(name))
+        for name, ep in raw.items()
+    }
+
+
 def read_judge(raw: Any, where: Where) -> JudgeSettings:
     settings = read_table(JudgeSettings, raw, where, tables=("endpoints",))
     if "endpoints" not in raw:
         return settings
-    eps = raw["endpoints"]
-    table = Where(where.source, "judge.endpoints")
-    if not isinstance(eps, dict):
-        raise table.error("must be a table of tables")
-    endpoints = {}
-    for name, ep in eps.items():
-        here = Where(where.source, f"judge.endpoints.{name}")
-        endpoints[str(name)] = replace(read_table(Endpoint, ep, here), name=str(name))
+    endpoints = read_endpoints(raw["endpoints"], Where(where.source, "judge.endpoints"))
     return replace(settings, endpoints=endpoints)
 
 
