@@ -564,7 +564,8 @@ class Endpoint(Table):
     NAME = "judge.endpoints.NAME"
     DOC = (
         "One table per OpenAI-compatible server. Without any, `local` is http://127.0.0.1:8080/v1 "
-        '(`propeval serve-local`, model "gemma-3-270m", response_format "json_object_schema").'
+        '(`propeval serve-local`, model "gemma-3-270m", response_format "json_object_schema"). '
+        "The maintainer's own config.toml (`$PROPEVAL_CONFIG`) takes the same keys under `[endpoints.NAME]`."
     )
     MOVED: ClassVar[dict[str, str]] = {
         "api_key": "is an API key: never put keys in config; name the environment variable that holds it "
