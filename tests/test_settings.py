@@ -159,6 +159,7 @@ def test_policy_from_a_base_ref_names_the_ref(in_git, corpus: CorpusDir) -> None
     assert str(e.value) == (
         "pyproject.toml at main: [tool.propeval.gates] unknown key 'ledger'; did you mean 'ledger_dir'?"
     )
+    assert e.value.key == "ledger"
 
 
 def test_the_settings_docs_are_generated_from_the_models() -> None:

@@ -59,10 +59,12 @@ class Where:
     def at(self, key: str) -> Where:
         return replace(self, key=key)
 
-    def error(self, message: str) -> ConfigError:
+    def error(self, message: str, *, key: str | None = None) -> ConfigError:
         """``pyproject.toml: [tool.propeval.dedup] batch_size must be ...``"""
         lead = f"{self.source}: {self.label}" if self.label else f"{self.source}:"
-        return ConfigError(f"{lead} {self.key} {message}" if self.key else f"{lead} {message}", key=self.key or None)
+        return ConfigError(
+            f"{lead} {self.key} {message}" if self.key else f"{lead} {message}", key=key or self.key or None
+        )
 
 
 def _shown(value: Any) -> str:
@@ -291,7 +293,7 @@ class Table:
 def unknown_key(where: Where, name: str, known: Sequence[str]) -> ConfigError:
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
-    return where.error(f"unknown key {name!r}; {hint}")
+    return where.error(f"unknown key {name!r}; {hint}", key=name)
 
 
 def read_table(cls: type[T], raw: Any, where: Where, *, tables: Sequence[str] = ()) -> T:
