@@ -28,6 +28,7 @@ import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -85,6 +86,13 @@ class Kind:
 
     doc = "value"
 
+    def __init__(self, **options: Any) -> None:
+        # Plain classes, not dataclasses: a kind is built once per key at import, on every hook call.
+        for name, value in options.items():
+            if not hasattr(type(self), name):
+                raise TypeError(f"{type(self).__name__} has no option {name!r}")
+            setattr(self, name, value)
+
     def parse(self, value: Any, where: Where) -> Any:
         raise NotImplementedError
 
@@ -96,7 +104,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True)
 class Text(Kind):
     """A string; ``choices`` limits it, ``nonempty`` refuses "", ``folder`` keeps it inside the repository."""
 
@@ -127,7 +134,6 @@ class Text(Kind):
         return value
 
 
-@dataclass(frozen=True)
 class Integer(Kind):
     lo: int | None = None
     hi: int | None = None
@@ -146,7 +152,6 @@ class Integer(Kind):
         return value
 
 
-@dataclass(frozen=True)
 class Number(Kind):
     """An int or a float, returned as a float; ``lo_open`` excludes ``lo`` itself."""
 
@@ -169,7 +174,6 @@ class Number(Kind):
         return float(value)
 
 
-@dataclass(frozen=True)
 class Boolean(Kind):
     doc = "true or false"
 
@@ -179,7 +183,6 @@ class Boolean(Kind):
         return value
 
 
-@dataclass(frozen=True)
 class TextList(Kind):
     """A list of non-empty strings, returned as a tuple; ``language`` keeps each tag's primary subtag,
     ``domain`` lower-cases and drops a leading dot."""
@@ -205,7 +208,6 @@ class TextList(Kind):
         return tuple(value)
 
 
-@dataclass(frozen=True)
 class Pair(Kind):
     """Two increasing numbers ``[low, high]``, optionally strictly inside ``(lo, hi)``."""
 
@@ -226,13 +228,12 @@ class Pair(Kind):
         return low, high
 
 
-@dataclass(frozen=True)
 class ListMap(Kind):
     """A table of name -> list of non-empty strings, merged over ``base`` (a name given replaces
     that name's list). ``language_keys`` keeps each name's primary subtag; ``lower`` lower-cases the
     strings."""
 
-    base: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    base: Mapping[str, tuple[str, ...]] = MappingProxyType({})
     lower: bool = False
     language_keys: bool = False
 
