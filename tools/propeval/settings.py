@@ -567,7 +567,7 @@ class Endpoint(Table):
     NAME = "judge.endpoints.NAME"
     DOC = (
         "One table per OpenAI-compatible server. Without any, `local` is http://127.0.0.1:8080/v1 "
-        '(`propeval serve-local`, model "gemma-3-270m", response_format "json_object_schema"). '
+        '(`propeval serve-local`, model "gemma-3-270m", response_format "json_schema"). '
         "The maintainer's own config.toml (`$PROPEVAL_CONFIG`) takes the same keys under `[endpoints.NAME]`."
     )
     MOVED: ClassVar[dict[str, str]] = {
@@ -627,7 +627,7 @@ DEFAULT_ENDPOINTS: dict[str, Endpoint] = {
         base_url="http://127.0.0.1:8080/v1",
         model="gemma-3-270m",
         api_key_env="",
-        response_format="json_object_schema",
+        response_format="json_schema",  # serve-local is llama.cpp's own llama-server
     )
 }
 
