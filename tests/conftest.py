@@ -16,7 +16,7 @@ def onnx_export() -> None:
     `propeval dedup` on a new machine would: tests that compare a command's whole output then
     never see the one-off "exporting the embedding model" line. Costs about 10 s, once a machine."""
     try:
-        from propeval.embed.models import load_encoder
+        from propeval.embed.registry import load_encoder
 
         encoder = load_encoder("sentence-transformers", "all-MiniLM-L6-v2")
     except ImportError:

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import REPO
 from propeval.embed import ort
-from propeval.embed.models import load_encoder
+from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
 
 TEXTS = [

@@ -33,13 +33,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from propeval import gitutil
-from propeval.checks.sources import normalise
 from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, Item, load_corpus
 from propeval.errors import ConfigError, GitError, UsageError
 from propeval.filetypes import scan
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
+from propeval.textnorm import normalise_url
 
 __all__ = [
     "BANDS",
@@ -479,7 +479,7 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
             cats[str(cat)] += 1
             cells[f"{cat}|{item.language}"] += 1
         if claim.source_url:
-            urls[normalise(claim.source_url)] += 1
+            urls[normalise_url(claim.source_url)] += 1
             domains[_domain(claim.source_url)] += 1
         date = claim.data.get("source_date")
         if date:
