@@ -63,7 +63,7 @@ def bundled_model() -> None:
     a first `propeval dedup` on a new machine would: a test that compares a command's whole output
     then never sees the one-off "exporting the embedding model" line. About 10 s, once a session
     (the two xdist workers share the export: the second waits for the first's file lock)."""
-    from propeval.embed.models import load_encoder
+    from propeval.embed.registry import load_encoder
 
     encoder = load_encoder("sentence-transformers", "all-MiniLM-L6-v2")
     if encoder.active_runtime != "onnx":

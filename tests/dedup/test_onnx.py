@@ -15,7 +15,7 @@ import pytest
 
 from helpers import REPO
 from propeval.embed import ort
-from propeval.embed.models import load_encoder
+from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
 
 TEXTS = [
@@ -117,6 +117,7 @@ def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> Non
     enc = _encoder(tmp_path)
     record = {"format": ort.FORMAT, "fingerprint": enc.fingerprint, "status": "mismatch", "min_cosine": 0.93}
     (tmp_path / f"{enc.fingerprint}.json").write_text(json.dumps(record), encoding="utf-8")
+    assert enc.engine == "torch" and enc._ort is None  # judged from the record: the cache key, loading nothing
     assert enc.active_runtime == "torch"
     assert enc.notes == [
         "embedding model 'all-MiniLM-L6-v2' runs through sentence-transformers (slower to start), not "
@@ -127,8 +128,15 @@ def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> Non
         _encoder(tmp_path, runtime="onnx").encode(["x"])
 
 
+def test_engine_names_onnx_before_the_first_encode_without_exporting_or_loading(tmp_path: Path) -> None:
+    enc = _encoder(tmp_path)
+    assert enc.engine == "onnx"
+    assert enc._ort is None and list(tmp_path.iterdir()) == []
+
+
 def test_runtime_torch_never_tries_onnx(tmp_path: Path) -> None:
     enc = _encoder(tmp_path, runtime="torch")
+    assert enc.engine == "torch"
     assert enc.active_runtime == "torch" and enc.notes == []
     assert list(tmp_path.iterdir()) == []
 

