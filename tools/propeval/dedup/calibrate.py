@@ -1,12 +1,16 @@
-"""``propeval dedup calibrate``: precision, recall and F1 per threshold, for each pass, on labelled pairs.
+"""``propeval dedup calibrate``: precision, recall, F1 and base rate per threshold, for each pass
+and, when the pairs name their languages, for each language pair.
 
-Input is TSV with a header ``a<TAB>b<TAB>label`` or JSON Lines ``{"a": ..., "b": ..., "label": 1}``;
-label 1 (or true) marks a duplicate (a paraphrase), 0 (or false) a related but different question.
+Input is TSV with a header ``a<TAB>b<TAB>label`` (optionally followed by ``lang_a``, ``lang_b``,
+``source``) or JSON Lines ``{"a": ..., "b": ..., "label": 1, "lang_a": "zh", "lang_b": "en"}``;
+label 1 (or true) marks a duplicate (a paraphrase or a translation), 0 (or false) a related but
+different question. tests/dedup/data/multilingual/ holds such sets (calibration and held-out).
 """
 
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +20,26 @@ import numpy as np
 from propeval import textnorm
 from propeval.errors import UsageError
 from propeval.loader import LoadError, load_jsonl
+from propeval.settings import language_pair
 
-GRID = tuple(round(0.50 + 0.01 * n, 2) for n in range(50))  # 0.50 .. 0.99
+GRID = tuple(round(0.50 + 0.005 * n, 3) for n in range(100))  # 0.500 .. 0.995
+# A pass "cannot separate" the classes when a random duplicate outscores a random non-duplicate
+# less often than this (ROC AUC), or when no threshold reaches F1 0.5: its recommendation is noise.
+MIN_AUC = 0.75
+MIN_F1 = 0.5
+
+
+@dataclass
+class Labelled:
+    a: str
+    b: str
+    label: int
+    lang_a: str = ""
+    lang_b: str = ""
+
+    @property
+    def pair(self) -> str:
+        return language_pair(self.lang_a, self.lang_b) if self.lang_a and self.lang_b else ""
 
 
 @dataclass
@@ -35,6 +57,28 @@ class PassCalibration:
     rows: list[Row]
     best: Row
     current: float | None = None
+    pairs: int = 0
+    positives: int = 0
+    auc: float | None = None
+    at_current: Row | None = None  # precision, recall, F1 at the threshold now applied
+    current_source: str = ""
+
+    @property
+    def base_rate(self) -> float:
+        return self.positives / self.pairs if self.pairs else 0.0
+
+    @property
+    def warning(self) -> str:
+        """Why this pass's recommendation cannot be trusted, or ""."""
+        if self.positives in (0, self.pairs):
+            return "only one class in these pairs: nothing to calibrate"
+        if (self.auc is not None and self.auc < MIN_AUC) or self.best.f1 < MIN_F1:
+            auc = f"ROC AUC {self.auc:.2f}, " if self.auc is not None else ""
+            return (
+                f"cannot separate duplicates from non-duplicates ({auc}best F1 {self.best.f1:.2f}): the model does "
+                "not compare these texts (an English-only model on other languages?); do not use this threshold"
+            )
+        return ""
 
 
 @dataclass
@@ -42,6 +86,10 @@ class Calibration:
     pairs: int
     positives: int
     passes: list[PassCalibration] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f"{p.name}: {p.warning}" for p in self.passes if p.warning]
 
 
 def _label(value: Any, where: str) -> int:
@@ -54,11 +102,19 @@ def _label(value: Any, where: str) -> int:
     raise UsageError(f"{where}: label must be 1/0 or true/false, not {value!r}")
 
 
-def read_pairs(path: Path) -> list[tuple[str, str, int]]:
-    """(a, b, label) rows from a TSV or JSONL file."""
+def _lang(value: Any, where: str) -> str:
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str) or not value.replace("-", "").isalnum():
+        raise UsageError(f"{where}: a language must be a BCP 47 tag such as 'zh' or 'en', not {value!r}")
+    return value.strip()
+
+
+def read_pairs(path: Path) -> list[Labelled]:
+    """Labelled pairs from a TSV or JSONL file."""
     if not path.is_file():
         raise UsageError(f"{path}: no such file; give a TSV (a, b, label) or JSONL file of labelled pairs")
-    out: list[tuple[str, str, int]] = []
+    out: list[Labelled] = []
     if path.suffix.lower() in {".jsonl", ".json"}:
         try:
             for line, obj in load_jsonl(path):
@@ -66,7 +122,11 @@ def read_pairs(path: Path) -> list[tuple[str, str, int]]:
                 a, b = obj.get("a"), obj.get("b")
                 if not isinstance(a, str) or not isinstance(b, str) or not a.strip() or not b.strip():
                     raise UsageError(f"{where}: each line needs non-empty strings 'a' and 'b'")
-                out.append((a, b, _label(obj.get("label"), where)))
+                out.append(
+                    Labelled(
+                        a, b, _label(obj.get("label"), where), _lang(obj.get("lang_a"), where), _lang(obj.get("lang_b"), where)
+                    )
+                )
         except LoadError as e:
             raise UsageError(str(e)) from e
     else:
@@ -75,60 +135,108 @@ def read_pairs(path: Path) -> list[tuple[str, str, int]]:
         except (OSError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: cannot read it as UTF-8 text: {e}") from e
         reader = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None or [h.strip().lower() for h in header[:3]] != ["a", "b", "label"]:
-            raise UsageError(f"{path}:1: the first line must be the header a<TAB>b<TAB>label")
+        header = [h.strip().lower() for h in next(reader, None) or []]
+        if header[:3] != ["a", "b", "label"] or header[3:] not in ([], ["lang_a", "lang_b"], ["lang_a", "lang_b", "source"]):
+            raise UsageError(
+                f"{path}:1: the first line must be the header a<TAB>b<TAB>label, optionally followed by "
+                "<TAB>lang_a<TAB>lang_b and <TAB>source"
+            )
+        width = len(header)
         for n, row in enumerate(reader, start=2):
             if not row or not any(c.strip() for c in row):
                 continue
-            if len(row) != 3 or not row[0].strip() or not row[1].strip():
-                raise UsageError(f"{path}:{n}: expected 3 tab-separated columns (a, b, label), found {len(row)}")
-            out.append((row[0], row[1], _label(row[2], f"{path}:{n}")))
+            if len(row) != width or not row[0].strip() or not row[1].strip():
+                raise UsageError(f"{path}:{n}: expected {width} tab-separated columns ({', '.join(header)}), found {len(row)}")
+            where = f"{path}:{n}"
+            langs = (_lang(row[3], where), _lang(row[4], where)) if width > 3 else ("", "")
+            out.append(Labelled(row[0], row[1], _label(row[2], where), *langs))
     if not out:
         raise UsageError(f"{path}: no labelled pairs in it")
-    labels = {r[2] for r in out}
-    if labels != {0, 1}:
+    if {r.label for r in out} != {0, 1}:
         raise UsageError(f"{path}: needs both positive (1) and negative (0) pairs to calibrate")
     return out
 
 
-def _sweep(name: str, scores: np.ndarray, labels: np.ndarray, current: float | None) -> PassCalibration:
+def _row(t: float, scores: np.ndarray, labels: np.ndarray) -> Row:
     from sklearn.metrics import precision_recall_fscore_support
 
-    rows = []
-    for t in GRID:
-        pred = (scores >= t - 1e-9).astype(int)
-        p, r, f, _ = precision_recall_fscore_support(labels, pred, average="binary", zero_division=0)
-        rows.append(Row(t, float(p), float(r), float(f), int(pred.sum())))
+    pred = (scores >= t - 1e-9).astype(int)
+    p, r, f, _ = precision_recall_fscore_support(labels, pred, average="binary", zero_division=0)
+    return Row(t, float(p), float(r), float(f), int(pred.sum()))
+
+
+def _sweep(
+    name: str, scores: np.ndarray, labels: np.ndarray, current: float | None, source: str = ""
+) -> PassCalibration:
+    from sklearn.metrics import roc_auc_score
+
+    rows = [_row(t, scores, labels) for t in GRID]
     # Best F1; among ties, the higher threshold (fewer false alarms for the same F1).
     best = max(rows, key=lambda row: (round(row.f1, 6), round(row.precision, 6), row.threshold))
-    return PassCalibration(name, rows, best, current)
+    both = 0 < int(labels.sum()) < len(labels)
+    return PassCalibration(
+        name,
+        rows,
+        best,
+        current,
+        pairs=len(labels),
+        positives=int(labels.sum()),
+        auc=float(roc_auc_score(labels, scores)) if both else None,
+        at_current=_row(current, scores, labels) if current is not None else None,
+        current_source=source,
+    )
 
 
-def calibrate(path: Path, settings: Any, encoder: Any, *, cross_lingual: bool = False) -> Calibration:
+def _cosines(encoder: Any, a: list[str], b: list[str], cache: Path | None) -> np.ndarray:
+    if cache is None:
+        va, vb = np.asarray(encoder.encode(a)), np.asarray(encoder.encode(b))
+    else:
+        from propeval.embed.cache import embed
+
+        texts = list(dict.fromkeys(a + b))
+        vectors = embed(encoder, texts, cache).vectors
+        row = {t: n for n, t in enumerate(texts)}
+        va, vb = vectors[[row[t] for t in a]], vectors[[row[t] for t in b]]
+    return np.sum(va * vb, axis=1)
+
+
+def calibrate(
+    path: Path, settings: Any, encoder: Any, *, cross_lingual: bool = False, cache: Path | None = None
+) -> Calibration:
     """Score every labelled pair with the lexical and semantic passes and sweep the thresholds.
 
-    ``cross_lingual``: the pairs are in two languages; only the semantic pass applies, and its
-    threshold is ``cross_lingual_threshold``.
+    Pairs that name their languages are also swept per language pair (``semantic en-zh``), each
+    against the threshold the run applies to that pair now. ``cross_lingual``: the pairs are in two
+    languages and name none; only the semantic pass applies, against ``cross_lingual_threshold``.
+    ``cache``: the embedding cache folder (vectors are reused across runs).
     """
     from rapidfuzz import fuzz
 
     pairs = read_pairs(path)
-    labels = np.array([p[2] for p in pairs])
-    a_norm = [textnorm.normalise(p[0]) for p in pairs]
-    b_norm = [textnorm.normalise(p[1]) for p in pairs]
+    labels = np.array([p.label for p in pairs])
+    a_norm = [textnorm.normalise(p.a) for p in pairs]
+    b_norm = [textnorm.normalise(p.b) for p in pairs]
     result = Calibration(pairs=len(pairs), positives=int(labels.sum()))
+    semantic = _cosines(encoder, a_norm, b_norm, cache)
     if cross_lingual:
-        va, vb = encoder.encode(a_norm), encoder.encode(b_norm)
-        semantic = np.sum(np.asarray(va) * np.asarray(vb), axis=1)
-        result.passes.append(_sweep("cross_lingual", semantic, labels, settings.semantic_limit(False)))
+        limit, source = settings.pair_limit("en", "und")
+        result.passes.append(_sweep("cross_lingual", semantic, labels, limit, source))
         return result
     exact = np.array([float(x == y) for x, y in zip(a_norm, b_norm, strict=True)])
     result.passes.append(_sweep("exact", exact, labels, None))
     lexical = np.array([fuzz.token_sort_ratio(x, y) / 100.0 for x, y in zip(a_norm, b_norm, strict=True)])
-    result.passes.append(_sweep("lexical", lexical, labels, settings.lexical_threshold))
-    va = encoder.encode(a_norm)
-    vb = encoder.encode(b_norm)
-    semantic = np.sum(np.asarray(va) * np.asarray(vb), axis=1)
-    result.passes.append(_sweep("semantic", semantic, labels, settings.semantic_limit(True)))
+    result.passes.append(_sweep("lexical", lexical, labels, settings.lexical_threshold, "lexical_threshold"))
+    groups: dict[str, list[int]] = defaultdict(list)
+    for n, p in enumerate(pairs):
+        groups[p.pair].append(n)
+    if set(groups) == {""}:
+        result.passes.append(_sweep("semantic", semantic, labels, settings.semantic_limit(True), "semantic_threshold"))
+        return result
+    for key in sorted(groups, key=lambda k: (k.split("-")[0] != k.split("-")[-1], k)):
+        rows = np.array(groups[key])
+        if not key:
+            result.passes.append(_sweep("semantic (no language)", semantic[rows], labels[rows], None))
+            continue
+        limit, source = settings.pair_limit(*key.split("-"))
+        result.passes.append(_sweep(f"semantic {key}", semantic[rows], labels[rows], limit, source))
     return result

@@ -102,8 +102,9 @@ class SemanticSpace:
         return [n for n, i in enumerate(self.rows) if focus is None or i in focus]
 
     def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
-        """Find each query row's nearest other-claim neighbours; return the cosines of the pairs at
-        or above the semantic threshold (per language pair and kind)."""
+        """Find each query row's nearest other-claim neighbours in each language (``neighbours``
+        per language, so a text's translations are not crowded out by same-language neighbours);
+        return the cosines of the pairs at or above their language pair's threshold."""
         from propeval.embed.index import IndexSettings, neighbours
 
         assert self.vectors is not None, "embed the space before searching it"
@@ -114,26 +115,40 @@ class SemanticSpace:
             approximate=settings.approximate_index,
             ivf_nprobe=settings.ivf_nprobe,
         )
-        # Ask for extra neighbours: same-claim ones are dropped afterwards.
-        k = settings.neighbours + max(len(v) for v in _by_claim(self.units).values())
-        scores, ids = neighbours(self.vectors, self.vectors[list(queries)], k, idx_settings)
         hits: dict[PairIndex, float] = {}
-        for row, qn in enumerate(queries):
-            kept = 0
-            for s_, jn in zip(scores[row], ids[row], strict=True):
-                if jn < 0 or jn == qn or not comparable(self.units[qn], self.units[int(jn)]):
-                    continue
-                kept += 1
-                if kept > settings.neighbours:
-                    break
-                self.knn_rank[(qn, int(jn))] = kept
-                qi, j = self.rows[qn], self.rows[int(jn)]
-                pair = (min(qi, j), max(qi, j))
-                self.neighbour_pairs.add(pair)
-                q_unit, n_unit = self.units[qn], self.units[int(jn)]
-                if s_ >= settings.semantic_limit(lang(q_unit) == lang(n_unit), q_unit.kind):
-                    hits[pair] = float(s_)
+        qvecs = self.vectors[list(queries)]
+        for target in sorted(self.by_language):
+            rows = self.by_language[target]
+            # Ask for extra neighbours: same-claim ones are dropped afterwards.
+            k = min(len(rows), settings.neighbours + max(len(v) for v in _by_claim([self.units[r] for r in rows]).values()))
+            scores, ids = neighbours(self.vectors[rows], qvecs, k, idx_settings)
+            for row, qn in enumerate(queries):
+                kept = 0
+                q_unit = self.units[qn]
+                for s_, local in zip(scores[row], ids[row], strict=True):
+                    if local < 0:
+                        continue
+                    jn = rows[int(local)]
+                    if jn == qn or not comparable(q_unit, self.units[jn]):
+                        continue
+                    kept += 1
+                    if kept > settings.neighbours:
+                        break
+                    self.knn_rank[(qn, jn)] = kept
+                    qi, j = self.rows[qn], self.rows[jn]
+                    pair = (min(qi, j), max(qi, j))
+                    self.neighbour_pairs.add(pair)
+                    if s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
+                        hits[pair] = float(s_)
         return hits
+
+    @functools.cached_property
+    def by_language(self) -> dict[str, list[int]]:
+        """Rows of each language (primary subtag)."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for n, u in enumerate(self.units):
+            out[lang(u)].append(n)
+        return dict(out)
 
     def similarity(self, ia: int, ib: int) -> tuple[float, int, int] | None:
         """(cosine, rank of b among a's neighbours, rank of a among b's) of two units by their
@@ -165,9 +180,12 @@ class SemanticSpace:
         return k, c
 
     def _rank(self, q: int, other: int) -> int:
-        """1-based rank of row ``other`` among row ``q``'s neighbours from other claims (same kind)."""
+        """1-based rank of row ``other`` among row ``q``'s neighbours from other claims (same kind) in
+        ``other``'s language."""
         assert self.vectors is not None
         kind, claim = self.codes
         sims = self.vectors @ self.vectors[q]
-        mask = (kind == kind[q]) & (claim != claim[q])
+        same = np.zeros(len(self.units), dtype=bool)
+        same[self.by_language[lang(self.units[other])]] = True
+        mask = (kind == kind[q]) & (claim != claim[q]) & same
         return int(np.count_nonzero((sims > sims[other]) & mask)) + 1

@@ -42,6 +42,16 @@ def shared_terms(a: str, b: str) -> list[str]:
     return sorted(terms(a) & terms(b), key=lambda t: (not t[0].isdigit(), t))
 
 
+def differing_terms(a: str, b: str, *, same_language: bool) -> list[str]:
+    """What one text names and the other does not: numbers (and dates) always; names and months
+    only within one language, as a translation spells names in another script."""
+    ta, tb = terms(a), terms(b)
+    if not same_language:
+        ta = frozenset(t for t in ta if t[0].isdigit())
+        tb = frozenset(t for t in tb if t[0].isdigit())
+    return sorted(ta ^ tb, key=lambda t: (not t[0].isdigit(), t))
+
+
 @functools.lru_cache(maxsize=65536)
 def _url_key(url: str) -> str:
     return normalise_url(url) if url else ""
@@ -80,6 +90,11 @@ def pair_problem(pair: Any) -> Problem:
     what = "facts" if a.kind == "fact" else "prompts"
     rank = f"; rank {pair.rank_b} among {b.id}'s neighbours, {pair.rank_a} among {a.id}'s" if pair.rank_a else ""
     shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
+    if pair.differing_terms:
+        shared += f"; only in one: {', '.join(pair.differing_terms)}"
+    threshold = getattr(pair, "threshold", None)
+    if threshold is not None and "semantic" in pair.scores:
+        shared += f"; threshold {threshold:.3f} ({pair.threshold_source})"
     source = f"; same source {pair.shared_source}" if pair.shared_source else ""
     return Problem(
         b.path,

