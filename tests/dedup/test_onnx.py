@@ -177,5 +177,5 @@ def test_the_hook_path_imports_neither_torch_nor_sentence_transformers(
     )
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
     out = subprocess.run([sys.executable, "-c", code], cwd=dcorpus.root, env=env, capture_output=True, text=True)
-    assert "4 text(s) compared, 4 embedded" in out.stdout, out.stdout + out.stderr
+    assert "4 text(s) loaded, 4 embedded (en 2, und 2)" in out.stdout, out.stdout + out.stderr
     assert out.stdout.rstrip().endswith("heavy: []")
