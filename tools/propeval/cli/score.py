@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import config_from, format_choice, show
 from propeval.cli._judge import settings_from
+from propeval.reporters import Report
 
 
 @click.command("score")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--rubric", default="facts-v1", show_default=True, help="Which grades to read: grades-<rubric>.jsonl.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_choice(("text", "json"), "text: tables; json: one document.")
 @click.pass_context
 def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) -> None:
     """Score one or more graded runs: text tables or JSON.
@@ -33,7 +32,4 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
 
     config = config_from(ctx)
     report = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
-    if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_text(report), nl=False)
+    show(Report(data=report, view=lambda out, styled: out.write(format_text(report))), fmt)
