@@ -43,6 +43,7 @@ def command(
       propeval check
       propeval check questions/c0001
       propeval check --changed-since origin/main --format github
+      propeval check --format sarif > propeval.sarif   # for GitHub code scanning
       propeval check --rule hidden-text questions/c0001
 
     Every message is cut to a bounded length (the cut is marked), whatever a file holds.

@@ -119,8 +119,10 @@ def format_help(formats: Sequence[str] = FORMATS) -> str:
 
 
 def write(rep: Report, fmt: str, out: TextIO) -> None:
-    """Write ``rep`` to ``out`` in the format named ``fmt`` (a key of :data:`REPORTERS`)."""
+    """Write ``rep`` to ``out`` in the format named ``fmt`` (a key of :data:`REPORTERS`), then flush:
+    what a command writes to stderr next (failed items, hints) comes after it, as with ``click.echo``."""
     REPORTERS[fmt].write(rep, out)
+    out.flush()
 
 
 def report(
