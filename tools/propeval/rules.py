@@ -146,6 +146,8 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("no-item", W, "an answer or grade names an item of the corpus"),
         ("no-answer", W, "an item to grade has an answer in the run"),
         ("stale-answer", W, "an answer was given to the item's current prompt"),
+        ("json-depth", E, "a run file's line nests shallowly enough for the standard JSON parser"),
+        ("run-record", E, "a grade record is valid for its rubric's kind (ids, status, scores)"),
         ("run-record-size", W, "a run file's line is at most the record size limit"),
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses"),),

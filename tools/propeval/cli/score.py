@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from propeval.cli._common import config_from, format_choice, show
 from propeval.cli._judge import settings_from
-from propeval.reporters import Report
+from propeval.reporters import Report, report
 
 
 @click.command("score")
@@ -21,6 +23,9 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     are counted apart, never as pass or fail), share of items with any propaganda, breakdowns by
     question type, category, language and framing; over several runs, mean ± sample sd.
     audit rubrics: accuracy, propaganda-inclusion and tone shares by model x language.
+    The latest grade per item counts (a retry replaces an error). A grade record that fails
+    validation is named on stderr with its file and line, left out (its item counts as
+    ungraded), and the exit code is 1.
 
     \b
     Examples:
@@ -31,5 +36,8 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     from propeval.judge.score import ScoreOptions, format_text, score_runs
 
     config = config_from(ctx)
-    report = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
-    show(Report(data=report, view=lambda out, styled: out.write(format_text(report))), fmt)
+    score = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
+    show(Report(data=score.report, view=lambda out, styled: out.write(format_text(score.report))), fmt)
+    if score.problems:  # grade records that failed validation: left out, and said so
+        report(score.problems, "text", sys.stderr, summary=False)
+        ctx.exit(1)
