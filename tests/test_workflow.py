@@ -95,6 +95,17 @@ def test_the_gates_job_runs_the_base_commits_propeval_on_the_tree() -> None:
     assert ci["run"].startswith('../trusted/.venv/bin/propeval ci --base "$BASE_SHA" $ACCEPT')
 
 
+def test_the_gates_job_writes_a_summary_and_uploads_sarif() -> None:
+    gates = steps("gates")
+    ci = next(i for i, s in enumerate(gates) if "propeval ci" in s.get("run", ""))
+    assert '--summary "$GITHUB_STEP_SUMMARY"' in gates[ci]["run"] and "--sarif propeval.sarif" in gates[ci]["run"]
+    upload = gates[ci + 1]
+    assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
+    assert upload["with"]["sarif_file"] == "tree/propeval.sarif" and upload["with"]["checkout_path"] == "tree"
+    # after problems too (ci exits 1), but never on a fork's read-only token
+    assert "!cancelled()" in upload["if"] and "head.repo.full_name == github.repository" in upload["if"]
+
+
 def test_a_policy_change_is_accepted_only_where_a_maintainer_acted() -> None:
     """Only a maintainer puts a commit in the merge queue or pushes to main."""
     text = WORKFLOW.read_text(encoding="utf-8")

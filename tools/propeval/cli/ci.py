@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import html
-import json
+import io
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 import click
 
-from propeval.cli._common import config_from, format_option
-from propeval.fsutil import append_line
+from propeval.cli._common import config_from, format_option, show
+from propeval.fsutil import append_line, atomic_write
 from propeval.gates.ci import STEPS, StepOutcome, run_ci
-from propeval.reporters import report
+from propeval.reporters import Report, Section, write
 
 
 def summary_table(steps: Sequence[StepOutcome]) -> str:
@@ -78,6 +78,14 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
     help="Also append a Markdown summary (a table of the steps, then the problems) to FILE: in a "
     'GitHub workflow, "$GITHUB_STEP_SUMMARY".',
 )
+@click.option(
+    "--sarif",
+    "sarif_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the report as SARIF 2.1.0 to FILE (for github/codeql-action/upload-sarif), "
+    "whatever --format prints.",
+)
 @format_option
 @click.pass_context
 def command(
@@ -87,6 +95,7 @@ def command(
     skip: tuple[str, ...],
     accept_policy_change: bool,
     summary_path: Path | None,
+    sarif_path: Path | None,
     fmt: str,
 ) -> None:
     """Run every offline check a pull request needs, on what changed since REF.
@@ -106,34 +115,46 @@ def command(
     Examples:
       propeval ci --base origin/main
       propeval ci --base origin/main --format github
-      propeval ci --base origin/main --format github --summary "$GITHUB_STEP_SUMMARY"
+      propeval ci --base origin/main --format sarif > propeval.sarif   # for code scanning
+      propeval ci --base origin/main --format github --summary "$GITHUB_STEP_SUMMARY" --sarif propeval.sarif
       propeval ci --base main --skip dedup
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
     """
     config = config_from(ctx)
     result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+    rep = ci_report(result.steps, result.exit_code)
     if summary_path is not None:
         append_line(summary_path, summary_markdown(result.steps, result.exit_code))
-    if fmt == "json":
-        payload = {
-            "exit_code": result.exit_code,
-            "steps": [
-                {
-                    "step": s.name,
-                    "status": s.status,
-                    "problems": [p.to_dict() for p in s.problems],
-                    "notes": s.notes,
-                    "files_checked": s.files_checked,
-                }
-                for s in result.steps
-            ],
-        }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        ctx.exit(result.exit_code)
-    for s in result.steps:
-        notes = [f"{s.name}: {n}" for n in s.notes]
-        report(s.problems, fmt, sys.stdout, summary=False, notes=notes)
-    # The table is plain text in every format: a workflow log shows it as it stands.
-    sys.stdout.write(summary_table(result.steps))
-    sys.stdout.write(f"ci: exit {result.exit_code}\n")
+    if sarif_path is not None:
+        # One run, two outputs: annotations in the log and SARIF for code scanning.
+        buf = io.StringIO()
+        write(rep, "sarif", buf)
+        atomic_write(sarif_path, buf.getvalue())
+    show(rep, fmt)
     ctx.exit(result.exit_code)
+
+
+def ci_report(steps: Sequence[StepOutcome], exit_code: int) -> Report:
+    """Each step's problems and notes; json: one document of the steps; text and github end with
+    the summary table, plain in every format (a workflow log shows it as it stands)."""
+    payload = {
+        "exit_code": exit_code,
+        "steps": [
+            {
+                "step": s.name,
+                "status": s.status,
+                "problems": [p.to_dict() for p in s.problems],
+                "notes": s.notes,
+                "files_checked": s.files_checked,
+            }
+            for s in steps
+        ],
+    }
+
+    def view(out: TextIO, styled: bool) -> None:
+        out.write(summary_table(steps))
+        out.write(f"ci: exit {exit_code}\n")
+
+    return Report(
+        sections=[Section(s.problems, [f"{s.name}: {n}" for n in s.notes]) for s in steps], data=payload, view=view
+    )
