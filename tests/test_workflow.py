@@ -160,8 +160,10 @@ def test_a_venv_is_saved_right_after_the_install_before_anything_else_runs(job: 
     assert steps(job)[install + 1]["with"]["key"] == "${{ steps.venv.outputs.cache-primary-key }}"
 
 
-def test_the_tests_job_runs_make_test() -> None:
+def test_the_tests_job_runs_make_test_with_its_mypy_cache() -> None:
     assert [s["run"] for s in steps("tests") if "run" in s][-1] == "make test"
+    mypy = next(s for s in _cache_steps("tests") if _paths(s) == {".mypy_cache"})
+    assert "hashFiles('tools/**/*.py', 'pyproject.toml')" in mypy["with"]["key"]
 
 
 def test_every_command_the_workflow_runs_exists() -> None:
