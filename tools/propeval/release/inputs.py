@@ -11,7 +11,7 @@ from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, load_corpus
 from propeval.errors import GitError
 from propeval.loader import LoadError, load_file
-from propeval.release.ledgers import DedupReport, JudgeRecord, _read_bands, _read_dedup, _read_judge
+from propeval.release.ledgers import DedupReport, JudgeRecord, read_bands, read_dedup, read_judge
 from propeval.release.settings import ReleaseSettings
 from propeval.result import Problem, Severity
 
@@ -78,15 +78,15 @@ def load_inputs(
     warnings: list[Problem] = []
     diff_path = root / settings.difficulty_ledger
     diff_data = _load_optional(diff_path, root, warnings)
-    bands, stale = _read_bands(corpus, diff_data, settings.difficulty_ledger, warnings)
-    dedup = _read_dedup(_load_optional(root / settings.dedup_report, root, warnings), settings.dedup_report)
+    bands, stale = read_bands(corpus, diff_data, settings.difficulty_ledger, warnings)
+    dedup = read_dedup(_load_optional(root / settings.dedup_report, root, warnings), settings.dedup_report)
     judge = []
     judge_dir = root / settings.judge_ledger
     if judge_dir.is_dir():
         for path in sorted(judge_dir.glob("*.json")):
             data = _load_optional(path, root, warnings)
             if data is not None:
-                judge.append(_read_judge(path, f"{settings.judge_ledger}/{path.name}", data))
+                judge.append(read_judge(path, f"{settings.judge_ledger}/{path.name}", data))
     return ReleaseInputs(
         config=config,
         settings=settings,

@@ -55,9 +55,10 @@ def _warn(path: str, message: str) -> Problem:
     return Problem(path, 0, 0, "release-input", message, severity=Severity.WARNING)
 
 
-def _read_bands(
+def read_bands(
     corpus: Corpus, data: dict[str, Any] | None, rel: str, warnings: list[Problem]
 ) -> tuple[dict[str, str | None], int]:
+    """Each corpus item's band (None when unknown or stale), and the number of stale entries."""
     bands: dict[str, str | None] = {i: None for i in corpus.items}
     if data is None:
         return bands, 0
@@ -96,7 +97,8 @@ def _floats(values: Any) -> list[float]:
     return out
 
 
-def _read_dedup(data: dict[str, Any] | None, rel: str) -> DedupReport | None:
+def read_dedup(data: dict[str, Any] | None, rel: str) -> DedupReport | None:
+    """The passes, pair similarities and thresholds of a dedup report, whatever of them it has."""
     if data is None:
         return None
     passes = (
@@ -144,7 +146,8 @@ def _confusion(value: Any) -> tuple[list[str], list[list[int]]] | None:
     return None
 
 
-def _read_judge(path: Path, rel: str, data: dict[str, Any]) -> JudgeRecord:
+def read_judge(path: Path, rel: str, data: dict[str, Any]) -> JudgeRecord:
+    """The agreement numbers and confusion matrices of a judge-gate record, wherever they sit in it."""
     metrics: dict[str, float] = {}
     confusions: dict[str, tuple[list[str], list[list[int]]]] = {}
     for parent, key, value in _walk(data):
