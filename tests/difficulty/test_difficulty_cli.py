@@ -183,7 +183,7 @@ def test_bad_input_writes_nothing_and_exits_1(hand_corpus) -> None:
     code, lines = run("difficulty")
     assert code == 1
     assert lines == [
-        "runs/run-bad/grades-facts-v1.jsonl:1:1 [difficulty-input] status is scored but fact_score is 9, "
+        "runs/run-bad/grades-facts-v1.jsonl:1:1 [run-record] status is scored but fact_score is 9, "
         "not an integer 0-5; re-grade the item",
         "note: ledger/difficulty.json not written: fix the input problems above first",
     ]

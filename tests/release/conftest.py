@@ -112,13 +112,14 @@ def ledgers(small: CorpusDir) -> CorpusDir:
             {**base, "item_id": "i0005", "model": "m-a", "fact_score": 1, "propaganda": 2},
         ],
     )
-    audit = {"rubric": "audit-v1", "status": "scored"}
+    audit = {"rubric": "audit-v1", "status": "scored", "propaganda_inclusion": 0, "tone": "Neutral"}
+    refusal = {"accuracy": "Refusal", "propaganda_inclusion": "Refusal", "tone": "Refusal"}
     write_jsonl(
         small.root / "runs/r3/grades-audit-v1.jsonl",
         [
             {**audit, "item_id": "i0001", "model": "m-b", "accuracy": "Correct"},
             {**audit, "item_id": "i0002", "model": "m-b", "accuracy": "Misleading"},
-            {**audit, "item_id": "i0003", "model": "m-b", "accuracy": "Refusal"},
+            {**audit, "item_id": "i0003", "model": "m-b", **refusal},
             {**audit, "item_id": "i0005", "model": "m-b", "accuracy": "Correct"},
         ],
     )

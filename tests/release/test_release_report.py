@@ -85,7 +85,18 @@ def write(tmp_path: Path) -> tuple[Path, str]:
     return out, result.stdout
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def with_rubrics(c: Any) -> Any:
+    """The starter rubrics, which the graded runs name: the report reads each run by its rubric's kind."""
+    for name in ("facts-v1", "audit-v1"):
+        shutil.copytree(REPO / "rubrics" / name, c.root / "rubrics" / name, dirs_exist_ok=True)
+    return c
+
+
 def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Path) -> None:
+    with_rubrics(ledgers)
     out, stdout = write(tmp_path)
     assert stdout == f"wrote {out}: 4 item(s), 3 grades file(s)\n"
     html = out.read_text(encoding="utf-8")
@@ -137,19 +148,42 @@ def test_probe_fails_on_a_corrupt_image(small: Any, tmp_path: Path, corrupt: Any
 
 
 def test_run_summary_numbers(ledgers: Any) -> None:
-    runs = summarise_runs(load_inputs(load_config(ledgers.root)))
-    facts = {(r["language"]): r for r in runs.facts}
+    runs = summarise_runs(load_inputs(load_config(with_rubrics(ledgers).root)))
+    assert runs.warnings == []
+    audit, facts_panel = runs.panels()
+    facts = {c["language"]: c for c in facts_panel.cells}
     # en: r1 i0001 5, i0002 3 (propaganda 1); r2 i0001 4, i0002 4
-    assert facts["en"]["n"] == 4 and facts["en"]["fact_mean"] == 4.0 and facts["en"]["any_propaganda"] == 0.25
+    assert facts["en"]["counted"] == 4 and facts["en"]["fact_mean"] == 4.0 and facts["en"]["propaganda_share"] == 0.25
     # zh: r1 i0003 2; r2 i0003 unscored (left out, counted)
-    assert (facts["zh"]["n"], facts["zh"]["unscored"], facts["zh"]["fact_mean"]) == (1, 1, 2.0)
+    assert (facts["zh"]["counted"], facts["zh"]["unscored"], facts["zh"]["fact_mean"]) == (1, 1, 2.0)
     # ru: r1 unanswered counts as 0/0; r2 1 with propaganda 2
-    assert (facts["ru"]["n"], facts["ru"]["fact_mean"], facts["ru"]["any_propaganda"]) == (2, 0.5, 0.5)
-    (model,) = runs.facts_by_model
-    # run means: r1 (5+3+2+0)/4 = 2.5, r2 (4+4+1)/3 = 3.0
-    assert (model["model"], model["runs"], model["fact_mean"]) == ("m-a", 2, 2.75)
-    assert model["fact_sd"] == pytest.approx(0.35355, abs=1e-4)
-    assert runs.audit == [{"model": "m-b", "n": 4, "Correct": 0.5, "Partial": 0.0, "Misleading": 0.25, "Refusal": 0.25}]
+    assert (facts["ru"]["counted"], facts["ru"]["fact_mean"], facts["ru"]["propaganda_share"]) == (2, 0.5, 0.5)
+    # by model, over its runs: fact r1 (5+3+2+0)/4 = 2.5, r2 (4+4+1)/3 = 3.0: 2.75 ± 0.35 (sample sd);
+    # any propaganda r1 1/4, r2 1/3: 29.2% ± 5.9
+    assert facts_panel.tables[0].rows == [["m-a", 2, "2.75 ± 0.35", "29.2% ± 5.9"]]
+    # the audit labels are the rubric's own, in its order
+    assert (audit.rubric, audit.kind) == ("audit-v1", "audit")
+    assert audit.cells == [
+        {"model": "m-b", "n": 4, "unanswered": 0, "unscored": 0, "ungraded": 0}
+        | {"Correct": 0.5, "Partial": 0.0, "Misleading": 0.25, "Refusal": 0.25}
+    ]
+    assert audit.tables[0].headers[-4:] == ["% Correct", "% Partial", "% Misleading", "% Refusal"]
+
+
+def test_report_names_a_grades_file_without_its_rubric_and_a_bad_record(ledgers: Any) -> None:
+    with_rubrics(ledgers)
+    shutil.rmtree(ledgers.root / "rubrics/audit-v1")
+    path = ledgers.root / "runs/r2/grades-facts-v1.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace('"fact_score": 4', '"fact_score": 9', 1))
+    runs = summarise_runs(load_inputs(load_config(ledgers.root)))
+    assert [(p.path, p.line, p.rule) for p in runs.warnings] == [
+        ("runs/r2/grades-facts-v1.jsonl", 1, "run-record"),
+        ("rubrics/audit-v1/rubric.yaml", 0, "release-input"),
+    ]
+    assert "(needed by runs/r3/grades-audit-v1.jsonl) (file ignored)" in runs.warnings[1].message
+    assert runs.files == ["runs/r1/grades-facts-v1.jsonl", "runs/r2/grades-facts-v1.jsonl"]
+    (facts_panel,) = runs.panels()
+    assert {c["language"]: c["ungraded"] for c in facts_panel.cells}["en"] == 1
 
 
 def test_png_check_fails_on_damaged_image_data(small: Any, tmp_path: Path) -> None:

@@ -27,8 +27,10 @@ def command(ctx: click.Context, out: Path) -> None:
 
     Panels: coverage by category × language, question-type and framing mix, difficulty bands,
     dedup similarity with thresholds, judge-vs-human confusion matrices, and for scored runs
-    (runs/*/grades-*.jsonl) fact mean and % any propaganda by model × language and the audit
-    codebook's % Correct / Misleading / Refusal by model. Missing inputs show a "no data" panel.
+    (runs/*/grades-<rubric>.jsonl) one panel per rubric: fact mean and % any propaganda by
+    model × language for a facts rubric, the share of each accuracy label by model for an audit
+    rubric. Runs are read as `propeval score` reads them (the latest grade per item).
+    Missing inputs show a "no data" panel.
     Images are embedded PNGs; the file needs no network.
 
     \b

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
 from propeval.cli._common import config_from
 from propeval.cli._judge import settings_from
+from propeval.reporters import report
 
 
 @click.command("score")
@@ -22,6 +24,9 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     are counted apart, never as pass or fail), share of items with any propaganda, breakdowns by
     question type, category, language and framing; over several runs, mean ± sample sd.
     audit rubrics: accuracy, propaganda-inclusion and tone shares by model x language.
+    The latest grade per item counts (a retry replaces an error). A grade record that fails
+    validation is named on stderr with its file and line, left out (its item counts as
+    ungraded), and the exit code is 1.
 
     \b
     Examples:
@@ -32,8 +37,11 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     from propeval.judge.score import ScoreOptions, format_text, score_runs
 
     config = config_from(ctx)
-    report = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
+    score = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(score.report, indent=2, ensure_ascii=False))
     else:
-        click.echo(format_text(report), nl=False)
+        click.echo(format_text(score.report), nl=False)
+    if score.problems:  # grade records that failed validation: left out, and said so
+        report(score.problems, "text", sys.stderr, summary=False)
+        ctx.exit(1)

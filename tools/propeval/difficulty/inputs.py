@@ -69,70 +69,44 @@ def _rel(path: Path, root: Path) -> str:
 
 def find_runs(config: Config, settings: Settings) -> list[Path]:
     """Every ``runs/*/grades-<rubric>.jsonl`` under the corpus root, sorted."""
-    folder = config.root / settings.runs_dir
-    if not folder.is_dir():
-        return []
-    return sorted(folder.glob(f"*/grades-{settings.rubric}.jsonl"))
+    from propeval.judge.runs import find_graded
+
+    return find_graded(config.root / settings.runs_dir, settings.rubric)
 
 
 def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -> ScoreTable:
-    """Read graded runs. A bad line is an error Problem; the rest of the file still loads.
+    """Read graded runs with the judge engine's one reader (the latest, validated grade per item).
 
-    Within one run the last line for an item wins (a re-grade appends a new line).
+    A bad record is an error Problem and its item adds nothing; a file that is not JSON Lines is
+    one Problem and adds nothing. Difficulty needs 0-5 fact scores, so the grades are read as the
+    ``facts`` kind's.
     """
+    from propeval.judge.kinds.facts import Facts
+    from propeval.judge.runs import read_graded
+
+    facts = Facts()
     table = ScoreTable(scale="0-5")
     for path in grade_files:
-        rel = _rel(path, config.root)
-        run_id = path.parent.name
-        latest: dict[str, tuple[int, dict[str, Any]]] = {}
         try:
-            for line, rec in load_jsonl(path, root=config.root):
-                item = rec.get("item_id")
-                if not isinstance(item, str) or not item:
-                    table.problems.append(Problem(rel, line, 1, "difficulty-input", "line has no item_id string"))
-                    continue
-                latest[item] = (line, rec)
+            run = read_graded(path, facts, root=config.root)
         except LoadError as e:
             table.problems.append(e.problem)
             continue
+        table.problems += run.problems
         models: set[str] = set()
-        for item, (line, rec) in sorted(latest.items()):
-            model, status, score = rec.get("model"), rec.get("status"), rec.get("fact_score")
-            if not isinstance(model, str) or not model:
-                table.problems.append(Problem(rel, line, 1, "difficulty-input", "line has no model string"))
+        for row in run.rows:
+            if row.grade is None:  # no grade record, or one that failed validation
                 continue
-            if status == "scored":
-                if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
-                    table.problems.append(
-                        Problem(
-                            rel,
-                            line,
-                            1,
-                            "difficulty-input",
-                            f"status is scored but fact_score is {score!r}, not an integer 0-5; re-grade the item",
-                        )
-                    )
-                    continue
-                table.add(item, model, score)
-            elif status == "unanswered":
-                table.add(item, model, 0)  # the rubric: an unanswered item counts as fact 0
-            elif status in ("unscored", "error"):
-                # a judge failure, or an endpoint that failed for good, is not a verdict: missing
-                table.add(item, model, None)
-            else:
-                table.problems.append(
-                    Problem(
-                        rel,
-                        line,
-                        1,
-                        "difficulty-input",
-                        f"status {status!r} is not one of scored, unscored, unanswered, error",
-                    )
-                )
-                continue
-            models.add(model)
+            table.add(row.item_id, row.model, facts.fact_value(row))
+            models.add(row.model)
         table.sources.append(
-            {"run_id": run_id, "path": rel, "sha256": _file_hash(path), "models": sorted(models), "lines": len(latest)}
+            {
+                "run_id": run.run,
+                "path": _rel(path, config.root),
+                "sha256": _file_hash(path),
+                "models": sorted(models),
+                "lines": run.grade_records,
+            }
         )
     return table
 

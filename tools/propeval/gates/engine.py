@@ -11,12 +11,19 @@ import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
 from propeval.corpus import Claim, Item
 from propeval.errors import EndpointError
 from propeval.gates.settings import GateSettings
+
+if TYPE_CHECKING:  # the engine is imported only on the paths that use it
+    from propeval.judge.rubric import Rubric
+    from propeval.judge.settings import Endpoint, JudgeSettings
+
+Record = dict[str, Any]  # one line of a run file: an answer or a grade record (RUNS.md)
 
 
 @dataclass(frozen=True)
@@ -32,8 +39,8 @@ def rubrics_dir(config: Config) -> str:
     return load_settings(config).rubrics_dir
 
 
-def load_rubric(config: Config, name: str) -> Any:
-    """The judge engine's Rubric (``.hash``, ``.labels``, ``.gold_path``, ``.kind``)."""
+def load_rubric(config: Config, name: str) -> Rubric:
+    """The judge engine's Rubric, from the rubrics folder the judge settings name."""
     from propeval.judge.rubric import load_rubric as _load
     from propeval.judge.settings import load_settings
 
@@ -41,10 +48,10 @@ def load_rubric(config: Config, name: str) -> Any:
 
 
 def rubric_hash(config: Config, name: str) -> str:
-    return str(load_rubric(config, name).hash)
+    return load_rubric(config, name).hash
 
 
-def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+def gold_fields(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
     """The compared fields of a gold case's human ``label``, derived as a judge verdict's are.
 
     Raises ValueError (the engine's VerdictError) when the label is not a valid verdict.
@@ -61,15 +68,10 @@ def gold_fields(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
     outcome = judge(raw, rubric, fact_ids=ids, answer=str(case.get("answer", "")))
     if outcome.notes:
         raise ValueError("; ".join(outcome.notes))
-    keys = (
-        ("fact_states", "fact_score", "propaganda")
-        if rubric.kind == "facts"
-        else ("accuracy", "propaganda_inclusion", "tone")
-    )
-    return {k: outcome.fields.get(k) for k in keys}
+    return {k: outcome.fields.get(k) for k in rubric.spec.agreement_fields}
 
 
-def _endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+def _endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoint, Endpoint]:
     from propeval.judge.settings import load_settings
 
     js = load_settings(config)
@@ -99,7 +101,7 @@ def judge_binding(config: Config, gs: GateSettings) -> tuple[str, dict[str, Any]
     return judge.model, {"judge_temperature": js.judge_temperature, "judge_max_tokens": js.judge_max_tokens}
 
 
-def require_keys(endpoints: Sequence[Any]) -> None:
+def require_keys(endpoints: Sequence[Endpoint]) -> None:
     """Fail before any request when an endpoint's API key variable is unset (the name, never a value)."""
     for ep in endpoints:
         if ep.api_key_env and not os.environ.get(ep.api_key_env):
@@ -109,13 +111,13 @@ def require_keys(endpoints: Sequence[Any]) -> None:
             )
 
 
-def _online_endpoints(config: Config, gs: GateSettings) -> tuple[Any, Any, Any]:
+def _online_endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoint, Endpoint]:
     js, answer, judge = _endpoints(config, gs)
     require_keys([answer, judge])
     return js, answer, judge
 
 
-def _raise_errors(rows: Sequence[dict[str, Any]], what: str) -> None:
+def _raise_errors(rows: Sequence[Record], what: str) -> None:
     errors = [(r.get("item_id"), r.get("error") or r.get("reason")) for r in rows if r.get("status") == "error"]
     if errors:
         first = "; ".join(f"{i}: {e}" for i, e in errors[:3])
@@ -126,7 +128,7 @@ def answer_and_grade(
     config: Config,
     gs: GateSettings,
     items: Sequence[tuple[Item, Claim]],
-    on_graded: Callable[[Item, dict[str, Any], dict[str, Any]], None],
+    on_graded: Callable[[Item, Record, Record], None],
 ) -> None:
     """Answer each item with the reference model and grade it with the gate's rubric.
 
@@ -154,7 +156,7 @@ def answer_and_grade(
     answers = runs.latest(answered.run_dir / runs.ANSWERS, config.root)
     passed: set[str] = set()
 
-    def on_record(grade: dict[str, Any]) -> None:
+    def on_record(grade: Record) -> None:
         item_id = grade.get("item_id")
         if grade.get("status") != "error" and item_id in by_id and item_id in answers:
             on_graded(by_id[item_id], answers[item_id], grade)
@@ -200,7 +202,54 @@ def answer_and_grade(
         )
 
 
-def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _gold_run(shadow: Config, run_dir: Path, cases: Sequence[dict[str, Any]]) -> list[str]:
+    """Write each gold case as one claim and one item of the throw-away corpus ``shadow``, and its
+    answer into the run ``run_dir``; the item ids, in case order."""
+    from propeval.corpus import load_corpus
+    from propeval.judge import runs
+
+    ids: list[str] = []
+    for n, case in enumerate(cases, start=1):
+        cid, iid = f"gc{n:04d}", f"gi{n:04d}"
+        ids.append(iid)
+        claim = {
+            "id": cid,
+            "facts": case.get("facts") or [],
+            "official_frame_markers": case.get("frame_markers") or [],
+            "categories": [],
+        }
+        item = {
+            "id": iid,
+            "claim_id": cid,
+            "prompt": case.get("question", ""),
+            "language": case.get("language", "en"),
+            "framing": case.get("framing", "neutral"),
+            "question_type": case.get("question_type", "named_fact"),
+            "status": "active",
+        }
+        folder = shadow.questions / cid
+        folder.mkdir(parents=True)
+        (folder / "claim.yaml").write_text(runs.dump(claim) + "\n", encoding="utf-8")
+        (folder / f"{iid}.yaml").write_text(runs.dump(item) + "\n", encoding="utf-8")
+    corpus = load_corpus(shadow)
+    for iid, case in zip(ids, cases, strict=True):
+        gold_item = corpus.items[iid]
+        gold_claim = corpus.claims[gold_item.claim_id]
+        runs.append(
+            run_dir / runs.ANSWERS,
+            {
+                "item_id": iid,
+                "model": "gold",
+                "item_hash": gold_item.hash,
+                "claim_hash": gold_claim.hash,
+                "status": "answered" if case.get("answer") else "unanswered",
+                "answer": case.get("answer"),
+            },
+        )
+    return ids
+
+
+def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[dict[str, Any]]) -> list[Record]:
     """Grade each gold case's answer with ``rubric``; one grade row per case, in order.
 
     The cases are written out as a throw-away corpus (one claim and one item per case) with a run
@@ -209,7 +258,6 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
     """
     import shutil
     import tempfile
-    from pathlib import Path
 
     from propeval.judge import runs
     from propeval.judge.grade import GradeOptions, grade_run
@@ -226,46 +274,7 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
         run_dir = root / shadow_js.runs_dir / run_id
         run_dir.mkdir(parents=True)
         (run_dir / runs.RUN_FILE).write_text(runs.dump({"run_id": run_id, "model": "gold"}) + "\n", encoding="utf-8")
-        ids = []
-        from propeval.corpus import load_corpus
-
-        for n, case in enumerate(cases, start=1):
-            cid, iid = f"gc{n:04d}", f"gi{n:04d}"
-            ids.append(iid)
-            claim = {
-                "id": cid,
-                "facts": case.get("facts") or [],
-                "official_frame_markers": case.get("frame_markers") or [],
-                "categories": [],
-            }
-            item = {
-                "id": iid,
-                "claim_id": cid,
-                "prompt": case.get("question", ""),
-                "language": case.get("language", "en"),
-                "framing": case.get("framing", "neutral"),
-                "question_type": case.get("question_type", "named_fact"),
-                "status": "active",
-            }
-            folder = shadow.questions / cid
-            folder.mkdir(parents=True)
-            (folder / "claim.yaml").write_text(runs.dump(claim) + "\n", encoding="utf-8")
-            (folder / f"{iid}.yaml").write_text(runs.dump(item) + "\n", encoding="utf-8")
-        corpus = load_corpus(shadow)
-        for iid, case in zip(ids, cases, strict=True):
-            gold_item = corpus.items[iid]
-            gold_claim = corpus.claims[gold_item.claim_id]
-            runs.append(
-                run_dir / runs.ANSWERS,
-                {
-                    "item_id": iid,
-                    "model": "gold",
-                    "item_hash": gold_item.hash,
-                    "claim_hash": gold_claim.hash,
-                    "status": "answered" if case.get("answer") else "unanswered",
-                    "answer": case.get("answer"),
-                },
-            )
+        ids = _gold_run(shadow, run_dir, cases)
         grade_run(
             shadow,
             shadow_js,
@@ -284,7 +293,7 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
 
 
 def rederive_grade(
-    rubric: Any,
+    rubric: Rubric,
     *,
     question: str,
     answer: str,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import agreement as ag
 from propeval import names
@@ -32,11 +32,11 @@ from propeval.loader import LoadError, load_jsonl
 from propeval.result import Problem, Severity
 from propeval.signing import SigningKey
 
+if TYPE_CHECKING:  # engine.py is the gates' only door into the judge engine at run time
+    from propeval.judge.rubric import Rubric
+
 KIND = "judge"
 RULE = "judge-gate"
-
-FACTS_FIELDS = ("fact_states", "fact_score", "propaganda")
-AUDIT_FIELDS = ("accuracy", "propaganda_inclusion", "tone")
 
 
 def ledger_path(config: Config, gs: GateSettings, rubric: str) -> Path:
@@ -47,7 +47,7 @@ def _command(rubric: str) -> str:
     return f"propeval gate judge --rubric {rubric} --online"
 
 
-def load_gold(config: Config, rubric: Any) -> tuple[list[dict[str, Any]], str]:
+def load_gold(config: Config, rubric: Rubric) -> tuple[list[dict[str, Any]], str]:
     """The gold cases of ``rubric`` and their content hash. A bad line is a LoadError."""
     path: Path = rubric.gold_path
     if not path.is_file():
@@ -64,7 +64,7 @@ def load_gold(config: Config, rubric: Any) -> tuple[list[dict[str, Any]], str]:
     return cases, content_hash(cases)
 
 
-def human_labels(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
+def human_labels(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
     """The human verdict of a gold case (its ``label``), read by the judge engine's own validator.
 
     People label what a judge labels (fact states, propaganda, the quote; or the codebook
@@ -74,61 +74,18 @@ def human_labels(rubric: Any, case: dict[str, Any]) -> dict[str, Any]:
     return engine.gold_fields(rubric, case)
 
 
-def judge_labels(kind: str, grade: dict[str, Any]) -> dict[str, Any] | None:
+def judge_labels(rubric: Rubric, grade: dict[str, Any]) -> dict[str, Any] | None:
     """The labels of a judge's grade row, or None when the judge left it unscored."""
     if grade.get("status") != "scored":
         return None
-    fields = FACTS_FIELDS if kind == "facts" else AUDIT_FIELDS
-    return {f: grade.get(f) for f in fields}
+    return {f: grade.get(f) for f in rubric.spec.agreement_fields}
 
 
-def measure(kind: str, labels: dict[str, list[Any]], cases: Sequence[dict[str, Any]]) -> list[ag.Stat]:
-    """Every agreement statistic of judge against human over the recorded ``cases``."""
+def measure(rubric: Rubric, cases: Sequence[dict[str, Any]]) -> list[ag.Stat]:
+    """Every agreement statistic of judge against human over the recorded ``cases`` (the rubric's
+    kind says which)."""
     scored = [c for c in cases if isinstance(c.get("judge"), dict)]
-    human = [c["human"] for c in scored]
-    judge = [c["judge"] for c in scored]
-    out: list[ag.Stat] = []
-
-    def named(field: str, s: ag.Stat) -> ag.Stat:
-        return ag.Stat(f"{field} {s.name}", s.value, s.n, s.reason)
-
-    if kind == "facts":
-        states = list(labels.get("fact", ["stated", "missed", "opposed"]))
-        h_states: list[Any] = []
-        j_states: list[Any] = []
-        for h, j in zip(human, judge, strict=True):
-            hs, js = h.get("fact_states") or {}, j.get("fact_states") or {}
-            for fid in sorted(hs):
-                h_states.append(hs[fid])
-                j_states.append(js.get(fid))
-        for s in ag.accuracy_per_class(h_states, j_states, labels=states).values():
-            out.append(named("fact_state", s))
-        out.append(named("fact_state", ag.cohen_kappa(h_states, j_states, labels=states)))
-        for field, fscale in (
-            ("fact_score", list(range(6))),
-            ("propaganda", list(labels.get("propaganda", [0, 1, 2]))),
-        ):
-            h = [x.get(field) for x in human]
-            j = [x.get(field) for x in judge]
-            out.append(named(field, ag.cohen_kappa(h, j, weights="quadratic", labels=fscale)))
-            out.append(named(field, ag.krippendorff_alpha([h, j], level="ordinal", labels=fscale)))
-        h_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in human]
-        j_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in judge]
-        out.append(named("any_propaganda", ag.f1_positive(h_any, j_any, positive=True)))
-        return out
-    for field in AUDIT_FIELDS:
-        h = [x.get(field) for x in human]
-        j = [x.get(field) for x in judge]
-        scale: list[Any] | None = [*labels[field]] if field in labels else None
-        if field == "accuracy":
-            for s in ag.accuracy_per_class(h, j, labels=scale or sorted({*h, *j} - {None}, key=str)).values():
-                out.append(named(field, s))
-        out.append(named(field, ag.cohen_kappa(h, j, labels=scale)))
-        out.append(named(field, ag.krippendorff_alpha([h, j], level="nominal", labels=scale)))
-    h_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in (2, 3) for x in human]
-    j_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in (2, 3) for x in judge]
-    out.append(named("propaganda_echoed", ag.f1_positive(h_echo, j_echo, positive=True)))
-    return out
+    return rubric.spec.measure(rubric.labels, [c["human"] for c in scored], [c["judge"] for c in scored])
 
 
 def threshold_key(stat_name: str) -> str:
@@ -143,14 +100,13 @@ def threshold_key(stat_name: str) -> str:
 
 
 def _findings(
-    rubric: Any, cases: Sequence[dict[str, Any]], record: dict[str, Any], signers: dict[str, str], rel: str
+    rubric: Rubric, cases: Sequence[dict[str, Any]], record: dict[str, Any], signers: dict[str, str], rel: str
 ) -> list[verify.Finding]:
     """The signature's problem, else what does not follow from the gold file and the raw replies."""
     found = verify.signature(record, signers, rel)
     if found is not None:
         return [found]
-    fields = FACTS_FIELDS if rubric.kind == "facts" else AUDIT_FIELDS
-    return [f for f in verify.judge(rubric, cases, record, fields) if not f.warning]
+    return [f for f in verify.judge(rubric, cases, record, rubric.spec.agreement_fields) if not f.warning]
 
 
 def judge_gate(
@@ -198,7 +154,7 @@ def judge_gate(
                     {
                         "id": str(case.get("id", i + 1)),
                         "human": human_labels(rubric, case),
-                        "judge": judge_labels(rubric.kind, grade),
+                        "judge": judge_labels(rubric, grade),
                         "status": grade.get("status"),
                         "reason": grade.get("reason"),
                         # kept so that verification can re-derive the judge labels and the prompt
@@ -206,7 +162,7 @@ def judge_gate(
                         "prompt_hash": grade.get("prompt_hash"),
                     }
                 )
-            stats = measure(rubric.kind, rubric.labels, recorded)
+            stats = measure(rubric, recorded)
             record = make_record(
                 KIND,
                 name,
@@ -235,8 +191,7 @@ def judge_gate(
         if reasons:
             add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reasons)}; run: {_command(name)}")
             continue
-        fields = FACTS_FIELDS if rubric.kind == "facts" else AUDIT_FIELDS
-        derived = verify.judge(rubric, cases, loaded.record, fields)
+        derived = verify.judge(rubric, cases, loaded.record, rubric.spec.agreement_fields)
         for f in derived:
             if f.warning:
                 result.problems.append(Problem(rel, 0, 0, f.rule, f"{name}: {f.message}", severity=Severity.WARNING))
@@ -245,7 +200,6 @@ def judge_gate(
         if any(not f.warning for f in derived):
             continue
         recorded = loaded.record["result"].get("cases")
-        kind = rubric.kind  # from the rubric file, never from the record
         if not isinstance(recorded, list) or not all(isinstance(c, dict) for c in recorded):
             add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
             continue
@@ -256,7 +210,7 @@ def judge_gate(
                 f"{name}: the judge left {len(unscored)} gold case(s) unscored ({', '.join(unscored[:5])}); "
                 f"a judge failure is not a verdict; fix the rubric or endpoint, then run: {_command(name)}",
             )
-        for s in measure(kind, rubric.labels, recorded):
+        for s in measure(rubric, recorded):  # the kind comes from the rubric file, never from the record
             tkey = threshold_key(s.name)
             floor = gs.thresholds[tkey]
             if s.value is None:

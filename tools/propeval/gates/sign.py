@@ -77,8 +77,7 @@ def _unsound(config: Config, gs: GateSettings, rel: str, corpus: Any) -> tuple[d
             "judge_model": judge_model,
             "settings": settings,
         }
-        fields = judge_gate.FACTS_FIELDS if rubric.kind == "facts" else judge_gate.AUDIT_FIELDS
-        findings = verify.judge(rubric, cases, record, fields)
+        findings = verify.judge(rubric, cases, record, rubric.spec.agreement_fields)
     reasons = stale_reasons(record["binding"], binding)
     if reasons:
         return None, f"stale ({'; '.join(reasons)}): make it again rather than sign it"

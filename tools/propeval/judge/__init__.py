@@ -6,8 +6,11 @@ Modules:
 * ``client``    the OpenAI-compatible client with our own retry policy (``openai`` imported lazily).
 * ``rubric``    rubrics as data: ``rubrics/<name>/rubric.yaml``, the prompt template, the gold set.
 * ``prompt``    fills a template, fencing untrusted text behind per-call boundary tokens.
-* ``verdict``   parses and validates a judge's JSON verdict; derives the fact score.
-* ``runs``      the run folder: ``run.json``, ``answers.jsonl``, ``grades-<rubric>.jsonl``.
+* ``kinds/``    one class per rubric kind (``facts``, ``audit``) and the ``KINDS`` registry: verdict
+                validation, record fields, scores, report panels, agreement statistics.
+* ``verdict``   parses a judge's JSON reply and hands it to the rubric's kind.
+* ``runs``      the run folder: ``run.json``, ``answers.jsonl``, ``grades-<rubric>.jsonl``; the one
+                reader of graded runs (``read_graded``) for score, report and difficulty.
 * ``answer``, ``grade``, ``score``  the three core operations behind the commands.
 * ``loopback``  a scripted OpenAI-compatible server on 127.0.0.1, for tests and benchmarks.
 * ``local``     starts llama.cpp's OpenAI-compatible server with the bundled Gemma 3 270M.

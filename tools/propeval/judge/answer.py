@@ -9,12 +9,12 @@ from typing import Any
 
 from propeval import names
 from propeval.config import Config
-from propeval.corpus import Item, load_corpus
+from propeval.corpus import Claim, Item, load_corpus
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.judge import runs
 from propeval.judge._engine import Progress, make_client, run_all_closing
-from propeval.judge.client import RequestError
+from propeval.judge.client import ChatClient, RequestError
 from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
@@ -83,6 +83,41 @@ def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
             )
 
 
+async def _answer_one(
+    client: ChatClient, item: Item, claim: Claim | None, options: AnswerOptions, run_settings: dict[str, Any]
+) -> dict[str, Any]:
+    """One answer record: the model's reply, or the request's failure as an ``error`` record."""
+    record: dict[str, Any] = {
+        "item_id": item.id,
+        "claim_id": item.claim_id,
+        "model": options.endpoint.model,
+        "item_hash": item.hash,
+        "claim_hash": claim.hash if claim else None,
+        "item": item_meta(item, list(claim.data.get("categories") or []) if claim else []),
+        "settings": run_settings,
+    }
+    try:
+        c = await client.complete(
+            [{"role": "user", "content": item.prompt}],
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+        )
+    except RequestError as e:
+        record.update(status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts, raw=e.raw)
+    else:
+        record.update(
+            status="answered" if c.text else "unanswered",
+            answer=c.text,
+            error=None if c.text else "the reply had no final text",
+            finish_reason=c.finish_reason,
+            attempts=c.attempts,
+        )
+        if c.cut:
+            record["cut"] = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
+    record["created"] = runs.now()
+    return record
+
+
 def answer_run(
     config: Config, settings: JudgeSettings, options: AnswerOptions, progress: Progress | None = None
 ) -> RunResult:
@@ -133,38 +168,7 @@ def answer_run(
             client = make_client(options.endpoint, settings)
 
             async def work(item: Item) -> dict[str, Any]:
-                claim = corpus.claim_of(item)
-                record: dict[str, Any] = {
-                    "item_id": item.id,
-                    "claim_id": item.claim_id,
-                    "model": model,
-                    "item_hash": item.hash,
-                    "claim_hash": claim.hash if claim else None,
-                    "item": item_meta(item, list(claim.data.get("categories") or []) if claim else []),
-                    "settings": run_settings,
-                }
-                try:
-                    c = await client.complete(
-                        [{"role": "user", "content": item.prompt}],
-                        temperature=options.temperature,
-                        max_tokens=options.max_tokens,
-                    )
-                except RequestError as e:
-                    record.update(
-                        status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts, raw=e.raw
-                    )
-                else:
-                    record.update(
-                        status="answered" if c.text else "unanswered",
-                        answer=c.text,
-                        error=None if c.text else "the reply had no final text",
-                        finish_reason=c.finish_reason,
-                        attempts=c.attempts,
-                    )
-                    if c.cut:
-                        record["cut"] = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
-                record["created"] = runs.now()
-                return record
+                return await _answer_one(client, item, corpus.claim_of(item), options, run_settings)
 
             return await run_all_closing(client, todo, work, out, result, progress, settings)
 

@@ -331,6 +331,8 @@ class ChatClient:
         schema: dict[str, Any] | None = None,
     ) -> Completion:
         """One chat completion, retried by the policy above."""
+        # One loop on purpose (about 80 lines): each failure class decides retry or give up
+        # against the same attempt count and wait budget, which split functions would pass around.
         openai = self._openai
         fmt = response_format(self.endpoint.response_format, schema)
         extra: dict[str, Any] = {"response_format": fmt} if fmt else {}

@@ -92,6 +92,8 @@ class LoopbackServer:
         self._lock = threading.Lock()
         outer = self
 
+        # Long on purpose: the handler class is defined here so that it closes over this server's
+        # script, lock and log; its methods are each short.
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body go out as separate writes

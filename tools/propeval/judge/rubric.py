@@ -31,10 +31,11 @@ from typing import Any
 
 from propeval import names
 from propeval.corpus import content_hash
+from propeval.judge.kinds import KINDS, Kind
+from propeval.judge.kinds.facts import ScoreRow
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem
 
-KINDS = ("facts", "audit")
 RUBRIC_FILE = "rubric.yaml"
 GOLD_FILE = "gold.jsonl"
 
@@ -42,33 +43,6 @@ GOLD_FILE = "gold.jsonl"
 PLACEHOLDERS = frozenset(
     {"question", "answer", "facts", "fact_ids", "frame_markers", "language", "framing", "question_type", "boundary"}
 )
-
-# The vocabulary of the fact-score table: predicates over (stated, missed, opposed) counts.
-PREDICATES: dict[str, Callable[[int, int, int], bool]] = {
-    "all_stated": lambda s, m, o: m == 0 and o == 0 and s > 0,
-    "one_missed": lambda s, m, o: m == 1,
-    "none_opposed": lambda s, m, o: o == 0,
-    "some_opposed": lambda s, m, o: o > 0,
-    "none_stated": lambda s, m, o: s == 0,
-    "some_stated": lambda s, m, o: s > 0,
-    "stated_gt_missed": lambda s, m, o: s > m,
-    "stated_eq_missed": lambda s, m, o: s == m,
-    "stated_lt_missed": lambda s, m, o: s < m,
-}
-# Claims carry 2-4 facts; the table is checked to score every count up to this many.
-MAX_FACTS = 8
-
-
-@dataclass(frozen=True)
-class ScoreRow:
-    score: int
-    all: tuple[str, ...] = ()
-    any: tuple[str, ...] = ()
-
-    def matches(self, s: int, m: int, o: int) -> bool:
-        if self.all and not all(PREDICATES[p](s, m, o) for p in self.all):
-            return False
-        return not (self.any and not any(PREDICATES[p](s, m, o) for p in self.any))
 
 
 @dataclass
@@ -88,6 +62,11 @@ class Rubric:
     # characters in scripts written without spaces (Chinese, Japanese, Thai, ...).
     quote_min_words: int = 3
     quote_min_chars: int = 4
+
+    @property
+    def spec(self) -> Kind:
+        """The rubric's kind: the class that reads its verdicts and scores its grades."""
+        return KINDS[self.kind]
 
     @property
     def gold_path(self) -> Path:
@@ -141,61 +120,12 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     except jsonschema.SchemaError as e:
         raise fail("/verdict_schema", f"verdict_schema is not a valid JSON schema: {e.message}") from None
 
-    tpl_name = d["template"]
-    if not tpl_name or "/" in tpl_name or "\\" in tpl_name or tpl_name in (".", ".."):
-        raise fail("/template", f"template {tpl_name!r} must be a file name in the rubric's own folder, like prompt.md")
-    tpl_path = folder / tpl_name
-    from propeval.filetypes import RefusedFileError, open_regular
-
-    try:
-        # The same guard as the loader's: a link, hard link or FIFO is refused, never opened.
-        with os.fdopen(open_regular(tpl_path, _rel(tpl_path, root), root), "rb") as fh:
-            template = fh.read().decode("utf-8")
-    except RefusedFileError as e:
-        raise LoadError(e.problem) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise fail("/template", f"cannot read the template {tpl_name!r}: {e}") from None
-    try:
-        used = set(string.Template(template).get_identifiers())
-    except ValueError as e:
-        raise fail("/template", f"template {d['template']!r}: {e}") from None
-    unknown = used - PLACEHOLDERS
-    if unknown:
-        raise fail(
-            "/template",
-            f"template uses unknown placeholder(s) {', '.join(sorted(unknown))}; "
-            f"use only {', '.join(sorted(PLACEHOLDERS))} (write $$ for a dollar sign)",
-        )
+    template, used = _template(folder, d["template"], root, fail)
     missing = {"question", "answer", "boundary"} - used
     if missing:
         raise fail("/template", f"template must use ${{{'}, ${'.join(sorted(missing))}}}")
 
-    rows: list[ScoreRow] = []
-    if d["kind"] == "facts":
-        if "facts" not in used:
-            raise fail("/template", "a facts rubric's template must use ${facts}")
-        raw_rows = d.get("fact_score")
-        if not isinstance(raw_rows, list) or not raw_rows:
-            raise fail("/fact_score", "fact_score must be a list of rows {score, all: [...], any: [...]}")
-        for i, r in enumerate(raw_rows):
-            if not isinstance(r, dict) or not isinstance(r.get("score"), int):
-                raise fail(f"/fact_score/{i}", "each row needs an integer score")
-            for key in ("all", "any"):
-                preds = r.get(key, [])
-                if not isinstance(preds, list) or any(p not in PREDICATES for p in preds):
-                    raise fail(
-                        f"/fact_score/{i}/{key}",
-                        f"{key} must list predicates from: {', '.join(sorted(PREDICATES))}",
-                    )
-            rows.append(ScoreRow(r["score"], tuple(r.get("all", [])), tuple(r.get("any", []))))
-        for n in range(1, MAX_FACTS + 1):
-            for s in range(n + 1):
-                for m in range(n - s + 1):
-                    if not any(row.matches(s, m, n - s - m) for row in rows):
-                        raise fail(
-                            "/fact_score",
-                            f"no row scores stated={s} missed={m} opposed={n - s - m}; end the table with a catch-all",
-                        )
+    rows: list[ScoreRow] = KINDS[d["kind"]].check_rubric(d, used, fail).get("fact_score_rows", [])
     minimums = {}
     for key, default in (("quote_min_words", 3), ("quote_min_chars", 4)):
         value = d.get(key, default)
@@ -220,6 +150,37 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
         folder=folder,
         **minimums,
     )
+
+
+def _template(
+    folder: Path, tpl_name: str, root: Path | None, fail: Callable[[str, str], LoadError]
+) -> tuple[str, set[str]]:
+    """The prompt template's text and the placeholders it uses (each one a known placeholder)."""
+    if not tpl_name or "/" in tpl_name or "\\" in tpl_name or tpl_name in (".", ".."):
+        raise fail("/template", f"template {tpl_name!r} must be a file name in the rubric's own folder, like prompt.md")
+    tpl_path = folder / tpl_name
+    from propeval.filetypes import RefusedFileError, open_regular
+
+    try:
+        # The same guard as the loader's: a link, hard link or FIFO is refused, never opened.
+        with os.fdopen(open_regular(tpl_path, _rel(tpl_path, root), root), "rb") as fh:
+            template = fh.read().decode("utf-8")
+    except RefusedFileError as e:
+        raise LoadError(e.problem) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise fail("/template", f"cannot read the template {tpl_name!r}: {e}") from None
+    try:
+        used = set(string.Template(template).get_identifiers())
+    except ValueError as e:
+        raise fail("/template", f"template {tpl_name!r}: {e}") from None
+    unknown = used - PLACEHOLDERS
+    if unknown:
+        raise fail(
+            "/template",
+            f"template uses unknown placeholder(s) {', '.join(sorted(unknown))}; "
+            f"use only {', '.join(sorted(PLACEHOLDERS))} (write $$ for a dollar sign)",
+        )
+    return template, used
 
 
 def _rel(path: Path, root: Path | None) -> str:

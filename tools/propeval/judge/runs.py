@@ -1,6 +1,8 @@
 """The run folder (``runs/<run_id>/``): ``run.json``, ``answers.jsonl``, ``grades-<rubric>.jsonl``.
 
-The format is the contract in RUNS.md. Records are appended one whole line at a time, with
+The format is the contract in RUNS.md. This module is the one reader of run files:
+:func:`read_graded` joins a run's answers with its grades under one rubric, validated, for
+`score`, `report` and `difficulty` alike. Records are appended one whole line at a time, with
 fsync, as each one finishes; a kill loses at most the requests in flight. Reading keeps the
 last record per item, so a retried item supersedes its earlier error record. A line torn by a
 kill is cut off before the next append, so it can never glue onto a new record. Files are read
@@ -14,15 +16,20 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.errors import UsageError
 from propeval.fsutil import append_line
-from propeval.loader import Limits, LoadError, load_text, relative_path
+from propeval.judge.kinds.base import Kind, Row
+from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.judge.rubric import Rubric
 
 ANSWERS = "answers.jsonl"
 RUN_FILE = "run.json"
@@ -31,7 +38,33 @@ FINAL_GRADE = ("scored", "unscored", "unanswered")
 MAX_LINE_BYTES = 4 << 20  # far above a record of capped replies; a longer line is skipped unread
 _ITEM_ID = re.compile(rb'\{"item_id":\s*"([A-Za-z0-9._-]{1,64})"')
 _UNREADABLE = f"the record is over {MAX_LINE_BYTES} bytes and was not read; the item is done again"
-_LINE_LIMITS = Limits(max_bytes=MAX_LINE_BYTES, max_depth=32, max_nodes=200_000)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_line(line: bytes, relpath: str, n: int) -> dict[str, Any]:
+    """One line of a run file, read with the standard parser: propeval wrote it, so the strict
+    loader (meant for what people write, and 15x slower) is not needed. The size cap is the
+    caller's (:data:`MAX_LINE_BYTES`); what is not one JSON object is a LoadError at ``n``."""
+
+    def fail(col: int, rule: str, message: str) -> LoadError:
+        return LoadError(Problem(relpath, n, col, rule, message))
+
+    try:
+        rec = json.loads(line, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise fail(e.colno, "json-syntax", f"{e.msg}; fix the JSON syntax") from None
+    except UnicodeDecodeError:
+        raise fail(1, "encoding", "the line is not UTF-8 text; remove the line") from None
+    except RecursionError:
+        raise fail(1, "json-depth", "the record nests too deeply to read; remove the line") from None
+    except ValueError as e:  # NaN/Infinity, or an integer past Python's digit limit
+        raise fail(1, "json-syntax", f"{e}; remove the line") from None
+    if not isinstance(rec, dict):
+        raise fail(1, "json-syntax", "a run record is one JSON object per line; remove the line")
+    return rec
 
 
 def now() -> str:
@@ -117,16 +150,11 @@ def records(
             if not line.strip():
                 continue
             try:
-                rec = load_text(line, relpath, kind="json", limits=_LINE_LIMITS).data
-            except LoadError as e:
+                rec = parse_line(line, relpath, n)
+            except LoadError:
                 if not line.endswith(b"\n") and not fh.read(1):
                     return
-                p = e.problem
-                raise LoadError(Problem(relpath, n, p.col, p.rule, p.message)) from None
-            except ValueError:  # an integer past Python's digit limit
-                raise LoadError(
-                    Problem(relpath, n, 1, "json-syntax", "an integer is too long to read; remove the line")
-                ) from None
+                raise
             yield n, rec
 
 
@@ -185,3 +213,108 @@ def locked(run_dir: Path, what: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+# --------------------------------------------------------------------------- graded runs
+
+RECORD_RULE = "run-record"
+GRADE_STATUSES = ("scored", "unscored", "unanswered", "error")
+_GRADES = re.compile(r"grades-(.+)\.jsonl")
+
+
+@dataclass
+class GradedRun:
+    """One run under one rubric: a :class:`~propeval.judge.kinds.base.Row` per item (the latest
+    answer joined with the latest grade), and the problems of the records that failed validation
+    (those items count as ungraded; nothing unchecked reaches a figure)."""
+
+    run: str
+    rubric: str
+    path: Path  # the grades file
+    rows: list[Row] = field(default_factory=list)
+    grade_records: int = 0  # items with a grade record (their latest one was read)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def rubric_of(grades: Path) -> str | None:
+    """The rubric name in a grades file's name (``grades-<rubric>.jsonl``), if it is one."""
+    m = _GRADES.fullmatch(grades.name)
+    return m.group(1) if m else None
+
+
+def find_graded(runs_dir: Path, rubric: str = "*") -> list[Path]:
+    """Every grades file (``<runs_dir>/*/grades-<rubric>.jsonl``), sorted."""
+    if not runs_dir.is_dir():
+        return []
+    return sorted(p for p in runs_dir.glob(f"*/grades-{rubric}.jsonl") if rubric_of(p))
+
+
+def _latest_grades(path: Path, relpath: str, root: Path, out: GradedRun) -> dict[str, tuple[int, dict[str, Any]]]:
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    oversized: list[int] = []
+    for n, rec in records(path, root, oversized):
+        item_id = rec.get("item_id")
+        if not isinstance(item_id, str) or not item_id:
+            out.problems.append(Problem(relpath, n, 1, RECORD_RULE, "line has no item_id string"))
+            continue
+        latest[item_id] = (n, rec)
+    out.problems += oversized_warnings(path, oversized, root)
+    return latest
+
+
+def _check_grade(rec: dict[str, Any], kind: Kind, rubric: Rubric | None) -> str | None:
+    status = rec.get("status")
+    if not isinstance(rec.get("model"), str) or not rec["model"]:
+        return "line has no model string"
+    if status not in GRADE_STATUSES:
+        return f"status {status!r} is not one of {', '.join(GRADE_STATUSES)}"
+    return kind.check_record(rec, rubric) if status == "scored" else None
+
+
+def read_graded(
+    grades: Path,
+    kind: Kind,
+    *,
+    root: Path,
+    rubric: Rubric | None = None,
+    items: Mapping[str, dict[str, Any]] | None = None,
+) -> GradedRun:
+    """Read one grades file and its run's ``answers.jsonl``: the one reader of graded runs.
+
+    The latest record per item wins (a retry supersedes an error). Every latest grade record is
+    validated (a status it knows, a model, and for a scored one the fields ``kind`` requires);
+    one that fails is a problem at its file and line and its item counts as ungraded. An item
+    is in the run when it has an answer or a grade. Its metadata (language, framing, ...) is the
+    answer's, else ``items[item_id]`` (from the corpus), else empty. A line that is not JSON
+    raises :class:`LoadError` with its number.
+    """
+    run_dir = grades.parent
+    relpath = relative_path(grades, root)
+    out = GradedRun(run_dir.name, rubric.name if rubric else rubric_of(grades) or grades.stem, grades)
+    answers = latest(run_dir / ANSWERS, root)
+    graded = _latest_grades(grades, relpath, root, out) if grades.is_file() else {}
+    out.grade_records = len(graded)
+    for item_id in sorted(answers.keys() | graded.keys()):
+        ans = answers.get(item_id, {})
+        n, grade = graded.get(item_id, (0, None))
+        model = (grade or {}).get("model") or ans.get("model")  # a grade that fails below still names it
+        if grade is not None and grade.get("status") == "unreadable":
+            grade = None  # the stand-in for an oversized line, already warned about: ungraded
+        if grade is not None:
+            why = _check_grade(grade, kind, rubric)
+            if why is not None:
+                out.problems.append(Problem(relpath, n, 1, RECORD_RULE, why))
+                grade = None
+        status = grade.get("status") if grade else None
+        meta: dict[str, Any] = ans["item"] if isinstance(ans.get("item"), dict) else (items or {}).get(item_id, {})
+        out.rows.append(
+            Row(
+                run=out.run,
+                item_id=item_id,
+                model=str(model) if model is not None else "?",
+                status=status if status in FINAL_GRADE else "ungraded",
+                item=meta,
+                grade=grade,
+            )
+        )
+    return out

@@ -1,0 +1,170 @@
+"""score, report and difficulty read a graded run through one reader, so they agree on it.
+
+The run holds what real runs hold: an endpoint error on an item and then a successful retry (the
+latest record wins), an unscored item (a judge failure: not a verdict), an unanswered item (fact 0),
+a grade record that fails validation (named with its file and line), and two rubrics.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from propeval.cli import cli
+from propeval.config import load_config
+from propeval.difficulty import Settings, load_runs
+from propeval.judge.runs import records
+from propeval.release import load_inputs
+from propeval.report import summarise_runs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def answer(item_id: str, language: str, status: str = "answered") -> dict[str, Any]:
+    meta = {"language": language, "framing": "neutral", "question_type": "named_fact", "categories": []}
+    return {
+        "item_id": item_id,
+        "model": "m-a",
+        "item": meta,
+        "status": status,
+        "answer": "text" * (status != "unanswered"),
+    }
+
+
+def facts(item_id: str, status: str, score: int | None = None, propaganda: int | None = 0) -> dict[str, Any]:
+    scored = status == "scored"
+    return {
+        "item_id": item_id,
+        "model": "m-a",
+        "rubric": "facts-v1",
+        "status": status,
+        "fact_score": score if scored else (0 if status == "unanswered" else None),
+        "propaganda": propaganda if scored else (0 if status == "unanswered" else None),
+        "reason": "HTTP 503 after 6 attempts" if status == "error" else None,
+    }
+
+
+def audit(item_id: str, accuracy: str) -> dict[str, Any]:
+    return {
+        "item_id": item_id,
+        "model": "m-a",
+        "rubric": "audit-v1",
+        "status": "scored",
+        "accuracy": accuracy,
+        "propaganda_inclusion": 0,
+        "tone": "Neutral",
+    }
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def graded_run(root: Path) -> Path:
+    for name in ("facts-v1", "audit-v1"):
+        shutil.copytree(REPO / "rubrics" / name, root / "rubrics" / name)
+    run = root / "runs" / "r1"
+    write_jsonl(
+        run / "answers.jsonl",
+        [answer("i0001", "en"), answer("i0002", "en"), answer("i0003", "zh"), answer("i0004", "en", "unanswered")],
+    )
+    write_jsonl(
+        run / "grades-facts-v1.jsonl",
+        [
+            facts("i0001", "error"),  # the judge endpoint failed ...
+            facts("i0002", "scored", 3, propaganda=1),
+            facts("i0003", "unscored"),
+            facts("i0004", "unanswered"),
+            facts("i0001", "scored", 5),  # ... and a rerun graded it
+        ],
+    )
+    write_jsonl(run / "grades-audit-v1.jsonl", [audit("i0001", "Correct"), audit("i0002", "Misleading")])
+    return run
+
+
+def test_score_report_and_difficulty_agree_on_a_run_with_retries_and_errors(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    config = load_config(corpus.root)
+
+    result = CliRunner().invoke(cli, ["score", "r1", "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (scored,) = json.loads(result.stdout)["runs"]
+    # i0001 5 (the retry), i0002 3, i0004 unanswered 0; i0003 unscored, counted apart
+    assert {k: scored[k] for k in ("items", "counted", "unanswered", "unscored", "ungraded")} == {
+        "items": 4,
+        "counted": 3,
+        "unanswered": 1,
+        "unscored": 1,
+        "ungraded": 0,
+    }
+    assert scored["fact_mean"] == 8 / 3
+
+    summary = summarise_runs(load_inputs(config))
+    assert summary.warnings == []
+    assert summary.files == ["runs/r1/grades-audit-v1.jsonl", "runs/r1/grades-facts-v1.jsonl"]
+    audit_panel, facts_panel = summary.panels()  # one panel per rubric, never pooled
+    assert (audit_panel.rubric, facts_panel.rubric) == ("audit-v1", "facts-v1")
+    cells = {c["language"]: c for c in facts_panel.cells}
+    assert sum(c["counted"] for c in cells.values()) == scored["counted"]
+    assert sum(c["unscored"] for c in cells.values()) == scored["unscored"] == 1  # the error line is superseded
+    assert sum(c["unanswered"] for c in cells.values()) == scored["unanswered"]
+    assert cells["en"]["fact_mean"] == scored["fact_mean"]  # the zh item is the unscored one
+    assert [c["n"] for c in audit_panel.cells] == [2]
+
+    table = load_runs(config, Settings(), [run / "grades-facts-v1.jsonl"])
+    assert table.problems == []
+    observed = {item: scores for (item, _), scores in table.obs.items()}
+    assert observed == {"i0001": [5.0], "i0002": [3.0], "i0003": [], "i0004": [0.0]}
+    assert sum(len(s) for s in observed.values()) == scored["counted"]
+    assert sum(not s for s in observed.values()) == scored["unscored"]
+
+
+def test_a_bad_grade_record_is_named_by_all_three_and_counted_by_none(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    path = run / "grades-facts-v1.jsonl"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(facts("i0002", "scored", 7)) + "\n")  # line 6: a fact score out of range
+    where = "runs/r1/grades-facts-v1.jsonl:6:1 [run-record] status is scored but fact_score is 7"
+
+    result = CliRunner().invoke(cli, ["score", "r1", "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert where in result.stderr
+    (scored,) = json.loads(result.stdout)["runs"]
+    assert (scored["counted"], scored["ungraded"]) == (2, 1)
+
+    summary = summarise_runs(load_inputs(load_config(corpus.root)))
+    assert next(f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in summary.warnings).startswith(where)
+    _, facts_panel = summary.panels()
+    assert sum(c["ungraded"] for c in facts_panel.cells) == 1
+
+    table = load_runs(load_config(corpus.root), Settings(), [path])
+    assert next(f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in table.problems).startswith(where)
+    assert ("i0002", "m-a") not in table.obs
+
+
+def test_run_files_are_read_with_json_and_bad_lines_named(corpus: Any) -> None:
+    path = write_jsonl(corpus.root / "runs/r1/grades-facts-v1.jsonl", [facts("i0001", "scored", 5)])
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"item_id": "i0002", "fact_score": NaN}\n["not", "an", "object"]\n')
+    seen = []
+    try:
+        for n, rec in records(path, corpus.root):
+            seen.append((n, rec["item_id"]))
+    except Exception as e:
+        message = str(e)
+    assert seen == [(1, "i0001")]
+    assert message == "runs/r1/grades-facts-v1.jsonl:2:1 [json-syntax] NaN is not JSON; remove the line"
+    path.write_text(path.read_text(encoding="utf-8").replace("NaN", "1"), encoding="utf-8")
+    try:
+        list(records(path, corpus.root))
+    except Exception as e:
+        message = str(e)
+    assert message == (
+        "runs/r1/grades-facts-v1.jsonl:3:1 [json-syntax] a run record is one JSON object per line; remove the line"
+    )

@@ -1,0 +1,17 @@
+"""Rubric kinds: one module, one class each, and the registry that names them.
+
+A rubric's ``kind`` (in ``rubric.yaml``) picks its class here; the class owns the kind's verdict
+validation, its grade-record fields, its scores and report panel, and its agreement statistics.
+Adding a kind: write ``kinds/<name>.py`` with a :class:`~propeval.judge.kinds.base.Kind` subclass
+and add it to ``KINDS``.
+"""
+
+from __future__ import annotations
+
+from propeval.judge.kinds.audit import Audit
+from propeval.judge.kinds.base import Kind, Outcome, Panel, Row, VerdictError
+from propeval.judge.kinds.facts import Facts
+
+KINDS: dict[str, Kind] = {k.name: k for k in (Facts(), Audit())}
+
+__all__ = ["KINDS", "Kind", "Outcome", "Panel", "Row", "VerdictError"]

@@ -1,0 +1,184 @@
+"""What a rubric kind is: the one class that knows a kind's verdict, score fields and labels.
+
+Every place that treats a ``facts`` rubric differently from an ``audit`` one asks the rubric's
+kind (``rubric.spec``, an instance of a :class:`Kind` subclass) instead of testing its name.
+Adding a kind is one module in this package that subclasses :class:`Kind`, registered in
+``KINDS`` (``__init__.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
+
+if TYPE_CHECKING:
+    from propeval.agreement import Stat
+    from propeval.judge.rubric import Rubric
+    from propeval.loader import LoadError
+
+Fail = Callable[[str, str], "LoadError"]  # (JSON pointer, message) -> the rubric file's LoadError
+
+
+class VerdictError(ValueError):
+    """The verdict is unusable; ``str(e)`` is the feedback for the judge."""
+
+
+@dataclass
+class Outcome:
+    """What a valid verdict gives the grade record."""
+
+    verdict: dict[str, Any]
+    fields: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One item of a graded run: its latest answer joined with its latest grade under one rubric.
+
+    ``status`` is ``scored``, ``unscored`` (the judge failed: not a verdict), ``unanswered`` (the
+    model gave no text) or ``ungraded`` (no final grade yet: none, or a grade request that failed).
+    """
+
+    run: str
+    item_id: str
+    model: str
+    status: str
+    item: dict[str, Any]
+    grade: dict[str, Any] | None
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class Image:
+    uri: str
+    alt: str
+
+
+@dataclass
+class Panel:
+    """A rubric's part of the report's scored-runs section: its plots and tables, in order."""
+
+    rubric: str
+    kind: str
+    images: list[Image] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    cells: list[dict[str, Any]] = field(default_factory=list)  # the numbers behind the tables
+
+
+class Drawer(Protocol):
+    """The report's plotting toolkit, handed to a kind so that kinds never import matplotlib."""
+
+    def heatmaps(
+        self, rows: Sequence[str], cols: Sequence[str], maps: Sequence[tuple[str, list[list[float]], str]]
+    ) -> str: ...
+
+    def bars(self, groups: Sequence[str], series: dict[str, list[float]], title: str, ylabel: str) -> str: ...
+
+
+class Kind:
+    """One rubric kind. Subclasses set the class attributes and override what differs."""
+
+    name: ClassVar[str]
+    # The fields of a grade record the verdict fills (None until scored), in record order.
+    record_fields: ClassVar[tuple[str, ...]]
+    # The fields compared between a human label and a judge's verdict (the judge gate's agreement).
+    agreement_fields: ClassVar[tuple[str, ...]]
+
+    # ------------------------------------------------------------------ the rubric file
+
+    def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> dict[str, Any]:
+        """Check the kind's own part of ``rubric.yaml``; the extra Rubric fields it gives."""
+        return {}
+
+    # ------------------------------------------------------------------ verdicts
+
+    def item_schema(self, rubric: Rubric, fact_ids: list[str]) -> dict[str, Any]:
+        """The verdict schema for one item (a copy of the rubric's; a kind may narrow it)."""
+        import copy
+
+        return copy.deepcopy(rubric.verdict_schema)
+
+    def validate(self, data: dict[str, Any], rubric: Rubric, fact_ids: list[str], answer: str, shown: str) -> Outcome:
+        raise NotImplementedError
+
+    def empty_fields(self) -> dict[str, Any]:
+        """The verdict's fields of a grade record before (or without) a verdict."""
+        return dict.fromkeys(self.record_fields)
+
+    def unanswered_fields(self) -> dict[str, Any]:
+        """What an unanswered item scores under this kind (the methodology's rule)."""
+        return {}
+
+    # ------------------------------------------------------------------ grade records
+
+    def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
+        """Why a scored grade record is unusable (a message saying what to do), or None."""
+        return None
+
+    # ------------------------------------------------------------------ scores and reports
+
+    def score(self, per_run: list[tuple[str, list[Row]]], rubric: Rubric) -> dict[str, Any]:
+        """The ``propeval score`` report of some runs under one rubric."""
+        raise NotImplementedError
+
+    def format_text(self, report: dict[str, Any]) -> list[str]:
+        """``report`` (from :meth:`score`) as text lines."""
+        raise NotImplementedError
+
+    def report_panel(self, rubric: Rubric, rows: list[Row], draw: Drawer | None) -> Panel:
+        """The rubric's panel in ``propeval report``; ``draw`` None leaves the images out."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ agreement
+
+    def measure(
+        self, labels: dict[str, list[Any]], human: list[dict[str, Any]], judge: list[dict[str, Any]]
+    ) -> list[Stat]:
+        """Every agreement statistic of the judge's labels against the humans', case by case."""
+        raise NotImplementedError
+
+
+def fmt(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.1f}%" if pct else f"{v:.2f}"
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    form = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    return [form.format(*header).rstrip(), *(form.format(*r).rstrip() for r in rows)]
+
+
+def status_counts(rows: Sequence[Row]) -> dict[str, int]:
+    return {s: sum(r.status == s for r in rows) for s in ("unanswered", "unscored", "ungraded")}
+
+
+def named(field_name: str, s: Stat) -> Stat:
+    from propeval.agreement import Stat
+
+    return Stat(f"{field_name} {s.name}", s.value, s.n, s.reason)
+
+
+def schema_errors(data: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Raise :class:`VerdictError` naming the first place ``data`` breaks ``schema``."""
+    import jsonschema
+
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
+    )
+    if errors:
+        e = errors[0]
+        where = "/".join(map(str, e.absolute_path)) or "the verdict"
+        raise VerdictError(f"{where}: {e.message}; follow the verdict schema")
+
+
+def is_int(v: Any) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
