@@ -301,10 +301,10 @@ def test_ids_are_checked_before_any_write(good_corpus, args: list[str], message:
 @pytest.mark.parametrize(
     ("table", "line", "key"),
     [
-        ("tool.propeval", 'questions_dir = "../elsewhere"', "questions_dir"),
-        ("tool.propeval", 'schema = "/etc/schema.json"', "schema"),
-        ("tool.propeval.judge", 'runs_dir = "runs/../../out"', "judge.runs_dir"),
-        ("tool.propeval.gates", 'ledger_dir = "~/ledger"', "gates.ledger_dir"),
+        ("tool.propeval", 'questions_dir = "../elsewhere"', "[tool.propeval] questions_dir"),
+        ("tool.propeval", 'schema = "/etc/schema.json"', "[tool.propeval] schema"),
+        ("tool.propeval.judge", 'runs_dir = "runs/../../out"', "[tool.propeval.judge] runs_dir"),
+        ("tool.propeval.gates", 'ledger_dir = "~/ledger"', "[tool.propeval.gates] ledger_dir"),
     ],
 )
 def test_configured_folders_stay_inside_the_repository(good_corpus, table: str, line: str, key: str) -> None:  # type: ignore[no-untyped-def]
@@ -325,7 +325,7 @@ def test_configured_folders_stay_inside_the_repository(good_corpus, table: str, 
         config = load_config(good_corpus.root)
         load_settings(config)
         load_gate_settings(config)
-    assert str(e.value).startswith(f"[tool.propeval] {key} = ")
+    assert str(e.value).startswith(f"pyproject.toml: {key} = ")
     assert str(e.value).endswith("must be a relative path inside the repository, without '..'")
 
 

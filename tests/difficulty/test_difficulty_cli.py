@@ -195,8 +195,8 @@ def test_usage_errors(corpus) -> None:
     assert (code, lines) == (
         2,
         [
-            "propeval: error: no graded runs found (runs/*/grades-facts-v1.jsonl); grade a run with "
-            "`propeval grade` first, or pass --matrix FILE"
+            "propeval: error: no graded runs found (runs/*/grades-facts-v1.jsonl); answer and grade a run first "
+            "(`propeval answer`, then `propeval grade`), or pass --matrix FILE"
         ],
     )
     assert run("difficulty", "--report") == (
@@ -205,7 +205,12 @@ def test_usage_errors(corpus) -> None:
     )
     corpus.write("pyproject.toml", '[tool.propeval]\n[tool.propeval.difficulty]\nbasis = "median"\n')
     code, lines = run("difficulty")
-    assert (code, lines) == (2, ["propeval: error: [tool.propeval.difficulty] basis must be one of mean, irt"])
+    assert (code, lines) == (
+        2,
+        [
+            'propeval: error: pyproject.toml: [tool.propeval.difficulty] basis must be one of "mean", "irt" (got \'median\')'
+        ],
+    )
 
 
 def test_irt_basis_with_quantile_cuts(hand_corpus) -> None:

@@ -91,7 +91,7 @@ def test_a_malformed_signer_is_a_config_error(gate_corpus: Any) -> None:
     res = run("gate", "answerability", "--all")
     assert res.exit_code == 2
     assert res.output.startswith(
-        "propeval: error: [tool.propeval.signers] maintainer: not a valid ssh-ed25519 public key"
+        "propeval: error: pyproject.toml: [tool.propeval.signers] maintainer: not a valid ssh-ed25519 public key"
     )
 
 

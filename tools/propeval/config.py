@@ -1,30 +1,55 @@
-"""``[tool.propeval]`` in the corpus repository's pyproject.toml."""
+"""``[tool.propeval]`` in the corpus repository's pyproject.toml: finding it, parsing it safely.
+
+The tables themselves (keys, types, defaults, errors) are :mod:`propeval.settings`.
+"""
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from propeval import names
 from propeval.errors import ConfigError
 from propeval.result import clip
+from propeval.settings import DEFAULT_SOURCE, ProjectSettings, read_settings
 
-DEFAULT_BLOCKLIST: tuple[str, ...] = ()
 MAX_PYPROJECT_BYTES = 1_048_576
 
 
 @dataclass
 class Config:
-    """The corpus root and its settings. Sub-tables (``dedup``, ``groups``, ...) stay raw dicts."""
+    """The corpus root and its ``[tool.propeval]`` table (``raw``), read through :attr:`settings`.
+
+    ``source`` names where the table came from in every settings error (``pyproject.toml``, or
+    ``pyproject.toml at REF`` when policy is read from a base ref).
+    """
 
     root: Path
-    questions_dir: str = "questions"
-    schema: str = "schema.json"
-    max_claims_per_source: int = 13
-    source_blocklist: tuple[str, ...] = DEFAULT_BLOCKLIST
     raw: dict[str, Any] = field(default_factory=dict)
+    source: str = DEFAULT_SOURCE
+
+    @functools.cached_property
+    def settings(self) -> ProjectSettings:
+        """Every table, read and checked once; a ConfigError names the first problem."""
+        return read_settings(self.raw, self.source)
+
+    @property
+    def questions_dir(self) -> str:
+        return self.settings.core.questions_dir
+
+    @property
+    def schema(self) -> str:
+        return self.settings.core.schema
+
+    @property
+    def max_claims_per_source(self) -> int:
+        return self.settings.core.max_claims_per_source
+
+    @property
+    def source_blocklist(self) -> tuple[str, ...]:
+        return self.settings.core.source_blocklist
 
     @property
     def questions(self) -> Path:
@@ -33,13 +58,6 @@ class Config:
     @property
     def schema_path(self) -> Path:
         return self.root / self.schema
-
-    def section(self, name: str) -> dict[str, Any]:
-        """A sub-table such as ``[tool.propeval.dedup]``; empty when absent."""
-        value = self.raw.get(name, {})
-        if not isinstance(value, dict):
-            raise ConfigError(f"[tool.propeval.{name}] must be a table", key=name)
-        return value
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -64,40 +82,45 @@ def load_config(root: Path | None = None) -> Config:
         # A pull request's own pyproject.toml is untrusted input, like every other file in it.
         if pyproject.stat().st_size > MAX_PYPROJECT_BYTES:
             raise ConfigError(f"pyproject.toml is over {MAX_PYPROJECT_BYTES} bytes; trim it")
-        try:
-            with pyproject.open("rb") as fh:
-                table = tomllib.load(fh).get("tool", {}).get("propeval", {})
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"pyproject.toml: {e}") from e
-        except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
-            raise ConfigError(f"pyproject.toml: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
-        except RecursionError:
-            raise ConfigError("pyproject.toml nests arrays or tables too deeply to read; flatten it") from None
+        table = propeval_table(parse_toml(pyproject.read_bytes(), "pyproject.toml"), "pyproject.toml")
     return config_from_table(root, table)
 
 
-def config_from_table(root: Path, table: dict[str, Any]) -> Config:
-    """A Config for the corpus at ``root`` with the ``[tool.propeval]`` table ``table``.
+def parse_toml(data: bytes, source: str) -> dict[str, Any]:
+    """A TOML document, every way it can fail a ConfigError naming ``source``: the one TOML reader
+    for pyproject.toml (here or at a base ref) and the maintainer's config.toml."""
+    if len(data) > MAX_PYPROJECT_BYTES:
+        raise ConfigError(f"{source} is over {MAX_PYPROJECT_BYTES} bytes; trim it")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{source}: not valid UTF-8 at byte offset {e.start}; save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{source}: {e}") from e
+    except ValueError as e:  # tomllib lets int()'s 4,300-digit limit through as a bare ValueError
+        raise ConfigError(f"{source}: a value cannot be read ({clip(str(e), 200)}); shorten it") from e
+    except RecursionError:
+        raise ConfigError(f"{source} nests arrays or tables too deeply to read; flatten it") from None
+
+
+def propeval_table(document: dict[str, Any], source: str) -> dict[str, Any]:
+    """``[tool.propeval]`` of a parsed pyproject.toml; empty when absent."""
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{source}: [tool] must be a table")
+    table = tool.get("propeval", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.propeval] must be a table")
+    return table
+
+
+def config_from_table(root: Path, table: Any, source: str = DEFAULT_SOURCE) -> Config:
+    """A Config for the corpus at ``root`` with the ``[tool.propeval]`` table ``table``, every table checked.
 
     ``propeval ci --base REF`` builds its Config from REF's table: policy comes from the base.
     """
-    cfg = Config(root=root, raw=table)
-    for key in ("questions_dir", "schema"):
-        if key in table:
-            if not isinstance(table[key], str):
-                raise ConfigError(f"[tool.propeval] {key} must be a string", key=key)
-            setattr(cfg, key, names.folder(table[key], key))
-    if "max_claims_per_source" in table:
-        value = table["max_claims_per_source"]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(
-                "[tool.propeval] max_claims_per_source must be a positive integer",
-                key="max_claims_per_source",
-            )
-        cfg.max_claims_per_source = value
-    if "source_blocklist" in table:
-        value = table["source_blocklist"]
-        if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
-            raise ConfigError("[tool.propeval] source_blocklist must be a list of domain names", key="source_blocklist")
-        cfg.source_blocklist = tuple(d.lower().lstrip(".") for d in value)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.propeval] must be a table")
+    cfg = Config(root=root, raw=table, source=source)
+    cfg.settings  # noqa: B018 - read and check every table now, so a typo fails every command alike
     return cfg

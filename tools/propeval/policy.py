@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import copy
 import os
-import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from propeval import gitutil
-from propeval.config import Config, config_from_table
+from propeval.config import Config, config_from_table, parse_toml
 from propeval.errors import ConfigError, PolicyError, UsageError
+from propeval.settings import Where, read_endpoints, unknown_key
 
 CONFIG_ENV = "PROPEVAL_CONFIG"
 # The keys that say where requests (and keys) go, and which endpoint a gate uses.
@@ -45,12 +45,9 @@ def table_at(root: Path, ref: str) -> dict[str, Any]:
     blob = gitutil.blob_at(root, ref, "pyproject.toml")
     if blob is None:
         raise ConfigError(f"{ref} has no pyproject.toml, so there is no policy to read from it; check --base")
-    try:
-        data = tomllib.loads(blob.decode("utf-8"))
-    except (ValueError, RecursionError) as e:  # decoding, syntax, a 5,000-digit integer, deep nesting
-        why = str(e) or type(e).__name__
-        raise ConfigError(f"pyproject.toml at {ref} cannot be read ({why}); the policy comes from there") from None
-    table = data.get("tool", {}).get("propeval")
+    source = f"pyproject.toml at {ref}"
+    tool = parse_toml(blob, source).get("tool")
+    table = tool.get("propeval") if isinstance(tool, dict) else None
     if not isinstance(table, dict):
         raise ConfigError(f"pyproject.toml at {ref} has no [tool.propeval] table; the policy comes from there")
     return table
@@ -95,7 +92,7 @@ class BasePolicy:
 def from_base(tree: Config, ref: str) -> BasePolicy:
     """The tree's files under ``ref``'s ``[tool.propeval]``, and what the tree changed in it."""
     base = table_at(tree.root, ref)
-    return BasePolicy(config_from_table(tree.root, base), ref, changed_keys(base, tree.raw))
+    return BasePolicy(config_from_table(tree.root, base, f"pyproject.toml at {ref}"), ref, changed_keys(base, tree.raw))
 
 
 def policy_message(tree: Config, ref: str, dotted: str, base: dict[str, Any]) -> str:
@@ -119,18 +116,20 @@ def user_config_path() -> Path:
 
 
 def user_config() -> dict[str, Any]:
-    """The maintainer's config file as a table; empty when there is none."""
+    """The maintainer's config file as a table; empty when there is none. Its ``[endpoints.NAME]``
+    tables are checked like ``[tool.propeval.judge.endpoints.NAME]``; no other key is known."""
     path = user_config_path()
     if not path.is_file():
         return {}
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, ValueError, RecursionError) as e:  # ValueError: syntax, or a 5,000-digit integer
+        data = parse_toml(path.read_bytes(), str(path))
+    except OSError as e:
         raise ConfigError(f"{path}: {e}") from None
-    eps = data.get("endpoints", {})
-    if not isinstance(eps, dict) or not all(isinstance(v, dict) for v in eps.values()):
-        raise ConfigError(f"{path}: [endpoints.NAME] must be tables of base_url, model, api_key_env, response_format")
+    where = Where(str(path), "", root="")
+    for name in data:
+        if name != "endpoints":
+            raise unknown_key(where, str(name), ["endpoints"])
+    read_endpoints(data.get("endpoints", {}), replace(where, table="endpoints"))
     return data
 
 
@@ -192,7 +191,7 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
                 source = str(user_config_path())
                 if name in tree_eps and tree_eps[name] != ep:
                     notes.append(f"pyproject.toml's endpoint {name!r} differs from your config's and is not used")
-    cfg = config_from_table(tree.root, table)
+    cfg = config_from_table(tree.root, table, f"pyproject.toml at {base}" if base is not None else tree.source)
     from propeval.judge.settings import check_url, load_settings
 
     js = load_settings(cfg)

@@ -261,8 +261,7 @@ def _rebind_record(
 
 
 def _allowlist(config: Config) -> Path:
-    raw = config.section("dedup").get("allowlist", "dedup-allowlist.yaml")
-    return config.root / (raw if isinstance(raw, str) and raw else "dedup-allowlist.yaml")
+    return config.root / config.settings.dedup.allowlist
 
 
 def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: dict[str, str] | None) -> None:

@@ -29,12 +29,7 @@ EMITS = tuple(RULES)
 def guarded_folders(ctx: Context) -> list[str]:
     """The rubric and ledger folders (as configured; the defaults too), relative to the root."""
     config = ctx.config
-    names = ["rubrics", "ledger"]
-    for table, key in (("judge", "rubrics_dir"), ("gates", "ledger_dir"), ("release", "rubrics_dir")):
-        raw = config.raw.get(table)
-        value = raw.get(key) if isinstance(raw, dict) else None
-        if isinstance(value, str) and value:
-            names.append(value)
+    names = ["rubrics", "ledger", config.settings.judge.rubrics_dir, config.settings.gates.ledger_dir]
     root = os.path.abspath(config.root)
     out = []
     for name in dict.fromkeys(names):

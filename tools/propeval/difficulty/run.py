@@ -65,7 +65,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         if not files:
             raise UsageError(
                 f"no graded runs found ({settings.runs_dir}/*/grades-{settings.rubric}.jsonl); "
-                "grade a run with `propeval grade` first, or pass --matrix FILE"
+                "answer and grade a run first (`propeval answer`, then `propeval grade`), or pass --matrix FILE"
             )
         table = load_runs(config, settings, files)
     target = options.out if options.out is not None else config.root / LEDGER
