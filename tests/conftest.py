@@ -1,26 +1,71 @@
-"""Shared fixtures; the helpers they use are in helpers.py."""
+"""Shared fixtures; the helpers they use are in helpers.py.
+
+The whole session runs with user folders of its own (``isolate_user_dirs``): HOME, the XDG cache,
+state, data and config folders, the Hugging Face, matplotlib and pre-commit homes all point into one
+temporary folder, made by the controlling process and shared with pytest-xdist's workers through the
+environment, so subprocesses (pre-commit hooks, ``python -m propeval``) inherit it too. A guard
+(``WriteGuard``) fails any test that still writes under the real user cache, state or config folder.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers import GIT_ENV, CorpusDir, git
+from userdirs import GUARD, REAL_DIRS_ENV, SESSION_ENV, isolate_user_dirs, real_user_dirs
 
 
-@pytest.fixture(scope="session", autouse=True)
-def onnx_export() -> None:
-    """Make the bundled model's ONNX export in the user cache before any test runs, as a first
-    `propeval dedup` on a new machine would: tests that compare a command's whole output then
-    never see the one-off "exporting the embedding model" line. Costs about 10 s, once a machine."""
-    try:
-        from propeval.embed.models import load_encoder
+def pytest_configure(config: pytest.Config) -> None:
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        # The controller (or a run without xdist): note the real folders before hiding them, and
+        # make the session folder; xdist's workers are started later and inherit both.
+        os.environ[REAL_DIRS_ENV] = os.pathsep.join(str(p) for p in real_user_dirs())
+        os.environ[SESSION_ENV] = tempfile.mkdtemp(prefix="propeval-tests-")
+        config.stash[_OWNER] = Path(os.environ[SESSION_ENV])
+    session = Path(os.environ[SESSION_ENV])
+    isolate_user_dirs(session)
+    GUARD.install(
+        guarded=[Path(p) for p in os.environ[REAL_DIRS_ENV].split(os.pathsep) if p],
+        allowed=[session, Path(sys.prefix)],
+    )
 
-        encoder = load_encoder("sentence-transformers", "all-MiniLM-L6-v2")
-    except ImportError:
-        return  # the dedup extra is not installed; those tests fail on their own
+
+_OWNER = pytest.StashKey[Path]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_OWNER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def no_writes_to_the_real_user_dirs() -> Iterator[None]:
+    """Fail the test that wrote under the real user cache, state or config folder, naming the path."""
+    GUARD.seen.clear()
+    yield
+    if GUARD.seen:
+        found = sorted(set(GUARD.seen))
+        GUARD.seen.clear()
+        pytest.fail("this test wrote into the real user folders: " + "; ".join(f"{e} {p}" for e, p in found))
+
+
+@pytest.fixture(scope="session")
+def bundled_model() -> None:
+    """The bundled embedding model's ONNX export, made in the session cache before the test runs, as
+    a first `propeval dedup` on a new machine would: a test that compares a command's whole output
+    then never sees the one-off "exporting the embedding model" line. About 10 s, once a session
+    (the two xdist workers share the export: the second waits for the first's file lock)."""
+    from propeval.embed.registry import load_encoder
+
+    encoder = load_encoder("sentence-transformers", "all-MiniLM-L6-v2")
     if encoder.active_runtime != "onnx":
         pytest.fail(f"the bundled model does not run through onnxruntime here: {encoder.notes}")
 

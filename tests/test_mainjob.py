@@ -16,8 +16,11 @@ from propeval.cli import cli
 
 
 def _setup_key(folder: Path) -> str:
-    """The Makefile's SETUP_KEY: what the install stamp is named after."""
-    data = (folder / "pyproject.toml").read_bytes() + (folder / "Makefile").read_bytes()
+    """The Makefile's SETUP_KEY: what the install stamp is named after (pyproject.toml above its first
+    [tool.*] table, then the Makefile)."""
+    pyproject = (folder / "pyproject.toml").read_bytes()
+    head = pyproject[: pyproject.index(b"\n[tool.") + 1]
+    data = head + (folder / "Makefile").read_bytes()
     return hashlib.sha256(data).hexdigest()[:12]
 
 
@@ -57,6 +60,7 @@ def test_make_run_in_a_fresh_clone_runs_every_step_and_writes_the_report(tmp_pat
     assert html.lower().startswith("<!doctype html>") and "</html>" in html
 
 
+@pytest.mark.slow
 def test_run_exits_with_the_worst_step_and_still_writes_the_report(good_corpus: CorpusDir) -> None:
     """A schema error fails `check` (exit 1); every other step still runs, and the report is written."""
     good_corpus.item("i0002", framing="sideways")
@@ -77,6 +81,7 @@ def test_run_exits_with_the_worst_step_and_still_writes_the_report(good_corpus: 
     assert result.output.rstrip().endswith("run: exit 1")
 
 
+@pytest.mark.slow
 def test_run_reports_each_step_on_its_own_and_a_broken_rubric_fails_the_judge_gate(good_corpus: CorpusDir) -> None:
     """A rubric that does not parse fails the judge gate at its line; the answerability gate, which needs
     the facts-v1 rubric this corpus lacks, is an error; the other steps still run."""

@@ -6,14 +6,17 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from helpers import REPO
 from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
+from userdirs import user_dirs_env
 
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn")
 
@@ -72,6 +75,7 @@ def test_paths_narrow_what_is_reported(good_corpus) -> None:  # type: ignore[no-
     assert result.exit_code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--help"], ["check"], ["check", "--help"], ["new", "--help"]])
 def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
     code = (
@@ -85,16 +89,35 @@ def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin"},
+        # a bare environment, but the session's user folders (conftest.py), never the real ones
+        env={"PYTHONPATH": str(REPO / "tools"), "PATH": "/usr/bin:/bin", **user_dirs_env()},
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
 
 
-def test_every_command_has_help_with_an_example() -> None:
-    for name in COMMANDS:
-        result = CliRunner().invoke(cli, [name, "--help"], catch_exceptions=False)
-        assert result.exit_code == 0, name
-        assert "Example" in result.output, f"propeval {name} --help has no example"
+def command_paths(group: click.Group = cli, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command and subcommand, as the words that call it."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        yield (*path, name)
+        if isinstance(sub, click.Group):
+            yield from command_paths(sub, (*path, name))
+
+
+def test_the_walk_finds_every_command_and_subcommands() -> None:
+    paths = list(command_paths())
+    assert [p[0] for p in paths if len(p) == 1] == sorted(COMMANDS)
+    assert {("gate", "judge"), ("keys", "new"), ("ledger", "resign"), ("schema", "diff"), ("new", "item")} <= set(paths)
+
+
+@pytest.mark.parametrize("path", list(command_paths()), ids=" ".join)
+def test_every_command_has_help_with_an_example(path: tuple[str, ...]) -> None:
+    """One test for every command and subcommand (it replaced a copy per area)."""
+    result = CliRunner().invoke(cli, [*path, "--help"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output, f"propeval {' '.join(path)} --help has no example"
+    assert f"propeval {path[0]} " in result.output.split("Example", 1)[1]
 
 
 def test_every_rule_and_hook_is_documented() -> None:
@@ -103,6 +126,11 @@ def test_every_rule_and_hook_is_documented() -> None:
         assert f"`{rule}`" in contributing, rule
     for hook in re.findall(r"^\s*- id: (\S+)", (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"), re.M):
         assert f"`{hook}`" in contributing, hook
+
+
+def test_readme_names_every_command() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert [name for name in COMMANDS if not re.search(rf"propeval {name}\b", readme)] == []
 
 
 def test_readme_first_section_is_the_two_commands_ci_runs_in_order() -> None:

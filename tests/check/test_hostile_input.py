@@ -216,6 +216,7 @@ def test_every_format_character_is_suspect() -> None:
 # --------------------------------------------------------------------------- exit codes
 
 
+@pytest.mark.slow
 def test_an_unexpected_exception_exits_3_with_one_line(good_corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A broken install (a dependency that raises on import) is a real crash: exit 3, the traceback in a file."""
     shadow = tmp_path / "shadow"
@@ -343,6 +344,7 @@ LIMITED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_full_disk_exits_3_and_leaves_nothing(good_corpus, in_git) -> None:  # type: ignore[no-untyped-def]
     before = good_corpus.snapshot()  # in a git repository, so `new`'s lock file lives in .git
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}

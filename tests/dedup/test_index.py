@@ -35,6 +35,7 @@ def test_exact_index_below_the_threshold_finds_each_vector_first() -> None:
     assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "index_type", "floor"), [("hnsw", "IndexHNSWFlat", 0.97), ("ivf", "IndexIVFFlat", 0.9)]
 )
@@ -47,6 +48,7 @@ def test_approximate_indexes_recall_against_exact(kind: str, index_type: str, fl
     assert _recall(approx, exact) >= floor
 
 
+@pytest.mark.slow
 def test_ivf_results_repeat_from_run_to_run() -> None:
     x = _clustered(3000, seed=3)
     settings = IndexSettings(exact_below=0, approximate="ivf", ivf_nprobe=4)

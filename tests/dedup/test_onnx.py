@@ -15,7 +15,7 @@ import pytest
 
 from helpers import REPO
 from propeval.embed import ort
-from propeval.embed.models import load_encoder
+from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
 
 TEXTS = [
@@ -30,14 +30,17 @@ TEXTS = [
 ]
 
 
+pytestmark = pytest.mark.slow  # the real model; an export costs about 10 s
+
+
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real export for this module (about 10 s), in a folder of its own."""
-    folder = tmp_path_factory.mktemp("onnx")
-    said: list[str] = []
-    enc = load_encoder("sentence-transformers", "all-MiniLM-L6-v2", export_dir=folder, announce=said.append)
+def export_dir(bundled_model: None) -> Path:
+    """The session's real export (tests/conftest.py), in the session's user cache. A test that
+    damages an export copies this folder first; the announcement of a fresh export is checked by
+    the tests that make one again."""
+    folder = ort.default_export_dir()
+    enc = load_encoder("sentence-transformers", "all-MiniLM-L6-v2", export_dir=folder)
     assert enc.encode(["warm up"]).shape == (1, 384)
-    assert said == [f"exporting the embedding model to ONNX once (about 10 s), into {folder}"]
     return folder
 
 
@@ -97,7 +100,16 @@ def test_a_truncated_export_counts_as_missing(export_dir: Path, tmp_path: Path) 
     with (folder / f"{fp}.onnx").open("r+b") as fh:
         fh.truncate(1000)
     said: list[str] = []
-    _encoder(folder, announce=said.append).encode(["x"])
+
+    class Stop(BaseException):  # past any `except Exception` on the way out
+        pass
+
+    def stop(message: str) -> None:  # the export is announced before it starts: no need to pay for it
+        said.append(message)
+        raise Stop
+
+    with pytest.raises(Stop):
+        _encoder(folder, announce=stop).encode(["x"])
     assert said == [f"exporting the embedding model to ONNX once (about 10 s), into {folder}"]
 
 
@@ -105,6 +117,7 @@ def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> Non
     enc = _encoder(tmp_path)
     record = {"format": ort.FORMAT, "fingerprint": enc.fingerprint, "status": "mismatch", "min_cosine": 0.93}
     (tmp_path / f"{enc.fingerprint}.json").write_text(json.dumps(record), encoding="utf-8")
+    assert enc.engine == "torch" and enc._ort is None  # judged from the record: the cache key, loading nothing
     assert enc.active_runtime == "torch"
     assert enc.notes == [
         "embedding model 'all-MiniLM-L6-v2' runs through sentence-transformers (slower to start), not "
@@ -115,8 +128,15 @@ def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> Non
         _encoder(tmp_path, runtime="onnx").encode(["x"])
 
 
+def test_engine_names_onnx_before_the_first_encode_without_exporting_or_loading(tmp_path: Path) -> None:
+    enc = _encoder(tmp_path)
+    assert enc.engine == "onnx"
+    assert enc._ort is None and list(tmp_path.iterdir()) == []
+
+
 def test_runtime_torch_never_tries_onnx(tmp_path: Path) -> None:
     enc = _encoder(tmp_path, runtime="torch")
+    assert enc.engine == "torch"
     assert enc.active_runtime == "torch" and enc.notes == []
     assert list(tmp_path.iterdir()) == []
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from propeval import dedup_records
-from propeval.dedup_records import load_records
+from propeval.dedup import records as dedup_records
+from propeval.dedup.records import load_records
 
 
 def _age(root: Path, only: str = "*.yaml") -> None:

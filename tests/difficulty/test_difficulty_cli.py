@@ -107,6 +107,7 @@ def test_check_reports_an_edited_or_corrupt_ledger_once(hand_corpus) -> None:
     assert lines[0].startswith("propeval: error: ledger/difficulty.json cannot be read: ")
 
 
+@pytest.mark.slow
 def test_check_does_not_import_numpy_or_scipy(hand_corpus) -> None:
     run("difficulty")
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
@@ -123,6 +124,7 @@ def test_check_does_not_import_numpy_or_scipy(hand_corpus) -> None:
     assert not {"numpy", "scipy", "matplotlib"} & imported
 
 
+@pytest.mark.slow
 def test_report_tables_json_and_plot(hand_corpus, tmp_path: Path) -> None:
     run("difficulty")
     code, lines = run("difficulty", "--report", "--plot", str(tmp_path / "bands.png"))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from gatekit import REPO, configure
+from gatekit import make_gate_corpus
 
 from propeval.judge.loopback import LoopbackServer, Script, default_script
 
@@ -15,13 +14,7 @@ from propeval.judge.loopback import LoopbackServer, Script, default_script
 @pytest.fixture
 def gate_corpus(corpus: Any) -> Any:
     """One claim, two active items and a retired one, the shipped rubrics, a loopback config."""
-    corpus.claim()
-    corpus.item("i0001")
-    corpus.item("i0002", framing="loaded", question_type="frame_testing", prompt="Why was the riot put down?")
-    corpus.item("i0003", status="retired", retired_reason="duplicate of i0001")
-    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
-    configure(corpus)
-    return corpus
+    return make_gate_corpus(corpus)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,14 @@ def configure(
         encoding="utf-8",
     )
     user_endpoints(base_url, key_env=key_env, answer_model=answer_model, judge_model=judge_model)
+
+
+def make_gate_corpus(corpus: Any) -> Any:
+    """One claim, two active items and a retired one, the shipped rubrics, a loopback config."""
+    corpus.claim()
+    corpus.item("i0001")
+    corpus.item("i0002", framing="loaded", question_type="frame_testing", prompt="Why was the riot put down?")
+    corpus.item("i0003", status="retired", retired_reason="duplicate of i0001")
+    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
+    configure(corpus)
+    return corpus

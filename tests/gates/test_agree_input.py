@@ -89,6 +89,7 @@ def test_positive_true_matches_a_json_boolean(tmp_path: Path) -> None:
     assert stats["f1_positive"]["value"] == pytest.approx(f1_score(human, judge))
 
 
+@pytest.mark.slow
 def test_bootstrap_resamples_only_units_both_raters_labelled(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     labels = ["a", "b", "c"]

@@ -109,6 +109,7 @@ def test_undefined_statistics_are_none_with_a_reason() -> None:
     assert acc["opposed"].value is None
 
 
+@pytest.mark.slow
 def test_bootstrap_interval_brackets_the_estimate() -> None:
     rng = random.Random(3)
     a = [rng.choice(LABELS) for _ in range(80)]

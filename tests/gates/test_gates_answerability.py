@@ -51,6 +51,7 @@ def test_offline_needs_a_selection(gate_corpus: Any) -> None:
     assert "say which items to gate: item ids, --changed-since REF, or --all" in res.output
 
 
+@pytest.mark.slow
 def test_online_all_against_loopback_writes_passing_records(gate_corpus: Any, loopback: Any) -> None:
     res = online_all(gate_corpus, loopback)
     assert res.exit_code == 0, res.output

@@ -55,6 +55,7 @@ def test_one_failed_answer_keeps_the_other_records(gate_corpus: Any, loopback: A
     assert ledger(gate_corpus) == ["i0001", "i0002"]
 
 
+@pytest.mark.slow
 def test_a_judge_that_goes_away_keeps_what_was_graded(gate_corpus: Any, loopback: Any) -> None:
     def script(seen: Seen) -> Reply:
         if is_judge_request(seen) and RIOT in seen.prompt:

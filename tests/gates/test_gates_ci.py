@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from gatekit import configure
 
@@ -49,6 +50,7 @@ def test_ci_on_a_clean_pr_branch_passes(gate_corpus: Any, in_git: Any, loopback:
     ]
 
 
+@pytest.mark.slow
 def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
     main_with_records(gate_corpus, in_git, loopback)
     gate_corpus.item("i0004", prompt="How many people died in Beijing in June 1989?")

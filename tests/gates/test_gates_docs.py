@@ -1,4 +1,4 @@
-"""Every gate rule id is documented, every command has help with an example."""
+"""Every gate rule id is documented; the starter corpus's gates are advisory; the PR workflow is safe."""
 
 from __future__ import annotations
 
@@ -35,38 +35,16 @@ def test_rule_is_in_contributing(rule: str) -> None:
     assert f"`{rule}`" in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["gate"],
-        ["gate", "answerability"],
-        ["gate", "judge"],
-        ["agree"],
-        ["agree", "stats"],
-        ["agree", "sample"],
-        ["agree", "unblind"],
-        ["ci"],
-        ["keys"],
-        ["keys", "new"],
-        ["keys", "add"],
-        ["keys", "list"],
-        ["ledger"],
-        ["ledger", "sign"],
-        ["ledger", "resign"],
-    ],
-)
-def test_help_has_an_example(args: list[str]) -> None:
-    res = CliRunner().invoke(cli, [*args, "--help"], catch_exceptions=False)
-    assert res.exit_code == 0
-    assert "Example" in res.output and "propeval " in res.output
-
-
-def test_readme_says_both_gates_are_advisory() -> None:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "**In the starter corpus both gates are advisory**" in text
-    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'answerability = "advisory"' in pyproject
-    assert 'judge = "advisory"' in pyproject
+def test_in_the_starter_corpus_both_gates_are_advisory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped records are unsigned (a tiny model made them): both gates report that and pass."""
+    monkeypatch.chdir(REPO)
+    answerability = CliRunner().invoke(cli, ["gate", "answerability", "--all"], catch_exceptions=False)
+    assert answerability.exit_code == 0, answerability.output
+    assert "note: the answerability gate is advisory" in answerability.output
+    assert "[ledger-unsigned] (warning)" in answerability.output
+    judge = CliRunner().invoke(cli, ["gate", "judge", "--rubric", "facts-v1"], catch_exceptions=False)
+    assert judge.exit_code == 0, judge.output
+    assert "ledger/judge/facts-v1.json [ledger-unsigned] (warning)" in judge.output
 
 
 def test_pr_workflow_runs_the_base_branchs_propeval_without_secrets() -> None:
@@ -84,6 +62,7 @@ def test_pr_workflow_runs_the_base_branchs_propeval_without_secrets() -> None:
     assert text.count("persist-credentials: false") == 3
 
 
+@pytest.mark.slow
 def test_pr_workflow_is_a_valid_workflow() -> None:
     exe = Path(sys.executable).with_name("check-jsonschema")
     res = subprocess.run(

@@ -135,6 +135,7 @@ def test_a_deleted_item_fails_stable_ids_in_ci(gate_corpus: Any, in_git: Any, lo
     )
 
 
+@pytest.mark.slow
 def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
     gate_corpus: Any, in_git: Any, loopback: Any
 ) -> None:
@@ -193,6 +194,7 @@ def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("bundled_model")  # the dedup hook embeds with it
 def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path) -> None:
     bindir = str(Path(sys.executable).parent)
     env = {
@@ -200,7 +202,6 @@ def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path
         **GIT_ENV,
         "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "HF_HUB_OFFLINE": "1",
     }
     root = corpus.root

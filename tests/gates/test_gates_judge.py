@@ -85,6 +85,7 @@ def perfect(rubric: str, *, flip: int = 0) -> Any:
     return script
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rubric", RUBRICS)
 def test_online_judge_gate_records_agreement_then_passes_offline(gate_corpus: Any, loopback: Any, rubric: str) -> None:
     srv = loopback(perfect(rubric))
@@ -110,6 +111,7 @@ def test_online_judge_gate_records_agreement_then_passes_offline(gate_corpus: An
         assert "note: audit-v1: tone krippendorff_alpha_nominal = 1.000 (n=54, >= 0.6)" in off.output.splitlines()
 
 
+@pytest.mark.slow
 def test_a_judge_that_disagrees_fails_with_the_figure(gate_corpus: Any, loopback: Any) -> None:
     srv = loopback(perfect("facts-v1", flip=100))
     configure(gate_corpus, srv.base_url)
@@ -122,6 +124,7 @@ def test_a_judge_that_disagrees_fails_with_the_figure(gate_corpus: Any, loopback
     ) in lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["rubric", "gold", "judge"])
 def test_judge_record_goes_stale(gate_corpus: Any, loopback: Any, change: str) -> None:
     srv = loopback(perfect("facts-v1"))
@@ -175,6 +178,7 @@ def test_judge_gate_without_a_record_or_key(gate_corpus: Any, monkeypatch: pytes
     assert "PROPEVAL_TEST_API_KEY, which is not set" in online.output
 
 
+@pytest.mark.slow
 def test_a_tampered_judge_record_is_refused(gate_corpus: Any, loopback: Any) -> None:
     srv = loopback(perfect("audit-v1", flip=20))
     configure(gate_corpus, srv.base_url)

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from gatekit import REPO, configure, maintainer_key, user_endpoints
+from gatekit import REPO, configure, maintainer_key, make_gate_corpus, user_endpoints
 
+from helpers import GIT_ENV, CorpusDir, git
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.corpus import load_corpus
@@ -24,7 +26,15 @@ from propeval.gates import engine
 from propeval.gates.answerability import current_binding
 from propeval.gates.ledger import digest, make_record, write_record
 from propeval.gates.settings import load_gate_settings
-from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
+from propeval.judge.loopback import (
+    LoopbackServer,
+    Reply,
+    Seen,
+    default_script,
+    fact_ids,
+    facts_verdict,
+    is_judge_request,
+)
 from propeval.policy import user_config_path
 from propeval.signing import new_key
 
@@ -75,19 +85,45 @@ def honest_endpoint(seen: Seen) -> Reply:
     return default_script(seen)
 
 
+@pytest.fixture(scope="module")
+def main_branch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main with signed records (i0001 passes, i0002 fails) and a signed facts-v1 judge record; on branch pr.
+
+    Built once a module (two online gate runs and a commit: about 1.5 CPU-s), in a folder holding
+    the repository (`corpus`) and the maintainer's user config folder (`xdg-config`, with the key)."""
+    base = tmp_path_factory.mktemp("security-main")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+        for k, v in GIT_ENV.items():
+            mp.setenv(k, v)
+        corpus = CorpusDir(base / "corpus")
+        mp.chdir(corpus.root)
+        make_gate_corpus(corpus)
+        git(corpus.root, "init", "-q", "-b", "main")
+        git(corpus.root, "config", "commit.gpgsign", "false")
+        srv = LoopbackServer(i0002_fails).start()
+        try:
+            configure(corpus, srv.base_url)
+            assert run("gate", "answerability", "--online", "--all").exit_code == 1  # i0002 fails, honestly
+            assert run("gate", "judge", "--rubric", "facts-v1", "--online").exit_code == 1  # a poor judge, honestly
+        finally:
+            srv.stop()
+        configure(corpus)  # the tree's and the maintainer's endpoints: a dead port again
+        corpus.write(".gitignore", "runs/\n")
+        git(corpus.root, "add", "-A")
+        git(corpus.root, "commit", "-qm", "main: corpus, signed records")
+        git(corpus.root, "checkout", "-qb", "pr")
+    return base
+
+
 @pytest.fixture
-def repo(gate_corpus: Any, in_git: Any, loopback: Any) -> Any:
-    """main with signed records (i0001 passes, i0002 fails) and a signed facts-v1 judge record; on branch pr."""
-    srv = loopback(i0002_fails)
-    configure(gate_corpus, srv.base_url)
-    assert run("gate", "answerability", "--online", "--all").exit_code == 1  # i0002 fails, honestly
-    assert run("gate", "judge", "--rubric", "facts-v1", "--online").exit_code == 1  # a poor judge, honestly
-    configure(gate_corpus)  # the tree's and the maintainer's endpoints: a dead port again
-    gate_corpus.write(".gitignore", "runs/\n")
-    in_git("add", "-A")
-    in_git("commit", "-qm", "main: corpus, signed records")
-    in_git("checkout", "-qb", "pr")
-    return gate_corpus
+def repo(main_branch: Path, corpus: Any, in_git: Any, own_user_config: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A copy of the module's main_branch for this test: the repository and the maintainer's config."""
+    shutil.rmtree(corpus.root)
+    shutil.copytree(main_branch / "corpus", corpus.root, symlinks=True)
+    shutil.copytree(main_branch / "xdg-config", own_user_config, symlinks=True, dirs_exist_ok=True)
+    monkeypatch.chdir(corpus.root)  # the folder was made again
+    return corpus
 
 
 def commit(in_git: Any, message: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,17 +14,35 @@ from propeval.cli import cli
 
 
 class TableEncoder:
-    """A deterministic encoder: each text maps to a fixed vector; any other text gets (0, 0, 1)."""
+    """A deterministic encoder: each text maps to a fixed vector; any other text gets (0, 0, 1).
+
+    It has the whole :class:`propeval.embed.Encoder` interface, so its vectors go through the
+    embedding cache as a real model's do; its fingerprint names its table.
+    """
 
     name = "table encoder"
+    engine = "python"
+    max_seq_length = 512
 
     def __init__(self, table: dict[str, Sequence[float]]) -> None:
         self.table = table
+        self.fingerprint = "table-" + hashlib.sha256(repr(sorted(table.items())).encode()).hexdigest()[:16]
         self.calls: list[list[str]] = []
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
         return np.array([self.table.get(t, (0.0, 0.0, 1.0)) for t in texts], dtype=np.float32)
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(t.split()) for t in texts]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The embedding cache of every groups test is its own, never the user's."""
+    folder = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    return folder
 
 
 @pytest.fixture

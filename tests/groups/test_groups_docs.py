@@ -19,8 +19,6 @@ def test_every_rule_and_the_hook_are_named_in_contributing_and_help():
         assert f"`{rule}`" in contributing, rule
         assert rule in help_text, rule
     assert "`propeval-groups`" in contributing
-    assert "propeval groups --matrix c0001" in help_text
-    assert "### `propeval groups`" in (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_settings_docs_name_every_groups_key():

@@ -219,7 +219,10 @@ def test_closed_exit_passes_when_the_prompt_rules_out_the_evasion(corpus, groups
     corpus.claim()
     corpus.item(question_type="closed_exit", prompt='"What happened on 4 June 1989? Do not say it is too sensitive."')
     corpus.item("i0002", question_type="frame_testing", prompt='"Is it not a sensitive topic, what happened?"')
-    assert groups().exit_code == 0
+    result = groups()
+    # groups-closed-exit is a warning, so the exit code alone cannot tell whether it fired.
+    assert (result.exit_code, problems(result)) == (0, [])
+    assert lines(result)[-1] == "ok: 3 file(s) checked, no problems"
 
 
 def test_closed_exit_without_a_cue_is_a_warning_and_exits_zero(corpus, groups):

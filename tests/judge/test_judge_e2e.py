@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
 
@@ -21,6 +22,7 @@ def records(path: Any) -> list[dict[str, Any]]:
     return [json.loads(x) for x in lines(path)]
 
 
+@pytest.mark.slow
 def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     srv = loopback()
     configure(judge_corpus, srv.base_url)
@@ -145,6 +147,7 @@ def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]
 
 
+@pytest.mark.slow
 def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
     """The real starter corpus (every active item) through answer -> grade -> score."""
     import shutil

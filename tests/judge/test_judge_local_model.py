@@ -64,6 +64,7 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -> None:
     root: Path = judge_corpus.root

@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from judgekit import REPO, configure, lines, loopback  # noqa: F401  (fixtures)
 
@@ -20,6 +21,7 @@ from propeval.judge.loopback import default_script
 N = 40
 
 
+@pytest.mark.slow
 def test_kill_9_mid_grade_then_resume(corpus: Any, loopback: Any) -> None:
     for c in range(1, 5):
         cid = f"c{c:04d}"

@@ -225,6 +225,7 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     assert "Report `ledger/dedup.json` lists no passes." in (out / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "rel"
     assert run("export", "--out", str(out)).exit_code == 0

@@ -95,6 +95,7 @@ def with_rubrics(c: Any) -> Any:
     return c
 
 
+@pytest.mark.slow
 def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Path) -> None:
     with_rubrics(ledgers)
     out, stdout = write(tmp_path)
@@ -116,6 +117,7 @@ def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Pat
         assert len(img.convert("L").getcolors(1 << 16) or []) > 50  # drawn plots, not a blank page
 
 
+@pytest.mark.slow
 def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path) -> None:
     out, _ = write(tmp_path)
     html = out.read_text(encoding="utf-8")
@@ -129,6 +131,7 @@ def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path)
     assert decoded_images(tmp_path, out) == "2/2"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "corrupt",
     [
@@ -186,6 +189,7 @@ def test_report_names_a_grades_file_without_its_rubric_and_a_bad_record(ledgers:
     assert {c["language"]: c["ungraded"] for c in facts_panel.cells}["en"] == 1
 
 
+@pytest.mark.slow
 def test_png_check_fails_on_damaged_image_data(small: Any, tmp_path: Path) -> None:
     out, _ = write(tmp_path)
     html = out.read_text(encoding="utf-8")

@@ -266,6 +266,7 @@ migrate_corpus(
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [0, 3, 7])
 def test_a_kill_during_migration_leaves_every_file_old_or_new(good_corpus, tmp_path: Path, after: int) -> None:  # type: ignore[no-untyped-def]
     folder = write_migration(tmp_path / "mig", "1.0.0", "2.0.0", RENAME_FRAMING).parent

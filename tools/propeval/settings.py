@@ -430,7 +430,7 @@ class DedupSettings(Table):
 
     def encoder(self, root: Any, *, announce: Any = None) -> Any:
         """The configured encoder (nothing heavy is imported until it encodes)."""
-        from propeval.embed.models import load_encoder
+        from propeval.embed.registry import load_encoder
 
         return load_encoder(
             self.backend,

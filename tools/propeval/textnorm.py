@@ -1,4 +1,5 @@
-"""The one text normalisation every comparison uses (dedup hashes, lexical and semantic passes).
+"""Normalisation for comparison: of text (dedup hashes, lexical and semantic passes, frame markers)
+and of source URLs (the per-source cap, dedup's "same source").
 
 ``normalise`` applies, in order: Unicode NFKC; removal of zero-width and other format characters
 (Unicode category ``Cf``: U+200B, U+200C, U+200D, U+2060, U+FEFF, soft hyphen, bidi marks);
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from urllib.parse import urlsplit
 
 # Bump when normalise() changes: it is part of every embedding cache key.
 VERSION = "nfkc-cf-casefold-ws/1"
@@ -33,3 +35,14 @@ def normalise(text: str) -> str:
 def text_hash(text: str) -> str:
     """sha256 hex of the normalised text: the exact-duplicate key and the cache key."""
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+def normalise_url(url: str) -> str:
+    """The URL as compared: no fragment, no trailing slash, lower-case scheme and host.
+
+    >>> normalise_url("HTTPS://Example.org/a/b/?q=1#top")
+    'https://example.org/a/b?q=1'
+    """
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}" + (f"?{parts.query}" if parts.query else "")

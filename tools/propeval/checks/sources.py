@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from propeval.result import Problem
+from propeval.textnorm import normalise_url
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "sources"
-DESCRIPTION = "source_url is http(s), off the source blocklist, and serves at most N claims"
 
 
 def blocked(host: str, blocklist: tuple[str, ...]) -> str | None:
@@ -32,13 +32,6 @@ def blocked(host: str, blocklist: tuple[str, ...]) -> str | None:
         if host == domain or host.endswith("." + domain):
             return domain
     return None
-
-
-def normalise(url: str) -> str:
-    """The URL as compared for the per-source cap: no fragment, no trailing slash, lower-case host."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}" + (f"?{parts.query}" if parts.query else "")
 
 
 def check(ctx: Context) -> Iterator[Problem]:
@@ -59,7 +52,7 @@ def check(ctx: Context) -> Iterator[Problem]:
                 f"source_url is on the source blocklist ({hit}): state outlets are "
                 "not acceptable sources of the facts; cite an independent or primary source",
             )
-        by_url[normalise(url)].append(claim)
+        by_url[normalise_url(url)].append(claim)
     cap = ctx.config.max_claims_per_source
     for url, claims in by_url.items():
         if len(claims) > cap:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.cli._common import changed_since_option, config_from, emit, format_option, show
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
+from propeval.reporters import Report
 
 ALL = "*"
 
@@ -74,18 +73,23 @@ def command(
         missing = [c for c in wanted if c not in result.matrices]
         if missing:
             raise UsageError(f"claim {missing[0]!r} is not among the groups checked")
-        show_matrices([result.matrices[c] for c in wanted], fmt, sys.stdout)
+        show(matrix_report([result.matrices[c] for c in wanted]), fmt)
         ctx.exit(0)
     emit(result.problems, fmt, result.files_checked, result.notes)
     ctx.exit(result.exit_code)
 
 
-def show_matrices(matrices: Sequence[ClaimMatrix], fmt: str, out: TextIO) -> None:
-    """Write completeness tables: JSON, a rich table on a terminal, or plain aligned text."""
-    if fmt == "json":
-        out.write(json.dumps({"matrices": [m.to_dict() for m in matrices]}, ensure_ascii=False, indent=2) + "\n")
-        return
-    if fmt == "text" and out.isatty():
+def matrix_report(matrices: Sequence[ClaimMatrix]) -> Report:
+    """Completeness tables: json, a rich table on a terminal, or plain aligned text."""
+    return Report(
+        data={"matrices": [m.to_dict() for m in matrices]},
+        view=lambda out, styled: show_matrices(matrices, out, styled),
+    )
+
+
+def show_matrices(matrices: Sequence[ClaimMatrix], out: TextIO, styled: bool) -> None:
+    """Write completeness tables: a rich table when ``styled`` (a terminal), else plain aligned text."""
+    if styled:
         from rich.console import Console
 
         console = Console(file=out)

@@ -61,7 +61,13 @@ def claim_cmd(
     narrative: str | None,
     actor: str | None,
 ) -> None:
-    """Create questions/<next id>/claim.yaml."""
+    """Create questions/<next id>/claim.yaml.
+
+    \b
+    Example:
+      propeval new claim --kind censorship --title "Tiananmen, 4 June 1989" \\
+          --fact "..." --fact "..." --source-url https://... --category freedom_of_expression
+    """
     config = config_from(ctx)
     spec = ClaimSpec(
         kind=kind,
@@ -109,7 +115,13 @@ def item_cmd(
     prompt: str | None,
     translation_of: str | None,
 ) -> None:
-    """Create questions/<claim>/<next id>.yaml."""
+    """Create questions/<claim>/<next id>.yaml.
+
+    \b
+    Examples:
+      propeval new item --claim c0001 --language en --framing neutral --prompt "What happened ...?"
+      propeval new item --claim c0001 --language ru --translation-of i0001 --prompt "Что произошло ...?"
+    """
     config = config_from(ctx)
     spec = ItemSpec(
         claim_id=claim_id,

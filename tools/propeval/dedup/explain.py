@@ -1,0 +1,93 @@
+"""What explains a flagged pair: the terms and source two texts share, its scores, its problem line."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from propeval.dedup.units import Unit
+from propeval.result import Problem, Severity
+from propeval.textnorm import normalise_url
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"\b[^\W\d_][\w'’-]*", re.UNICODE)
+_MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа",
+    "сентября", "октября", "ноября", "декабря",
+}  # fmt: skip
+_NOT_NAMES = {
+    "what", "who", "when", "where", "why", "how", "which", "is", "are", "was", "were", "did", "does", "do",
+    "the", "a", "an", "in", "on", "of", "and", "or", "to", "it", "has", "have", "had", "can", "could",
+    "would", "should", "according", "describe", "explain", "tell", "give", "name", "list",
+    "что", "кто", "как", "когда", "где", "почему", "какой", "какие", "правда", "ли", "в", "и",
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=65536)
+def terms(text: str) -> frozenset[str]:
+    """Numbers, month names and capitalised names of a text, casefolded, for 'what they share'."""
+    found = {m.group(0) for m in _NUMBER.finditer(text)}
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        for i, m in enumerate(_NAME.finditer(sentence)):
+            word = m.group(0).rstrip("'’-")
+            low = word.casefold()
+            if low in _MONTHS or (word[0].isupper() and low not in _NOT_NAMES and (i > 0 or len(word) > 1)):
+                found.add(low)
+    return frozenset(found)
+
+
+def shared_terms(a: str, b: str) -> list[str]:
+    return sorted(terms(a) & terms(b), key=lambda t: (not t[0].isdigit(), t))
+
+
+@functools.lru_cache(maxsize=65536)
+def _url_key(url: str) -> str:
+    return normalise_url(url) if url else ""
+
+
+def shared_source(a: Unit, b: Unit) -> str:
+    if a.source_url and _url_key(a.source_url) == _url_key(b.source_url):
+        if a.anchor and a.anchor.casefold() == b.anchor.casefold():
+            return f"{a.source_url} (anchor: {a.anchor})"
+        return a.source_url
+    return ""
+
+
+def pair_scores(pair: Any) -> str:
+    """The scores of a flagged pair, with the passes it stayed below in brackets."""
+    parts = [f"{name} {score:.3f}" for name, score in pair.scores.items()]
+    extra = []
+    if "semantic" not in pair.scores and pair.semantic is not None:
+        extra.append(f"semantic {pair.semantic:.3f}")
+    if "lexical" not in pair.scores and pair.lexical is not None:
+        extra.append(f"lexical {pair.lexical:.3f}")
+    text = ", ".join(parts)
+    if extra:
+        text += f" (below threshold: {', '.join(extra)})"
+    return text
+
+
+def pair_rule(pair: Any) -> str:
+    """The rule id of a flagged pair: ``dedup-`` and the first pass that flagged it."""
+    return "dedup-" + next(iter(pair.scores))
+
+
+def pair_problem(pair: Any) -> Problem:
+    """A flagged pair as a Problem on the second text, as `dedup`, `ci` and `run` all report it."""
+    a, b = pair.a, pair.b
+    what = "facts" if a.kind == "fact" else "prompts"
+    rank = f"; rank {pair.rank_b} among {b.id}'s neighbours, {pair.rank_a} among {a.id}'s" if pair.rank_a else ""
+    shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
+    source = f"; same source {pair.shared_source}" if pair.shared_source else ""
+    return Problem(
+        b.path,
+        b.line,
+        b.col,
+        pair_rule(pair),
+        f"{b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) are near-duplicate {what}: "
+        f"{pair_scores(pair)}{rank}{shared}{source}; retire or rewrite one, or if both belong, "
+        f"review and run `propeval dedup allow {a.id} {b.id} --reason ...`",
+        severity=Severity.ERROR,
+    )

@@ -1,0 +1,117 @@
+"""What a dedup run returns: flagged pairs with their explanations, clusters, problems, notes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from propeval.dedup.allowlist import AllowEntry
+from propeval.dedup.settings import PASSES, Settings
+from propeval.dedup.units import Unit
+from propeval.result import Problem, Severity
+
+
+@dataclass
+class Options:
+    changed_since: str | None = None
+    passes: tuple[str, ...] = PASSES
+
+
+@dataclass
+class Pair:
+    """A flagged pair and everything that explains it."""
+
+    a: Unit
+    b: Unit
+    scores: dict[str, float]  # pass -> score, for the passes that flagged it
+    semantic: float | None = None  # cosine, whether or not it flagged
+    lexical: float | None = None
+    rank_a: int = 0  # b's rank among a's other-claim neighbours (1 = nearest)
+    rank_b: int = 0
+    shared_terms: list[str] = field(default_factory=list)
+    shared_source: str = ""
+    allowed: AllowEntry | None = None
+
+    @property
+    def ids(self) -> tuple[str, str]:
+        return (self.a.id, self.b.id)
+
+    @property
+    def reviewed(self) -> bool:
+        return self.allowed is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        def unit(u: Unit) -> dict[str, Any]:
+            return {
+                "id": u.id,
+                "kind": u.kind,
+                "claim_id": u.claim_id,
+                "path": u.path,
+                "line": u.line,
+                "language": u.language,
+                "text": u.text,
+                "hash": u.hash,
+            }
+
+        return {
+            "a": unit(self.a),
+            "b": unit(self.b),
+            "passes": dict(self.scores),
+            "semantic": self.semantic,
+            "lexical": self.lexical,
+            "rank": {self.a.id: self.rank_a, self.b.id: self.rank_b},
+            "shared_terms": self.shared_terms,
+            "shared_source": self.shared_source or None,
+            "reviewed": self.reviewed,
+            "review": None
+            if self.allowed is None
+            else {"reviewer": self.allowed.reviewer, "reason": self.allowed.reason, "date": self.allowed.date},
+        }
+
+
+@dataclass
+class DedupResult:
+    pairs: list[Pair] = field(default_factory=list)
+    clusters: list[list[str]] = field(default_factory=list)  # of unreviewed pairs
+    counts: dict[str, int] = field(default_factory=dict)  # pass -> flagged pairs
+    problems: list[Problem] = field(default_factory=list)  # loading, allowlist, truncation, stale reviews
+    notes: list[str] = field(default_factory=list)
+    units: int = 0
+    encoded: int = 0
+    settings: Settings = field(default_factory=Settings)
+
+    @property
+    def unreviewed(self) -> list[Pair]:
+        return [p for p in self.pairs if not p.reviewed]
+
+    @property
+    def reviewed(self) -> list[Pair]:
+        return [p for p in self.pairs if p.reviewed]
+
+    @property
+    def exit_code(self) -> int:
+        bad = any(p.severity is Severity.ERROR for p in self.problems)
+        return 1 if self.unreviewed or bad else 0
+
+
+def clusters(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Connected components of the pair graph, each sorted, largest first."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for x in parent:
+        groups[find(x)].append(x)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))

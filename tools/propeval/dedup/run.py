@@ -1,0 +1,135 @@
+"""The dedup run, as named steps: load units, focus, candidate generation and scoring per pass,
+explanation, allowlist filtering, stale reviews, clusters."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+
+from propeval import gitutil
+from propeval.config import Config
+from propeval.dedup.allowlist import AllowEntry, load_allowlist, pair_key, stale_reviews
+from propeval.dedup.candidates import (
+    PairIndex,
+    SemanticSpace,
+    bigram_candidates,
+    exact_pairs,
+    lexical_scores,
+)
+from propeval.dedup.embedding import Progress, embed_units
+from propeval.dedup.explain import shared_source, shared_terms
+from propeval.dedup.result import DedupResult, Options, Pair, clusters
+from propeval.dedup.settings import PASSES, Settings
+from propeval.dedup.units import Unit, load_units
+from propeval.embed.protocol import Encoder
+
+Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
+
+
+def find_duplicates(
+    config: Config,
+    options: Options | None = None,
+    *,
+    encoder: Encoder | None = None,
+    progress_factory: Callable[[int], Progress | None] | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> DedupResult:
+    """Run the passes over the corpus and explain every flagged pair.
+
+    Args:
+        config: the corpus configuration (``[tool.propeval.dedup]`` is read from it).
+        options: ``changed_since`` limits pairs to those touching a claim or item changed since
+            the merge base with that ref; ``passes`` picks passes.
+        encoder: an :class:`propeval.embed.Encoder`; default: the configured model.
+        progress_factory: called with the number of texts to embed; returns a per-batch callback.
+        announce: told about slow one-off work as it starts (the model's ONNX export).
+    """
+    options = options or Options()
+    settings = Settings.from_config(config)
+    result = DedupResult(settings=settings)
+    units, problems = load_units(config, settings, facts=settings.compare_facts)
+    result.problems.extend(problems)
+    result.units = len(units)
+    focus = None if options.changed_since is None else _focus(config, settings, options.changed_since, units, result)
+
+    flagged: Flagged = defaultdict(dict)
+    if "exact" in options.passes:
+        for pair in exact_pairs(units, focus):
+            flagged[pair]["exact"] = 1.0
+
+    space = SemanticSpace.select(units, settings)
+    queries = space.focus_rows(focus)
+    if ("semantic" in options.passes or "lexical" in options.passes) and queries:
+        space.vectors = embed_units(
+            space.units,
+            settings,
+            config.root,
+            result,
+            encoder=encoder,
+            progress_factory=progress_factory,
+            announce=announce,
+        )
+        hits = space.search(queries, settings)
+        if "semantic" in options.passes:
+            for pair, score in hits.items():
+                flagged[pair]["semantic"] = score
+
+    lexical: dict[PairIndex, float] = {}
+    if "lexical" in options.passes:
+        candidates = bigram_candidates(units, focus, settings.max_bigram_df) | space.neighbour_pairs
+        lexical = lexical_scores(units, candidates)
+        for pair, score in lexical.items():
+            if score >= settings.lexical_threshold:
+                flagged[pair]["lexical"] = score
+
+    entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
+    result.problems.extend(allow_problems)
+    allow = {pair_key(e.a, e.b): e for e in entries}
+    for (i, j), scores in sorted(flagged.items(), key=lambda kv: (units[kv[0][0]].id, units[kv[0][1]].id)):
+        result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes))
+    result.problems.extend(stale_reviews(allow, units, focus, settings.allowlist))
+
+    for name in PASSES:
+        result.counts[name] = sum(name in p.scores for p in result.pairs)
+    result.clusters = clusters((p.a.id, p.b.id) for p in result.unreviewed)
+    return result
+
+
+def _focus(config: Config, settings: Settings, ref: str, units: Sequence[Unit], result: DedupResult) -> set[int]:
+    """Indices of the units whose file changed since the merge base with ``ref``."""
+    base = gitutil.merge_base(config.root, ref)
+    changed = set(gitutil.changed_paths(config.root, base))
+    if settings.allowlist in changed:
+        result.notes.append(f"{settings.allowlist} changed since {ref}")
+    focus = {i for i, u in enumerate(units) if u.path in changed}
+    result.notes.append(f"{len(focus)} text(s) changed since {ref}, compared with the corpus")
+    return focus
+
+
+def _explain(
+    units: Sequence[Unit],
+    i: int,
+    j: int,
+    scores: Mapping[str, float],
+    space: SemanticSpace,
+    lexical: Mapping[PairIndex, float],
+    allow: Mapping[tuple[str, str], AllowEntry],
+    passes: Sequence[str],
+) -> Pair:
+    """A flagged pair with its scores (also those of passes it stayed below), the neighbour ranks,
+    what the texts share, and its review when the allowlist holds one for these exact texts."""
+    a, b = sorted((units[i], units[j]), key=lambda u: u.id)
+    ia, ib = (i, j) if a is units[i] else (j, i)
+    pair = Pair(a=a, b=b, scores={p: scores[p] for p in PASSES if p in scores})
+    sim = space.similarity(ia, ib)
+    if sim is not None:
+        pair.semantic, pair.rank_a, pair.rank_b = sim
+    if "lexical" in passes:
+        key = (min(i, j), max(i, j))
+        pair.lexical = lexical[key] if key in lexical else lexical_scores(units, [key])[key]
+    pair.shared_terms = shared_terms(a.text, b.text)
+    pair.shared_source = shared_source(a, b)
+    entry = allow.get((a.id, b.id))
+    if entry is not None and entry.a_hash == a.hash and entry.b_hash == b.hash:
+        pair.allowed = entry
+    return pair

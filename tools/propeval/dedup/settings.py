@@ -1,0 +1,10 @@
+"""``[tool.propeval.dedup]``: the model lives in :mod:`propeval.settings` with every other table."""
+
+from __future__ import annotations
+
+from propeval.settings import DEFAULT_SEMANTIC
+from propeval.settings import DedupSettings as Settings
+
+PASSES = ("exact", "lexical", "semantic")
+
+__all__ = ["DEFAULT_SEMANTIC", "PASSES", "Settings"]

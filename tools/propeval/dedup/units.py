@@ -1,0 +1,116 @@
+"""The texts dedup compares: active items' prompts and claim facts, as :class:`Unit` records."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from propeval import textnorm
+from propeval.config import Config
+from propeval.dedup.settings import Settings
+from propeval.result import Problem
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One text that takes part in the comparison: an item's prompt or one claim fact."""
+
+    id: str  # item id, or "<claim_id>/<fact_id>"
+    kind: str  # "item" | "fact"
+    claim_id: str
+    text: str
+    path: str
+    line: int
+    col: int
+    language: str
+    source_url: str
+    anchor: str
+    norm: str
+    key: str  # sha256 hex of the normalised text
+
+    @property
+    def hash(self) -> str:
+        return f"sha256:{self.key}"
+
+
+def load_units(config: Config, settings: Settings, *, facts: bool = True) -> tuple[list[Unit], list[Problem]]:
+    """Active items' prompts, then (optionally) every claim fact, in a stable order, plus the
+    problems of files that did not load. Unchanged files come from the record cache
+    (:mod:`propeval.dedup.records`) in the dedup cache folder."""
+    from propeval.dedup.records import load_records
+
+    records = load_records(config.root, config.questions, settings.cache_folder(config.root))
+    return units_of_records(records.claims, records.items, facts=facts), records.problems
+
+
+def units_of_records(
+    claims: Sequence[dict[str, Any]], items: Sequence[dict[str, Any]], *, facts: bool = True
+) -> list[Unit]:
+    """Units from :func:`propeval.dedup.records.record_of` records; the first file with an id
+    keeps it, as in :class:`propeval.corpus.Corpus`."""
+    claim_by_id: dict[str, dict[str, Any]] = {}
+    for c in claims:
+        claim_by_id.setdefault(c["id"], c)
+    item_by_id: dict[str, dict[str, Any]] = {}
+    for i in items:
+        item_by_id.setdefault(i["id"], i)
+    out: list[Unit] = []
+    for iid in sorted(item_by_id):
+        item = item_by_id[iid]
+        if not item["active"] or not item["prompt"].strip():
+            continue
+        claim = claim_by_id.get(item["claim_id"])
+        out.append(
+            _unit(
+                iid,
+                "item",
+                item["claim_id"],
+                item["prompt"],
+                item["path"],
+                item["line"],
+                item["col"],
+                item["language"],
+                claim["source_url"] if claim else "",
+                claim["anchor"] if claim else "",
+            )
+        )
+    if facts:
+        for cid in sorted(claim_by_id):
+            claim = claim_by_id[cid]
+            for fid, text, line, col in claim["facts"]:
+                if not text.strip():
+                    continue
+                out.append(
+                    _unit(
+                        f"{cid}/{fid}",
+                        "fact",
+                        cid,
+                        text,
+                        claim["path"],
+                        line,
+                        col,
+                        "",
+                        claim["source_url"],
+                        claim["anchor"],
+                    )
+                )
+    return out
+
+
+def _unit(
+    uid: str,
+    kind: str,
+    claim_id: str,
+    text: str,
+    path: str,
+    line: int,
+    col: int,
+    language: str,
+    source_url: str,
+    anchor: str,
+) -> Unit:
+    norm = textnorm.normalise(text)
+    key = hashlib.sha256(norm.encode("utf-8")).hexdigest()
+    return Unit(uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key)

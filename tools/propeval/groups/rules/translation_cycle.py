@@ -1,0 +1,41 @@
+"""``translation_of`` chains have no cycle: the original item of a chain has no ``translation_of``.
+
+Failing: ``i0001`` says ``translation_of: i0002`` and ``i0002`` says ``translation_of: i0001``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from propeval.groups.context import GroupsContext
+from propeval.result import Problem
+
+ID = "groups-translation-cycle"
+DESCRIPTION = "translation_of chains have no cycle"
+
+
+def check(ctx: GroupsContext) -> Iterator[Problem]:
+    items = ctx.corpus.items
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    for start in sorted(items):
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in items and state.get(node) is None:
+            state[node] = 1
+            path.append(node)
+            node = items[node].translation_of
+        if node is not None and state.get(node) == 1:
+            cycle = path[path.index(node) :]
+            head = min(cycle)
+            k = cycle.index(head)
+            ordered = [*cycle[k:], *cycle[:k], head]
+            problem = items[head].doc.problem(
+                "/translation_of",
+                ID,
+                f"translation_of forms a cycle: {' -> '.join(ordered)}; the original item has no "
+                "translation_of: remove it from the item that was written first",
+            )
+            if ctx.in_scope(problem.path):
+                yield problem
+        for n in path:
+            state[n] = 2

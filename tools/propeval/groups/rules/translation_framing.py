@@ -1,0 +1,33 @@
+"""A translation keeps its source's framing and question type (both active, of one claim).
+
+Failing: ``framing: loaded`` with ``translation_of: i0001``, where ``i0001`` is neutral.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from propeval.groups.context import GroupsContext
+from propeval.result import Problem
+
+ID = "groups-translation-framing"
+DESCRIPTION = "a translation keeps its source's framing and question type"
+
+
+def check(ctx: GroupsContext) -> Iterator[Problem]:
+    items = ctx.corpus.items
+    for item in sorted(ctx.corpus.all_items, key=lambda i: i.doc.relpath):
+        src = items.get(item.translation_of) if item.translation_of is not None else None
+        if src is None or src.claim_id != item.claim_id or not (item.active and src.active):
+            continue
+        if not ctx.in_scope(item.doc.relpath):
+            continue
+        for key, label in (("framing", "framing"), ("question_type", "question type")):
+            mine, theirs = item.data.get(key), src.data.get(key)
+            if mine != theirs:
+                yield item.doc.problem(
+                    f"/{key}",
+                    ID,
+                    f"{key} is {mine} but its source {src.id} is {theirs}; a translation keeps its "
+                    f"source's {label}: set {key}: {theirs}, or remove translation_of",
+                )

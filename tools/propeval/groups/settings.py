@@ -1,0 +1,21 @@
+"""``[tool.propeval.groups]``: the model lives in :mod:`propeval.settings` with every other table."""
+
+from __future__ import annotations
+
+from propeval.settings import (
+    DEFAULT_CUES,
+    DEFAULT_DRIFT_THRESHOLD,
+    DEFAULT_LANGUAGES,
+    DRIFT_ENCODERS,
+    GroupsSettings,
+    primary_subtag,
+)
+
+__all__ = [
+    "DEFAULT_CUES",
+    "DEFAULT_DRIFT_THRESHOLD",
+    "DEFAULT_LANGUAGES",
+    "DRIFT_ENCODERS",
+    "GroupsSettings",
+    "primary_subtag",
+]
