@@ -182,3 +182,16 @@ def help_block(area: str, width: int = 0) -> str:
         tag = "" if r.severity is Severity.ERROR else f"({r.severity.value}) "
         lines.append(f"  {r.id.ljust(width)}  {tag}{r.description}")
     return "\n".join(lines)
+
+
+def with_rules(doc: str, area: str) -> str:
+    """``doc`` (a command's help) with its ``{rules}`` line replaced by :func:`help_block` of ``area``,
+    indented alike: a command's rule list comes from this registry, never from a second copy."""
+    lines: list[str] = []
+    for line in doc.splitlines():
+        if line.strip() == "{rules}":
+            pad = line[: len(line) - len(line.lstrip())]
+            lines.extend(pad + row.lstrip() for row in help_block(area).splitlines())
+        else:
+            lines.append(line)
+    return "\n".join(lines)

@@ -9,9 +9,7 @@ import click
 from propeval.checker import check_corpus
 from propeval.checks import CHECKS
 from propeval.cli._common import changed_since_option, config_from, emit, format_option
-from propeval.rules import help_block
-
-HELP_RULES = help_block("check")
+from propeval.rules import with_rules
 
 
 @click.command("check")
@@ -54,17 +52,5 @@ def command(
     ctx.exit(result.exit_code)
 
 
-def _with_rules(doc: str) -> str:
-    """``doc`` with its ``{rules}`` line replaced by the check rules of the registry, indented alike."""
-    lines: list[str] = []
-    for line in doc.splitlines():
-        if line.strip() == "{rules}":
-            pad = line[: len(line) - len(line.lstrip())]
-            lines.extend(pad + row.lstrip() for row in HELP_RULES.splitlines())
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
 # The rule list comes from propeval.rules, the one registry of rule ids.
-command.help = _with_rules(command.help or "")
+command.help = with_rules(command.help or "", "check")

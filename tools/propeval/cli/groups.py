@@ -11,6 +11,7 @@ from propeval.cli._common import changed_since_option, config_from, emit, format
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
 from propeval.reporters import Report
+from propeval.rules import with_rules
 
 ALL = "*"
 
@@ -44,17 +45,7 @@ def command(
 
     \b
     Rules:
-      groups-completeness         each required language has every cell the claim uses
-      groups-control              every loaded item has a neutral control (language, type)
-      groups-neutral-marker       a neutral prompt carries no official frame marker
-      groups-loaded-marker        a loaded prompt carries one ("a loaded item that does not load")
-      groups-closed-exit          (warning) a closed-exit prompt states the evasion it rules out
-      groups-translation-cycle    translation_of chains have no cycle
-      groups-translation-claim    translation_of names an item of the same claim
-      groups-translation-framing  a translation keeps its source's framing and question type
-      groups-conflict             no two active items share language, framing and question type
-      groups-drift                (warning) a translation stays close to its source; needs
-                                  drift_encoder, else a note says it was skipped
+      {rules}
 
     \b
     Examples:
@@ -154,3 +145,7 @@ def rich_table(m: ClaimMatrix) -> object:
             cells.append(Text(value, style=style))
         table.add_row(Text(lang + ("*" if m.is_required(lang) else "")), *cells)
     return table
+
+
+# The rule list comes from propeval.rules, the one registry of rule ids.
+command.help = with_rules(command.help or "", "groups")
