@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from propeval.cli.dedup import render
+from propeval.cli.dedup import dedup_report
 from propeval.config import load_config
 from propeval.dedup import Options, Settings, find_duplicates
 from propeval.dedup.calibrate import calibrate
 from propeval.dedup.explain import differing_terms
 from propeval.errors import ConfigError
+from propeval.reporters import write
 
 BASE = "What happened in central Beijing on the night of 3-4 June 1989?"
 
@@ -22,7 +23,7 @@ BASE = "What happened in central Beijing on the night of 3-4 June 1989?"
 def _text(result: Any) -> str:
     """The text report, as `propeval dedup` prints it."""
     out = io.StringIO()
-    render(result, "text", out)
+    write(dedup_report(result), "text", out)
     return out.getvalue()
 
 

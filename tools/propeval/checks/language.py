@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "language"
-DESCRIPTION = "language fields are valid BCP 47 tags"
 
 
 @lru_cache(maxsize=256)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, format_option
+from propeval.cli._common import changed_since_option, config_from, format_option, show
 from propeval.dedup import pair_problem, pair_scores
-from propeval.reporters import github_escape, github_line, text_line
+from propeval.reporters import Report
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -78,72 +78,69 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
     config = config_from(ctx)
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
     result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
-    render(result, fmt, sys.stdout)
+    show(dedup_report(result), fmt)
     ctx.exit(result.exit_code)
 
 
 # --------------------------------------------------------------------------- output
 
 
-def render(result: Any, fmt: str, out: TextIO) -> None:
-    if fmt == "json":
-        payload = {
-            "pairs": [p.to_dict() for p in result.pairs],
-            "clusters": result.clusters,
-            "counts": result.counts,
-            "unreviewed": len(result.unreviewed),
-            "reviewed": len(result.reviewed),
-            "problems": [p.to_dict() for p in result.problems],
-            "notes": result.notes,
-            "texts_loaded": result.units,
-            "texts_embedded": sum(result.embedded.values()),
-            "texts_encoded_now": result.encoded,
-            "embedded_by_language": result.embedded,
-            "not_embedded_by_language": result.not_embedded,
-            "not_embedded_reason": result.not_embedded_reason or None,
-            "thresholds_provenance": result.thresholds_provenance or None,
-            "thresholds": {
-                "semantic": result.settings.semantic_limit(True),
-                "cross_lingual": result.settings.semantic_limit(False),
-                "fact_semantic": result.settings.semantic_limit(kind="fact"),
-                "lexical": result.settings.lexical_threshold,
-                "pairs": {p.ids[0] + " " + p.ids[1]: p.threshold for p in result.pairs if p.threshold is not None},
-            },
-        }
-        out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        return
-    if fmt == "github":
-        for p in result.problems:
-            out.write(github_line(p) + "\n")
-        for pair in result.unreviewed:
-            out.write(github_line(pair_problem(pair)) + "\n")
-        for note in result.notes:
-            out.write(f"::notice::{github_escape(note)}\n")
-        out.write(f"::notice::{github_escape(_summary(result))}\n")
-        return
-    for p in result.problems:
-        out.write(text_line(p) + "\n")
-    for pair in result.unreviewed:
-        _text_pair(pair, out)
-    if result.reviewed:
-        out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
-        for pair in result.reviewed:
-            e = pair.allowed
-            out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
-    if result.clusters:
-        out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
-        for n, group in enumerate(result.clusters, start=1):
-            out.write(f"  {n}. {', '.join(group)}\n")
-    for note in result.notes:
-        out.write(f"note: {note}\n")
-    out.write(_summary(result) + "\n")
+def dedup_report(result: Any) -> Report:
+    """Problems, then each unreviewed pair as a problem on its second text (text shows both texts
+    under it), the reviewed pairs and the clusters (text only), notes and a one-line summary."""
+    pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
+    details = {
+        problem: [
+            f"    {u.id} ({u.claim_id}{f', {u.language}' if u.language else ''}): {u.text.strip()}"
+            for u in (pair.a, pair.b)
+        ]
+        for problem, pair in pairs
+    }
+    payload = {
+        "pairs": [p.to_dict() for p in result.pairs],
+        "clusters": result.clusters,
+        "counts": result.counts,
+        "unreviewed": len(result.unreviewed),
+        "reviewed": len(result.reviewed),
+        "problems": [p.to_dict() for p in result.problems],
+        "notes": result.notes,
+        "texts_loaded": result.units,
+        "texts_embedded": sum(result.embedded.values()),
+        "texts_encoded_now": result.encoded,
+        "embedded_by_language": result.embedded,
+        "not_embedded_by_language": result.not_embedded,
+        "not_embedded_reason": result.not_embedded_reason or None,
+        "thresholds_provenance": result.thresholds_provenance or None,
+        "thresholds": {
+            "semantic": result.settings.semantic_limit(True),
+            "cross_lingual": result.settings.semantic_limit(False),
+            "fact_semantic": result.settings.semantic_limit(kind="fact"),
+            "lexical": result.settings.lexical_threshold,
+            "pairs": {p.ids[0] + " " + p.ids[1]: p.threshold for p in result.pairs if p.threshold is not None},
+        },
+    }
 
+    def view(out: TextIO, styled: bool) -> None:
+        if result.reviewed:
+            out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
+            for pair in result.reviewed:
+                e = pair.allowed
+                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+        if result.clusters:
+            out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
+            for n, group in enumerate(result.clusters, start=1):
+                out.write(f"  {n}. {', '.join(group)}\n")
 
-def _text_pair(pair: Any, out: TextIO) -> None:
-    out.write(text_line(pair_problem(pair)) + "\n")
-    for u in (pair.a, pair.b):
-        lang = f", {u.language}" if u.language else ""
-        out.write(f"    {u.id} ({u.claim_id}{lang}): {u.text.strip()}\n")
+    return Report(
+        problems=[*result.problems, *(problem for problem, _ in pairs)],
+        notes=result.notes,
+        files_checked=result.units,
+        details=details,
+        data=payload,
+        view=view,
+        view_in_log=False,
+        summary=_summary(result),
+    )
 
 
 def _summary(result: Any) -> str:
@@ -239,56 +236,62 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     settings = Settings.from_config(config)
     encoder = settings.encoder(config.root, announce=_announce)
     cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=settings.cache_folder(config.root))
-    if fmt == "json":
-        payload = {
-            "pairs": cal.pairs,
-            "positives": cal.positives,
-            "model": getattr(encoder, "name", settings.model),
-            "warnings": cal.warnings,
-            "passes": {
-                p.name: {
-                    "recommended": p.best.threshold,
-                    "current": p.current,
-                    "current_source": p.current_source,
-                    "at_current": None if p.at_current is None else p.at_current.__dict__,
-                    "pairs": p.pairs,
-                    "positives": p.positives,
-                    "base_rate": p.base_rate,
-                    "roc_auc": p.auc,
-                    "warning": p.warning or None,
-                    "rows": [r.__dict__ for r in p.rows],
-                }
-                for p in cal.passes
-            },
-        }
-        click.echo(json.dumps(payload, indent=2))
-        return
-    click.echo(
-        f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not), "
-        f"model {getattr(encoder, 'name', settings.model)}"
+    model = getattr(encoder, "name", settings.model)
+    payload = {
+        "pairs": cal.pairs,
+        "positives": cal.positives,
+        "model": model,
+        "warnings": cal.warnings,
+        "passes": {
+            p.name: {
+                "recommended": p.best.threshold,
+                "current": p.current,
+                "current_source": p.current_source,
+                "at_current": None if p.at_current is None else p.at_current.__dict__,
+                "pairs": p.pairs,
+                "positives": p.positives,
+                "base_rate": p.base_rate,
+                "roc_auc": p.auc,
+                "warning": p.warning or None,
+                "rows": [r.__dict__ for r in p.rows],
+            }
+            for p in cal.passes
+        },
+    }
+    view = partial(_calibration_table, cal, all_thresholds, model)
+    show(Report(data=payload, json_options={"ensure_ascii": True}, view=view), fmt)
+    for w in cal.warnings:
+        click.echo(f"warning: {w}", err=True)
+
+
+def _calibration_table(cal: Any, all_thresholds: bool, model: str, out: TextIO, styled: bool) -> None:
+    """Per pass and language pair: base rate, ROC AUC, precision, recall and F1 per threshold, the
+    figures at the threshold now applied and any warning; then the recommended settings."""
+    out.write(
+        f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not), model {model}\n"
     )
     for p in cal.passes:
         auc = f", ROC AUC {p.auc:.3f}" if p.auc is not None else ""
-        click.echo(f"\n{p.name}: {p.pairs} pairs, base rate {p.base_rate:.2f}{auc}")
-        click.echo("  threshold  precision  recall     f1  flagged")
+        out.write(f"\n{p.name}: {p.pairs} pairs, base rate {p.base_rate:.2f}{auc}\n")
+        out.write("  threshold  precision  recall     f1  flagged\n")
         for r in p.rows:
-            show = all_thresholds or round(r.threshold * 1000) % 50 == 0 or r is p.best
+            show_row = all_thresholds or round(r.threshold * 1000) % 50 == 0 or r is p.best
             if p.name == "exact" and r.threshold != p.rows[-1].threshold:
                 continue
-            if show:
+            if show_row:
                 mark = "  <- best F1" if r is p.best else ""
-                click.echo(
-                    f"  {r.threshold:9.3f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}"
+                out.write(
+                    f"  {r.threshold:9.3f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}\n"
                 )
         if p.at_current is not None:
             r = p.at_current
-            click.echo(
+            out.write(
                 f"  now {r.threshold:.3f} ({p.current_source}): precision {r.precision:.3f}, recall {r.recall:.3f}, "
-                f"F1 {r.f1:.3f}, {r.flagged} flagged"
+                f"F1 {r.f1:.3f}, {r.flagged} flagged\n"
             )
         if p.warning:
-            click.echo(f"  warning: {p.warning}")
-    click.echo("\nrecommended thresholds for [tool.propeval.dedup]:")
+            out.write(f"  warning: {p.warning}\n")
+    out.write("\nrecommended thresholds for [tool.propeval.dedup]:\n")
     pair_rows = []
     for p in cal.passes:
         if p.name == "exact" or p.warning:
@@ -297,11 +300,9 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
             pair_rows.append(f'"{p.name.split(" ", 1)[1]}" = {p.best.threshold:.3f}')
             continue
         cur = f" (now {p.current:.3f})" if p.current is not None else ""
-        click.echo(
+        out.write(
             f"  {p.name}_threshold = {p.best.threshold:.3f}{cur}: precision {p.best.precision:.3f}, "
-            f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}"
+            f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}\n"
         )
     if pair_rows:
-        click.echo("  pair_thresholds = { " + ", ".join(pair_rows) + " }")
-    for w in cal.warnings:
-        click.echo(f"warning: {w}", err=True)
+        out.write("  pair_thresholds = { " + ", ".join(pair_rows) + " }\n")
