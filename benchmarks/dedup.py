@@ -253,7 +253,8 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
             cold.append(cli(root))
         warm = [cli(root) for _ in range(args.reps)]
         cold_rate = f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)"
-        engine = "onnxruntime" if st else f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'config threads')}"
+        threads = os.environ.get("OMP_NUM_THREADS", "unset, threads = 0: the engine's default, every core")
+        engine = "onnxruntime" if st else f"OMP_NUM_THREADS {threads}"
         rows.append((f"{size} items: cold full run, {engine} ({cold_reps} rep)", cold_rate))
         set_runtime(root, "torch")
         torch_cold = []
