@@ -67,6 +67,11 @@ def check_corpus(
     return result
 
 
+def selected_paths(config: Config, paths: Sequence[Path]) -> set[str]:
+    """Corpus-relative paths named by ``paths`` (files or folders)."""
+    return _expand(config, paths)
+
+
 def _expand(config: Config, paths: Sequence[Path]) -> set[str]:
     """Corpus-relative paths named by ``paths``; links are never followed (a link is its own path)."""
     from propeval.filetypes import scan

@@ -37,6 +37,7 @@ from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, Item, load_corpus
 from propeval.errors import GitError, UsageError
 from propeval.filetypes import scan
+from propeval.langtags import language_key
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
 from propeval.settings import ReleaseSettings
@@ -440,12 +441,12 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
     for item in active:
         claim = corpus.claims[item.claim_id]
         qtype[item.question_type] += 1
-        langs[item.language] += 1
+        langs[language_key(item.language)] += 1
         framings[item.framing] += 1
         bands[inputs.bands.get(item.id) or UNBANDED] += 1
         for cat in claim.data.get("categories") or []:
             cats[str(cat)] += 1
-            cells[f"{cat}|{item.language}"] += 1
+            cells[f"{cat}|{language_key(item.language)}"] += 1
         if claim.source_url:
             urls[normalise_url(claim.source_url)] += 1
             domains[_domain(claim.source_url)] += 1
@@ -570,7 +571,7 @@ def _num(x: float) -> str:
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     """The dataset card: Hugging Face YAML front matter and generated tables."""
     s = inputs.settings
-    hf_langs = sorted({lang.split("-")[0].lower() for lang in stats.by_language})
+    hf_langs = sorted({language_key(lang) for lang in stats.by_language})
     front = ["---", f"license: {s.license}", "language:"]
     front += [f"- {lang}" for lang in hf_langs] or ["- en"]
     front += ["size_categories:", f"- {size_category(stats.items)}", "task_categories:"]

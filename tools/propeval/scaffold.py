@@ -105,6 +105,17 @@ class ItemSpec:
     id: str | None = None
 
 
+def check_language(tag: str, option: str) -> None:
+    """Refuse a tag that is not canonical BCP 47, with the one to write instead (``ua`` -> ``uk``)."""
+    from propeval.langtags import problem
+
+    found = problem(tag)
+    if found is not None:
+        message, fixed = found
+        again = f" Run again with {option} {fixed}" if fixed else ""
+        raise UsageError(f"{option}: {message}{again}")
+
+
 def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
     cid = spec.id or next_id(config, "claim")
     facts = list(spec.facts) or [
@@ -200,6 +211,8 @@ def _plain(node: Any) -> Any:
 
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
     """Create questions/<id>/claim.yaml under the allocation lock; the folder is taken with mkdir."""
+    for lang, _ in spec.markers:
+        check_language(lang, "--marker")
     if spec.id is not None:
         names.claim_id(spec.id)
     with allocation_lock(config):
@@ -225,6 +238,7 @@ def new_claim(config: Config, spec: ClaimSpec) -> Path:
 def new_item(config: Config, spec: ItemSpec) -> Path:
     """Create questions/<claim>/<id>.yaml under the allocation lock, with an exclusive create."""
     names.claim_id(spec.claim_id, "--claim")
+    check_language(spec.language, "--language")
     if spec.id is not None:
         names.item_id(spec.id)
     if spec.translation_of is not None:

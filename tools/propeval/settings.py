@@ -74,8 +74,13 @@ def _shown(value: Any) -> str:
 
 
 def primary_subtag(tag: str) -> str:
-    """The primary language subtag of a BCP 47 tag, lower-cased: ``zh-Hans`` -> ``zh``."""
-    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+    """The primary language subtag of a BCP 47 tag, lower-cased: ``zh-Hans`` -> ``zh``, ``RU`` -> ``ru``.
+
+    The one rule for which language a tag counts as: :func:`propeval.langtags.language_key`.
+    """
+    from propeval.langtags import language_key
+
+    return language_key(tag)
 
 
 # --------------------------------------------------------------------------- value kinds
