@@ -73,6 +73,40 @@ def find_root(start: Path | None = None) -> Path:
     )
 
 
+LOOKED_FOR = "a pyproject.toml with a [tool.propeval] table, and the questions folder it names (questions_dir)"
+
+
+def require_corpus(root: Path | None) -> Config:
+    """The corpus at ``root`` (found upwards when None), or a UsageError that says what was looked for.
+
+    Every command goes through here, so ``--root`` at a folder that is not a corpus is exit 2, never
+    an empty success (an empty result over no corpus reads like a clean corpus).
+    """
+    from propeval.errors import UsageError
+
+    if root is not None:
+        shown = str(root)
+        if not root.is_dir():
+            raise UsageError(f"--root {shown}: no such folder; looked for {LOOKED_FOR}")
+        pyproject = root / "pyproject.toml"
+        if not pyproject.is_file():
+            raise UsageError(f"--root {shown} is not a propeval corpus: no pyproject.toml; looked for {LOOKED_FOR}")
+        data = parse_toml(pyproject.read_bytes(), f"{shown}/pyproject.toml")
+        if not isinstance(data.get("tool"), dict) or "propeval" not in data["tool"]:
+            raise UsageError(
+                f"--root {shown} is not a propeval corpus: its pyproject.toml has no [tool.propeval] table; "
+                f"looked for {LOOKED_FOR} (propeval init makes one)"
+            )
+    config = load_config(root)
+    if not config.questions.is_dir():
+        where = f"--root {root}" if root is not None else str(config.root)
+        raise UsageError(
+            f"{where} is not a propeval corpus: no {config.questions_dir}/ folder beside its pyproject.toml; "
+            f"looked for {LOOKED_FOR} (propeval init makes one)"
+        )
+    return config
+
+
 def load_config(root: Path | None = None) -> Config:
     """Read ``[tool.propeval]`` from ``root``/pyproject.toml (``root`` found upwards when None)."""
     root = (root or find_root()).resolve()

@@ -100,7 +100,10 @@ class LazyGroup(click.Group):
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Corpus root (the folder whose pyproject.toml has [tool.propeval]). Default: found upwards from here.",
+    help=(
+        "Corpus root: the folder whose pyproject.toml has [tool.propeval], beside its questions folder. "
+        "Default: found upwards from here. A folder that is not a corpus is an error (exit 2)."
+    ),
 )
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:

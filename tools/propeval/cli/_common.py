@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from propeval.config import Config, load_config
+from propeval.config import Config, require_corpus
 from propeval.reporters import FORMATS, report
 from propeval.result import Problem
 
@@ -28,7 +28,8 @@ changed_since_option = click.option(
 
 
 def config_from(ctx: click.Context) -> Config:
-    return load_config(ctx.obj.get("root") if ctx.obj else None)
+    """The corpus this run works on; a folder that is not one is a usage error (exit 2)."""
+    return require_corpus(ctx.obj.get("root") if ctx.obj else None)
 
 
 def emit(problems: Sequence[Problem], fmt: str, files_checked: int, notes: Sequence[str] = ()) -> None:
