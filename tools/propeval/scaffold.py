@@ -92,6 +92,7 @@ class ClaimSpec:
     narrative: str | None = None
     actor: str | None = None
     id: str | None = None
+    draft: bool = False
 
 
 @dataclass
@@ -103,6 +104,7 @@ class ItemSpec:
     prompt: str | None = None
     translation_of: str | None = None
     id: str | None = None
+    draft: bool = False
 
 
 def check_language(tag: str, option: str) -> None:
@@ -138,6 +140,8 @@ def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
         data["narrative"] = spec.narrative or "TODO: the narrative, stated as one sentence"
     if spec.kind == "narrative" or spec.actor:
         data["actor"] = spec.actor or "TODO: US, West, EU, Russia or Ukraine"
+    if spec.draft:
+        data["status"] = "draft"
     return data
 
 
@@ -152,7 +156,7 @@ def item_data(config: Config, spec: ItemSpec) -> dict[str, Any]:
     }
     if spec.translation_of:
         data["translation_of"] = spec.translation_of
-    data["status"] = "active"
+    data["status"] = "draft" if spec.draft else "active"
     return data
 
 
