@@ -31,7 +31,7 @@ def check_corpus(
 ) -> CheckResult:
     """Check the corpus; report problems for ``paths`` (or what changed since a ref, or everything)."""
     result = CheckResult()
-    schema, schema_problems = load_schema(config.schema_path, root=config.root)
+    schema, schema_problems = load_schema(config.schema_path, root=config.schema_root)
     result.extend(schema_problems)
 
     corpus = load_corpus(config)

@@ -56,8 +56,27 @@ class Config:
         return self.root / self.questions_dir
 
     @property
+    def builtin_schema(self) -> bool:
+        """True when claims and items are checked against the schema propeval ships: ``schema =
+        "builtin"``, or no ``schema`` key and no schema.json at the root."""
+        from propeval.builtin import BUILTIN
+
+        if self.schema == BUILTIN:
+            return True
+        return "schema" not in self.raw and not (self.root / self.schema).is_file()
+
+    @property
     def schema_path(self) -> Path:
+        if self.builtin_schema:
+            from propeval.builtin import SCHEMA
+
+            return SCHEMA
         return self.root / self.schema
+
+    @property
+    def schema_root(self) -> Path | None:
+        """The root to read the schema under (its links checked there); None for the built-in one."""
+        return None if self.builtin_schema else self.root
 
 
 def find_root(start: Path | None = None) -> Path:

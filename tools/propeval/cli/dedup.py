@@ -11,7 +11,6 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option
-from propeval.dedup import pair_problem, pair_scores
 from propeval.reporters import github_escape, github_line, text_line
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -73,9 +72,12 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
     """
     if ctx.invoked_subcommand is not None:
         return
+    config = config_from(ctx)
+    from propeval.extras import require_extra
+
+    require_extra("dedup", "dedup")  # before numpy, faiss or torch is imported: name what is missing
     from propeval.dedup import PASSES, Options, find_duplicates
 
-    config = config_from(ctx)
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
     result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
     render(result, fmt, sys.stdout)
@@ -86,6 +88,10 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
 
 
 def render(result: Any, fmt: str, out: TextIO) -> None:
+    # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
+    # so that a missing extra is reported by name (propeval.extras), not as a crash.
+    from propeval.dedup import pair_problem, pair_scores
+
     if fmt == "json":
         payload = {
             "pairs": [p.to_dict() for p in result.pairs],
@@ -134,6 +140,8 @@ def render(result: Any, fmt: str, out: TextIO) -> None:
 
 
 def _text_pair(pair: Any, out: TextIO) -> None:
+    from propeval.dedup import pair_problem
+
     out.write(text_line(pair_problem(pair)) + "\n")
     for u in (pair.a, pair.b):
         lang = f", {u.language}" if u.language else ""
