@@ -15,8 +15,10 @@ TORCH_PIP_ARGS ?=
 # the prebuilt wheel back after an experiment with a build from source.
 XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyproject.toml)
 # The install is stamped with a hash of what it was made from, not a file date: a fresh clone's files
-# are all new, and a checkout changes dates without changing what to install.
-SETUP_KEY := $(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
+# are all new, and a checkout changes dates without changing what to install. Only pyproject.toml's
+# head (build system, project, dependencies: everything above the first [tool.*] table) counts, so a
+# change to [tool.propeval] or the pytest settings installs nothing.
+SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
 .PHONY: setup llama-portable run lint test test-fast check bench

@@ -75,7 +75,7 @@ def _old_fit(cats: np.ndarray, w: np.ndarray, start: np.ndarray) -> np.ndarray:
     """The fit as it was: scipy L-BFGS-B on the whole parameter vector, with its old options."""
     from scipy.optimize import minimize
 
-    from propeval.difficulty import _grm_neg_log_posterior
+    from propeval.difficulty.irt import _grm_neg_log_posterior
 
     n, m, _ = cats.shape
     res = minimize(
@@ -95,7 +95,8 @@ def _draws(seed: int, count: int) -> list[np.ndarray]:
 
 
 def case_fits(n_items: int, which: str, refits: int) -> dict[str, Any]:
-    from propeval.difficulty import N_CATEGORIES, Settings, _graded, _start, build_matrices, fit_grm
+    from propeval.difficulty import N_CATEGORIES, Settings, build_matrices, fit_grm
+    from propeval.difficulty.irt import _start, graded_model
 
     score, _ = simulate(n_items)
     w = (score >= 0).astype(float)
@@ -111,7 +112,8 @@ def case_fits(n_items: int, which: str, refits: int) -> dict[str, Any]:
     fit_wall, fit_cpu = time.perf_counter() - wall, time.process_time() - cpu
     times, cpus = [], []
     if which == "new":
-        from propeval.difficulty import ScoreTable, _basis
+        from propeval.difficulty import ScoreTable
+        from propeval.difficulty.bootstrap import _basis
 
         table = ScoreTable(scale="0-5")
         for j in range(n_items):
@@ -119,7 +121,7 @@ def case_fits(n_items: int, which: str, refits: int) -> dict[str, Any]:
                 if score[j, i] >= 0:
                     table.add(f"i{j:05d}", f"m{i:02d}", int(score[j, i]))
         matrices = build_matrices(table, Settings())
-        graded = _graded(matrices, Settings(basis="irt"), "grm")
+        graded = graded_model(matrices, Settings(basis="irt"), "grm")
     for counts in _draws(1, refits):
         t, c = time.perf_counter(), time.process_time()
         if which == "old":

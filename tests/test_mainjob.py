@@ -16,8 +16,11 @@ from propeval.cli import cli
 
 
 def _setup_key(folder: Path) -> str:
-    """The Makefile's SETUP_KEY: what the install stamp is named after."""
-    data = (folder / "pyproject.toml").read_bytes() + (folder / "Makefile").read_bytes()
+    """The Makefile's SETUP_KEY: what the install stamp is named after (pyproject.toml above its first
+    [tool.*] table, then the Makefile)."""
+    pyproject = (folder / "pyproject.toml").read_bytes()
+    head = pyproject[: pyproject.index(b"\n[tool.") + 1]
+    data = head + (folder / "Makefile").read_bytes()
     return hashlib.sha256(data).hexdigest()[:12]
 
 

@@ -15,9 +15,6 @@ from propeval.difficulty import (
     BANDS,
     ScoreTable,
     Settings,
-    _band_codes,
-    _grm_neg_log_posterior,
-    _neg_log_posterior,
     band_of,
     build_matrices,
     classical,
@@ -27,6 +24,9 @@ from propeval.difficulty import (
     fit_grm,
     load_runs,
 )
+from propeval.difficulty.bands import band_codes
+from propeval.difficulty.graded import GradedModel
+from propeval.difficulty.irt import _grm_neg_log_posterior, _neg_log_posterior
 
 
 def hand_table() -> ScoreTable:
@@ -173,7 +173,7 @@ def test_bands_by_score_and_by_quantile() -> None:
     irt = Settings(basis="irt")
     assert band_of(np.array([-1.0, 0.0, 0.5]), irt, irt.cut_points) == ["easy", "medium", "hard"]
     for settings, cuts in ((s, cut_values(values, s)), (q, (lo, hi)), (irt, irt.cut_points)):
-        codes = [BANDS[c] if c >= 0 else None for c in _band_codes(values, settings, cuts)]
+        codes = [BANDS[c] if c >= 0 else None for c in band_codes(values, settings, cuts)]
         assert codes == band_of(values, settings, cuts)  # the bootstrap's vectorised bands agree
 
 
@@ -258,14 +258,12 @@ def test_newton_fits_are_stationary_points_of_the_objective() -> None:
 
 @pytest.mark.slow
 def test_item_refits_with_fixed_abilities_are_stationary_in_b_and_a() -> None:
-    from propeval.difficulty import _Graded
-
     sd = (1.0, 2.0, 0.5)
     cats, _ = _simulated(9)
     n, m, _ = cats.shape
     full = fit_grm(cats, np.ones((n, m)))
     counts = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0, 1.0, 4.0])
-    graded = _Graded(cats, np.ones((n, m)), 5, True, sd).reweighted(counts)
+    graded = GradedModel(cats, np.ones((n, m)), 5, True, sd).reweighted(counts)
     b, la = graded.fit_items(full.theta[counts > 0], full.thresholds, full.b, np.log(full.a), 1e-8)
     x = np.concatenate([full.theta, b, la, full.params[m + 2 * n :]])
     _, grad = _grm_neg_log_posterior(x, cats, np.ones((n, m)) * counts, n, m, sd)

@@ -1,4 +1,4 @@
-"""Every gate rule id is documented; the starter corpus's gates are advisory; the PR workflow is safe."""
+"""The starter corpus's gates are advisory; the PR workflow is safe."""
 
 from __future__ import annotations
 
@@ -11,28 +11,6 @@ from click.testing import CliRunner
 from gatekit import REPO
 
 from propeval.cli import cli
-
-RULES = (
-    "answerability",
-    "judge-gate",
-    "ledger-format",
-    "ledger-digest",
-    "labels",
-    "ci-<step>",
-    "ledger-unsigned",
-    "ledger-signature",
-    "ledger-signer",
-    "ledger-derived",
-    "ledger-judge-copied",
-    "ledger-deleted",
-    "ledger-sign",
-    "policy-change",
-)
-
-
-@pytest.mark.parametrize("rule", RULES)
-def test_rule_is_in_contributing(rule: str) -> None:
-    assert f"`{rule}`" in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
 def test_in_the_starter_corpus_both_gates_are_advisory(monkeypatch: pytest.MonkeyPatch) -> None:

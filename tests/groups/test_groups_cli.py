@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from propeval.cli.groups import rich_table, show_matrices
+from propeval.cli.groups import matrix_report, rich_table
 from propeval.config import load_config
 from propeval.groups import GroupsSettings, check_groups
+from propeval.reporters import write
 from propeval.textnorm import normalise
 
 LOADED_EN = '"Why did the army have to end the counter-revolutionary riot in Beijing in 1989?"'
@@ -203,7 +204,7 @@ def test_matrix_on_a_terminal_is_a_rich_table(corpus):
     matrix_corpus(corpus)
     result = check_groups(load_config())
     out = _Tty()
-    show_matrices([result.matrices["c0001"]], "text", out)
+    write(matrix_report([result.matrices["c0001"]]), "text", out)  # the text format styles on a terminal
     text = out.getvalue()
     assert "┏" in text and "MISSING" in text and "fill: propeval new item --claim c0001 --language ru" in text
     assert rich_table(result.matrices["c0001"]).row_count == 3  # type: ignore[attr-defined]

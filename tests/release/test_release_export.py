@@ -192,9 +192,9 @@ def test_a_failed_export_leaves_the_old_release(small: Any, tmp_path: Path, monk
     assert run("export", "--out", str(out)).exit_code == 0
     old = tree(out)
     small.item("i0006", "c0002", framing="loaded", prompt="Another?")
-    import propeval.release as release
+    import propeval.release.export as release_export
 
-    real_rename = release.os.rename
+    real_rename = release_export.os.rename
     calls = []
 
     def failing_rename(src: Any, dst: Any) -> None:
@@ -203,7 +203,7 @@ def test_a_failed_export_leaves_the_old_release(small: Any, tmp_path: Path, monk
             raise OSError(28, "No space left on device")
         real_rename(src, dst)
 
-    monkeypatch.setattr(release.os, "rename", failing_rename)
+    monkeypatch.setattr(release_export.os, "rename", failing_rename)
     result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
     assert result.exit_code == 3  # a tool failure, said in one line, not a traceback
     assert result.stderr == (

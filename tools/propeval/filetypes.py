@@ -34,12 +34,8 @@ SYMLINK = "file-symlink"
 HARDLINK = "file-hardlink"
 SPECIAL = "file-special"
 
-# rule id -> one line, for --help, README and the docs test
-RULES = {
-    SYMLINK: "a symbolic link (to a file or folder) under questions/, rubrics/ or ledger/",
-    HARDLINK: "a regular file with more than one hard link (its bytes are shared with another name)",
-    SPECIAL: "a FIFO, socket or device under questions/, rubrics/ or ledger/",
-}
+# The rule ids this module reports; their descriptions are in propeval.rules.
+RULES = (SYMLINK, HARDLINK, SPECIAL)
 
 
 def _describe(mode: int) -> str:

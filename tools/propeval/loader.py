@@ -302,6 +302,9 @@ _NO_KEY = object()
 
 
 def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
+    # Long on purpose: one loop over libyaml's event stream with its stack, anchors, depth and
+    # size budgets in local variables. Split into functions, every limit check would pass that
+    # state around, and this is the hostile-input path that must stay easy to audit in one read.
     from yaml import MarkedYAMLError, YAMLError
     from yaml.events import (
         AliasEvent,

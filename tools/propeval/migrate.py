@@ -250,6 +250,8 @@ def migrate_corpus(
             migrations leads from one version to the other.
         ConfigError: a migration module is malformed.
     """
+    # About 90 lines, on purpose: plan every file first and write nothing if one cannot be
+    # migrated, then replace each file atomically. Kept as one sequence so that order is plain.
     from propeval.migrations import load_registry
     from propeval.schemadiff import Version
 

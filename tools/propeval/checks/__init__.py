@@ -1,6 +1,7 @@
-"""The check registry. Each module here declares ``ID``, ``DESCRIPTION`` and ``check(ctx)``.
+"""The check registry. Each module here declares ``ID`` and ``check(ctx)``.
 
-``CHECKS`` drives ``propeval check --rule``, the docs and the tests. Every check sees the whole
+``CHECKS`` drives ``propeval check --rule`` and the tests; what each rule checks is said once, in
+:mod:`propeval.rules` (area "check"), which ``check --help`` and the docs read. Every check sees the whole
 corpus, because most rules are cross-file; which problems are *reported* is narrowed afterwards
 to the files a run was asked about.
 """

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "difficulty"
-DESCRIPTION = "active items have a difficulty band in ledger/difficulty.json that is not stale"
 
 _RECOMPUTE = "run `propeval difficulty` on graded runs that include it"
 

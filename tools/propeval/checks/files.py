@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "files"
-DESCRIPTION = "no symbolic link, hard link, FIFO, socket or device under questions/, rubrics/ or ledger/"
 EMITS = tuple(RULES)
 
 

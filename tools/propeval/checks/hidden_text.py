@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "hidden-text"
-DESCRIPTION = "no invisible, reordering or control characters (tags, bidi, zero-width) in any string or comment"
 
 # Every general-category Cf (format) character of Unicode 15, plus the invisible Hangul fillers,
 # the variation selectors, U+2028/U+2029 and the control characters but tab and newline. A test

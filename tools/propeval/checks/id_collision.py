@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "id-collision"
-DESCRIPTION = "(with --changed-since REF) no id this branch adds is taken at REF's tip by another file"
 
 
 def _by_id(paths: Iterable[str]) -> dict[str, set[str]]:

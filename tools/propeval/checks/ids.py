@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "ids"
-DESCRIPTION = "ids match file and folder names, are unique, and claim_id names an existing claim"
 
 
 def check(ctx: Context) -> Iterator[Problem]:

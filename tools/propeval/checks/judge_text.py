@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "judge-text"
-DESCRIPTION = "facts and frame markers hold no fence token, line break, heading or rubric section title"
 
 FENCE_TOKENS = ("<<<", ">>>")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")

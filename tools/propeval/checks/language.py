@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "language"
-DESCRIPTION = "language fields are canonical BCP 47 tags"
 
 
 def valid(tag: str) -> bool:

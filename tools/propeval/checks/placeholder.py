@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "placeholder"
-DESCRIPTION = "no TODO placeholder from `propeval new` is left in a file"
 MARK = "TODO"
 
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "schema"
-DESCRIPTION = "claims and items validate against schema.json (JSON Schema 2020-12)"
 
 
 def check(ctx: Context) -> Iterator[Problem]:

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "sources"
-DESCRIPTION = "source_url is http(s), off the source blocklist, and serves at most N claims"
 
 
 def blocked(host: str, blocklist: tuple[str, ...]) -> str | None:

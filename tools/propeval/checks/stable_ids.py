@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "stable-ids"
-DESCRIPTION = "ids present at the base ref (--changed-since) are not deleted or renamed"
 
 
 def ids_of(paths: list[str]) -> dict[str, str]:

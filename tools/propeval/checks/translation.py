@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "translation"
-DESCRIPTION = "translation_of names an existing item of the same claim in another language"
 
 
 def check(ctx: Context) -> Iterator[Problem]:

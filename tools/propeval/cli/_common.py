@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
 from propeval.config import Config, require_corpus
-from propeval.reporters import FORMATS, report
+from propeval.reporters import FORMATS, Report, format_help, write
 from propeval.result import Problem
 
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text: path:line:col [rule] message; json: one document; github: workflow annotations.",
-)
+
+def format_choice(formats: Sequence[str] = FORMATS, help: str | None = None) -> Callable[[Any], Any]:
+    """The ``--format`` option over ``formats`` (names in :data:`propeval.reporters.REPORTERS`)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(formats)),
+        default="text",
+        show_default=True,
+        help=help or format_help(formats),
+    )
+
+
+format_option = format_choice()
 changed_since_option = click.option(
     "--changed-since",
     metavar="REF",
@@ -32,5 +39,11 @@ def config_from(ctx: click.Context) -> Config:
     return require_corpus(ctx.obj.get("root") if ctx.obj else None)
 
 
+def show(rep: Report, fmt: str) -> None:
+    """Write ``rep`` to standard output in ``fmt``."""
+    write(rep, fmt, sys.stdout)
+
+
 def emit(problems: Sequence[Problem], fmt: str, files_checked: int, notes: Sequence[str] = ()) -> None:
-    report(problems, fmt, sys.stdout, files_checked=files_checked, notes=notes)
+    """A problem list, with text's closing count."""
+    show(Report(problems=problems, notes=notes, files_checked=files_checked, tally=True), fmt)

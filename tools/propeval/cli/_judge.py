@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import click
 
+from propeval.cli._common import format_choice, show
 from propeval.config import Config
 from propeval.judge.answer import RunResult
 from propeval.judge.settings import JudgeSettings, load_settings
-from propeval.reporters import report
+from propeval.reporters import Report, report
 
-summary_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: one summary line; json: one document.",
-)
+summary_format_option = format_choice(("text", "json"), "text: one summary line; json: one document.")
 
 
 def settings_from(config: Config) -> JudgeSettings:
@@ -64,26 +58,22 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
         parts.append(f"{result.unfinished} not finished")
     counts = ", ".join(parts) or "nothing new"
     out = Path(os.path.relpath(result.out)).as_posix()
-    if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "run": result.run_id,
-                    "file": out,
-                    "items": result.total,
-                    "already_done": result.skipped,
-                    "counts": result.counts,
-                    "errors": [{"item_id": i, "error": e} for i, e in result.errors],
-                    "unfinished": result.unfinished,
-                    "warnings": [p.to_dict() for p in result.problems],
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-    else:
-        click.echo(f"{verb} run {result.run_id}: {result.total} item(s), {result.skipped} already done; {counts}")
-        click.echo(out)
+    payload = {
+        "run": result.run_id,
+        "file": out,
+        "items": result.total,
+        "already_done": result.skipped,
+        "counts": result.counts,
+        "errors": [{"item_id": i, "error": e} for i, e in result.errors],
+        "unfinished": result.unfinished,
+        "warnings": [p.to_dict() for p in result.problems],
+    }
+
+    def view(stream: TextIO, styled: bool) -> None:
+        stream.write(f"{verb} run {result.run_id}: {result.total} item(s), {result.skipped} already done; {counts}\n")
+        stream.write(out + "\n")
+
+    show(Report(data=payload, view=view), fmt)
     for item_id, error in result.errors:
         click.echo(f"{item_id}: {error}", err=True)
     if result.errors:

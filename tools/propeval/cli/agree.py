@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
+
+from propeval.cli._common import format_choice, show
+from propeval.reporters import Report, report
 
 
 class DefaultGroup(click.Group):
@@ -61,7 +63,7 @@ def command() -> None:
     help="Bootstrap resamples for the 95% intervals (0: none).",
 )
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_choice(("text", "json"), "text: figures and confusion matrices; json: one document.")
 def stats_cmd(
     files: tuple[Path, ...],
     field_: str,
@@ -90,7 +92,6 @@ def stats_cmd(
       propeval agree human.jsonl judge.jsonl --field supports --positive true --format json
     """
     from propeval import agreement as ag
-    from propeval.reporters import report
 
     result = ag.run_agree(
         ag.AgreeOptions(
@@ -108,9 +109,11 @@ def stats_cmd(
         report(result.problems, fmt, sys.stdout, files_checked=len(files))
         sys.exit(1)
     rep = result.report
-    if fmt == "json":
-        sys.stdout.write(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
-        return
+    show(Report(data=rep.to_dict(), json_options={"default": str}, view=lambda out, styled: _figures(rep, out)), fmt)
+
+
+def _figures(rep: Any, stream: TextIO) -> None:
+    """Each pair of raters' figures and confusion matrix, then the figures over all raters."""
     out = [f"field {rep.field} ({rep.level}), {rep.units} unit(s), raters: {', '.join(rep.raters)}"]
     for p in rep.pairwise:
         out.append(f"{p['a']} vs {p['b']}:")
@@ -123,7 +126,7 @@ def stats_cmd(
             out.append("    " + str(lab).rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
     out.append("all raters:")
     out.extend(f"  {_stat_line(s)}" for s in rep.overall)
-    click.echo("\n".join(out))
+    stream.write("\n".join(out) + "\n")
 
 
 def _stat_line(s: Any) -> str:

@@ -9,6 +9,7 @@ import click
 from propeval.checker import check_corpus
 from propeval.checks import CHECKS
 from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.rules import with_rules
 
 
 @click.command("check")
@@ -43,24 +44,14 @@ def command(
 
     \b
     Rules:
-      schema        claims and items validate against schema.json
-      placeholder   no TODO placeholder from `propeval new` is left
-      hidden-text   no invisible or reordering characters (tags, bidi, zero-width, controls)
-      ids           ids match file/folder names, are unique; claim_id names a claim
-      translation   translation_of names an item of the same claim in another language
-      language      language tags are valid BCP 47
-      sources       source_url is http(s), not blocklisted, serves <= N claims
-      stable-ids    (with --changed-since) no id present at REF is deleted or renamed
-      id-collision  (with --changed-since) no id this branch adds is taken at REF's tip
-      files         no symlink (file-symlink), hard link (file-hardlink), FIFO, socket or
-                    device (file-special) under questions/, rubrics/ or ledger/
-      difficulty    (warning) active items have a current band in ledger/difficulty.json
+      {rules}
 
     \b
     Examples:
       propeval check
       propeval check questions/c0001
       propeval check --changed-since origin/main --format github
+      propeval check --format sarif > propeval.sarif   # for GitHub code scanning
       propeval check --rule hidden-text questions/c0001
       propeval check --fix              # ru_RU -> ru-RU, RU -> ru; then check
 
@@ -83,3 +74,7 @@ def command(
     result = check_corpus(config, paths, changed_since=changed_since, rules=rules or None)
     emit(result.problems, fmt, result.files_checked, result.notes)
     ctx.exit(result.exit_code)
+
+
+# The rule list comes from propeval.rules, the one registry of rule ids.
+command.help = with_rules(command.help or "", "check")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 import click
 
-from propeval.cli._common import config_from, format_option
+from propeval.cli._common import config_from, format_option, show
 from propeval.gates.ci import STEPS, StepOutcome, run_ci
-from propeval.reporters import report
+from propeval.reporters import Report, Section
 
 
 def summary_table(steps: Sequence[StepOutcome]) -> str:
@@ -57,31 +56,37 @@ def command(
     Examples:
       propeval ci --base origin/main
       propeval ci --base origin/main --format github
+      propeval ci --base origin/main --format sarif > propeval.sarif   # for code scanning
       propeval ci --base main --skip dedup
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
     """
     config = config_from(ctx)
     result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
-    if fmt == "json":
-        payload = {
-            "exit_code": result.exit_code,
-            "steps": [
-                {
-                    "step": s.name,
-                    "status": s.status,
-                    "problems": [p.to_dict() for p in s.problems],
-                    "notes": s.notes,
-                    "files_checked": s.files_checked,
-                }
-                for s in result.steps
-            ],
-        }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        ctx.exit(result.exit_code)
-    for s in result.steps:
-        notes = [f"{s.name}: {n}" for n in s.notes]
-        report(s.problems, fmt, sys.stdout, summary=False, notes=notes)
-    # The table is plain text in every format: a workflow log shows it as it stands.
-    sys.stdout.write(summary_table(result.steps))
-    sys.stdout.write(f"ci: exit {result.exit_code}\n")
+    show(ci_report(result.steps, result.exit_code), fmt)
     ctx.exit(result.exit_code)
+
+
+def ci_report(steps: Sequence[StepOutcome], exit_code: int) -> Report:
+    """Each step's problems and notes; json: one document of the steps; text and github end with
+    the summary table, plain in every format (a workflow log shows it as it stands)."""
+    payload = {
+        "exit_code": exit_code,
+        "steps": [
+            {
+                "step": s.name,
+                "status": s.status,
+                "problems": [p.to_dict() for p in s.problems],
+                "notes": s.notes,
+                "files_checked": s.files_checked,
+            }
+            for s in steps
+        ],
+    }
+
+    def view(out: TextIO, styled: bool) -> None:
+        out.write(summary_table(steps))
+        out.write(f"ci: exit {exit_code}\n")
+
+    return Report(
+        sections=[Section(s.problems, [f"{s.name}: {n}" for n in s.notes]) for s in steps], data=payload, view=view
+    )

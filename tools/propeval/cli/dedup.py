@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, format_option
-from propeval.reporters import github_escape, github_line, text_line
+from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.reporters import Report
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -80,72 +80,67 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
     result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
-    render(result, fmt, sys.stdout)
+    show(dedup_report(result), fmt)
     ctx.exit(result.exit_code)
 
 
 # --------------------------------------------------------------------------- output
 
 
-def render(result: Any, fmt: str, out: TextIO) -> None:
+def dedup_report(result: Any) -> Report:
+    """Problems, then each unreviewed pair as a problem on its second text (text shows both texts
+    under it), the reviewed pairs and the clusters (text only), notes and a one-line summary."""
     # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
     # so that a missing extra is reported by name (propeval.extras), not as a crash.
     from propeval.dedup import pair_problem, pair_scores
 
-    if fmt == "json":
-        payload = {
-            "pairs": [p.to_dict() for p in result.pairs],
-            "clusters": result.clusters,
-            "counts": result.counts,
-            "unreviewed": len(result.unreviewed),
-            "reviewed": len(result.reviewed),
-            "problems": [p.to_dict() for p in result.problems],
-            "notes": result.notes,
-            "texts_compared": result.units,
-            "texts_embedded": result.encoded,
-            "thresholds": {
-                "semantic": result.settings.semantic_limit(True),
-                "cross_lingual": result.settings.semantic_limit(False),
-                "fact_semantic": result.settings.semantic_limit(kind="fact"),
-                "lexical": result.settings.lexical_threshold,
-            },
-        }
-        out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        return
-    if fmt == "github":
-        for p in result.problems:
-            out.write(github_line(p) + "\n")
-        for pair in result.unreviewed:
-            out.write(github_line(pair_problem(pair)) + "\n")
-        for note in result.notes:
-            out.write(f"::notice::{github_escape(note)}\n")
-        out.write(f"::notice::{github_escape(_summary(result))}\n")
-        return
-    for p in result.problems:
-        out.write(text_line(p) + "\n")
-    for pair in result.unreviewed:
-        _text_pair(pair, out)
-    if result.reviewed:
-        out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
-        for pair in result.reviewed:
-            e = pair.allowed
-            out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
-    if result.clusters:
-        out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
-        for n, group in enumerate(result.clusters, start=1):
-            out.write(f"  {n}. {', '.join(group)}\n")
-    for note in result.notes:
-        out.write(f"note: {note}\n")
-    out.write(_summary(result) + "\n")
+    pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
+    details = {
+        problem: [
+            f"    {u.id} ({u.claim_id}{f', {u.language}' if u.language else ''}): {u.text.strip()}"
+            for u in (pair.a, pair.b)
+        ]
+        for problem, pair in pairs
+    }
+    payload = {
+        "pairs": [p.to_dict() for p in result.pairs],
+        "clusters": result.clusters,
+        "counts": result.counts,
+        "unreviewed": len(result.unreviewed),
+        "reviewed": len(result.reviewed),
+        "problems": [p.to_dict() for p in result.problems],
+        "notes": result.notes,
+        "texts_compared": result.units,
+        "texts_embedded": result.encoded,
+        "thresholds": {
+            "semantic": result.settings.semantic_limit(True),
+            "cross_lingual": result.settings.semantic_limit(False),
+            "fact_semantic": result.settings.semantic_limit(kind="fact"),
+            "lexical": result.settings.lexical_threshold,
+        },
+    }
 
+    def view(out: TextIO, styled: bool) -> None:
+        if result.reviewed:
+            out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
+            for pair in result.reviewed:
+                e = pair.allowed
+                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+        if result.clusters:
+            out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
+            for n, group in enumerate(result.clusters, start=1):
+                out.write(f"  {n}. {', '.join(group)}\n")
 
-def _text_pair(pair: Any, out: TextIO) -> None:
-    from propeval.dedup import pair_problem
-
-    out.write(text_line(pair_problem(pair)) + "\n")
-    for u in (pair.a, pair.b):
-        lang = f", {u.language}" if u.language else ""
-        out.write(f"    {u.id} ({u.claim_id}{lang}): {u.text.strip()}\n")
+    return Report(
+        problems=[*result.problems, *(problem for problem, _ in pairs)],
+        notes=result.notes,
+        files_checked=result.units,
+        details=details,
+        data=payload,
+        view=view,
+        view_in_log=False,
+        summary=_summary(result),
+    )
 
 
 def _summary(result: Any) -> str:
@@ -221,41 +216,44 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     settings = Settings.from_config(config)
     encoder = settings.encoder(config.root, announce=_announce)
     cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual)
-    if fmt == "json":
-        payload = {
-            "pairs": cal.pairs,
-            "positives": cal.positives,
-            "passes": {
-                p.name: {
-                    "recommended": p.best.threshold,
-                    "current": p.current,
-                    "rows": [r.__dict__ for r in p.rows],
-                }
-                for p in cal.passes
-            },
-        }
-        click.echo(json.dumps(payload, indent=2))
-        return
-    click.echo(f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not)")
+    payload = {
+        "pairs": cal.pairs,
+        "positives": cal.positives,
+        "passes": {
+            p.name: {
+                "recommended": p.best.threshold,
+                "current": p.current,
+                "rows": [r.__dict__ for r in p.rows],
+            }
+            for p in cal.passes
+        },
+    }
+    view = partial(_calibration_table, cal, all_thresholds)
+    show(Report(data=payload, json_options={"ensure_ascii": True}, view=view), fmt)
+
+
+def _calibration_table(cal: Any, all_thresholds: bool, out: TextIO, styled: bool) -> None:
+    """Precision, recall and F1 per threshold for each pass, then the recommended settings."""
+    out.write(f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not)\n")
     for p in cal.passes:
-        click.echo(f"\n{p.name}:")
-        click.echo("  threshold  precision  recall     f1  flagged")
+        out.write(f"\n{p.name}:\n")
+        out.write("  threshold  precision  recall     f1  flagged\n")
         for r in p.rows:
-            show = all_thresholds or round(r.threshold * 100) % 5 == 0 or r is p.best
-            show = show or (p.current is not None and abs(r.threshold - p.current) < 1e-9)
+            show_row = all_thresholds or round(r.threshold * 100) % 5 == 0 or r is p.best
+            show_row = show_row or (p.current is not None and abs(r.threshold - p.current) < 1e-9)
             if p.name == "exact" and r.threshold != p.rows[-1].threshold:
                 continue
-            if show:
+            if show_row:
                 mark = "  <- best F1" if r is p.best else ""
-                click.echo(
-                    f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}"
+                out.write(
+                    f"  {r.threshold:9.2f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}\n"
                 )
-    click.echo("\nrecommended thresholds for [tool.propeval.dedup]:")
+    out.write("\nrecommended thresholds for [tool.propeval.dedup]:\n")
     for p in cal.passes:
         if p.name == "exact":
             continue
         cur = f" (now {p.current:.2f})" if p.current is not None else ""
-        click.echo(
+        out.write(
             f"  {p.name}_threshold = {p.best.threshold:.2f}{cur}: precision {p.best.precision:.3f}, "
-            f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}"
+            f"recall {p.best.recall:.3f}, F1 {p.best.f1:.3f}\n"
         )

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import config_from, format_choice, show
 from propeval.errors import UsageError
-from propeval.reporters import FORMATS, report
+from propeval.reporters import FORMATS, Report, Section, format_help
 
 
 @click.command("difficulty")
@@ -36,14 +34,7 @@ from propeval.reporters import FORMATS, report
 )
 @click.option("--report", "show_report", is_flag=True, help="Print the band distribution of the existing ledger.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write a histogram PNG.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="Output format (--report: text or json).",
-)
+@format_choice(FORMATS, format_help() + " With --report: text or json.")
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -85,17 +76,20 @@ def command(
     if show_report:
         if runs or matrix is not None or out is not None:
             raise UsageError("--report reads the existing ledger; drop the RUNS, --matrix and --out arguments")
-        if fmt == "github":
+        if fmt not in ("text", "json"):
             raise UsageError("--report prints text or json")
         rep = core.build_report(config, core.load_ledger(config))
-        if fmt == "json":
-            click.echo(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2, sort_keys=True))
-        else:
-            click.echo(core.format_report(rep), nl=False)
         if plot is not None:
             core.plot_report(rep, plot)
-            if fmt == "text":
-                click.echo(f"wrote {plot}")
+        show(
+            Report(
+                data=rep.to_dict(),
+                json_options={"sort_keys": True},
+                view=lambda out, styled: out.write(core.format_report(rep)),
+                footer=[f"wrote {plot}"] if plot is not None else (),
+            ),
+            fmt,
+        )
         ctx.exit(0)
 
     def progress(line: str) -> None:
@@ -104,21 +98,20 @@ def command(
     result = core.run_difficulty(
         config, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress)
     )
-    problems, notes = (result.problems, []) if fmt == "json" else core.shorten(result.problems)
-    report(problems, fmt, sys.stdout, summary=False, notes=[*notes, *result.notes])
-    if result.ledger is None:
-        ctx.exit(1)
-    if fmt == "text":
+    # People read the first few notices of each flag and their counts; json and sarif get all.
+    short, counted = core.shorten(result.problems)
+    footer: list[str] = []
+    if result.ledger is not None:
         counts = core.band_counts(result.ledger)
         n_models = len(result.ledger["models"])
         sources = len(result.ledger["sources"])
         what = "matrix" if matrix is not None else f"{sources} run(s)"
-        click.echo(
+        footer.append(
             f"wrote {result.path}: {len(result.ledger['items'])} item(s), {n_models} model(s) from {what}; "
             + ", ".join(f"{b} {counts[b]}" for b in (*core.BANDS, "none"))
         )
-    if plot is not None:
-        core.plot_report(core.build_report(config, result.ledger), plot)
-        if fmt == "text":
-            click.echo(f"wrote {plot}")
-    ctx.exit(0)
+        if plot is not None:
+            core.plot_report(core.build_report(config, result.ledger), plot)
+            footer.append(f"wrote {plot}")
+    show(Report(problems=result.problems, notes=result.notes, brief=Section(short, counted), footer=footer), fmt)
+    ctx.exit(0 if result.ledger is not None else 1)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.cli._common import changed_since_option, config_from, emit, format_option, show
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
+from propeval.reporters import Report
+from propeval.rules import with_rules
 
 ALL = "*"
 
@@ -45,17 +45,7 @@ def command(
 
     \b
     Rules:
-      groups-completeness         each required language has every cell the claim uses
-      groups-control              every loaded item has a neutral control (language, type)
-      groups-neutral-marker       a neutral prompt carries no official frame marker
-      groups-loaded-marker        a loaded prompt carries one ("a loaded item that does not load")
-      groups-closed-exit          (warning) a closed-exit prompt states the evasion it rules out
-      groups-translation-cycle    translation_of chains have no cycle
-      groups-translation-claim    translation_of names an item of the same claim
-      groups-translation-framing  a translation keeps its source's framing and question type
-      groups-conflict             no two active items share language, framing and question type
-      groups-drift                (warning) a translation stays close to its source; needs
-                                  drift_encoder, else a note says it was skipped
+      {rules}
 
     \b
     Examples:
@@ -74,18 +64,23 @@ def command(
         missing = [c for c in wanted if c not in result.matrices]
         if missing:
             raise UsageError(f"claim {missing[0]!r} is not among the groups checked")
-        show_matrices([result.matrices[c] for c in wanted], fmt, sys.stdout)
+        show(matrix_report([result.matrices[c] for c in wanted]), fmt)
         ctx.exit(0)
     emit(result.problems, fmt, result.files_checked, result.notes)
     ctx.exit(result.exit_code)
 
 
-def show_matrices(matrices: Sequence[ClaimMatrix], fmt: str, out: TextIO) -> None:
-    """Write completeness tables: JSON, a rich table on a terminal, or plain aligned text."""
-    if fmt == "json":
-        out.write(json.dumps({"matrices": [m.to_dict() for m in matrices]}, ensure_ascii=False, indent=2) + "\n")
-        return
-    if fmt == "text" and out.isatty():
+def matrix_report(matrices: Sequence[ClaimMatrix]) -> Report:
+    """Completeness tables: json, a rich table on a terminal, or plain aligned text."""
+    return Report(
+        data={"matrices": [m.to_dict() for m in matrices]},
+        view=lambda out, styled: show_matrices(matrices, out, styled),
+    )
+
+
+def show_matrices(matrices: Sequence[ClaimMatrix], out: TextIO, styled: bool) -> None:
+    """Write completeness tables: a rich table when ``styled`` (a terminal), else plain aligned text."""
+    if styled:
         from rich.console import Console
 
         console = Console(file=out)
@@ -150,3 +145,7 @@ def rich_table(m: ClaimMatrix) -> object:
             cells.append(Text(value, style=style))
         table.add_row(Text(lang + ("*" if m.is_required(lang) else "")), *cells)
     return table
+
+
+# The rule list comes from propeval.rules, the one registry of rule ids.
+command.help = with_rules(command.help or "", "groups")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from propeval.cli._common import config_from, format_option
+from propeval.cli._common import config_from, format_option, show
 from propeval.migrate import MigrateOptions, migrate_corpus
-from propeval.reporters import report
+from propeval.reporters import Report
 
 
 @click.command("migrate")
@@ -49,8 +47,16 @@ def command(ctx: click.Context, to: str | None, source: str | None, check: bool,
     """
     config = config_from(ctx)
     result = migrate_corpus(config, MigrateOptions(to=to, source=source, check=check))
-    notes = [result.summary] if result.summary and fmt == "json" else []
-    report(result.problems, fmt, sys.stdout, files_checked=result.files_checked, summary=False, notes=notes)
-    if result.summary and fmt != "json":
-        click.echo(f"::notice title=migrate::{result.summary}" if fmt == "github" else result.summary)
+    # json has the summary as its one note; text and github end with it.
+    notes = [result.summary] if result.summary else []
+    show(
+        Report(
+            problems=result.problems,
+            notes=notes,
+            files_checked=result.files_checked,
+            summary=result.summary,
+            title="migrate",
+        ),
+        fmt,
+    )
     ctx.exit(result.exit_code)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
 from propeval.cli._common import config_from
 from propeval.cli.ci import summary_table
 from propeval.mainjob import STEP_NAMES, run_main_job
-from propeval.reporters import report
+from propeval.reporters import Report, Section, write
 
 
 @click.command("run")
@@ -44,10 +45,14 @@ def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...]) -> Non
     if not report_path.is_absolute():
         report_path = config.root / report_path
     result = run_main_job(config, report_path, skip=skip)
-    for s in result.steps:
-        report(s.problems, "text", sys.stdout, summary=False, notes=[f"{s.name}: {n}" for n in s.notes])
-    sys.stdout.write(summary_table(result.steps))
-    if any(s.name == "report" and s.status in ("ok", "advisory") for s in result.steps):
-        sys.stdout.write(f"report: {report_path}\n")
-    sys.stdout.write(f"run: exit {result.exit_code}\n")
+    made = any(s.name == "report" and s.status in ("ok", "advisory") for s in result.steps)
+
+    def view(out: TextIO, styled: bool) -> None:
+        out.write(summary_table(result.steps))
+        if made:
+            out.write(f"report: {report_path}\n")
+        out.write(f"run: exit {result.exit_code}\n")
+
+    sections = [Section(s.problems, [f"{s.name}: {n}" for n in s.notes]) for s in result.steps]
+    write(Report(sections=sections, view=view), "text", sys.stdout)
     ctx.exit(result.exit_code)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from propeval.cli._common import config_from, format_option
-from propeval.reporters import report
+from propeval.cli._common import config_from, format_option, show
+from propeval.reporters import Report
 from propeval.schemadiff import schema_gate
 
 
@@ -51,11 +49,15 @@ def diff_cmd(ctx: click.Context, base_ref: str, fmt: str) -> None:
     """
     config = config_from(ctx)
     result = schema_gate(config, base_ref)
-    # The summary goes last, where a reader of a CI log looks; JSON keeps it among the notes.
-    notes = result.notes if fmt == "json" else [n for n in result.notes if n != result.summary]
-    report(result.problems, fmt, sys.stdout, files_checked=result.files_checked, summary=False, notes=notes)
-    if result.summary and fmt != "json":
-        click.echo(f"::notice title=schema diff::{result.summary}" if fmt == "github" else result.summary)
-    if fmt == "text" and result.errors:
-        click.echo(f"{len(result.errors)} error(s); the schema change cannot merge until they are fixed")
+    # The summary goes last, where a reader of a CI log looks; json keeps it among the notes.
+    footer = [f"{len(result.errors)} error(s); the schema change cannot merge until they are fixed"]
+    rep = Report(
+        problems=result.problems,
+        notes=result.notes,
+        files_checked=result.files_checked,
+        summary=result.summary,
+        title="schema diff",
+        footer=footer if result.errors else (),
+    )
+    show(rep, fmt)
     ctx.exit(result.exit_code)

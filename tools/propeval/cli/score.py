@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import config_from, format_choice, show
 from propeval.cli._judge import settings_from
-from propeval.reporters import report
+from propeval.reporters import Report, report
 
 
 @click.command("score")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--rubric", default="facts-v1", show_default=True, help="Which grades to read: grades-<rubric>.jsonl.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_choice(("text", "json"), "text: tables; json: one document.")
 @click.pass_context
 def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) -> None:
     """Score one or more graded runs: text tables or JSON.
@@ -38,10 +37,7 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
 
     config = config_from(ctx)
     score = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
-    if fmt == "json":
-        click.echo(json.dumps(score.report, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_text(score.report), nl=False)
+    show(Report(data=score.report, view=lambda out, styled: out.write(format_text(score.report))), fmt)
     if score.problems:  # grade records that failed validation: left out, and said so
         report(score.problems, "text", sys.stderr, summary=False)
         ctx.exit(1)

@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import config_from, format_choice, show
 from propeval.release import Stats, compute_stats, load_inputs
-from propeval.reporters import report
+from propeval.reporters import Report, report
 
 
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
-def _render(stats: Stats) -> None:
+def _render(stats: Stats, out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    console = Console(file=out, highlight=False, soft_wrap=False)
 
     def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         t = Table(title=title, title_justify="left")
@@ -94,14 +93,7 @@ def _render(stats: Stats) -> None:
 
 
 @click.command("stats")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: tables for a terminal; json: one document with every number.",
-)
+@format_choice(("text", "json"), "text: tables for a terminal; json: one document with every number.")
 @click.pass_context
 def command(ctx: click.Context, fmt: str) -> None:
     """Print the release numbers: counts per question type, category, language, framing and band;
@@ -118,10 +110,7 @@ def command(ctx: click.Context, fmt: str) -> None:
     config = config_from(ctx)
     inputs = load_inputs(config)
     stats = compute_stats(inputs)
-    if fmt == "json":
-        click.echo(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        _render(stats)
+    show(Report(data=stats.to_dict(), view=lambda out, styled: _render(stats, out)), fmt)
     warnings = [*inputs.corpus.problems, *inputs.warnings]
     if warnings:
         report(warnings, "text", sys.stderr, summary=False)

@@ -147,31 +147,7 @@ def judge_gate(
             and not _findings(rubric, cases, loaded.record, gs.signers, loaded.relpath)
         )
         if online and not fresh:
-            grades = engine.grade_gold(config, gs, name, cases)
-            recorded = []
-            for i, (case, grade) in enumerate(zip(cases, grades, strict=True)):
-                recorded.append(
-                    {
-                        "id": str(case.get("id", i + 1)),
-                        "human": human_labels(rubric, case),
-                        "judge": judge_labels(rubric, grade),
-                        "status": grade.get("status"),
-                        "reason": grade.get("reason"),
-                        # kept so that verification can re-derive the judge labels and the prompt
-                        "raw": grade.get("raw"),
-                        "prompt_hash": grade.get("prompt_hash"),
-                    }
-                )
-            stats = measure(rubric, recorded)
-            record = make_record(
-                KIND,
-                name,
-                binding,
-                {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]},
-            )
-            if key is not None:
-                record = key.sign(record)
-            write_record(path, record)
+            write_record(path, _grade_record(config, gs, name, rubric, cases, binding, key))
             result.ran.append(name)
             loaded = read_record(path, root=config.root, kind=KIND, subject=name)
         result.files_checked += 1
@@ -225,3 +201,35 @@ def judge_gate(
                 result.notes.append(f"{name}: {s.name} = {s.value:.3f} (n={s.n}, >= {floor})")
     result.problems = result.sorted()
     return result
+
+
+def _grade_record(
+    config: Config,
+    gs: GateSettings,
+    name: str,
+    rubric: Rubric,
+    cases: list[dict[str, Any]],
+    binding: dict[str, Any],
+    key: SigningKey | None,
+) -> dict[str, Any]:
+    """Grade the gold set with the judge now: the new record (signed with ``key`` when given)."""
+    grades = engine.grade_gold(config, gs, name, cases)
+    recorded = []
+    for i, (case, grade) in enumerate(zip(cases, grades, strict=True)):
+        recorded.append(
+            {
+                "id": str(case.get("id", i + 1)),
+                "human": human_labels(rubric, case),
+                "judge": judge_labels(rubric, grade),
+                "status": grade.get("status"),
+                "reason": grade.get("reason"),
+                # kept so that verification can re-derive the judge labels and the prompt
+                "raw": grade.get("raw"),
+                "prompt_hash": grade.get("prompt_hash"),
+            }
+        )
+    stats = measure(rubric, recorded)
+    record = make_record(
+        KIND, name, binding, {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]}
+    )
+    return key.sign(record) if key is not None else record

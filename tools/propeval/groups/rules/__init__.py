@@ -1,7 +1,7 @@
 """The rules of ``propeval groups``, one module each, in one registry (the shape of ``checks/``).
 
-Each module declares ``ID``, ``DESCRIPTION`` (one line; a warning-only rule starts it with
-``(warning)``) and ``check(ctx) -> Iterator[Problem]``. A rule sees the whole :class:`GroupsContext`:
+Each module declares ``ID`` and ``check(ctx) -> Iterator[Problem]``; its one-line description and
+severity are in :mod:`propeval.rules`, the one registry of rule ids. A rule sees the whole :class:`GroupsContext`:
 the claims the run selected (with their valid items and matrices) and the corpus; a rule over the
 whole corpus reports only problems ``ctx.in_scope``. :data:`CHECKS` drives the run, the docs and
 ``propeval groups --help``.

@@ -16,7 +16,6 @@ from propeval.result import Problem, Severity
 from propeval.textnorm import normalise
 
 ID = "groups-closed-exit"
-DESCRIPTION = "(warning) a closed-exit prompt states the evasion it rules out"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

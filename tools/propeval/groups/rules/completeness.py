@@ -16,7 +16,6 @@ from propeval.groups.context import GroupsContext
 from propeval.result import Problem
 
 ID = "groups-completeness"
-DESCRIPTION = "each required language has every cell the claim uses, and a neutral item"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

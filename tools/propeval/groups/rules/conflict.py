@@ -13,7 +13,6 @@ from propeval.groups.matrix import lang_key
 from propeval.result import Problem
 
 ID = "groups-conflict"
-DESCRIPTION = "no two active items of a claim share language, framing and question type"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

@@ -17,7 +17,6 @@ from propeval.groups.settings import primary_subtag
 from propeval.result import Problem
 
 ID = "groups-control"
-DESCRIPTION = "every loaded item has a neutral control in its language and question type"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

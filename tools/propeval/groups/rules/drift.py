@@ -24,7 +24,6 @@ from propeval.groups.settings import primary_subtag
 from propeval.result import Problem, Severity
 
 ID = "groups-drift"
-DESCRIPTION = "(warning, with drift_encoder) a translation stays close in meaning to its source"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

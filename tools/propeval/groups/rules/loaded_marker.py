@@ -19,7 +19,6 @@ from propeval.result import Problem
 from propeval.textnorm import normalise
 
 ID = "groups-loaded-marker"
-DESCRIPTION = "a loaded prompt carries one of its claim's official frame markers"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

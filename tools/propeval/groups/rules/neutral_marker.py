@@ -16,7 +16,6 @@ from propeval.result import Problem
 from propeval.textnorm import normalise
 
 ID = "groups-neutral-marker"
-DESCRIPTION = "a neutral prompt carries none of its claim's official frame markers"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

@@ -11,7 +11,6 @@ from propeval.groups.context import GroupsContext
 from propeval.result import Problem
 
 ID = "groups-translation-claim"
-DESCRIPTION = "translation_of names an item of the same claim"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

@@ -11,7 +11,6 @@ from propeval.groups.context import GroupsContext
 from propeval.result import Problem
 
 ID = "groups-translation-cycle"
-DESCRIPTION = "translation_of chains have no cycle"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

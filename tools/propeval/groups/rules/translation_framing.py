@@ -11,7 +11,6 @@ from propeval.groups.context import GroupsContext
 from propeval.result import Problem
 
 ID = "groups-translation-framing"
-DESCRIPTION = "a translation keeps its source's framing and question type"
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:

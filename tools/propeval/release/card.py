@@ -1,0 +1,90 @@
+"""The dataset card (``README.md`` of a release), rendered from ``templates/card.md.j2``.
+
+The template holds the card's prose and layout; this module gives it the numbers and the few
+formatting filters it needs. The card is Markdown with Hugging Face YAML front matter, so nothing
+is HTML-escaped; table cells are escaped for Markdown by the ``md`` filter instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from propeval.langtags import language_key
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from propeval.release.inputs import ReleaseInputs
+    from propeval.release.stats import Stats
+
+# The dedup report's pass fields that come first in the card's table, in this order.
+_PASS_ORDER = ("name", "pass", "method", "threshold", "pairs", "flagged", "kept", "removed", "before", "after")
+
+
+def size_category(n: int) -> str:
+    """The Hugging Face ``size_categories`` bucket of ``n`` rows."""
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return name
+    return "1M<n<10M"
+
+
+def _yaml_str(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)  # a JSON string is a valid YAML flow scalar
+
+
+def _md(s: Any) -> str:
+    """A Markdown table cell: a pipe would end the cell and a newline the row."""
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _num(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return _num(v)
+    return str(v)
+
+
+def _pass_columns(passes: Sequence[dict[str, Any]]) -> list[str]:
+    """The columns of the dedup passes table: the scalar fields any pass has, known ones first."""
+    keys = {k for p in passes for k, v in p.items() if not isinstance(v, (dict, list))}
+    return [k for k in _PASS_ORDER if k in keys] + sorted(keys - set(_PASS_ORDER))
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("propeval.release", "templates"),
+        autoescape=False,  # Markdown, not HTML: cells go through the md filter
+        undefined=jinja2.StrictUndefined,  # a misspelt name in the template is an error, not a blank
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=_md, pct=_pct, num=_num, cell=_cell, yaml_str=_yaml_str, pass_columns=_pass_columns)
+    return env.get_template("card.md.j2")
+
+
+def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
+    """The dataset card: Hugging Face YAML front matter and generated tables."""
+    text = _template().render(
+        settings=inputs.settings,
+        stats=stats,
+        languages=sorted({language_key(lang) for lang in stats.by_language}),
+        size_category=size_category(stats.items),
+    )
+    return text.rstrip("\n") + "\n"

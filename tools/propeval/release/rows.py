@@ -1,0 +1,68 @@
+"""The rows of ``items.jsonl`` and ``tombstones.jsonl``, and the values their fields take."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from propeval.corpus import Corpus, Item
+
+if TYPE_CHECKING:
+    from propeval.release.inputs import ReleaseInputs
+
+QUESTION_DESCRIPTIONS = {
+    "named_fact": "named fact",
+    "frame_testing": "frame testing",
+    "closed_exit": "closed exit",
+}
+FRAMINGS = ("neutral", "loaded")
+
+
+def active_items(corpus: Corpus) -> list[Item]:
+    """Active items whose claim exists, sorted by id."""
+    return sorted((i for i in corpus.active_items() if i.claim_id in corpus.claims), key=lambda i: i.id)
+
+
+def item_row(inputs: ReleaseInputs, item: Item) -> dict[str, Any]:
+    """One ``items.jsonl`` row: the CPE release fields, then ours."""
+    claim = inputs.corpus.claims[item.claim_id]
+    c = claim.data
+    facts = claim.facts
+    return {
+        # Censorship & Propaganda Eval release format
+        "id": item.id,
+        "prompt": item.prompt,
+        "required_facts": [f.text for f in facts],
+        "question_description": QUESTION_DESCRIPTIONS.get(item.question_type, item.question_type),
+        "categories": [str(x) for x in c.get("categories") or []],
+        "source_url": claim.source_url,
+        "source_date": str(c["source_date"]) if c.get("source_date") is not None else None,
+        "anchor": str(c.get("anchor", "")),
+        "official_frame_markers": [text for _, text in claim.markers],
+        # propeval's own fields
+        "language": item.language,
+        "framing": item.framing,
+        "question_type": item.question_type,
+        "claim_id": item.claim_id,
+        "claim_kind": claim.kind,
+        "fact_ids": [f.id for f in facts],
+        "frame_markers": [{"language": lang, "text": text} for lang, text in claim.markers],
+        "translation_of": item.translation_of,
+        "narrative": str(c["narrative"]) if c.get("narrative") is not None else None,
+        "actor": str(c["actor"]) if c.get("actor") is not None else None,
+        "difficulty_band": inputs.bands.get(item.id),
+        "item_hash": item.hash,
+        "claim_hash": claim.hash,
+    }
+
+
+def to_jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+
+
+def tombstone_rows(corpus: Corpus) -> list[dict[str, Any]]:
+    retired = sorted((i for i in corpus.items.values() if i.status == "retired"), key=lambda i: i.id)
+    return [
+        {"id": i.id, "claim_id": i.claim_id, "retired_reason": str(i.data.get("retired_reason", ""))} for i in retired
+    ]

@@ -1,0 +1,92 @@
+"""The sarif format: one SARIF 2.1.0 log for GitHub code scanning (github/codeql-action/upload-sarif).
+
+``runs[0].tool.driver.rules`` is the whole rule registry (:mod:`propeval.rules`), so a rule's
+description shows on every alert; each problem is a result with its ``ruleId`` and
+``ruleIndex``, a level (error, warning, note) and one location: the path relative to the
+repository root (``uriBaseId`` ``%SRCROOT%``) and its line and column. Code scanning places an
+alert only on a line, so a problem about a whole file (line 0) goes on its line 1. Notes go in
+the run's ``properties``. Only problems are shown: a command's other data is for text and json.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import quote
+
+from propeval import __version__
+from propeval.result import Problem, Severity
+from propeval.rules import RULES, Rule
+
+if TYPE_CHECKING:
+    from propeval.reporters import Report
+
+NAME = "sarif"
+HELP = "SARIF 2.1.0 for GitHub code scanning"
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "note"}
+
+
+def _descriptor(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": rule.id,
+        "shortDescription": {"text": rule.description},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"area": rule.area},
+    }
+
+
+def _uri(path: str) -> str:
+    # A path as a relative URI reference: spaces and the like percent-encoded, slashes kept.
+    return quote(path.replace("\\", "/").lstrip("/"), safe="/")
+
+
+def _result(p: Problem, index: dict[str, int]) -> dict[str, Any]:
+    region: dict[str, int] = {"startLine": max(p.line, 1)}
+    if p.line and p.col:
+        region["startColumn"] = p.col
+    result: dict[str, Any] = {
+        "ruleId": p.rule,
+        "level": LEVELS[p.severity],
+        "message": {"text": p.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(p.path), "uriBaseId": "%SRCROOT%"},
+                    "region": region,
+                }
+            }
+        ],
+    }
+    if p.rule in index:
+        result["ruleIndex"] = index[p.rule]
+    if p.pointer:
+        result["properties"] = {"pointer": p.pointer}
+    return result
+
+
+def log(rep: Report) -> dict[str, Any]:
+    """The SARIF log of ``rep`` as a dict."""
+    rules = list(RULES.values())
+    index = {r.id: n for n, r in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "propeval",
+                "version": __version__,
+                "rules": [_descriptor(r) for r in rules],
+            }
+        },
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(p, index) for p in rep.all_problems()],
+    }
+    notes = [*(n for s in rep.sections for n in s.notes), *rep.notes]
+    if notes:
+        run["properties"] = {"notes": notes}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def write(rep: Report, out: TextIO) -> None:
+    out.write(json.dumps(log(rep), ensure_ascii=False, indent=2) + "\n")
