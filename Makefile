@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-fast check bench
+.PHONY: setup llama-portable run lint test test-fast check bench docs
 
 setup: $(STAMP)
 
@@ -69,3 +69,7 @@ test-fast: $(STAMP)
 
 check: $(STAMP)
 	$(VENV)/bin/propeval check
+
+# README's and CONTRIBUTING's output examples, rerun (cog blocks; scripts/docs_examples.py).
+docs: $(STAMP)
+	$(PY) -m cogapp -r -I scripts README.md CONTRIBUTING.md

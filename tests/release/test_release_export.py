@@ -82,7 +82,7 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
     card = (out / "README.md").read_text(encoding="utf-8")
     front = card.split("---\n")[1]
     assert front.splitlines() == [
-        "license: cc-by-4.0",
+        "license: mit",
         "language:",
         "- en",
         "- ru",

@@ -53,13 +53,16 @@ class GitError(PropevalError):
         self.ref = ref
 
 
+def install_hint(extra: str) -> str:
+    """How to install an extra: propeval is not on a package index, so from a clone of its repository."""
+    return f"in a clone of the propeval repository: pip install -e '.[{extra}]' (make setup there installs every extra)"
+
+
 class DependencyError(PropevalError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, module: str, extra: str) -> None:
-        super().__init__(
-            f"this command needs the Python module {module!r}; install it with: pip install 'propeval[{extra}]'"
-        )
+        super().__init__(f"this command needs the Python module {module!r}; install it {install_hint(extra)}")
         self.module = module
         self.extra = extra
 

@@ -877,7 +877,7 @@ class ReleaseSettings(Table):
     MOVED: ClassVar[dict[str, str]] = {"runs_dir": RUNS_DIR_MOVED, "rubrics_dir": RUBRICS_DIR_MOVED}
 
     name: str = key(Text(nonempty=True), "propeval", "the dataset's name in the card title and HF pretty_name")
-    license: str = key(Text(nonempty=True), "cc-by-4.0", "the card's license (a Hugging Face license id)")
+    license: str = key(Text(nonempty=True), "mit", "the card's license (a Hugging Face license id)")
     task_categories: tuple[str, ...] = key(
         TextList(nonempty=True), ("question-answering", "text-generation"), "Hugging Face task categories"
     )

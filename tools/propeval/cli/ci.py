@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import html
+import io
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.fsutil import append_line, atomic_write
 from propeval.gates.ci import STEPS, StepOutcome, run_ci
-from propeval.reporters import Report, Section
+from propeval.reporters import Report, Section, write
 
 
 def summary_table(steps: Sequence[StepOutcome]) -> str:
@@ -24,6 +29,37 @@ def summary_table(steps: Sequence[StepOutcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Problems listed in the job summary; the rest are counted (the annotations and SARIF have them all).
+SUMMARY_PROBLEMS = 50
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+
+
+def _md(text: str) -> str:
+    """``text`` as inert Markdown: messages quote files from the pull request, so nothing in them may
+    become a link, an image, a table cell or HTML in the summary."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(" ".join(text.split()), quote=False))
+
+
+def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
+    """The job summary (GitHub's ``$GITHUB_STEP_SUMMARY``): one table of the steps, then the problems."""
+    lines = [
+        f"### propeval ci: exit {exit_code}",
+        "",
+        "| step | status | errors | warnings |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {s.name} | {s.status} | {s.errors} | {s.warnings} |" for s in steps]
+    problems = [(s.name, p) for s in steps for p in s.problems]
+    if problems:
+        lines += ["", "| step | where | rule | severity | message |", "| --- | --- | --- | --- | --- |"]
+        for name, p in problems[:SUMMARY_PROBLEMS]:
+            where = f"{p.path}:{p.line}" if p.line else p.path
+            lines.append(f"| {name} | {_md(where)} | {_md(p.rule)} | {p.severity.value} | {_md(p.message)} |")
+        if len(problems) > SUMMARY_PROBLEMS:
+            lines += ["", f"{len(problems) - SUMMARY_PROBLEMS} more problem(s): see the annotations or the log."]
+    return "\n".join(lines) + "\n"
+
+
 @click.command("ci")
 @click.option("--base", required=True, metavar="REF", help="The branch the pull request merges into.")
 @click.option("--step", "steps", multiple=True, type=click.Choice(list(STEPS)), help="Run only this step.")
@@ -34,10 +70,33 @@ def summary_table(steps: Sequence[StepOutcome]) -> str:
     help="For a run a maintainer starts: use this tree's [tool.propeval] instead of REF's, and pass the "
     "policy step. Never set it in a workflow that pull requests trigger.",
 )
+@click.option(
+    "--summary",
+    "summary_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also append a Markdown summary (a table of the steps, then the problems) to FILE: in a "
+    'GitHub workflow, "$GITHUB_STEP_SUMMARY".',
+)
+@click.option(
+    "--sarif",
+    "sarif_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the report as SARIF 2.1.0 to FILE (for github/codeql-action/upload-sarif), "
+    "whatever --format prints.",
+)
 @format_option
 @click.pass_context
 def command(
-    ctx: click.Context, base: str, steps: tuple[str, ...], skip: tuple[str, ...], accept_policy_change: bool, fmt: str
+    ctx: click.Context,
+    base: str,
+    steps: tuple[str, ...],
+    skip: tuple[str, ...],
+    accept_policy_change: bool,
+    summary_path: Path | None,
+    sarif_path: Path | None,
+    fmt: str,
 ) -> None:
     """Run every offline check a pull request needs, on what changed since REF.
 
@@ -57,12 +116,21 @@ def command(
       propeval ci --base origin/main
       propeval ci --base origin/main --format github
       propeval ci --base origin/main --format sarif > propeval.sarif   # for code scanning
+      propeval ci --base origin/main --format github --summary "$GITHUB_STEP_SUMMARY" --sarif propeval.sarif
       propeval ci --base main --skip dedup
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
     """
     config = config_from(ctx)
     result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
-    show(ci_report(result.steps, result.exit_code), fmt)
+    rep = ci_report(result.steps, result.exit_code)
+    if summary_path is not None:
+        append_line(summary_path, summary_markdown(result.steps, result.exit_code))
+    if sarif_path is not None:
+        # One run, two outputs: annotations in the log and SARIF for code scanning.
+        buf = io.StringIO()
+        write(rep, "sarif", buf)
+        atomic_write(sarif_path, buf.getvalue())
+    show(rep, fmt)
     ctx.exit(result.exit_code)
 
 

