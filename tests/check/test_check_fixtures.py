@@ -185,10 +185,10 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/i0001.yaml:6:8 [yaml-alias] alias expansion exceeds 100000 nodes (a YAML bomb?); write the data out without aliases",
     ],
     "yaml-bool-words.yaml": [
-        "questions/c0001/i0001.yaml:7:9 [schema] 'yes' is not one of ['active', 'retired']; use one of those values",
+        "questions/c0001/i0001.yaml:7:9 [schema] 'yes' is not one of ['active', 'retired', 'draft']; use one of those values",
     ],
     "yaml-date.yaml": [
-        "questions/c0001/i0001.yaml:7:9 [schema] '2024-05-01' is not one of ['active', 'retired']; use one of those values",
+        "questions/c0001/i0001.yaml:7:9 [schema] '2024-05-01' is not one of ['active', 'retired', 'draft']; use one of those values",
     ],
     "yaml-duplicate-key.yaml": [
         "questions/c0001/i0001.yaml:8:1 [duplicate-key] duplicate key 'language' (first defined at line 3); remove one of them",

@@ -18,7 +18,7 @@ from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
 from userdirs import user_dirs_env
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn")
+HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn", "numpy")
 
 
 def bad_item(corpus) -> None:  # type: ignore[no-untyped-def]
@@ -76,7 +76,9 @@ def test_paths_narrow_what_is_reported(good_corpus) -> None:  # type: ignore[no-
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [["--help"], ["check"], ["check", "--help"], ["new", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["check"], ["check", "--help"], ["new", "--help"], ["groups"], ["init", "--help"]]
+)
 def test_hook_paths_import_nothing_heavy(args: list[str]) -> None:
     code = (
         "import runpy, sys\n"

@@ -22,16 +22,20 @@ def commit(root: Path, env: dict[str, str], message: str) -> subprocess.Complete
 @pytest.mark.slow
 @pytest.mark.usefixtures("bundled_model")  # the dedup hook embeds with it
 def test_pre_commit_blocks_a_bad_item_and_passes_a_good_one(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    bindir = str(Path(sys.executable).parent)  # where the propeval and pre-commit scripts are installed
+    # Nothing activated and nothing on PATH: scripts/in-venv finds the tools in the venv that
+    # PROPEVAL_VENV names (.venv in a clone after make setup).
     env = {
         **os.environ,
         **GIT_ENV,
-        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PATH": "/usr/bin:/bin",
+        "PROPEVAL_VENV": sys.prefix,
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
         "HF_HUB_OFFLINE": "1",
     }
     root = corpus.root
     shutil.copy(REPO / ".pre-commit-config.yaml", root / ".pre-commit-config.yaml")
+    (root / "scripts").mkdir()
+    shutil.copy2(REPO / "scripts/in-venv", root / "scripts/in-venv")
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True)
     subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, env=env, check=True, capture_output=True)
     corpus.claim()

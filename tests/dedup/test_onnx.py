@@ -110,7 +110,7 @@ def test_a_truncated_export_counts_as_missing(export_dir: Path, tmp_path: Path) 
 
     with pytest.raises(Stop):
         _encoder(folder, announce=stop).encode(["x"])
-    assert said == [f"exporting the embedding model to ONNX once (about 10 s), into {folder}"]
+    assert said == [f"exporting the embedding model to ONNX once, into {folder}; step 1/2: torch export (a one-off)"]
 
 
 def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> None:

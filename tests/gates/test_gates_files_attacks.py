@@ -206,6 +206,8 @@ def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path
     }
     root = corpus.root
     shutil.copy(REPO / ".pre-commit-config.yaml", root / ".pre-commit-config.yaml")
+    (root / "scripts").mkdir()
+    shutil.copy2(REPO / "scripts/in-venv", root / "scripts/in-venv")  # the hooks' entry point
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True)
     subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, env=env, check=True, capture_output=True)
     corpus.claim()

@@ -1,3 +1,3 @@
 """propeval: curate a corpus of censorship and propaganda evaluation items."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

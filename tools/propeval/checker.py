@@ -7,12 +7,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from propeval import gitutil
-from propeval.checks import UNNARROWED, Context, run_checks
+from propeval.checks import UNNARROWED, Context, files, run_checks
 from propeval.config import Config
 from propeval.corpus import load_corpus
 from propeval.errors import UsageError
 from propeval.result import CheckResult
 from propeval.schema import load_schema
+
+# The rules a draft claim or item is held to (besides loading): schema, and the rules that keep
+# ids stable and unique and files safe to read.
+DRAFT_RULES = frozenset({"schema", "ids", "hidden-text", "stable-ids", "id-collision", *files.EMITS})
 
 # A change to one of these re-checks the whole corpus, whatever else changed.
 GLOBAL_FILES = ("schema.json", "pyproject.toml")
@@ -27,7 +31,7 @@ def check_corpus(
 ) -> CheckResult:
     """Check the corpus; report problems for ``paths`` (or what changed since a ref, or everything)."""
     result = CheckResult()
-    schema, schema_problems = load_schema(config.schema_path, root=config.root)
+    schema, schema_problems = load_schema(config.schema_path, root=config.schema_root)
     result.extend(schema_problems)
 
     corpus = load_corpus(config)
@@ -56,7 +60,15 @@ def check_corpus(
             selected = in_corpus if selected is None else selected & in_corpus
 
     problems = list(corpus.problems)
-    problems.extend(run_checks(ctx, rules))
+    drafts = corpus.draft_paths()
+    # A draft is checked for syntax (the loader's problems) and schema, and keeps the rules that
+    # guard identity and safety; the completeness rules (placeholders, sources, ...) wait until
+    # it is made active.
+    problems.extend(p for p in run_checks(ctx, rules) if p.path not in drafts or p.rule in DRAFT_RULES)
+    if drafts:
+        result.notes.append(
+            f"{len(drafts)} draft file(s) checked for syntax, schema, ids and safety only (status: draft)"
+        )
     if selected is not None:
         problems = [p for p in problems if p.path in selected or p.rule in UNNARROWED]
         result.files_checked = len(selected & set(corpus.files))
@@ -65,6 +77,11 @@ def check_corpus(
     result.extend(problems)
     result.problems = result.sorted()
     return result
+
+
+def selected_paths(config: Config, paths: Sequence[Path]) -> set[str]:
+    """Corpus-relative paths named by ``paths`` (files or folders)."""
+    return _expand(config, paths)
 
 
 def _expand(config: Config, paths: Sequence[Path]) -> set[str]:

@@ -56,8 +56,27 @@ class Config:
         return self.root / self.questions_dir
 
     @property
+    def builtin_schema(self) -> bool:
+        """True when claims and items are checked against the schema propeval ships: ``schema =
+        "builtin"``, or no ``schema`` key and no schema.json at the root."""
+        from propeval.builtin import BUILTIN
+
+        if self.schema == BUILTIN:
+            return True
+        return "schema" not in self.raw and not (self.root / self.schema).is_file()
+
+    @property
     def schema_path(self) -> Path:
+        if self.builtin_schema:
+            from propeval.builtin import SCHEMA
+
+            return SCHEMA
         return self.root / self.schema
+
+    @property
+    def schema_root(self) -> Path | None:
+        """The root to read the schema under (its links checked there); None for the built-in one."""
+        return None if self.builtin_schema else self.root
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -71,6 +90,40 @@ def find_root(start: Path | None = None) -> Path:
         f"no pyproject.toml with a [tool.propeval] table at or above {here}; "
         "run propeval inside a corpus repository or pass --root"
     )
+
+
+LOOKED_FOR = "a pyproject.toml with a [tool.propeval] table, and the questions folder it names (questions_dir)"
+
+
+def require_corpus(root: Path | None) -> Config:
+    """The corpus at ``root`` (found upwards when None), or a UsageError that says what was looked for.
+
+    Every command goes through here, so ``--root`` at a folder that is not a corpus is exit 2, never
+    an empty success (an empty result over no corpus reads like a clean corpus).
+    """
+    from propeval.errors import UsageError
+
+    if root is not None:
+        shown = str(root)
+        if not root.is_dir():
+            raise UsageError(f"--root {shown}: no such folder; looked for {LOOKED_FOR}")
+        pyproject = root / "pyproject.toml"
+        if not pyproject.is_file():
+            raise UsageError(f"--root {shown} is not a propeval corpus: no pyproject.toml; looked for {LOOKED_FOR}")
+        data = parse_toml(pyproject.read_bytes(), f"{shown}/pyproject.toml")
+        if not isinstance(data.get("tool"), dict) or "propeval" not in data["tool"]:
+            raise UsageError(
+                f"--root {shown} is not a propeval corpus: its pyproject.toml has no [tool.propeval] table; "
+                f"looked for {LOOKED_FOR} (propeval init makes one)"
+            )
+    config = load_config(root)
+    if not config.questions.is_dir():
+        where = f"--root {root}" if root is not None else str(config.root)
+        raise UsageError(
+            f"{where} is not a propeval corpus: no {config.questions_dir}/ folder beside its pyproject.toml; "
+            f"looked for {LOOKED_FOR} (propeval init makes one)"
+        )
+    return config
 
 
 def load_config(root: Path | None = None) -> Config:

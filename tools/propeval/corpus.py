@@ -86,6 +86,11 @@ class Claim:
         return str(self.data.get("source_url", ""))
 
     @property
+    def draft(self) -> bool:
+        """A draft claim: it and its items are checked for syntax and schema only."""
+        return self.data.get("status") == "draft"
+
+    @property
     def hash(self) -> str:
         return content_hash(self.data)
 
@@ -93,6 +98,8 @@ class Claim:
 @dataclass
 class Item:
     doc: Document
+    # Set by load_corpus when the item's claim is a draft: the item is then a draft as well.
+    in_draft_claim: bool = False
 
     @property
     def data(self) -> dict[str, Any]:
@@ -137,7 +144,13 @@ class Item:
 
     @property
     def active(self) -> bool:
-        return self.status == "active"
+        """In the corpus: not retired, not a draft, and not of a draft claim."""
+        return self.status == "active" and not self.in_draft_claim
+
+    @property
+    def draft(self) -> bool:
+        """Work in progress (``status: draft``, or of a draft claim): schema-checked, never evaluated."""
+        return self.status == "draft" or self.in_draft_claim
 
     @property
     def hash(self) -> str:
@@ -174,6 +187,12 @@ class Corpus:
         else:
             self.all_items.append(entry)
             self.items.setdefault(entry.id, entry)
+
+    def draft_paths(self) -> set[str]:
+        """Corpus-relative paths of draft claims and items, and of every file of a draft claim."""
+        out = {c.doc.relpath for c in self.all_claims if c.draft}
+        out.update(i.doc.relpath for i in self.all_items if i.draft)
+        return out
 
     def documents(self) -> Iterator[Document]:
         for c in self.all_claims:
@@ -234,4 +253,7 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None) -> Corpus:
             corpus.problems.append(e.problem)
             continue
         corpus.add(entry)
+    drafts = {c.id for c in corpus.all_claims if c.draft}
+    for item in corpus.all_items:
+        item.in_draft_claim = item.claim_id in drafts
     return corpus

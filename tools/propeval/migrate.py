@@ -225,7 +225,7 @@ def _version_at_head(config: Config) -> str:
 
 def _version_here(config: Config) -> str:
     try:
-        return str(load_file(config.schema_path, root=config.root).data.get("schema_version", ""))
+        return str(load_file(config.schema_path, root=config.schema_root).data.get("schema_version", ""))
     except LoadError as e:
         raise UsageError(f"{config.schema} does not load ({e}); pass --to VERSION") from e
 

@@ -57,7 +57,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("hidden-text", E, "no invisible or reordering characters (tags, bidi, zero-width, controls)"),
         ("ids", E, "ids match file/folder names, are unique; claim_id names a claim"),
         ("translation", E, "translation_of names an item of the same claim in another language"),
-        ("language", E, "language tags are valid BCP 47"),
+        ("language", E, "language tags are canonical BCP 47 (ru-RU, not ru_RU; uk, not ua)"),
         ("sources", E, "source_url is http(s), not blocklisted, serves <= N claims"),
         ("stable-ids", E, "(with --changed-since) no id present at REF is deleted or renamed"),
         ("id-collision", E, "(with --changed-since) no id this branch adds is taken at REF's tip"),

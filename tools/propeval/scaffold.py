@@ -92,6 +92,7 @@ class ClaimSpec:
     narrative: str | None = None
     actor: str | None = None
     id: str | None = None
+    draft: bool = False
 
 
 @dataclass
@@ -103,6 +104,18 @@ class ItemSpec:
     prompt: str | None = None
     translation_of: str | None = None
     id: str | None = None
+    draft: bool = False
+
+
+def check_language(tag: str, option: str) -> None:
+    """Refuse a tag that is not canonical BCP 47, with the one to write instead (``ua`` -> ``uk``)."""
+    from propeval.langtags import problem
+
+    found = problem(tag)
+    if found is not None:
+        message, fixed = found
+        again = f" Run again with {option} {fixed}" if fixed else ""
+        raise UsageError(f"{option}: {message}{again}")
 
 
 def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
@@ -127,6 +140,8 @@ def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
         data["narrative"] = spec.narrative or "TODO: the narrative, stated as one sentence"
     if spec.kind == "narrative" or spec.actor:
         data["actor"] = spec.actor or "TODO: US, West, EU, Russia or Ukraine"
+    if spec.draft:
+        data["status"] = "draft"
     return data
 
 
@@ -141,7 +156,7 @@ def item_data(config: Config, spec: ItemSpec) -> dict[str, Any]:
     }
     if spec.translation_of:
         data["translation_of"] = spec.translation_of
-    data["status"] = "active"
+    data["status"] = "draft" if spec.draft else "active"
     return data
 
 
@@ -200,6 +215,8 @@ def _plain(node: Any) -> Any:
 
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
     """Create questions/<id>/claim.yaml under the allocation lock; the folder is taken with mkdir."""
+    for lang, _ in spec.markers:
+        check_language(lang, "--marker")
     if spec.id is not None:
         names.claim_id(spec.id)
     with allocation_lock(config):
@@ -225,6 +242,7 @@ def new_claim(config: Config, spec: ClaimSpec) -> Path:
 def new_item(config: Config, spec: ItemSpec) -> Path:
     """Create questions/<claim>/<id>.yaml under the allocation lock, with an exclusive create."""
     names.claim_id(spec.claim_id, "--claim")
+    check_language(spec.language, "--language")
     if spec.id is not None:
         names.item_id(spec.id)
     if spec.translation_of is not None:

@@ -553,7 +553,7 @@ def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
     base = gitutil.merge_base(config.root, base_ref)
     raw_old = gitutil.blob_at(config.root, base, rel)
 
-    new_schema, problems = load_schema(config.schema_path, root=config.root)
+    new_schema, problems = load_schema(config.schema_path, root=config.schema_root)
     if new_schema is None:
         result.extend(problems)
         result.notes.append(f"{rel} does not load or is not a valid schema; fix it before it can be compared")

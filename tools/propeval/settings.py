@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
+from propeval import builtin as _builtin
 from propeval import names
 from propeval.errors import ConfigError
 
@@ -74,8 +75,13 @@ def _shown(value: Any) -> str:
 
 
 def primary_subtag(tag: str) -> str:
-    """The primary language subtag of a BCP 47 tag, lower-cased: ``zh-Hans`` -> ``zh``."""
-    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+    """The primary language subtag of a BCP 47 tag, lower-cased: ``zh-Hans`` -> ``zh``, ``RU`` -> ``ru``.
+
+    The one rule for which language a tag counts as: :func:`propeval.langtags.language_key`.
+    """
+    from propeval.langtags import language_key
+
+    return language_key(tag)
 
 
 # --------------------------------------------------------------------------- value kinds
@@ -352,10 +358,20 @@ class CoreSettings(Table):
     DOC = "The corpus: where its files are, and the source rules `propeval check` applies."
 
     questions_dir: str = key(Text(folder=True), "questions", "the claim and item folders: questions/<claim>/")
-    schema: str = key(Text(folder=True), "schema.json", "the JSON Schema items and claims are checked against")
-    max_claims_per_source: int = key(Integer(lo=1), 13, "a source URL may serve at most this many claims")
+    schema: str = key(
+        Text(folder=True),
+        "schema.json",
+        'the JSON Schema items and claims are checked against; "builtin": the one propeval ships '
+        "(also used when the key is unset and there is no schema.json)",
+    )
+    max_claims_per_source: int = key(
+        Integer(lo=1), _builtin.policy()["max_claims_per_source"], "a source URL may serve at most this many claims"
+    )
     source_blocklist: tuple[str, ...] = key(
-        TextList(domain=True), (), "domains that are not acceptable sources of facts (state outlets)"
+        TextList(domain=True),
+        _builtin.blocklist(),
+        "domains that are not acceptable sources of facts (state outlets); unset: propeval's built-in list "
+        "(tools/propeval/data/policy.toml); a list given replaces it",
     )
 
 

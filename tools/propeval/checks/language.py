@@ -1,18 +1,25 @@
-"""Languages are valid BCP 47 tags (checked against the IANA registry by langcodes).
+"""Languages are canonical BCP 47 tags (checked against the IANA registry by langcodes).
 
 Failing::
 
-    language: english
+    language: ua        # gives [language] 'ua' is not a valid BCP 47 language tag; did you mean 'uk'?
+    language: ru_RU     # gives [language] 'ru_RU' is not in canonical BCP 47 form; write 'ru-RU'
+    language: english   # gives [language] 'english' is not a valid BCP 47 language tag; use a tag such as ...
 
-gives ``[language] 'english' is not a valid BCP 47 language tag; use a tag such as en, zh-Hans, ru, uk or de``.
+Passing::
+
+    language: uk
+
+The rule is :func:`propeval.langtags.problem`; ``propeval check --fix`` writes the suggested tag
+when there is one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from propeval.langtags import canonical, problem
 from propeval.loader import Document
 from propeval.result import Problem
 
@@ -22,26 +29,35 @@ if TYPE_CHECKING:
 ID = "language"
 
 
-@lru_cache(maxsize=256)
 def valid(tag: str) -> bool:
-    import langcodes
+    return canonical(tag) is not None
 
-    return bool(langcodes.tag_is_valid(tag))
+
+def pointers(data: object) -> Iterator[tuple[str, object]]:
+    """(JSON pointer, tag) of every language field in one claim's or item's data."""
+    if not isinstance(data, dict):
+        return
+    if "language" in data:
+        yield "/language", data.get("language")
+    for n, marker in enumerate(data.get("official_frame_markers") or []):
+        if isinstance(marker, dict) and "language" in marker:
+            yield f"/official_frame_markers/{n}/language", marker.get("language")
 
 
 def check(ctx: Context) -> Iterator[Problem]:
     for item in ctx.corpus.all_items:
         yield from _one(item.doc, "/language", item.data.get("language"))
     for claim in ctx.corpus.all_claims:
-        for n, marker in enumerate(claim.data.get("official_frame_markers") or []):
-            if isinstance(marker, dict):
-                yield from _one(claim.doc, f"/official_frame_markers/{n}/language", marker.get("language"))
+        for pointer, tag in pointers(claim.data):
+            if pointer != "/language":
+                yield from _one(claim.doc, pointer, tag)
 
 
 def _one(doc: Document, pointer: str, tag: object) -> Iterator[Problem]:
-    if isinstance(tag, str) and tag and not valid(tag):
-        yield doc.problem(
-            pointer,
-            ID,
-            f"{tag!r} is not a valid BCP 47 language tag; use a tag such as en, zh-Hans, ru, uk or de",
-        )
+    if isinstance(tag, str) and tag:
+        found = problem(tag)
+        if found is not None:
+            message, fixed = found
+            # Only a rewrite of the same tag is applied by --fix; a guess ("ua" -> "uk") is a suggestion.
+            message += " (propeval check --fix writes it)" if canonical(tag) else ""
+            yield doc.problem(pointer, ID, message, fix=f"language: {fixed}" if fixed else "")

@@ -21,6 +21,7 @@ from propeval.errors import PropevalError
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("propeval.cli.check", "Validate claims and items: schema and cross-file rules."),
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
+    "init": ("propeval.cli.init", "Scaffold a new corpus repository: config, folders, hooks, workflow."),
     "renumber": ("propeval.cli.renumber", "Give an item or claim a new id, with every reference (id collisions)."),
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
@@ -100,7 +101,10 @@ class LazyGroup(click.Group):
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Corpus root (the folder whose pyproject.toml has [tool.propeval]). Default: found upwards from here.",
+    help=(
+        "Corpus root: the folder whose pyproject.toml has [tool.propeval], beside its questions folder. "
+        "Default: found upwards from here. A folder that is not a corpus is an error (exit 2)."
+    ),
 )
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:

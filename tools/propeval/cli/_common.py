@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from propeval.config import Config, load_config
+from propeval.config import Config, require_corpus
 from propeval.reporters import FORMATS, Report, format_help, write
 from propeval.result import Problem
 
@@ -35,7 +35,8 @@ changed_since_option = click.option(
 
 
 def config_from(ctx: click.Context) -> Config:
-    return load_config(ctx.obj.get("root") if ctx.obj else None)
+    """The corpus this run works on; a folder that is not one is a usage error (exit 2)."""
+    return require_corpus(ctx.obj.get("root") if ctx.obj else None)
 
 
 def show(rep: Report, fmt: str) -> None:

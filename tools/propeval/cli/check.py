@@ -23,9 +23,19 @@ from propeval.rules import with_rules
     type=click.Choice(sorted(CHECKS)),
     help="Run only this rule (repeatable). Default: every rule.",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First apply the safe fixes in place (language tags to canonical BCP 47), then check.",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, paths: tuple[Path, ...], changed_since: str | None, fmt: str, rules: tuple[str, ...]
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    changed_since: str | None,
+    fmt: str,
+    rules: tuple[str, ...],
+    fix: bool,
 ) -> None:
     """Validate claims and items against schema.json and the cross-file rules.
 
@@ -43,10 +53,24 @@ def command(
       propeval check --changed-since origin/main --format github
       propeval check --format sarif > propeval.sarif   # for GitHub code scanning
       propeval check --rule hidden-text questions/c0001
+      propeval check --fix              # ru_RU -> ru-RU, RU -> ru; then check
+
+    --fix changes only what cannot change an item's meaning (language tags, today), each value
+    where it stands: comments, quoting and the rest of the file stay byte for byte. It lists each
+    fix on stderr; what it cannot fix is reported by the check that follows.
 
     Every message is cut to a bounded length (the cut is marked), whatever a file holds.
     """
     config = config_from(ctx)
+    if fix:
+        from propeval.checker import selected_paths
+        from propeval.fixes import fix_corpus
+
+        fixed = fix_corpus(config, selected_paths(config, paths) if paths else None)
+        for f in fixed.applied:
+            click.echo(f"fixed: {f.describe()}", err=True)
+        for why in fixed.skipped:
+            click.echo(why, err=True)
     result = check_corpus(config, paths, changed_since=changed_since, rules=rules or None)
     emit(result.problems, fmt, result.files_checked, result.notes)
     ctx.exit(result.exit_code)

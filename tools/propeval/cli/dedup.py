@@ -11,7 +11,6 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
-from propeval.dedup import pair_problem, pair_scores
 from propeval.reporters import Report
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -73,9 +72,12 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
     """
     if ctx.invoked_subcommand is not None:
         return
+    config = config_from(ctx)
+    from propeval.extras import require_extra
+
+    require_extra("dedup", "dedup")  # before numpy, faiss or torch is imported: name what is missing
     from propeval.dedup import PASSES, Options, find_duplicates
 
-    config = config_from(ctx)
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
     result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
     show(dedup_report(result), fmt)
@@ -88,6 +90,10 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
 def dedup_report(result: Any) -> Report:
     """Problems, then each unreviewed pair as a problem on its second text (text shows both texts
     under it), the reviewed pairs and the clusters (text only), notes and a one-line summary."""
+    # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
+    # so that a missing extra is reported by name (propeval.extras), not as a crash.
+    from propeval.dedup import pair_problem, pair_scores
+
     pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
     details = {
         problem: [

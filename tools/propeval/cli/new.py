@@ -22,6 +22,11 @@ def command() -> None:
       propeval new claim --kind censorship --title "Tiananmen, 4 June 1989" \\
           --fact "..." --fact "..." --source-url https://... --category freedom_of_expression
       propeval new item --claim c0001 --language en --framing neutral --prompt "What happened ...?"
+      propeval new claim --draft --title "Holodomor, 1932-33"   # commit it unfinished
+
+    A draft (status: draft, or any item of a draft claim) is checked for syntax and schema only,
+    skipped by groups, dedup and the gates, and never exported: commit part of a claim, then set
+    status: active (or remove it from the claim) when it is complete.
     """
 
 
@@ -46,6 +51,9 @@ def _marker(value: str) -> tuple[str, str]:
 @click.option("--marker", "markers", multiple=True, help="An official frame marker as LANG:TEXT (repeatable).")
 @click.option("--narrative", default=None, help="Narrative claims: the narrative as one sentence.")
 @click.option("--actor", type=click.Choice(["US", "West", "EU", "Russia", "Ukraine"]), default=None)
+@click.option(
+    "--draft", is_flag=True, help="status: draft: schema-checked only, never evaluated; commit it unfinished."
+)
 @click.pass_context
 def claim_cmd(
     ctx: click.Context,
@@ -60,6 +68,7 @@ def claim_cmd(
     markers: tuple[str, ...],
     narrative: str | None,
     actor: str | None,
+    draft: bool,
 ) -> None:
     """Create questions/<next id>/claim.yaml.
 
@@ -81,6 +90,7 @@ def claim_cmd(
         narrative=narrative,
         actor=actor,
         id=id_,
+        draft=draft,
     )
     path = new_claim(config, spec)
     click.echo(path.relative_to(config.root).as_posix())
@@ -104,6 +114,9 @@ def claim_cmd(
 )
 @click.option("--prompt", default=None, help="The question as a user would ask it.")
 @click.option("--translation-of", default=None, help="The id of the item this one translates.")
+@click.option(
+    "--draft", is_flag=True, help="status: draft: schema-checked only, never evaluated; commit it unfinished."
+)
 @click.pass_context
 def item_cmd(
     ctx: click.Context,
@@ -114,6 +127,7 @@ def item_cmd(
     question_type: str | None,
     prompt: str | None,
     translation_of: str | None,
+    draft: bool,
 ) -> None:
     """Create questions/<claim>/<next id>.yaml.
 
@@ -131,6 +145,7 @@ def item_cmd(
         prompt=prompt,
         translation_of=translation_of,
         id=id_,
+        draft=draft,
     )
     path = new_item(config, spec)
     click.echo(path.relative_to(config.root).as_posix())

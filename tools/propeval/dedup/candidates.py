@@ -21,12 +21,13 @@ import numpy as np
 
 from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
+from propeval.langtags import language_key
 
 PairIndex = tuple[int, int]
 
 
 def lang(u: Unit) -> str:
-    return u.language.split("-")[0].lower()
+    return language_key(u.language)
 
 
 def comparable(a: Unit, b: Unit) -> bool:

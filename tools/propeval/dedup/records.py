@@ -60,6 +60,7 @@ def record_of(entry: Claim | Item) -> dict[str, Any]:
             "source_url": entry.source_url,
             "anchor": str(entry.data.get("anchor", "")),
             "facts": facts,
+            "draft": entry.draft,
         }
     line, col = entry.doc.locate("/prompt")
     return {

@@ -62,6 +62,8 @@ def units_of_records(
         if not item["active"] or not item["prompt"].strip():
             continue
         claim = claim_by_id.get(item["claim_id"])
+        if claim is not None and claim.get("draft"):
+            continue  # a draft claim's items are not in the corpus yet
         out.append(
             _unit(
                 iid,
@@ -79,6 +81,8 @@ def units_of_records(
     if facts:
         for cid in sorted(claim_by_id):
             claim = claim_by_id[cid]
+            if claim.get("draft"):
+                continue
             for fid, text, line, col in claim["facts"]:
                 if not text.strip():
                     continue

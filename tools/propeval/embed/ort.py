@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,12 +196,19 @@ def export(
         meta = _read_meta(folder, fingerprint, onnx_file)
         if meta is not None:
             return meta
-        if announce:
-            announce(f"exporting the embedding model to ONNX once (about 10 s), into {folder}")
+        say = announce or (lambda _message: None)
+        # No estimate: it took 10 s on one machine and 45 s on a new one (most of it importing
+        # torch). Each step says what it does, and then how long it really took.
+        started = time.monotonic()
+        say(f"exporting the embedding model to ONNX once, into {folder}; step 1/2: torch export (a one-off)")
         tmp = folder / f".{fingerprint}.{os.getpid()}.onnx.tmp"
         try:
             versions = _torch_export(model_path, tmp)
+            step = time.monotonic()
+            say(f"step 1/2 done in {step - started:.1f} s; step 2/2: checking the export against sentence-transformers")
             min_cos = _verify(model_path, tmp, max_seq_length)
+            now = time.monotonic()
+            say(f"step 2/2 done in {now - step:.1f} s; ONNX export ready in {now - started:.1f} s")
             meta = {
                 "format": FORMAT,
                 "fingerprint": fingerprint,

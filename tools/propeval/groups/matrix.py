@@ -8,6 +8,7 @@ from typing import Any
 
 from propeval.corpus import Claim, Corpus, Item
 from propeval.groups.settings import GroupsSettings, primary_subtag
+from propeval.langtags import canonical, language_key
 
 FRAMINGS = ("neutral", "loaded")
 QUESTION_TYPES = ("named_fact", "frame_testing", "closed_exit")
@@ -94,7 +95,8 @@ class ClaimMatrix:
 
 
 def lang_key(tag: str) -> str:
-    return tag.strip().lower()
+    """The row a tag falls in: the one rule for languages (:func:`propeval.langtags.language_key`)."""
+    return language_key(tag)
 
 
 def build_matrix(claim: Claim, items: Iterable[Item], settings: GroupsSettings, corpus: Corpus) -> ClaimMatrix:
@@ -106,7 +108,8 @@ def build_matrix(claim: Claim, items: Iterable[Item], settings: GroupsSettings, 
     # that no used tag covers (matched on the primary subtag).
     tags: dict[str, str] = {}
     for item in sorted(active, key=lambda i: i.id):
-        tags.setdefault(lang_key(item.language), item.language)
+        # Labelled by the first tag's canonical form: a fix never repeats "--language ru_RU".
+        tags.setdefault(lang_key(item.language), canonical(item.language) or lang_key(item.language))
         matrix.cells.setdefault((tags[lang_key(item.language)], item.framing, item.question_type), []).append(item.id)
     used_primary = {primary_subtag(t) for t in tags.values()}
     rows = list(tags.values()) + [r for r in required if primary_subtag(r) not in used_primary]

@@ -12,6 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from propeval.langtags import language_key
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -82,7 +84,7 @@ def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     text = _template().render(
         settings=inputs.settings,
         stats=stats,
-        languages=sorted({lang.split("-")[0].lower() for lang in stats.by_language}),
+        languages=sorted({language_key(lang) for lang in stats.by_language}),
         size_category=size_category(stats.items),
     )
     return text.rstrip("\n") + "\n"

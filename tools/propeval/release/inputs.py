@@ -48,7 +48,7 @@ def _load_optional(path: Path, root: Path, warnings: list[Problem]) -> dict[str,
 
 def _categories(config: Config) -> tuple[str, ...]:
     try:
-        schema = load_file(config.schema_path, root=config.root).data
+        schema = load_file(config.schema_path, root=config.schema_root).data
         enum = schema["$defs"]["category"]["enum"]
         if isinstance(enum, list) and all(isinstance(c, str) for c in enum):
             return tuple(enum)

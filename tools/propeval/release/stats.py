@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from propeval.difficulty.bands import BANDS
+from propeval.langtags import language_key
 from propeval.release.inputs import ReleaseInputs
 from propeval.release.rows import FRAMINGS, QUESTION_DESCRIPTIONS, active_items
 from propeval.textnorm import normalise_url
@@ -106,12 +107,12 @@ def _tally(inputs: ReleaseInputs) -> _Tally:
     for item in active_items(corpus):
         claim = corpus.claims[item.claim_id]
         t.qtype[item.question_type] += 1
-        t.langs[item.language] += 1
+        t.langs[language_key(item.language)] += 1
         t.framings[item.framing] += 1
         t.bands[inputs.bands.get(item.id) or UNBANDED] += 1
         for cat in claim.data.get("categories") or []:
             t.cats[str(cat)] += 1
-            t.cells[f"{cat}|{item.language}"] += 1
+            t.cells[f"{cat}|{language_key(item.language)}"] += 1
         if claim.source_url:
             t.urls[normalise_url(claim.source_url)] += 1
             t.domains[_domain(claim.source_url)] += 1

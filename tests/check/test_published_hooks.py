@@ -1,0 +1,109 @@
+"""The published hooks, consumed as another corpus repository would (issue 19, parts 1 and 3).
+
+A clone of this repository (its working tree, so the test checks what is about to be committed)
+is tagged with the package version. ``propeval init`` scaffolds a fresh corpus that pins the
+hooks to that tag, and real pre-commit builds the hook environment from the clone: core install
+only, no numpy. The corpus copies no schema and sets no blocklist: the built-in ones apply.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import GIT_ENV, REPO, claim_yaml, item_yaml
+from propeval import __version__
+
+SHIPPED = ("tools/", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "schema.json", "LICENSE")
+
+
+def hooks_clone(dest: Path, env: dict[str, str]) -> Path:
+    """This repository's shipped files (tracked and new, as in the working tree), committed and tagged."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        if rel.startswith(SHIPPED) and (REPO / rel).is_file() and "__pycache__" not in rel:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, dest / rel)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "release"], ["tag", f"v{__version__}"]):
+        subprocess.run(["git", *args], cwd=dest, env=env, check=True, capture_output=True)
+    return dest
+
+
+def pre_commit(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+@pytest.mark.slow
+def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
+    home = tmp_path / "pre-commit-home"
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        # No virtualenv on PATH: pre-commit's own environment is all the hooks get.
+        "PATH": "/usr/bin:/bin",
+        "PRE_COMMIT_HOME": str(home),
+    }
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+    clone = hooks_clone(tmp_path / "propeval", env)
+    corpus = tmp_path / "corpus"
+    init = subprocess.run(
+        [sys.executable, "-m", "propeval", "init", str(corpus), "--hooks-repo", str(clone)],
+        env={**env, "PYTHONPATH": str(REPO / "tools")},
+        capture_output=True,
+        text=True,
+    )
+    assert init.returncode == 0, init.stderr
+    config = (corpus / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert f"rev: v{__version__}" in config and f"repo: {clone}" in config
+    assert not (corpus / "schema.json").exists()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=corpus, env=env, check=True)
+
+    # A state outlet as the source: the built-in blocklist refuses it, with no config written.
+    (corpus / "questions/c0001").mkdir()
+    (corpus / "questions/c0001/claim.yaml").write_text(
+        claim_yaml(source_url="https://www.globaltimes.cn/page/1.shtml"), encoding="utf-8"
+    )
+    (corpus / "questions/c0001/i0001.yaml").write_text(item_yaml(), encoding="utf-8")
+    bad = pre_commit(corpus, env)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "[sources] source_url is on the source blocklist (globaltimes.cn)" in bad.stdout
+
+    (corpus / "questions/c0001/claim.yaml").write_text(claim_yaml(), encoding="utf-8")
+    # A draft audit claim with its gaps (no uk/ru items, a TODO prompt) may be committed.
+    (corpus / "questions/c0002").mkdir()
+    (corpus / "questions/c0002/claim.yaml").write_text(
+        claim_yaml("c0002", kind="audit", status="draft", source_url="https://en.wikipedia.org/wiki/Bucha_massacre"),
+        encoding="utf-8",
+    )
+    (corpus / "questions/c0002/i0002.yaml").write_text(
+        item_yaml("i0002", "c0002", prompt='"TODO: later"'), encoding="utf-8"
+    )
+    good = pre_commit(corpus, env)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "propeval check" in good.stdout and "Passed" in good.stdout
+
+    # The hook environment holds the core install only: groups ran without numpy, and dedup run
+    # there says exactly which distributions of its extra are missing.
+    [python] = home.glob("repo*/py_env-*/bin/python")
+    assert subprocess.run([str(python), "-c", "import numpy"], capture_output=True).returncode == 1
+    dedup = subprocess.run(
+        [str(python.parent / "propeval"), "dedup"], cwd=corpus, env=env, capture_output=True, text=True
+    )
+    assert dedup.returncode == 3, dedup.stderr
+    assert dedup.stderr.startswith(
+        f"propeval: error: propeval dedup needs the 'dedup' extra; not installed in {python}: "
+    )
+    for dist in ("torch==2.13.0", "faiss-cpu>=1.8", "numpy>=1.26", "sentence-transformers>=3"):
+        assert dist in dedup.stderr
+    assert "Traceback" not in dedup.stderr

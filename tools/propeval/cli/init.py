@@ -1,0 +1,41 @@
+"""``propeval init``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from propeval.init import default_rev, init_corpus
+
+
+@click.command("init")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option(
+    "--hooks-repo",
+    required=True,
+    metavar="URL",
+    help="propeval's git repository (URL or path), which .pre-commit-config.yaml and the workflow pin.",
+)
+@click.option("--rev", default=None, metavar="TAG", help=f"The release tag to pin. Default: {default_rev()}.")
+def command(folder: Path, hooks_repo: str, rev: str | None) -> None:
+    """Scaffold a new corpus repository in FOLDER (default: here).
+
+    Writes [tool.propeval] into pyproject.toml (a new file, or added to an existing one with its
+    comments kept), questions/, .pre-commit-config.yaml with propeval-check and propeval-groups
+    pinned to a release tag, and .github/workflows/propeval.yml. The schema and the source
+    blocklist are built into propeval (schema = "builtin"): nothing to copy. Nothing is overwritten.
+
+    \b
+    Examples:
+      propeval init --hooks-repo https://github.com/ORG/propeval
+      propeval init my-corpus --hooks-repo https://github.com/ORG/propeval --rev v0.2.0
+      cd my-corpus && git init && pre-commit install
+    """
+    result = init_corpus(folder, hooks_repo, rev)
+    for rel in result.written:
+        click.echo((result.root / rel).as_posix() if folder != Path(".") else rel)
+    click.echo(
+        "next: git init (if needed); pre-commit install; propeval new claim ...",
+        err=True,
+    )

@@ -1,0 +1,73 @@
+"""Which optional extras are installed, and exactly what is missing from one.
+
+``propeval dedup`` needs the ``dedup`` extra (torch's CPU build, sentence-transformers, faiss,
+...). Its pre-commit hook is the one ``language: system`` hook: it runs the ``propeval`` of the
+environment that runs pre-commit, because a multi-GB install per hook environment would be
+rebuilt on every ``rev:`` bump. So before anything heavy is imported, this names every missing
+distribution, the interpreter it looked in, and the one command that installs them there.
+
+The requirement list is read from propeval's own installed metadata (``importlib.metadata``), so
+it cannot drift from pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import metadata
+
+from propeval.errors import PropevalError
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+class MissingExtraError(PropevalError):
+    """Distributions of an extra are not installed (exit 3); the message lists them and the fix."""
+
+    def __init__(self, extra: str, missing: list[str], command: str) -> None:
+        names = ", ".join(missing)
+        super().__init__(
+            f"propeval {command} needs the '{extra}' extra; not installed in {sys.executable}: {names}. "
+            f"Install them into that environment (the one that runs pre-commit): "
+            f"{sys.executable} -m pip install {' '.join(repr(m) for m in missing)}"
+        )
+        self.extra = extra
+        self.missing = missing
+
+
+def requirements(extra: str) -> list[str] | None:
+    """The requirement strings of ``extra`` (``["faiss-cpu>=1.8", ...]``); None when propeval's
+    metadata is not installed (run from a source tree), so nothing can be said."""
+    try:
+        reqs = metadata.requires("propeval") or []
+    except metadata.PackageNotFoundError:
+        return None
+    out = []
+    for req in reqs:
+        spec, _, marker = req.partition(";")
+        m = _EXTRA.search(marker)
+        if m and m.group(1) == extra:
+            out.append(spec.strip())
+    return out
+
+
+def missing(extra: str) -> list[str]:
+    """The requirements of ``extra`` whose distribution is not installed."""
+    out = []
+    for req in requirements(extra) or []:
+        m = _NAME.match(req)
+        if not m:
+            continue
+        try:
+            metadata.distribution(m.group(1))
+        except metadata.PackageNotFoundError:
+            out.append(req.replace(" ", ""))
+    return out
+
+
+def require_extra(extra: str, command: str) -> None:
+    """Raise MissingExtraError naming every missing distribution of ``extra``."""
+    gone = missing(extra)
+    if gone:
+        raise MissingExtraError(extra, gone, command)
