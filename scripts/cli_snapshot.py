@@ -23,12 +23,14 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from corpus_copy import corpus_repo
+from corpus_copy import git as corpus_git
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS_PARTS = ("questions", "rubrics", "ledger", "schema.json", "pyproject.toml")
@@ -103,7 +105,7 @@ def scrub_text(text: str, root: Path) -> str:
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    corpus_git(root, GIT_ENV, *args)
 
 
 def snap(out: Path, corpus: Path) -> None:
@@ -112,16 +114,7 @@ def snap(out: Path, corpus: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="propeval-snap-") as tmp:
         root = Path(tmp) / "corpus"
-        root.mkdir()
-        for part in CORPUS_PARTS:
-            src = corpus / part
-            if src.is_dir():
-                shutil.copytree(src, root / part)
-            elif src.is_file():
-                shutil.copy2(src, root / part)
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "starter corpus")
+        corpus_repo(corpus, root, CORPUS_PARTS, GIT_ENV)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_")}
         env |= {"PROPEVAL_STATE_DIR": str(Path(tmp) / "state"), "NO_COLOR": "1", "COLUMNS": "120"}
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import cog  # type: ignore[import-not-found]  # provided by cogapp while it runs this
+from corpus_copy import corpus_repo, git
 
 REPO = Path(__file__).resolve().parents[1]
 # What a scratch copy of the corpus holds.
@@ -74,10 +74,6 @@ def run(argv: Sequence[str], cwd: Path, expect: int) -> str:
     return out
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
-
-
 @contextmanager
 def scratch(change: Change | None) -> Iterator[Path]:
     """The repository itself, or a git copy of its corpus whose main (also ``origin/main``) is
@@ -87,16 +83,8 @@ def scratch(change: Change | None) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix="propeval-docs-") as tmp:
         root = Path(tmp)
-        for part in CORPUS_PARTS:
-            src = REPO / part
-            if src.is_dir():
-                shutil.copytree(src, root / part)
-            elif src.is_file():
-                shutil.copy2(src, root / part)
-        _git(root, "init", "-q", "-b", "main")
-        _git(root, "add", "-A")
-        _git(root, "commit", "-qm", "corpus")
-        _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+        corpus_repo(REPO, root, CORPUS_PARTS, GIT_ENV)
+        git(root, GIT_ENV, "update-ref", "refs/remotes/origin/main", "HEAD")
         change(root)
         yield root
 
