@@ -31,6 +31,7 @@ class Text:
     item: str  # the item id, or the claim id for a fact or marker
     tokens: int
     ngrams: int  # how many n-grams (1 for a text searched whole)
+    whole: str = ""  # a text searched whole: its tokens joined by spaces
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Index:
     texts: list[Text] = field(default_factory=list)
     # width -> exact window string -> [(text index, position of the window in the text)]
     grams: dict[int, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)
-    hashes: dict[int, np.ndarray] = field(default_factory=dict)
+    hashes: dict[int, ngrams.Table] = field(default_factory=dict)
     too_short: list[str] = field(default_factory=list)
     digest: str = ""
 
@@ -61,23 +62,27 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
     """
     index = Index(n=n, min_tokens=min_tokens)
     seen: list[tuple[str, str]] = []
+    collected: dict[int, list[np.ndarray]] = {}
     for label, kind, item, text in entries:
         toks = ngrams.tokens(text)
         if len(toks) < min_tokens:
             index.too_short.append(label)
             continue
-        width = n if len(toks) >= n else len(toks)
+        # A shorter text is found by its first min_tokens tokens, then compared whole: one pass
+        # over the shards for every short text, whatever their lengths.
+        short = len(toks) < n
+        width = min_tokens if short else n
         tok = ngrams.tokenise(" ".join(toks).encode("utf-8"))
-        hashes = ngrams.windows(tok, width)
+        hashes = ngrams.windows(tok, width)[: 1 if short else None]
         table = index.grams.setdefault(width, {})
         number = len(index.texts)
         for pos in range(len(hashes)):
             table.setdefault(" ".join(toks[pos : pos + width]), []).append((number, pos))
-        index.texts.append(Text(label, kind, item, len(toks), len(hashes)))
+        whole = " ".join(toks) if short else ""
+        index.texts.append(Text(label, kind, item, len(toks), len(hashes), whole))
         seen.append((label, " ".join(toks)))
-        index.hashes[width] = np.concatenate([index.hashes.get(width, np.zeros(0, np.uint64)), hashes])
-    for width, h in index.hashes.items():
-        index.hashes[width] = np.unique(h)
+        collected.setdefault(width, []).append(hashes)
+    index.hashes = {width: ngrams.Table(np.concatenate(parts)) for width, parts in sorted(collected.items())}
     payload = json.dumps([ngrams.VERSION, n, min_tokens, sorted(seen), sorted(index.too_short)], ensure_ascii=False)
     index.digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return index

@@ -13,18 +13,19 @@ gives the same tokens at memory speed. Any other text takes the exact path (:fun
 which writes its tokens separated by spaces; the table leaves bytes >= 128 as they are, so both
 paths meet in one byte form.
 
-**Kernel.** :func:`windows` hashes every window of ``w`` consecutive tokens of a buffer with two
-polynomial hashes mod 2**64, computed with numpy prefix sums, so no Python runs per byte or per
-token: a token's hash is ``sum(byte[k] * P**k)``, a window's is ``sum(token[k] * Q**k)``. A hash
-is only a candidate: every window whose hash is in the index is checked against the index's exact
-n-gram strings before it counts (:mod:`propeval.decontam.scan`), so a collision costs time, never
-a false finding, and equal n-grams always hash equal, so none is missed.
+**Kernel.** :func:`windows` hashes every window of ``w`` consecutive tokens of a buffer with
+polynomial hashes (bytes into a token mod 2**32, tokens into a window mod 2**64), computed with
+numpy prefix sums, so no Python runs per byte or per token. A hash is only a candidate: every
+window whose hash is in the index is checked against the index's exact n-gram strings before it
+counts (:mod:`propeval.decontam.scan`), so a collision costs time, never a false finding, and
+equal n-grams always hash equal, so none is missed.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,8 @@ TABLE = bytes(
     (c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128) else 0) for c in range(256)
 )
 
-P = np.uint64(0x100000001B3)  # odd, so it has an inverse mod 2**64
-Q = np.uint64(0x9E3779B97F4A7C15)
+P = 0x01000193  # odd, so it has an inverse mod 2**32 (bytes into a token's hash)
+Q = 0x9E3779B97F4A7C15  # odd, mod 2**64 (token hashes into a window's hash)
 
 
 def tokens(text: str) -> list[str]:
@@ -59,30 +60,31 @@ def canonical(text: str) -> bytes:
 
 
 class _Powers:
-    """``base**k`` and ``base**-k`` mod 2**64 for k < len, grown on demand."""
+    """``base**k`` and ``base**-k`` mod 2**bits for k < len, grown on demand."""
 
-    def __init__(self, base: np.uint64) -> None:
-        self.base = int(base)
-        self.inv = pow(self.base, -1, 2**64)
-        self.up = np.ones(0, dtype=np.uint64)
-        self.down = np.ones(0, dtype=np.uint64)
+    def __init__(self, base: int, bits: int = 64) -> None:
+        self.dtype = np.uint64 if bits == 64 else np.uint32
+        self.base = base % 2**bits
+        self.inv = pow(self.base, -1, 2**bits)
+        self.up = np.ones(0, dtype=self.dtype)
+        self.down = np.ones(0, dtype=self.dtype)
 
     def get(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         if len(self.up) < n:
             size = max(n, 2 * len(self.up), 1 << 16)
-            self.up = _geometric(self.base, size)
-            self.down = _geometric(self.inv, size)
+            self.up = _geometric(self.base, size, self.dtype)
+            self.down = _geometric(self.inv, size, self.dtype)
         return self.up[:n], self.down[:n]
 
 
-def _geometric(base: int, n: int) -> np.ndarray:
-    out = np.full(n, np.uint64(base), dtype=np.uint64)
+def _geometric(base: int, n: int, dtype: Any) -> np.ndarray:
+    out = np.full(n, base, dtype=dtype)
     out[0] = 1
     with np.errstate(over="ignore"):
-        return np.cumprod(out, dtype=np.uint64)  # wraps mod 2**64, as intended
+        return np.cumprod(out, dtype=dtype)  # wraps mod 2**bits, as intended
 
 
-_PB = _Powers(P)
+_PB = _Powers(P, bits=32)
 _PT = _Powers(Q)
 
 
@@ -103,18 +105,24 @@ class Tokenised:
 
 def tokenise(buf: bytes) -> Tokenised:
     """Map ``buf`` through :data:`TABLE`, find its tokens and hash each one (all in numpy)."""
-    mapped = np.frombuffer(buf.translate(TABLE), dtype=np.uint8)
-    # Token edges alternate: a start, then its end.
-    edges = np.flatnonzero(np.diff((mapped != 0).view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    # A separator on each side: token edges are then where a byte and the one before it differ,
+    # alternately a start and an end.
+    mapped = np.frombuffer(b"\x00" + buf.translate(TABLE) + b"\x00", dtype=np.uint8)
+    is_tok = mapped != 0
+    edges = np.flatnonzero(is_tok[1:] != is_tok[:-1]) + 1
     starts = edges[0::2]
     ends = edges[1::2]
     up, down = _PB.get(len(mapped) + 1)
     with np.errstate(over="ignore"):
-        byte_prefix = np.zeros(len(mapped) + 1, dtype=np.uint64)
-        np.cumsum(mapped * up[: len(mapped)], out=byte_prefix[1:])
-        token_hash = (byte_prefix[ends] - byte_prefix[starts]) * down[starts]
+        # Token hashes in 32 bits (half the memory traffic of the byte pass); a window's hash is
+        # 64 bits. Two tokens that collide only make a candidate that the exact check drops.
+        byte_prefix = np.empty(len(mapped) + 1, dtype=np.uint32)
+        byte_prefix[0] = 0
+        np.cumsum(mapped * up[: len(mapped)], out=byte_prefix[1:], dtype=np.uint32)
+        token_hash = ((byte_prefix[ends] - byte_prefix[starts]) * down[starts]).astype(np.uint64)
         tup, _ = _PT.get(len(starts) + 1)
-        prefix = np.zeros(len(starts) + 1, dtype=np.uint64)
+        prefix = np.empty(len(starts) + 1, dtype=np.uint64)
+        prefix[0] = 0
         np.cumsum(token_hash * tup[: len(starts)], out=prefix[1:])
     return Tokenised(mapped, starts, ends, prefix)
 
@@ -129,10 +137,30 @@ def windows(tok: Tokenised, w: int) -> np.ndarray:
         return (tok.prefix[w:] - tok.prefix[:count]) * down[:count]
 
 
-def member(hashes: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Indexes of ``hashes`` found in the sorted array ``table``."""
-    if not len(table) or not len(hashes):
-        return np.zeros(0, dtype=np.int64)
-    pos = np.searchsorted(table, hashes)
-    np.minimum(pos, len(table) - 1, out=pos)
-    return np.flatnonzero(table[pos] == hashes)
+class Table:
+    """The sorted hashes of one window width, with a bit filter in front of the binary search.
+
+    Most windows of a shard are in no index: one gather into the filter (``hash & mask``) rules
+    them out, and only the few that pass (about ``size / slots`` of them) are searched.
+    """
+
+    def __init__(self, hashes: np.ndarray) -> None:
+        self.hashes = np.unique(hashes)
+        slots = 1 << max(16, min(26, (64 * max(1, len(self.hashes))).bit_length()))
+        self.mask = np.uint64(slots - 1)
+        self.filter = np.zeros(slots, dtype=bool)
+        self.filter[self.hashes & self.mask] = True
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def find(self, hashes: np.ndarray) -> np.ndarray:
+        """Indexes of ``hashes`` that are in the table."""
+        if not len(self.hashes) or not len(hashes):
+            return np.zeros(0, dtype=np.int64)
+        maybe = np.flatnonzero(self.filter[hashes & self.mask])
+        if not len(maybe):
+            return maybe
+        pos = np.searchsorted(self.hashes, hashes[maybe])
+        np.minimum(pos, len(self.hashes) - 1, out=pos)
+        return maybe[self.hashes[pos] == hashes[maybe]]

@@ -275,32 +275,39 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
     sizes = np.fromiter((len(b) + 1 for b in batch.bufs), dtype=np.int64, count=len(batch.bufs))
     doc_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     tok = ngrams.tokenise(joined)
-    doc_of = np.searchsorted(doc_starts, tok.starts, side="right") - 1
+    doc_of = np.searchsorted(doc_starts, tok.starts - 1, side="right") - 1  # tokenise adds a byte in front
     # (first doc, second doc or -1, text number) -> (positions of the text matched, token indexes)
     found: dict[tuple[int, int, int], tuple[set[int], list[int]]] = {}
+    last_token = len(tok.starts) - 1
     for width, table in index.hashes.items():
-        for i in ngrams.member(ngrams.windows(tok, width), table).tolist():
-            a, b = int(doc_of[i]), int(doc_of[i + width - 1])
-            if a == b:
-                if seams_only or (carried and a == 0):
-                    continue
-                pair = -1
-            elif b == a + 1 and width == index.n:
-                pair = b
-            else:
-                continue
+        for i in table.find(ngrams.windows(tok, width)).tolist():
             entries = index.grams[width].get(tok.text(i, i + width - 1))
             if not entries:  # a hash collision: not a finding
                 continue
             for number, pos in entries:
+                text = index.texts[number]
+                length = text.tokens if text.whole else width
+                if i + length - 1 > last_token:
+                    continue
+                a, b = int(doc_of[i]), int(doc_of[i + length - 1])
+                if a == b:
+                    if seams_only or (carried and a == 0):
+                        continue
+                    pair = -1
+                elif b == a + 1 and not text.whole:
+                    pair = b
+                else:
+                    continue
+                if text.whole and tok.text(i, i + length - 1) != text.whole:
+                    continue
                 positions, starts = found.setdefault((a, pair, number), (set(), []))
                 positions.add(pos)
                 starts.append(i)
     for (a, pair, number), (positions, starts) in found.items():
         text = index.texts[number]
-        width = index.n if text.tokens >= index.n else text.tokens
+        width = text.tokens if text.whole else index.n
         first, last = min(starts), max(starts) + width - 1
-        whole = width < index.n or (len(positions) == text.ngrams and max(starts) - min(starts) == text.ngrams - 1)
+        whole = bool(text.whole) or (len(positions) == text.ngrams and max(starts) - min(starts) == text.ngrams - 1)
         span = tok.text(first, last)
         finding = Finding(
             shard=result.shard,
