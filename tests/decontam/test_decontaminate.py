@@ -110,6 +110,7 @@ def test_json_report_and_a_second_run_reuses_the_stored_shard(shards: CorpusDir)
         "next_shard": "",
         "next_line": 0,
         "next_doc": "",
+        "score": 0.0,
     }
     # A stored result of another file (the shard changed since) is not reused.
     shards.write("train/b.jsonl", line("b1", "nothing to see") + line("b2", PROMPT))
@@ -213,3 +214,58 @@ def test_the_dask_cluster_gives_the_local_report(shards: CorpusDir, dask_cluster
     assert {f["kind"] for f in docs[0]["findings"]} == {"exact", "ngram", "seam"}
     for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
         assert (shards.root / "out1" / name).read_bytes() == (shards.root / "out2" / name).read_bytes()
+
+
+class WordHashEncoder:
+    """A deterministic encoder for the embedding pass's logic: bag of words, hashed into 512 dims
+    (a paraphrase that keeps most words scores high, an unrelated sentence near 0)."""
+
+    name = "word-hash-512"
+    fingerprint = "word-hash-512"
+    max_seq_length = 512
+    engine = "numpy"
+
+    def encode(self, texts: list[str]) -> Any:
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), 512), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(word.encode()) % 512] += 1
+        return out
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        return [len(t.split()) for t in texts]
+
+
+def test_the_embedding_pass_reports_a_paraphrase_in_the_sample_without_dropping_it(corpus: CorpusDir) -> None:
+    from propeval.cli.decontaminate import decontamination_report
+    from propeval.config import load_config
+    from propeval.corpus import load_corpus
+    from propeval.decontam.index import build, corpus_entries
+    from propeval.decontam.run import Options, decontaminate
+    from propeval.reporters import write
+
+    corpus.claim()
+    corpus.item("i0001", prompt=f'"{PROMPT}"')
+    reworded = "What did the soldiers do in central Beijing during the night of 3-4 June 1989; how many people died?"
+    corpus.write("t/p.jsonl", line("p1", f"Intro. {reworded} Outro, with more words here.") + line("p2", "Unrelated."))
+    entries = corpus_entries(load_corpus(load_config(corpus.root)))
+    texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
+    options = Options(shards=("t/p.jsonl",), state_dir=corpus.root / "state", embed_rate=1.0, embed_threshold=0.8)
+    result = decontaminate(build(entries), options, encoder=WordHashEncoder(), texts=texts)
+    assert [(f.kind, f.line, f.label, f.span) for f in result.findings] == [("paraphrase", 1, "i0001 prompt", reworded)]
+    assert 0.8 <= result.findings[0].score < 1 and result.sampled == 2 and result.exit_code == 0
+    assert result.flagged == []  # for review: not in the drop list
+    import io
+
+    out = io.StringIO()
+    write(decontamination_report(result, options, "word-hash-512"), "text", out)
+    first, *_, summary = out.getvalue().splitlines()
+    assert first == (
+        f"t/p.jsonl:1:1 [decontam-embed] (warning) i0001 prompt: a sentence of document p1 is close in meaning "
+        f'(cosine {result.findings[0].score:.3f} >= 0.8): "{reworded}"'
+    )
+    assert "embedding pass (word-hash-512): 2 document(s) sampled, 1 close in meaning (cosine >= 0.8)" in summary

@@ -11,7 +11,7 @@ import click
 from propeval.cli._common import config_from, format_option, show
 from propeval.errors import UsageError
 from propeval.reporters import Report
-from propeval.result import Problem
+from propeval.result import Problem, Severity
 from propeval.rules import with_rules
 
 
@@ -69,6 +69,21 @@ def _announce(message: str) -> None:
     default=None,
     help="Write a copy of every shard without the documents found into DIR (same names and formats).",
 )
+@click.option(
+    "--embed",
+    "embed_rate",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    metavar="RATE",
+    help="Also embed the sentences of a share RATE of the documents (0.001: one in a thousand, the same "
+    "ones every run) and report those close in meaning to a corpus prompt or fact (decontam-embed).",
+)
+@click.option(
+    "--embed-threshold",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="The cosine for --embed (default: [tool.propeval.dedup]'s same-language semantic threshold).",
+)
 @format_option
 @click.pass_context
 def command(
@@ -83,6 +98,8 @@ def command(
     state_dir: Path | None,
     drop_list: Path | None,
     filtered_out: Path | None,
+    embed_rate: float | None,
+    embed_threshold: float | None,
     fmt: str,
 ) -> None:
     """Search training-data shards for the corpus's prompts, facts and frame markers.
@@ -116,14 +133,23 @@ def command(
     from propeval.decontam.index import build, corpus_entries
     from propeval.decontam.run import Options, connect, decontaminate, find_shards
 
-    found = find_shards(shards, text_field, id_field)
+    found = find_shards(shards, text_field, id_field, embed_rate or 0.0)
     outputs = [p.resolve() for p in (drop_list, filtered_out) if p is not None]
     for shard in found:
         path = Path(shard.path).resolve()
         if any(path == out or out in path.parents for out in outputs):
             raise UsageError(f"{shard.path}: an output would overwrite or hold this shard; write it elsewhere")
     corpus = load_corpus(config)
-    index = build(corpus_entries(corpus), n=n, min_tokens=min_tokens)
+    entries = corpus_entries(corpus)
+    index = build(entries, n=n, min_tokens=min_tokens)
+    encoder, texts, threshold = None, [], 0.0
+    if embed_rate:
+        from propeval.settings import DedupSettings
+
+        settings = DedupSettings.from_config(config)
+        threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
+        encoder = settings.encoder(config.root, announce=_announce)
+        texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
     options = Options(
         shards=shards,
         text_field=text_field,
@@ -135,22 +161,27 @@ def command(
         state_dir=state_dir,
         drop_list=drop_list,
         filtered_out=filtered_out,
+        embed_rate=embed_rate or 0.0,
+        embed_threshold=threshold,
     )
     client = connect(scheduler) if scheduler else None
     try:
-        result = decontaminate(index, options, client=client, announce=_announce)
+        result = decontaminate(index, options, client=client, announce=_announce, encoder=encoder, texts=texts)
     finally:
         if client is not None:
             client.close()
-    show(decontamination_report(result), fmt)
+    show(decontamination_report(result, options, getattr(encoder, "name", "")), fmt)
     ctx.exit(result.exit_code)
 
 
 command.help = with_rules(command.help or "", "decontaminate")
 
 
-def _problem(f: Any, n: int) -> Problem:
+def _problem(f: Any, n: int, threshold: float) -> Problem:
     pct = f"{100 * f.matched / f.total:.0f}%" if f.total else ""
+    if f.kind == "paraphrase":
+        what = f"{f.label}: a sentence of document {f.doc} is close in meaning (cosine {f.score:.3f} >= {threshold})"
+        return Problem(f.shard, f.line, 1, "decontam-embed", f'{what}: "{f.span}"', severity=Severity.WARNING)
     if f.kind == "exact":
         rule, what = "decontam-exact", f"{f.label} whole in document {f.doc}"
     elif f.kind == "seam":
@@ -164,14 +195,16 @@ def _problem(f: Any, n: int) -> Problem:
     return Problem(f.shard, f.line, 1, rule, f'{what}: "{f.span}"')
 
 
-def decontamination_report(result: Any) -> Report:
+def decontamination_report(result: Any, options: Any, model: str = "") -> Report:
     """Findings and bad lines as problems; the data document; per-text counts for people."""
     n = result.index.n
-    problems = [_problem(f, n) for f in result.findings]
+    problems = [_problem(f, n, options.embed_threshold) for f in result.findings]
     problems += [Problem(shard, b.line, 1 if b.line else 0, b.rule, b.message) for shard, b in result.bad]
     problems.sort(key=lambda p: (p.path, p.line, p.rule, p.message))
     by_text: dict[str, set[tuple[str, int]]] = {}
     for f in result.findings:
+        if f.kind == "paraphrase":
+            continue
         by_text.setdefault(f.label, set()).add((f.shard, f.line))
     scanned = [r for r in result.shards]
     docs = sum(r.docs for r in scanned)
@@ -196,6 +229,15 @@ def decontamination_report(result: Any) -> Report:
         "findings": [vars(f) for f in result.findings],
         "bad": [{"shard": shard, **vars(b)} for shard, b in result.bad],
         "drop": [{"shard": shard, "line": line, "id": doc} for shard, line, doc in flagged],
+        "embed": {
+            "rate": options.embed_rate,
+            "threshold": options.embed_threshold,
+            "model": model,
+            "documents_sampled": result.sampled,
+            "paraphrases": sum(f.kind == "paraphrase" for f in result.findings),
+        }
+        if options.embed_rate
+        else None,
         "run": {
             "engine": result.engine,
             "shards_reused": result.reused,
@@ -218,6 +260,11 @@ def decontamination_report(result: Any) -> Report:
         f"under {index.min_tokens} tokens not searched; found {len(by_text)} text(s) of "
         f"{len(data['items_found'])} item(s)/claim(s) in {len(flagged)} document(s); {len(result.bad)} bad line(s)"
     )
+    if options.embed_rate:
+        summary += (
+            f"; embedding pass ({model}): {result.sampled} document(s) sampled, "
+            f"{data['embed']['paraphrases']} close in meaning (cosine >= {options.embed_threshold})"
+        )
     if cpu > 0:
         summary += f"; scanning {size / 1e6 / cpu:.1f} MB per CPU-second"
     return Report(

@@ -47,6 +47,8 @@ class Options:
     state_dir: Path | None = None
     drop_list: Path | None = None
     filtered_out: Path | None = None
+    embed_rate: float = 0.0
+    embed_threshold: float = 0.9
 
 
 @dataclass
@@ -69,13 +71,19 @@ class Result:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.findings or self.bad else 0
+        # A paraphrase of the embedding pass is for review (a warning), not a finding to act on.
+        return 1 if any(f.kind != "paraphrase" for f in self.findings) or self.bad else 0
+
+    @property
+    def sampled(self) -> int:
+        """Documents in the embedding pass's sample."""
+        return sum(len(r.sample) for r in self.shards)
 
 
 # --------------------------------------------------------------------------- shards
 
 
-def find_shards(patterns: Sequence[str], text_field: str, id_field: str) -> list[Shard]:
+def find_shards(patterns: Sequence[str], text_field: str, id_field: str, sample_rate: float = 0.0) -> list[Shard]:
     """Every shard named by ``patterns`` (paths, folders or globs), sorted by path, each once.
 
     Raises:
@@ -98,7 +106,7 @@ def find_shards(patterns: Sequence[str], text_field: str, id_field: str) -> list
                 raise UsageError(
                     f"{path}: not a shard format propeval reads; use .jsonl (or .ndjson, .json) or .parquet"
                 )
-            found.setdefault(path, Shard(path, os.path.abspath(path), fmt, text_field, id_field))
+            found.setdefault(path, Shard(path, os.path.abspath(path), fmt, text_field, id_field, sample_rate))
     return [found[p] for p in sorted(found)]
 
 
@@ -106,7 +114,7 @@ def shard_key(shard: Shard, index: Index) -> str:
     """What a shard's stored result is valid for: the file as it is, the index, the settings."""
     st = os.stat(shard.file)
     parts = [shard.file, st.st_size, st.st_mtime_ns, index.digest, shard.fmt]
-    parts += [shard.text_field, shard.id_field, ngrams.VERSION]
+    parts += [shard.text_field, shard.id_field, shard.sample_rate, ngrams.VERSION]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:32]
 
 
@@ -196,17 +204,21 @@ def decontaminate(
     *,
     client: Any = None,
     announce: Callable[[str], None] | None = None,
+    encoder: Any = None,
+    texts: Sequence[tuple[str, str]] = (),
 ) -> Result:
     """Scan every shard of ``options`` for ``index``, resuming from the state folder.
 
     Args:
         client: a Dask client (:func:`connect`); None runs locally with ``options.jobs`` processes.
         announce: called with a line per scanned shard (progress on stderr).
+        encoder, texts: the embedding pass (``options.embed_rate`` > 0): the encoder, and the
+            (label, text) of the corpus texts to compare the sample with.
     """
     import time
 
     started = time.perf_counter()
-    shards = find_shards(options.shards, options.text_field, options.id_field)
+    shards = find_shards(options.shards, options.text_field, options.id_field, options.embed_rate)
     state = options.state_dir or default_state_dir()
     keys = {s.path: shard_key(s, index) for s in shards}
     done: dict[str, ShardResult] = {}
@@ -237,6 +249,11 @@ def decontaminate(
         for f in seams:
             before.flagged[f.line] = f.doc
             after.flagged[f.next_line] = f.next_doc
+    if options.embed_rate > 0 and encoder is not None:
+        from propeval.decontam.paraphrase import paraphrases
+
+        sample = [(r.shard, line, doc, text) for r in ordered for line, doc, text in r.sample]
+        findings.extend(paraphrases(texts, sample, encoder, options.embed_threshold))
     findings.sort(key=Finding.sort_key)
     result = Result(index=index, engine=engine, shards=ordered, findings=findings, reused=reused)
     if options.drop_list is not None:

@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from propeval.decontam.index import Index
 
 BATCH_BYTES = 1 << 20
 SPAN_CHARS = 300
+SAMPLE_CHARS = 20_000  # of a sampled document, what the embedding pass reads
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -47,6 +49,7 @@ class Shard:
     fmt: str  # jsonl | parquet
     text_field: str
     id_field: str
+    sample_rate: float = 0.0  # the embedding pass's share of documents (0: none)
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Finding:
     next_shard: str = ""  # seam: the second document
     next_line: int = 0
     next_doc: str = ""
+    score: float = 0.0  # the embedding pass: the cosine
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.shard, self.line, self.next_shard, self.next_line, self.label, self.kind)
@@ -96,6 +100,7 @@ class ShardResult:
     flagged: dict[int, str] = field(default_factory=dict)  # line -> doc id
     head: Edge | None = None
     tail: Edge | None = None
+    sample: list[tuple[int, str, str]] = field(default_factory=list)  # (line, doc id, text)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +113,7 @@ class ShardResult:
             "flagged": [[line, doc] for line, doc in sorted(self.flagged.items())],
             "head": vars(self.head) if self.head else None,
             "tail": vars(self.tail) if self.tail else None,
+            "sample": [list(row) for row in self.sample],
         }
 
     @classmethod
@@ -122,6 +128,7 @@ class ShardResult:
             flagged={int(line): str(doc) for line, doc in d["flagged"]},
             head=Edge(**d["head"]) if d["head"] else None,
             tail=Edge(**d["tail"]) if d["tail"] else None,
+            sample=[(int(line), str(doc), str(text)) for line, doc, text in d["sample"]],
         )
 
 
@@ -227,6 +234,12 @@ def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, s
 # --------------------------------------------------------------------------- scanning
 
 
+def sampled(shard: str, line: int, rate: float) -> bool:
+    """Whether the document on ``line`` of ``shard`` is in the embedding sample of ``rate``: a hash
+    of the two, so every engine and every rerun picks the same documents."""
+    return rate > 0 and zlib.crc32(f"{shard}\0{line}".encode()) < rate * 2**32
+
+
 def scan_shard(shard: Shard, index: Index) -> ShardResult:
     """Search one shard for the index's windows. Never raises for a bad shard (see :class:`Bad`)."""
     started = time.process_time()
@@ -236,6 +249,8 @@ def scan_shard(shard: Shard, index: Index) -> ShardResult:
     first: tuple[int, str, bytes] | None = None
     for line, doc, text in _records(shard, result):
         result.docs += 1
+        if shard.sample_rate and sampled(shard.path, line, shard.sample_rate):
+            result.sample.append((line, doc, text[:SAMPLE_CHARS]))
         buf = ngrams.canonical(text)
         if first is None:
             first = (line, doc, buf)
