@@ -269,3 +269,14 @@ def test_the_embedding_pass_reports_a_paraphrase_in_the_sample_without_dropping_
         f'(cosine {result.findings[0].score:.3f} >= 0.8): "{reworded}"'
     )
     assert "embedding pass (word-hash-512): 2 document(s) sampled, 1 close in meaning (cosine >= 0.8)" in summary
+
+
+@pytest.mark.slow
+def test_an_unreachable_scheduler_is_exit_3_naming_it(shards: CorpusDir) -> None:
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        result = run("train", "--scheduler", "tcp://127.0.0.1:9", "--state-dir", "state")
+    assert result.exit_code == 3
+    assert result.stderr.startswith("propeval: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
+    assert not (shards.root / "state").exists()

@@ -178,7 +178,9 @@ def connect(address: str) -> Any:
     from distributed import Client
 
     try:
-        return Client(address, timeout="10s", set_as_default=False)
+        # Dask's own connect timeout (distributed.comm.timeouts.connect, 30 s unless set, e.g. by
+        # DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=10s).
+        return Client(address, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise EndpointError(f"cannot reach the Dask scheduler at {address}: {e}") from e
 
