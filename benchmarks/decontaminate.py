@@ -301,7 +301,7 @@ def main() -> None:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # no dashboard; its HTTP server on any free port, never 8787
             scheduler_kwargs={"dashboard": False},
             host="127.0.0.1",
         )
@@ -314,8 +314,9 @@ def main() -> None:
         }
         for rep in range(args.reps):
             for name, extra in engines.items():
-                state = Path(tmp) / f"state-{rep}-{len(rows.get(name, []))}-{name[:5]}"
+                state = Path(tmp) / f"state-{rep}-{list(engines).index(name)}"  # empty: nothing reused
                 doc, wall, rss = run_cli([str(data), "--state-dir", str(state), *extra])
+                assert doc["run"]["shards_reused"] == 0, name
                 cpu = doc["run"]["cpu_seconds_scanning"]
                 rows.setdefault(name, []).append((doc["bytes"] / 1e6 / wall, doc["bytes"] / 1e6 / cpu, rss))
                 report[name] = doc

@@ -18,7 +18,7 @@ def dask_cluster() -> Iterator[str]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # no dashboard; its HTTP server on any free port, never 8787
         scheduler_kwargs={"dashboard": False},
         host="127.0.0.1",
     )

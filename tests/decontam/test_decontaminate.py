@@ -88,9 +88,10 @@ def test_finds_whole_edited_chinese_and_seam_plants_and_reports_bad_lines(shards
 
 
 def test_json_report_and_a_second_run_reuses_the_stored_shard(shards: CorpusDir) -> None:
-    first = run("train", "--state-dir", "state", "--format", "json")
+    first = run("train", "--state-dir", "train/state", "--format", "json")
     shards.write("train/b.jsonl", line("b1", "nothing to see"))
-    second = run("train/*.jsonl", "--state-dir", "state", "--format", "json")
+    # The state folder is inside the scanned folder: its files are not read as shards.
+    second = run("train/**/*.json*", "--state-dir", "train/state", "--format", "json")
     one, two = json.loads(first.stdout), json.loads(second.stdout)
     assert (one["run"]["shards_reused"], two["run"]["shards_reused"]) == (0, 1)
     assert two["shards"] == 2 and two["documents"] == one["documents"] + 1
@@ -114,7 +115,7 @@ def test_json_report_and_a_second_run_reuses_the_stored_shard(shards: CorpusDir)
     }
     # A stored result of another file (the shard changed since) is not reused.
     shards.write("train/b.jsonl", line("b1", "nothing to see") + line("b2", PROMPT))
-    third = json.loads(run("train", "--state-dir", "state", "--format", "json").stdout)
+    third = json.loads(run("train", "--state-dir", "train/state", "--format", "json").stdout)
     assert third["run"]["shards_reused"] == 1
     assert [f["doc"] for f in third["findings"] if f["shard"] == "train/b.jsonl"] == ["b2"]
 
@@ -171,7 +172,7 @@ def test_usage_errors_name_the_fix(shards: CorpusDir) -> None:
     result = run("train/notes.txt")
     assert result.exit_code == 2
     assert "train/notes.txt: not a shard format propeval reads; use .jsonl" in result.stderr
-    result = run("train", "--filtered-out", "train")
+    result = run("train/a.jsonl", "--filtered-out", "train")
     assert result.exit_code == 2
     assert "an output would overwrite or hold this shard; write it elsewhere" in result.stderr
 

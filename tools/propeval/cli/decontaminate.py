@@ -133,7 +133,8 @@ def command(
     from propeval.decontam.index import build, corpus_entries
     from propeval.decontam.run import Options, connect, decontaminate, find_shards
 
-    found = find_shards(shards, text_field, id_field, embed_rate or 0.0)
+    skip = [p for p in (state_dir, filtered_out) if p is not None]
+    found = find_shards(shards, text_field, id_field, embed_rate or 0.0, skip)
     outputs = [p.resolve() for p in (drop_list, filtered_out) if p is not None]
     for shard in found:
         path = Path(shard.path).resolve()

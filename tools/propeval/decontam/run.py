@@ -83,8 +83,13 @@ class Result:
 # --------------------------------------------------------------------------- shards
 
 
-def find_shards(patterns: Sequence[str], text_field: str, id_field: str, sample_rate: float = 0.0) -> list[Shard]:
+def find_shards(
+    patterns: Sequence[str], text_field: str, id_field: str, sample_rate: float = 0.0, skip: Sequence[Path] = ()
+) -> list[Shard]:
     """Every shard named by ``patterns`` (paths, folders or globs), sorted by path, each once.
+
+    A folder or glob leaves out what lies under ``skip`` (the state folder, the filtered copy), so
+    a second run does not read the first one's output as training data.
 
     Raises:
         UsageError: a pattern names nothing, or a file that is neither JSONL nor Parquet.
@@ -98,6 +103,8 @@ def find_shards(patterns: Sequence[str], text_field: str, id_field: str, sample_
         else:
             paths = [pattern] if os.path.exists(pattern) else []
         paths = [p for p in paths if os.path.isfile(p)]
+        if len(paths) > 1 or glob.has_magic(pattern) or os.path.isdir(pattern):
+            paths = [p for p in paths if not any(Path(p).resolve().is_relative_to(d.resolve()) for d in skip)]
         if not paths:
             raise UsageError(f"no shard matches {pattern!r}: give JSONL or Parquet files, folders or globs")
         for path in paths:
@@ -220,8 +227,9 @@ def decontaminate(
     import time
 
     started = time.perf_counter()
-    shards = find_shards(options.shards, options.text_field, options.id_field, options.embed_rate)
     state = options.state_dir or default_state_dir()
+    skip = [state, *([options.filtered_out] if options.filtered_out else [])]
+    shards = find_shards(options.shards, options.text_field, options.id_field, options.embed_rate, skip)
     keys = {s.path: shard_key(s, index) for s in shards}
     done: dict[str, ShardResult] = {}
     for s in shards:
