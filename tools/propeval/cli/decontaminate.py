@@ -112,7 +112,8 @@ def command(
     (decontam-seam: documents packed together in training). Each shard's result is kept in the
     state folder: run the same command again after a crash and finished shards are not read again.
 
-    Exits 1 when anything is found or a shard has bad lines (each reported and skipped).
+    Exits 1 when a document holds corpus text or a shard has bad lines (each reported and
+    skipped); paraphrases of the --embed pass are warnings.
 
     \b
     Rules:
