@@ -185,7 +185,30 @@ def test_self_judged_and_reference_model_warnings(judge_corpus: Any, loopback: A
     assert r.exit_code == 0
     assert [w["rule"] for w in json.loads(r.stdout)["warnings"]] == ["self-judged", "reference-model"]
     assert "[self-judged]" in r.stderr
+    r = invoke("report", "--out", str(judge_corpus.root / "report.html"))
+    assert "runs/r1/grades-facts-v1.jsonl [self-judged] (warning) answer model 'OpenAI/Judge-Model'" in r.stderr
+    html = (judge_corpus.root / "report.html").read_text(encoding="utf-8")
+    assert "[reference-model] answer model &#39;OpenAI/Judge-Model&#39; is the answerability reference" in html
     # another judge: only the reference-model warning is left
     (judge_corpus.root / "runs/r1/grades-facts-v1.jsonl").unlink()
     r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge", "a")
     assert "[self-judged]" not in r.output and "[reference-model]" in r.output
+
+
+def test_card_states_self_judging(judge_corpus: Any) -> None:
+    ledger = judge_corpus.root / "ledger"
+    (ledger / "answerability").mkdir(parents=True)
+    (ledger / "judge").mkdir()
+    binding = {"answer_model": "openai/Ref-Model", "judge_model": "ref-model"}
+    (ledger / "answerability/i0001.json").write_text(json.dumps({"binding": binding}), encoding="utf-8")
+    (ledger / "judge/facts-v1.json").write_text(json.dumps({"binding": {"judge_model": "REF-MODEL"}}), encoding="utf-8")
+    r = invoke("export", "--out", str(judge_corpus.root / "release"))
+    assert r.exit_code in (0, 1), r.output
+    card = (judge_corpus.root / "release/README.md").read_text(encoding="utf-8")
+    assert (
+        "## Warnings\n\n"
+        "- 1 answerability record(s) graded the reference model 'openai/Ref-Model' with itself as judge: the gate's "
+        "evidence for those items is a model scored with itself as judge.\n"
+        "- The facts-v1 judge 'REF-MODEL' is also the answerability reference model: scores of 'openai/Ref-Model' "
+        "under this judge are self-judged, on items it was used to select.\n"
+    ) in card

@@ -76,6 +76,26 @@ def ledger_for(config: Config) -> Ledger:
     return read_ledger(config.root, config.settings.gates.ledger_dir)
 
 
+def gate_judges(root: Path, ledger_dir: str) -> dict[str, str]:
+    """rubric -> the judge model of its judge-gate record (``<ledger_dir>/judge/<rubric>.json``)."""
+    out: dict[str, str] = {}
+    folder = root / ledger_dir / "judge"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            binding = load_file(path, root=root).data.get("binding")
+        except LoadError:
+            continue
+        if isinstance(binding, dict) and isinstance(binding.get("judge_model"), str):
+            out[path.stem] = binding["judge_model"]
+    return out
+
+
+def card_lines(config: Config) -> list[str]:
+    """:func:`card_warnings` of a config's ledger folder: the dataset card's self-judging lines."""
+    ledger_dir = config.settings.gates.ledger_dir
+    return card_warnings(read_ledger(config.root, ledger_dir), gate_judges(config.root, ledger_dir))
+
+
 def warnings(answer_models: Iterable[str], judge_models: Iterable[str], ledger: Ledger) -> list[tuple[str, str]]:
     """``(rule, message)`` for each answer model graded by itself or that is the reference model."""
     judges: dict[str, list[str]] = {}
