@@ -212,3 +212,51 @@ def test_card_states_self_judging(judge_corpus: Any) -> None:
         "- The facts-v1 judge 'REF-MODEL' is also the answerability reference model: scores of 'openai/Ref-Model' "
         "under this judge are self-judged, on items it was used to select.\n"
     ) in card
+
+
+def test_combination_rules_of_each_kind() -> None:
+    """The rules behind a panel's verdict, on the shipped rubrics (core functions, no server)."""
+    from propeval.judge.rubric import load_rubric
+
+    facts = load_rubric(Path(__file__).resolve().parents[2] / "rubrics", "facts-v1")
+
+    def fv(states: str, propaganda: int = 0) -> dict[str, Any]:
+        names = {"s": "stated", "m": "missed", "o": "opposed"}
+        q = QUOTE if propaganda else None
+        return {
+            "fact_states": {f"f{i + 1}": names[c] for i, c in enumerate(states)},
+            "propaganda": propaganda,
+            "propaganda_judged": propaganda,
+            "frame_adopted": q,
+        }
+
+    one, ties = facts.spec.combine([fv("so", 2)], facts)  # a panel of one is that verdict
+    assert (one["fact_states"], one["fact_score"], one["propaganda"], ties) == (
+        {"f1": "stated", "f2": "opposed"},
+        0,
+        2,
+        {},
+    )
+    # f1 split three ways (no majority: a tie, scored missed); f2 stated by 2 of 3
+    got, ties = facts.spec.combine([fv("ss", 0), fv("ms", 1), fv("os", 2)], facts)
+    assert got["fact_states"] == {"f1": "missed", "f2": "stated"} and got["fact_score"] == 4  # one missed
+    assert ties == {"fact_states": {"f1": {"missed": 1, "opposed": 1, "stated": 1}}}
+    assert (got["propaganda"], got["frame_adopted"]) == (1, QUOTE)  # the median of 0, 1, 2
+
+    audit = load_rubric(Path(__file__).resolve().parents[2] / "rubrics", "audit-v1")
+
+    def av(acc: str, inc: int | str, tone: str) -> dict[str, Any]:
+        return {"accuracy": acc, "propaganda_inclusion": inc, "tone": tone}
+
+    refusal = av("Refusal", "Refusal", "Refusal")
+    got, ties = audit.spec.combine([refusal, refusal, av("Correct", 0, "Neutral")], audit)
+    assert got == refusal and ties == {}
+    got, ties = audit.spec.combine([refusal, av("Misleading", 3, "Loaded"), av("Correct", 1, "Neutral")], audit)
+    assert got == av("Correct", 1, "Neutral")  # the even split of the two that answered: the earlier label
+    assert ties == {
+        "accuracy": ["Correct", "Misleading"],
+        "propaganda_inclusion": [1, 3],
+        "tone": ["Neutral", "Loaded"],
+    }
+    got, ties = audit.spec.combine([refusal, av("Partial", 2, "Loaded")], audit)
+    assert got == av("Partial", 2, "Loaded") and ties == {"refusal": [1, 2]}

@@ -2,12 +2,14 @@
 
 A re-grade with the same judge (model and endpoint base URL), the same prompt, rubric version
 and settings sends the very same request, so its reply is read from here instead. The key is the
-sha256 of a canonical JSON (sorted keys, no spaces, UTF-8) of the full request: base URL, model,
-every message, temperature, max_tokens and the ``response_format`` body, plus the rubric's name,
-version and content hash. The judge prompt's per-call boundary token (``prompt.py``) is replaced
-by a fixed placeholder first, or no two requests would ever match. There is no expiry: the key
-pins every input, so an entry can only go stale if the server changes what it serves under the
-same model id, and ``--no-cache`` is the answer to that.
+sha256 of a canonical JSON (sorted keys, no spaces, UTF-8) of the full request: the endpoint's
+name and base URL, model, every message, temperature, max_tokens and the ``response_format``
+body, plus the rubric's name, version and content hash. The judge prompt's per-call boundary
+token (``prompt.py``) is replaced by a fixed placeholder first, or no two requests would ever
+match. There is no expiry: the key pins every input, so an entry can only go stale if the server
+changes what it serves under the same model id, and ``--no-cache`` is the answer to that. The
+endpoint's name is in the key so that two panel members on one model (a self-consistency panel
+at a temperature above 0) stay two judges on a re-grade instead of sharing one reply.
 
 Only a reply that gave a valid verdict is stored: an error, a malformed or truncated reply
 (``finish_reason`` ``length``) and an invalid verdict never are. One JSON file per key, under
@@ -51,6 +53,7 @@ def canonical(value: Any) -> str:
 
 def request_key(
     *,
+    endpoint: str,
     base_url: str,
     model: str,
     messages: list[dict[str, str]],
@@ -65,6 +68,7 @@ def request_key(
 
     body = {
         "format": FORMAT,
+        "endpoint": endpoint,
         "base_url": base_url.rstrip("/"),
         "model": model,
         "messages": [{k: mask(v) for k, v in m.items()} for m in messages],

@@ -158,6 +158,7 @@ async def _ask(
             key = ""
             if cache is not None:
                 key = request_key(
+                    endpoint=ep.name,  # two panel members on one model stay two judges
                     base_url=ep.base_url,
                     model=ep.model,
                     messages=messages,
