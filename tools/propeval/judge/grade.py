@@ -13,6 +13,7 @@ with no judge scoring the item is ``unscored``. A panel of one is the single-jud
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from propeval.judge.client import ChatClient, RequestError, response_format
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import Rubric, load_rubric
 from propeval.judge.settings import Endpoint, JudgeSettings
-from propeval.judge.verdict import VerdictError, item_schema, judge
+from propeval.judge.verdict import Outcome, VerdictError, item_schema, judge
 from propeval.loader import relative_path
 from propeval.result import Problem, Severity
 
@@ -117,6 +118,27 @@ def _plan(
     return todo
 
 
+def _scored(record: dict[str, Any], outcome: Outcome, raw: str | None) -> None:
+    record.update(outcome.fields)
+    record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+
+
+def _from_cache(cache: ResponseCache, key: str, check: Callable[[str], Outcome], record: dict[str, Any]) -> bool:
+    """Fill ``record`` from the reply cached under ``key``, if there is one and it is still a
+    valid verdict (the cache is untrusted: one that is not is a warning, and the judge is asked)."""
+    hit = cache.get(key)
+    if hit is None:
+        return False
+    try:
+        outcome = check(hit.text)
+    except VerdictError as e:
+        cache.reject(key, str(e))
+        return False
+    _scored(record, outcome, hit.text)
+    record["cached"] = True
+    return True
+
+
 async def _ask(
     client: ChatClient,
     job: _Job,
@@ -153,6 +175,10 @@ async def _ask(
     about = {"model": ep.model, "base_url": ep.base_url, "rubric": rubric.name, "rubric_version": rubric.version}
     reason, raw = "", None
     record["cached"] = False
+
+    def check(text: str | None) -> Outcome:
+        return judge(text, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+
     try:
         for _ in range(options.max_reasks + 1):
             key = ""
@@ -166,27 +192,15 @@ async def _ask(
                     rubric={"name": rubric.name, "version": rubric.version, "hash": rubric.hash},
                     token=filled.token,
                 )
-                hit = cache.get(key)
-                if hit is not None:
-                    try:
-                        outcome = judge(
-                            hit.text, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer
-                        )
-                    except VerdictError as e:
-                        cache.reject(key, str(e))
-                    else:
-                        record.update(outcome.fields)
-                        reason_text = "; ".join(outcome.notes) or None
-                        record.update(status="scored", verdict=outcome.verdict, reason=reason_text, raw=hit.text)
-                        record["cached"] = True
-                        return
+                if _from_cache(cache, key, check, record):
+                    return
             c = await client.complete(
                 messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
             )
             record["attempts"] += 1
             raw = c.text
             try:
-                outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+                outcome = check(raw)
             except VerdictError as e:
                 reason = str(e)
                 if c.finish_reason == "length":
@@ -198,8 +212,7 @@ async def _ask(
                 continue
             if cache is not None and raw and not c.cut and c.finish_reason != "length":
                 cache.put(key, raw, c.finish_reason, {**about, "created": runs.now()})
-            record.update(outcome.fields)
-            record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+            _scored(record, outcome, raw)
             return
         record.update(
             status="unscored",
