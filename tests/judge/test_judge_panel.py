@@ -155,10 +155,16 @@ def test_failed_judge_is_an_error_and_never_cached(judge_corpus: Any, loopback: 
     answers = loopback()
     a = loopback(judge_script({}))
     down = loopback(lambda seen: Reply(status=500) if is_judge_request(seen) else default_script(seen))
-    configure(judge_corpus, answers.base_url, max_attempts=1)
+    configure(judge_corpus, answers.base_url, max_attempts=1, panel=["down", "down"])
     add_endpoints(judge_corpus, a=a, down=down)
     invoke("answer", "--run-id", "r1", "--item", "i0001")
-    r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge", "a", "--judge", "down")
+    r = invoke("grade", "r1", "--rubric", "facts-v1")  # the configured panel names one judge twice
+    assert r.exit_code == 2 and "judge endpoint(s) down named twice in the panel; name each judge once" in r.output
+    r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge", "a", "--judge", "down", "--judge-model", "m")
+    assert r.exit_code == 2 and "--judge-model and --base-url override one judge" in r.output
+    configure(judge_corpus, answers.base_url, max_attempts=1, panel=["a", "down"])
+    add_endpoints(judge_corpus, a=a, down=down)
+    r = invoke("grade", "r1", "--rubric", "facts-v1")  # [tool.propeval.judge] panel
     assert r.exit_code == 3
     g = grades(judge_corpus.root)["i0001"]
     assert g["status"] == "error" and "judge down (model-down)" in g["reason"]

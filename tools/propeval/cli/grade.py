@@ -56,10 +56,6 @@ def command(
     its raw start, never as a verdict; see [tool.propeval.judge] request_deadline,
     run_deadline and max_reply_bytes.
 
-    \b
-    Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
-    run deadline left items unfinished.
-
     A panel (--judge repeated, or [tool.propeval.judge] panel) asks every judge; the record
     keeps each judge's own verdict, raw reply and errors under "judges", and the combined
     verdict at the top: per fact the state more than half the judges gave (else a tie, scored
@@ -75,6 +71,10 @@ def command(
 
     A warning names the models when the answer model is also a judge, or is the answerability
     reference model (model ids compared case-insensitively, without a provider prefix).
+
+    \b
+    Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
+    run deadline left items unfinished.
 
     \b
     Examples:
