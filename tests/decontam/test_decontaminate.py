@@ -139,6 +139,7 @@ def test_a_plant_across_two_shards_is_a_seam_between_them(corpus: CorpusDir) -> 
     assert (corpus.root / "drop.txt").read_text() == "x2\ny1\n"
 
 
+@pytest.mark.slow  # importing pyarrow is most of it
 def test_parquet_shards_and_a_truncated_one(corpus: CorpusDir) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
