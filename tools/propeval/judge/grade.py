@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,38 +92,77 @@ def _plan(
     return todo
 
 
-async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions, record: dict[str, Any]) -> None:
-    """Ask the judge, re-asking with feedback up to ``max_reasks`` times; fill ``record``."""
-    item, claim = job.item, job.claim
-    answer = str(job.answer["answer"])
-    facts = [(f.id, f.text) for f in claim.facts]
+# (messages, verdict schema) -> (reply text, finish_reason): one request to the judge model.
+# ``propeval grade`` passes its own client; the harness adapters pass their harness's model.
+Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[tuple[str | None, str | None]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the judge is shown of one item besides the answer: its question, its claim's facts
+    (id, text) in order, the frame markers (language, text), and the item's labels."""
+
+    question: str
+    facts: list[tuple[str, str]]
+    markers: list[tuple[str, str]]
+    language: str = ""
+    framing: str = ""
+    question_type: str = ""
+
+    @classmethod
+    def of(cls, item: Item, claim: Claim) -> Case:
+        return cls(
+            item.prompt,
+            [(f.id, f.text) for f in claim.facts],
+            list(claim.markers),
+            item.language,
+            item.framing,
+            item.question_type,
+        )
+
+
+def new_fields(rubric: Rubric) -> dict[str, Any]:
+    """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
+    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
+
+
+async def grade_answer(
+    complete: Complete, rubric: Rubric, case: Case, answer: str | None, max_reasks: int
+) -> dict[str, Any]:
+    """The verdict fields of one answer (status, the kind's fields, verdict, reason, raw, attempts,
+    prompt_hash): ``unanswered`` at once for no text, else the judge's verdict, re-asked with
+    feedback up to ``max_reasks`` times, then ``unscored``. A :class:`RequestError` from
+    ``complete`` gives status ``error``. This is the one grading loop: ``propeval grade`` and every
+    harness adapter (``propeval.harness``) call it."""
+    record = new_fields(rubric)
+    if not answer:
+        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
+        record.update(rubric.spec.unanswered_fields())
+        return record
     filled = fill(
         rubric,
-        question=item.prompt,
+        question=case.question,
         answer=answer,
-        facts=facts,
-        markers=claim.markers,
-        language=item.language,
-        framing=item.framing,
-        question_type=item.question_type,
+        facts=case.facts,
+        markers=case.markers,
+        language=case.language,
+        framing=case.framing,
+        question_type=case.question_type,
     )
     record["prompt_hash"] = filled.hash
-    fact_ids = [fid for fid, _ in facts]
+    fact_ids = [fid for fid, _ in case.facts]
     schema = item_schema(rubric, fact_ids)
     messages = [{"role": "user", "content": filled.text}]
     reason, raw = "", None
     try:
-        for _ in range(options.max_reasks + 1):
-            c = await client.complete(
-                messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
-            )
+        for _ in range(max_reasks + 1):
+            raw, finish_reason = await complete(messages, schema)
             record["attempts"] += 1
-            raw = c.text
             try:
                 outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
             except VerdictError as e:
                 reason = str(e)
-                if c.finish_reason == "length":
+                if finish_reason == "length":
                     reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
                 messages += [
                     {"role": "assistant", "content": raw or ""},
@@ -131,7 +171,7 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
                 continue
             record.update(outcome.fields)
             record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
-            return
+            return record
         record.update(
             status="unscored",
             verdict=None,
@@ -140,6 +180,17 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
         )
     except RequestError as e:
         record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
+    return record
+
+
+def client_completer(client: ChatClient, temperature: float, max_tokens: int) -> Complete:
+    """:data:`Complete` over propeval's own chat client."""
+
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
+        c = await client.complete(messages, temperature=temperature, max_tokens=max_tokens, schema=schema)
+        return c.text, c.finish_reason
+
+    return complete
 
 
 async def _grade_one(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions) -> dict[str, Any]:
@@ -151,15 +202,12 @@ async def _grade_one(client: ChatClient, job: _Job, rubric: Rubric, options: Gra
         "rubric_version": rubric.version,
         "rubric_hash": rubric.hash,
         "judge_model": options.endpoint.model,
-        "prompt_hash": None,
-        "attempts": 0,
-        **rubric.spec.empty_fields(),
+        **new_fields(rubric),
     }
-    if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):
-        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
-        record.update(rubric.spec.unanswered_fields())
-    else:
-        await _ask(client, job, rubric, options, record)
+    text = job.answer.get("answer")
+    answer = str(text) if text and job.answer.get("status") != "unanswered" else None
+    complete = client_completer(client, options.temperature, options.max_tokens)
+    record.update(await grade_answer(complete, rubric, Case.of(job.item, job.claim), answer, options.max_reasks))
     record["created"] = runs.now()
     return record
 
