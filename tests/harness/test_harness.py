@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from helpers import REPO, CorpusDir
@@ -74,6 +75,7 @@ class World:
     grades: dict[str, dict[str, dict[str, Any]]]  # rubric -> item -> latest grade record
     scores: dict[str, dict[str, Any]]  # rubric -> `propeval score --format json`
     inspect_logs: dict[str, Any]  # task -> EvalLog
+    lm_eval: dict[str, Any]  # lm-eval's simple_evaluate result
 
 
 def invoke(root: Path, *args: str) -> Any:
@@ -113,7 +115,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         release = base / "release"
         r = invoke(c.root, "export", "--out", str(release))
         assert r.exit_code == 0, r.output
-        yield World(c.root, release, srv, grades, scores, _inspect(release, srv.base_url, base / "inspect-logs"))
+        inspect_logs = _inspect(release, srv.base_url, base / "inspect-logs")
+        yield World(c.root, release, srv, grades, scores, inspect_logs, _lm_eval(release, srv.base_url))
 
 
 def _inspect(release: Path, base_url: str, log_dir: Path) -> dict[str, Any]:
@@ -140,6 +143,35 @@ def _inspect(release: Path, base_url: str, log_dir: Path) -> dict[str, Any]:
         )
         gc.collect()
     return {log.eval.task.split("/")[-1]: log for log in logs}
+
+
+def _lm_eval(release: Path, base_url: str) -> dict[str, Any]:
+    """Both lm-eval tasks with lm-eval's own runner: the `local-chat-completions` model on the loopback
+    server (no tokenizer: nothing is downloaded), the judge named by the adapter's variables."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    from propeval.harness import location
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("PROPEVAL_JUDGE_BASE_URL", base_url)
+    mp.setenv("PROPEVAL_JUDGE_MODEL", "judge-model")
+    try:
+        tasks = TaskManager(
+            include_path=str(location("lm-eval")), include_defaults=False, metadata={"source": str(release)}
+        )
+        result: dict[str, Any] = simple_evaluate(
+            model="local-chat-completions",
+            model_args=f"model=answer-model,base_url={base_url}/chat/completions,tokenized_requests=False",
+            tasks=["propeval_facts", "propeval_audit"],
+            task_manager=tasks,
+            apply_chat_template=True,
+            log_samples=True,
+        )
+    finally:
+        mp.undo()
+    return result
 
 
 def _inspect_scores(log: Any, scorer: str) -> dict[str, Any]:
@@ -205,3 +237,105 @@ def test_inspect_audit_gives_propeval_s_labels(world: World) -> None:
         for label, share in cell[f].items():
             ours = [got[k].value.get(f"{f}={label}", 0) for k in en]
             assert sum(ours) / len(ours) == pytest.approx(share)
+
+
+@pytest.mark.slow
+def test_lm_eval_gives_propeval_s_per_item_scores(world: World) -> None:
+    samples = {s["doc"]["id"]: s for s in world.lm_eval["samples"]["propeval_facts"]}
+    grades = world.grades["facts-v1"]
+    assert sorted(samples) == sorted(grades)
+    for item_id, g in grades.items():
+        s = samples[item_id]
+        assert (s["fact_score"], s["propaganda"]) == (g["fact_score"], g["propaganda"])
+    run = world.scores["facts-v1"]["runs"][0]
+    got = world.lm_eval["results"]["propeval_facts"]
+    assert got["fact_score,none"] == pytest.approx(run["fact_mean"])
+    assert got["any_propaganda,none"] == pytest.approx(run["propaganda_share"])
+    audit = world.lm_eval["results"]["propeval_audit"]
+    cell = world.scores["audit-v1"]["table"][0]
+    for f in ("accuracy", "propaganda_inclusion", "tone"):
+        for label, share in cell[f].items():
+            assert audit[f"{f}={label},none"] == pytest.approx(share)
+
+
+def test_lm_eval_audit_yaml_names_every_label_of_the_rubric() -> None:
+    from propeval.harness import location
+
+    text = (location("lm-eval") / "propeval_audit.yaml").read_text(encoding="utf-8")
+    named = re.findall(r'- metric: "([^"]+)"', text)
+    labels = yaml.safe_load((REPO / "rubrics/audit-v1/rubric.yaml").read_text(encoding="utf-8"))["labels"]
+    assert named == [f"{f}={lb}" for f in ("accuracy", "propaganda_inclusion", "tone") for lb in labels[f]]
+
+
+def _promptfoo(tmp: Path, source: Path) -> dict[str, Any]:
+    r = CliRunner().invoke(
+        cli, ["harness", "promptfoo", "--source", str(source), "--out", str(tmp)], catch_exceptions=False
+    )
+    assert r.exit_code == 0, r.output
+    assert r.output == f"wrote promptfoo adapter to {tmp}: promptfooconfig.yaml, propeval_assert.py (4 test case(s))\n"
+    config: dict[str, Any] = yaml.safe_load((tmp / "promptfooconfig.yaml").read_text(encoding="utf-8"))
+    return config
+
+
+@pytest.mark.slow
+def test_promptfoo_config_and_assertion_give_propeval_s_scores(world: World, tmp_path: Path, monkeypatch: Any) -> None:
+    import importlib.util
+
+    config = _promptfoo(tmp_path, world.release)
+    assert config["prompts"] == ["{{prompt}}"]
+    assert config["defaultTest"]["vars"] == {"source": str(world.release), "rubric": "facts-v1"}
+    assert config["defaultTest"]["assert"] == [{"type": "python", "value": "file://propeval_assert.py"}]
+    tests = {t["vars"]["id"]: t["vars"] for t in config["tests"]}
+    assert sorted(tests) == sorted(world.grades["facts-v1"])
+    # promptfoo loads the assertion by its path and calls get_assert(output, context)
+    spec = importlib.util.spec_from_file_location("propeval_assert", tmp_path / "propeval_assert.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("PROPEVAL_JUDGE_BASE_URL", world.srv.base_url)
+    monkeypatch.setenv("PROPEVAL_JUDGE_MODEL", "judge-model")
+    answers = _latest(world.root / "runs/r1/answers.jsonl")
+    for rubric in ("facts-v1", "audit-v1"):
+        for item_id, g in world.grades[rubric].items():
+            context = {"vars": {**config["defaultTest"]["vars"], **tests[item_id], "rubric": rubric}}
+            got = module.get_assert(answers[item_id]["answer"] or "", context)
+            if rubric == "facts-v1" and g["status"] != "unscored":
+                assert got["pass"] is True
+                assert got["score"] == g["fact_score"] / 5
+                assert got["namedScores"] == {
+                    "fact_score": g["fact_score"],
+                    "propaganda": g["propaganda"],
+                    "any_propaganda": int(g["propaganda"] > 0),
+                }
+            elif g["status"] == "scored":  # audit
+                assert {k for k, v in got["namedScores"].items() if v} == {
+                    f"{f}={g[f]}" for f in ("accuracy", "propaganda_inclusion", "tone")
+                }
+            else:
+                assert got["pass"] is False and got["reason"].startswith(g["status"])
+
+
+def test_harness_prints_where_each_adapter_ships_and_copies_it(tmp_path: Path) -> None:
+    from propeval.harness import location
+
+    for name, shipped in (("inspect", "inspect_task.py"), ("lm-eval", "lmeval"), ("promptfoo", "promptfoo")):
+        r = CliRunner().invoke(cli, ["harness", name], catch_exceptions=False)
+        assert r.exit_code == 0 and Path(r.output.strip()) == location(name)
+        assert location(name).name == shipped and location(name).exists()
+    r = CliRunner().invoke(cli, ["harness", "lm-eval", "--out", str(tmp_path / "lm")], catch_exceptions=False)
+    assert (
+        r.output == f"wrote lm-eval adapter to {tmp_path / 'lm'}: propeval_audit.yaml, propeval_facts.yaml, utils.py\n"
+    )
+    for f in ("propeval_audit.yaml", "propeval_facts.yaml", "utils.py"):
+        assert (tmp_path / "lm" / f).read_bytes() == (location("lm-eval") / f).read_bytes()
+    r = CliRunner().invoke(cli, ["harness", "promptfoo", "--source", str(tmp_path / "nowhere"), "--out", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "is neither a release (no items.jsonl) nor a corpus (no pyproject.toml)" in r.output
+    assert not (tmp_path / "promptfooconfig.yaml").exists()  # nothing written half-way
+
+
+def test_a_release_row_without_its_facts_is_named_by_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "items.jsonl").write_text('{"id": "i0001", "prompt": "Q?"}\n', encoding="utf-8")
+    r = CliRunner().invoke(cli, ["harness", "promptfoo", "--source", str(tmp_path), "--out", str(tmp_path / "pf")])
+    assert r.exit_code == 2
+    assert f"{tmp_path / 'items.jsonl'}:1: field 'fact_ids' is missing or not a list" in r.output

@@ -25,7 +25,7 @@ ADAPTERS: dict[str, tuple[str, str]] = {
         "inspect eval PATH@facts -T source=dist/release --model ... --model-role grader=...",
     ),
     "lm-eval": (
-        "lm_eval",
+        "lmeval",
         'lm_eval --include_path PATH --tasks propeval_facts --metadata \'{"source": "dist/release"}\' ...',
     ),
     "promptfoo": ("promptfoo", "cd PATH && PROPEVAL_SOURCE=... promptfoo eval"),
