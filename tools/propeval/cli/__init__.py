@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
+    "harness": ("propeval.cli.harness", "Locate or copy the inspect_ai, lm-eval and promptfoo adapters."),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
     "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
     "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
