@@ -152,6 +152,8 @@ class _RowReader:
                     self.row.problem(col, "import-row", f"{target} is empty", f"give the {col!r} field a value")
                 )
             return None
+        if isinstance(value, int) and not isinstance(value, bool) and target == "source_date":
+            value = str(value)  # a year written as a JSON number
         if not isinstance(value, str):
             self.problems.append(
                 self.row.problem(col, "import-row", f"{target} must be text, not {type(value).__name__}")
