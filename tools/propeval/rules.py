@@ -149,6 +149,9 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("json-depth", E, "a run file's line nests shallowly enough for the standard JSON parser"),
         ("run-record", E, "a grade record is valid for its rubric's kind (ids, status, scores)"),
         ("run-record-size", W, "a run file's line is at most the record size limit"),
+        ("response-cache", W, "a response cache entry read is a valid stored reply"),
+        ("self-judged", W, "the answer model is not one of its own judges"),
+        ("reference-model", W, "the answer model is not the answerability reference model"),
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses"),),
     "import": (
