@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("propeval.cli.keys", "Maintainer signing keys: make one, add a public key, list them."),
     "ledger": ("propeval.cli.ledger", "Sign or re-sign ledger records with your maintainer key."),
     "run": ("propeval.cli.run", "The main job: every check and gate over the whole corpus, then the report."),
+    "decontaminate": (
+        "propeval.cli.decontaminate",
+        "Search training-data shards for the corpus's texts (13-grams); locally or on Dask.",
+    ),
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "import": ("propeval.cli.importing", "Import claims and items from a release, a CPE file, or any CSV/JSONL."),
