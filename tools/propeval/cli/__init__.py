@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
+    "import": ("propeval.cli.importing", "Import claims and items from a release, a CPE file, or any CSV/JSONL."),
+    "overlap": ("propeval.cli.overlap", "Find corpus items that are near-duplicates of an external dataset's."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),
     "stats": ("propeval.cli.stats", "Print corpus statistics and coverage gaps."),
     "schema": ("propeval.cli.schema", "Classify schema.json changes since a ref and gate the version bump."),
