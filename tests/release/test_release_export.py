@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from release_helpers import write_json
 
@@ -30,16 +31,19 @@ def test_export_twice_is_byte_identical(ledgers: Any, tmp_path: Path) -> None:
     first = run("export", "--out", str(a))
     assert first.exit_code == 0
     # check's warnings (here: a stale and missing difficulty bands) are shown, and do not stop the export
-    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 6 file(s)" in first.output.splitlines()
+    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 14 file(s)" in first.output.splitlines()
     assert "[difficulty] (warning) i0002 changed since its difficulty band (hard) was computed" in first.output
     assert run("export", "--out", str(b)).exit_code == 0
     assert tree(a) == tree(b)
     assert sorted(tree(a)) == [
         "README.md",
         "SHA256SUMS",
+        "data/en/test.parquet",
+        "data/ru/test.parquet",
+        "data/test.parquet",
+        "data/zh/test.parquet",
         "items.jsonl",
-        "rubrics/facts-v1/prompt.txt",
-        "rubrics/facts-v1/rubric.yaml",
+        *(f"rubrics/{r}/{f}" for r in ("audit-v1", "facts-v1") for f in ("gold.jsonl", "prompt.md", "rubric.yaml")),
         "tombstones.jsonl",
     ]
     # re-exporting into an existing release replaces it with the same bytes and leaves no temp folders
@@ -80,25 +84,23 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
     out = tmp_path / "rel"
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
-    front = card.split("---\n")[1]
-    assert front.splitlines() == [
-        "license: mit",
-        "language:",
-        "- en",
-        "- ru",
-        "- zh",
-        "size_categories:",
-        "- n<1K",
-        "task_categories:",
-        "- question-answering",
-        "- text-generation",
-        'pretty_name: "propeval"',
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        "  - split: test",
-        "    path: items.jsonl",
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["language"] == ["en", "ru", "zh"]
+    assert front["multilinguality"] == ["multilingual"]
+    assert front["size_categories"] == ["n<1K"]
+    assert front["version"] == "0.1.0"
+    for key in ("license", "task_categories", "tags", "annotations_creators", "language_creators", "pretty_name"):
+        assert front[key], key
+    assert [(c["config_name"], c["data_files"]) for c in front["configs"]] == [
+        ("default", [{"split": "test", "path": "data/test.parquet"}]),
+        *((lang, [{"split": "test", "path": f"data/{lang}/test.parquet"}]) for lang in ("en", "ru", "zh")),
     ]
+    features = front["dataset_info"][0]["features"]
+    assert {"name": "required_facts", "list": "string"} in features
+    assert {
+        "name": "frame_markers",
+        "list": [{"name": "language", "dtype": "string"}, {"name": "text", "dtype": "string"}],
+    } in features
     for line in [
         "| active items | 4 |",
         "| claims | 2 |",
@@ -125,11 +127,12 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
         "| items with a source_date | 3 of 4 (75.0%) |",
         "| earliest source_date | 2024-05-01 |",
         "| 2024 | 3 |",
-        "| name | threshold | flagged | kept |",
-        "| exact | 1.000 | 0 | 0 |",
-        "| semantic | 0.900 | 2 | 1 |",
-        "4 candidate pair(s) scored.",
-        "| facts-v1 | passed | 10 | metrics.fact_states.kappa 0.800 |",
+        "| exact | 1.000 | 2 | 0 | 2 |",  # c0002 has c0001's facts (the test corpus's default facts)
+        "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | FAIL |",
+        "| fact_score cohen_kappa_quadratic | 0.023 | 57 | 0.6 | no |",
+        "- Judge for facts-v1 (gemma-3-270m): judge agreement with humans is at chance level: scores from this "
+        "judge are not meaningful (the record is unsigned: no maintainer vouches for it; judge labels without the "
+        "judge's raw reply and prompt hash: 57 case(s) (g001, g002, g003, g004, g005 and 52 more)).",
         "| c0002 | loaded |",
         "| state_ideology | en |",
     ]:
@@ -144,8 +147,12 @@ def test_card_without_ledgers_says_not_run(small: Any, tmp_path: Path) -> None:
     out = tmp_path / "rel"
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "### Dedup passes\n\nnot run\n" in card
-    assert "### Judge agreement\n\nnot run\n" in card
+    assert "Not recorded: no `ledger/dedup.json`. A maintainer records a whole-corpus run" in card
+    assert "| facts-v1 | - | - | - | - | NOT RUN |" in card
+    assert (
+        "0 of 4 active item(s) have answerability evidence that counts; 0 of them pass. 4 item(s) have no record."
+        in card
+    )
     assert "Difficulty: not measured (no difficulty ledger)." in card
     assert all(r["difficulty_band"] is None for r in rows(out / "items.jsonl"))
 
@@ -222,7 +229,11 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
     assert result.exit_code == 0
     assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stderr
-    assert "Report `ledger/dedup.json` lists no passes." in (out / "README.md").read_text(encoding="utf-8")
+    # a dedup record that propeval did not write is shown as not checked, never as evidence
+    assert "ledger/dedup.json [release-input] (warning) dedup record is not checked" in result.stderr
+    assert "Record `ledger/dedup.json`: **not checked** (ledger record format is None" in (out / "README.md").read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.slow
