@@ -246,13 +246,21 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf" / "datasets"))
     import datasets
 
-    ds = datasets.load_dataset(
-        "json", data_files=str(out / "items.jsonl"), split="train", cache_dir=str(tmp_path / "hf" / "cache")
-    )
+    cache = str(tmp_path / "hf" / "cache")
+    # the folder itself, as the card's Loading section says: the default config's one split is "test"
+    loaded = datasets.load_dataset(str(out), cache_dir=cache)
+    assert list(loaded) == ["test"]
+    ds = loaded["test"]
     assert ds.num_rows == 4
     assert ds["id"] == ["i0001", "i0002", "i0003", "i0005"]
     assert ds["difficulty_band"] == ["easy", None, None, None]
     assert ds[0]["frame_markers"] == [{"language": "en", "text": "counter-revolutionary riot"}]
+    # a per-language config: its own Parquet file, the same features
+    zh = datasets.load_dataset(str(out), "zh", split="test", cache_dir=cache)
+    assert zh["id"] == ["i0003"] and zh.features == ds.features
+    # the JSON Lines file still loads on its own (the datasets json loader names its split "train")
+    js = datasets.load_dataset("json", data_files=str(out / "items.jsonl"), split="train", cache_dir=cache)
+    assert js["id"] == ds["id"]
     assert {
         "prompt",
         "required_facts",
@@ -267,3 +275,43 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
         "claim_id",
         "fact_ids",
     } <= set(ds.column_names)
+
+
+def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) -> None:
+    # the exact pass only: no model is loaded, the record is the same as a full run's in shape
+    result = run("dedup", "--record", "--pass", "exact")
+    assert "note: recorded this run in ledger/dedup.json (unsigned)" in result.output
+    record = json.loads((small.root / "ledger/dedup.json").read_text(encoding="utf-8"))
+    assert (record["kind"], record["subject"]) == ("dedup", "corpus")
+    assert record["result"]["passes"] == [
+        {"name": "exact", "threshold": 1.0, "found": 2, "allowlisted": 0, "unreviewed": 2}
+    ]
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Record `ledger/dedup.json`: **current**; unsigned. Run " in card
+    assert "| exact | 1.000 | 2 | 0 | 2 |" in card
+    # an item changes after the run: the record no longer describes the corpus
+    small.item("i0001", "c0001", prompt="What happened in Beijing on the night of 3 June 1989, in detail?")
+    result = run("export", "--out", str(out))
+    assert result.exit_code == 0
+    assert "ledger/dedup.json [release-input] (warning) dedup record is not current: the corpus changed" in (
+        result.stderr
+    )
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Record `ledger/dedup.json`: **not current** (the corpus changed" in card
+    assert "- Dedup: not current (the corpus changed" in card
+    # a record edited by hand (fewer pairs found) is not evidence
+    record["result"]["passes"][0]["found"] = 0
+    (small.root / "ledger/dedup.json").write_text(json.dumps(record), encoding="utf-8")
+    assert run("export", "--out", str(out)).exit_code == 0
+    assert "Record `ledger/dedup.json`: **not checked** (ledger record was edited by hand" in (
+        out / "README.md"
+    ).read_text(encoding="utf-8")
+
+
+def test_dedup_record_needs_the_whole_corpus(small: Any) -> None:
+    result = CliRunner().invoke(cli, ["dedup", "--record", "--changed-since", "HEAD"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "--record records a whole-corpus run; leave out --changed-since" in result.output
+    assert not (small.root / "ledger/dedup.json").exists()

@@ -356,7 +356,8 @@ def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:
         claim = inputs.corpus.claims[item.claim_id]
         near = []
         for n in neighbours.get(item.id, []):
-            passes = n.get("passes") if isinstance(n.get("passes"), dict) else {}
+            raw = n.get("passes")
+            passes: dict[str, Any] = raw if isinstance(raw, dict) else {}
             scores = ", ".join(f"{k} {v:.3f}" for k, v in sorted(passes.items()) if isinstance(v, (int, float)))
             near.append(f"{n['other']} ({scores}{', allowlisted' if n.get('allowlisted') else ''})")
         out.append(
