@@ -43,7 +43,9 @@ def test_stats_json_numbers(ledgers: Any) -> None:
     )
     kappa = next(s for s in judge["facts-v1"]["stats"] if s["name"] == "fact_score cohen_kappa_quadratic")
     assert (round(kappa["value"], 3), kappa["threshold"], kappa["passed"]) == (0.023, 0.6, False)
-    assert data["answerability"]["items"] == 4 and data["answerability"]["missing"] == 4
+    a = data["answerability"]
+    assert (a["items"], a["missing"], a["counted"]) == (4, 3, 0)
+    assert a["groups"][0]["not_checked"] == {"judge gemma-3-270m fails the judge gate": 1}
 
 
 def test_stats_text_tables(small: Any) -> None:

@@ -91,8 +91,7 @@ def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
     unchecked = a.items - a.missing - a.counted
     if unchecked:
         out.append(
-            f"Answerability: {unchecked} of {a.items} record(s) are not checked and are not counted as evidence "
-            "(see Answerability)."
+            f"Answerability: {unchecked} record(s) are not checked and are not counted as evidence (see Answerability)."
         )
     if a.items and not a.counted:
         out.append("Answerability: no item has answerability evidence that counts.")
