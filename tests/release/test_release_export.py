@@ -132,8 +132,7 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
         "| fact_score cohen_kappa_quadratic | 0.023 | 57 | 0.6 | no |",
         "| gemma-3-270m | gemma-3-270m | facts-v1: fail | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
         "- Judge for facts-v1 (gemma-3-270m): judge agreement with humans is at chance level: scores from this "
-        "judge are not meaningful (the record is unsigned: no maintainer vouches for it; judge labels without the "
-        "judge's raw reply and prompt hash: 57 case(s) (g001, g002, g003, g004, g005 and 52 more)).",
+        "judge are not meaningful (the record is unsigned: no maintainer vouches for it).",
         "| c0002 | loaded |",
         "| state_ideology | en |",
     ]:
@@ -259,9 +258,6 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
     # a per-language config: its own Parquet file, the same features
     zh = datasets.load_dataset(str(out), "zh", split="test", cache_dir=cache)
     assert zh["id"] == ["i0003"] and zh.features == ds.features
-    # the JSON Lines file still loads on its own (the datasets json loader names its split "train")
-    js = datasets.load_dataset("json", data_files=str(out / "items.jsonl"), split="train", cache_dir=cache)
-    assert js["id"] == ds["id"]
     assert {
         "prompt",
         "required_facts",

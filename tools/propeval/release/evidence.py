@@ -209,9 +209,9 @@ def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeE
             caveats.append("unsigned: no maintainer vouches for it")
         elif e.trust == "unknown-key":
             caveats.append("signed by a key that is not on [tool.propeval.signers]")
-        caveats += [
-            f.message for f in verify.judge(rubric, gold, record, rubric.spec.agreement_fields) if not f.warning
-        ]
+        if not caveats:  # as the gate: only a signed record is worth re-deriving
+            derived = verify.judge(rubric, gold, record, rubric.spec.agreement_fields)
+            caveats += [f.message for f in derived if not f.warning]
         e.detail = "; ".join(caveats)
         # A record that shows a failing judge is enough to distrust the judge, whoever made it;
         # only a record that passes every check can vouch for one.
