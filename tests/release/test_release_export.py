@@ -278,6 +278,9 @@ def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) ->
     # the exact pass only: no model is loaded, the record is the same as a full run's in shape
     result = run("dedup", "--record", "--pass", "exact")
     assert "note: recorded this run in ledger/dedup.json (unsigned)" in result.output
+    # a second run with the same findings leaves the record (and the tree) as it is
+    again = run("dedup", "--record", "--pass", "exact")
+    assert "note: ledger/dedup.json already records this result (made " in again.output
     record = json.loads((small.root / "ledger/dedup.json").read_text(encoding="utf-8"))
     assert (record["kind"], record["subject"]) == ("dedup", "corpus")
     assert record["result"]["passes"] == [

@@ -132,11 +132,22 @@ def write(config: Config, record: dict[str, Any], key: SigningKey | None) -> Pat
 def record_run(config: Config, result: DedupResult, passes: tuple[str, ...], *, sign: bool) -> str:
     """Write the record of a whole-corpus run (signed when ``sign`` and a key is at hand); return a note."""
     from propeval.corpus import load_corpus
+    from propeval.gates.ledger import read_record
     from propeval.signing import load_key
 
-    key = load_key(required=False) if sign else None
-    path = write(config, make(config, load_corpus(config), result, passes), key)
+    record = make(config, load_corpus(config), result, passes)
+    path = record_path(config)
     rel = path.relative_to(config.root).as_posix()
+    old = read_record(path, root=config.root, kind=KIND, subject=SUBJECT).record
+
+    def same(r: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in r["result"].items() if k != "commit"}
+
+    if old is not None and old["binding"] == record["binding"] and same(old) == same(record):
+        # Same corpus, settings and findings: the record stands, and `propeval run` leaves the tree clean.
+        return f"{rel} already records this result (made {old.get('created')}); left as it is"
+    key = load_key(required=False) if sign else None
+    write(config, record, key)
     return f"recorded this run in {rel} ({'signed' if key is not None else 'unsigned'})"
 
 
