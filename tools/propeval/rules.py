@@ -150,7 +150,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("run-record", E, "a grade record is valid for its rubric's kind (ids, status, scores)"),
         ("run-record-size", W, "a run file's line is at most the record size limit"),
     ),
-    "release": (("release-input", W, "an optional input of export, stats or report parses"),),
+    "release": (("release-input", W, "an optional input of export, stats or report parses and is current"),),
     "agree": (("labels", E, "label files have an id on every line, one label per unit, written one way"),),
 }
 
