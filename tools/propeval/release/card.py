@@ -80,8 +80,8 @@ def _template() -> jinja2.Template:
 
 
 def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
-    """One line per piece of curation evidence that does not hold, then ``inputs.card_warnings``:
-    the card's and the report's "Warnings" list."""
+    """The card's and the report's "Warnings" list: self-judging (``judge.selfjudge``), then one line
+    per piece of curation evidence that does not hold, then ``inputs.card_warnings``."""
     out = []
     for j in inputs.judge:
         if j.status != "pass":
@@ -97,7 +97,9 @@ def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
         out.append("Answerability: no item has answerability evidence that counts.")
     if inputs.dedup.status != "current":
         out.append(f"Dedup: {inputs.dedup.status}" + (f" ({inputs.dedup.detail})" if inputs.dedup.detail else "") + ".")
-    return [*out, *inputs.card_warnings]
+    from propeval.judge.selfjudge import card_lines
+
+    return [*card_lines(inputs.config), *out, *inputs.card_warnings]
 
 
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
