@@ -31,9 +31,21 @@ def test_stats_json_numbers(ledgers: Any) -> None:
     assert data["gaps"]["claims_missing_framing"] == [{"claim_id": "c0002", "missing": ["loaded"]}]
     assert len(data["gaps"]["category_language"]) == 17
     assert {"category": "state_ideology", "language": "ru"} not in data["gaps"]["category_language"]
-    assert data["dedup"]["status"] == "run"
-    assert data["judge"][0]["metrics"] == {"metrics.fact_states.kappa": 0.8}
-    assert data["judge"][0]["confusions"] == ["metrics.fact_states"]
+    assert data["dedup"]["status"] == "current"
+    assert data["dedup"]["passes"] == [
+        {"allowlisted": 0, "found": 2, "name": "exact", "threshold": 1.0, "unreviewed": 2}
+    ]
+    judge = {j["rubric"]: j for j in data["judge"]}
+    assert (judge["facts-v1"]["status"], judge["facts-v1"]["judge_model"], judge["facts-v1"]["cases"]) == (
+        "fail",
+        "gemma-3-270m",
+        57,
+    )
+    kappa = next(s for s in judge["facts-v1"]["stats"] if s["name"] == "fact_score cohen_kappa_quadratic")
+    assert (round(kappa["value"], 3), kappa["threshold"], kappa["passed"]) == (0.023, 0.6, False)
+    a = data["answerability"]
+    assert (a["items"], a["missing"], a["counted"]) == (4, 3, 0)
+    assert a["groups"][0]["not_checked"] == {"judge gemma-3-270m fails the judge gate": 1}
 
 
 def test_stats_text_tables(small: Any) -> None:
@@ -43,8 +55,8 @@ def test_stats_text_tables(small: Any) -> None:
     assert lines[0] == "4 active item(s), 2 claim(s), 1 retired"
     assert "│ named_fact    │     2 │ 50.0% │" in lines
     assert "│ most items from one URL  │ 3 (https://en.wikipedia.org/wiki/A) │" in lines
-    assert "Dedup passes: not run" in lines
-    assert "Judge agreement: not run" in lines
+    assert "Dedup passes: not recorded (no record; run: propeval dedup --record)" in lines
+    assert "Answerability: 0 of 4 item(s) with evidence that counts, 0 pass; 0 not checked, 4 without a record" in lines
     assert "│ c0002 │ loaded  │" in lines
 
 

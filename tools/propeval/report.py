@@ -272,52 +272,133 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
     if prov:
         sub += f" · commit {prov['commit'][:12]} ({prov['date']})" + (" + uncommitted changes" if prov["dirty"] else "")
     dedup = inputs.dedup
-    if dedup is None:
-        dedup_missing = f"{settings.dedup_report} is not present; run propeval dedup."
-    else:
-        dedup_missing = f"{dedup.path} lists no pair similarities."
     confusions = []
     for j in inputs.judge:
-        for n, (labels, matrix) in sorted(j.confusions.items()):
-            title = j.rubric if n == j.rubric else f"{j.rubric}: {n}"
+        for field_name, (labels, matrix) in sorted(j.confusions.items()):
+            title = f"{j.rubric}: {field_name}"
             confusions.append(Image(plot_confusion(title, labels, matrix), f"confusion matrix {title}"))
     judge = Table(
-        ["rubric", "status", "n", "agreement"],
+        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "status"],
         [
             [
                 j.rubric,
-                j.status or "-",
-                j.n if j.n is not None else "-",
-                ", ".join(f"{k} {v:.3f}" for k, v in sorted(j.metrics.items())) or "-",
+                j.judge_model or "-",
+                j.cases or "-",
+                f"{j.headline.name} {j.headline.value:.3f}" if j.headline and j.headline.value is not None else "-",
+                f"{j.headline.threshold_key} {j.headline.threshold}" if j.headline else "-",
+                j.status.upper(),
             ]
             for j in inputs.judge
         ],
     )
+    a = inputs.answerability
+    answerability = Table(
+        ["reference model", "judge", "judge gate", "records", "counted", "passed", "not checked"],
+        [
+            [
+                g.answer_model,
+                g.judge_model,
+                f"{g.rubric}: {g.judge_status}",
+                g.records,
+                g.counted,
+                f"{g.passed} of {g.counted}" if g.counted else "not checked",
+                "; ".join(f"{n}: {reason}" for reason, n in g.not_checked.items()) or "-",
+            ]
+            for g in a.groups
+        ],
+    )
+    dedup_passes = Table(
+        ["pass", "threshold", "pairs found", "allowlisted", "unreviewed"],
+        [
+            [p.get("name"), p.get("threshold"), p.get("found"), p.get("allowlisted"), p.get("unreviewed")]
+            for p in dedup.passes
+        ],
+    )
+    dedup_thresholds = Table(
+        ["languages", "cosine", "from"],
+        [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
+    )
+    thresholds = {
+        pair: float(t["value"])
+        for pair, t in dedup.pair_thresholds.items()
+        if isinstance(t.get("value"), (int, float)) and pair.split("-")[0] == pair.split("-")[1]
+    }
+    from propeval.release.card import evidence_warnings
+
     return _render(
         name=settings.name,
         sub=sub,
+        warnings=evidence_warnings(inputs),
         coverage=Image(plot_coverage(stats, inputs.categories), "coverage heatmap") if stats.items else None,
         gaps={
             "cells": len(stats.gaps["category_language"]),
             "framing": len(stats.gaps["claims_missing_framing"]),
         },
         mix=Image(plot_mix(stats), "question type and framing bars") if stats.items else None,
+        items_missing=f"No active item under {inputs.config.questions_dir}/; add one with propeval new.",
         bands=Image(plot_bands(stats), "difficulty band histogram") if stats.difficulty["ledger"] else None,
         difficulty=stats.difficulty,
-        difficulty_missing=f"{settings.difficulty_ledger} is not present; run propeval difficulty.",
+        difficulty_missing=(
+            f"{settings.difficulty_ledger} is not present: grade runs (propeval answer, propeval grade), "
+            "then run propeval difficulty."
+        ),
+        dedup=dedup,
+        dedup_passes=dedup_passes if dedup.passes else None,
+        dedup_thresholds=dedup_thresholds if dedup.pair_thresholds else None,
         similarity=(
-            Image(plot_similarity(dedup.similarities, dedup.thresholds), "similarity histogram")
-            if dedup is not None and dedup.similarities
+            Image(plot_similarity(dedup.similarities, thresholds), "similarity histogram")
+            if dedup.similarities
             else None
         ),
-        dedup_missing=dedup_missing,
+        dedup_missing=f"{dedup.path} is not present; run propeval dedup --record (propeval run does it too).",
         confusions=confusions,
         judge=judge if inputs.judge else None,
-        judge_missing=f"{settings.judge_ledger}/ holds no gate records; run the judge gate.",
+        judge_evidence=inputs.judge,
+        judge_missing=f"No rubric under {settings.rubrics_dir}/ has a rubric.yaml; add one, then run "
+        "propeval gate judge --rubric NAME --online.",
+        answerability=answerability if a.groups else None,
+        answerability_summary=a,
+        answerability_missing=(
+            f"No answerability record under {a.ledger}/; run propeval gate answerability --online --all."
+        ),
         panels=runs.panels(Plots()),
+        runs_missing=(
+            f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl; run propeval answer, then propeval grade."
+        ),
+        items=item_views(inputs),
         run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
-        runs_missing=f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl.",
     )
+
+
+def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:
+    """One row per active item for the per-item view: prompt, facts, band, gate status, dedup neighbours."""
+    from propeval.release.rows import active_items
+
+    neighbours = inputs.dedup.neighbours()
+    out = []
+    for item in active_items(inputs.corpus):
+        claim = inputs.corpus.claims[item.claim_id]
+        near = []
+        for n in neighbours.get(item.id, []):
+            raw = n.get("passes")
+            passes: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            scores = ", ".join(f"{k} {v:.3f}" for k, v in sorted(passes.items()) if isinstance(v, (int, float)))
+            near.append(f"{n['other']} ({scores}{', allowlisted' if n.get('allowlisted') else ''})")
+        out.append(
+            {
+                "id": item.id,
+                "claim": item.claim_id,
+                "language": item.language,
+                "framing": item.framing,
+                "question_type": item.question_type,
+                "prompt": item.prompt,
+                "facts": [f"{f.id}: {f.text}" for f in claim.facts],
+                "band": inputs.bands.get(item.id) or "unbanded",
+                "gate": inputs.answerability.per_item.get(item.id, "no record"),
+                "neighbours": near,
+            }
+        )
+    return out
 
 
 def write_report(inputs: ReleaseInputs, out: Path) -> tuple[RunSummary, Stats]:

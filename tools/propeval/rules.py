@@ -162,7 +162,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("decontam-bad-record", E, "every record is an object with the text field as a string"),
         ("decontam-bad-shard", E, "every shard can be read to its end (the rows that cannot are not scanned)"),
     ),
-    "release": (("release-input", W, "an optional input of export, stats or report parses"),),
+    "release": (("release-input", W, "an optional input of export, stats or report parses and is current"),),
     "import": (
         ("import-input", E, "an import or overlap input is a readable .jsonl/.csv/.tsv file or release folder"),
         ("import-sums", E, "every file of an imported release matches its SHA256SUMS line"),

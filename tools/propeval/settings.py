@@ -976,7 +976,15 @@ class ReleaseSettings(Table):
     task_categories: tuple[str, ...] = key(
         TextList(nonempty=True), ("question-answering", "text-generation"), "Hugging Face task categories"
     )
-    dedup_report: str = key(Text(nonempty=True), "ledger/dedup.json", "a dedup report: passes and pair similarities")
+    version: str = key(Text(nonempty=True), "0.1.0", "the dataset's version, in the card's front matter and citation")
+    tags: tuple[str, ...] = key(
+        TextList(nonempty=True),
+        ("censorship", "propaganda", "llm-evaluation", "factuality", "multilingual"),
+        "Hugging Face tags of the card",
+    )
+    dedup_report: str = key(
+        Text(nonempty=True), "ledger/dedup.json", "the dedup record (propeval dedup --record) the card shows"
+    )
     difficulty_ledger: str = key(Text(nonempty=True), "ledger/difficulty.json", "difficulty bands per item")
     judge_ledger: str = key(Text(nonempty=True), "ledger/judge", "one <rubric>.json judge-gate record per rubric")
     rubrics_dir: str = derived("rubrics", "[tool.propeval.judge] rubrics_dir")

@@ -25,12 +25,15 @@ from propeval.reporters import report
 def command(ctx: click.Context, out: Path) -> None:
     """Write one self-contained HTML report with plots of the corpus, gates and scored runs.
 
-    Panels: coverage by category × language, question-type and framing mix, difficulty bands,
-    dedup similarity with thresholds, judge-vs-human confusion matrices, and for scored runs
+    Panels: warnings, coverage by category × language, question-type and framing mix, difficulty
+    bands, the judge gate per rubric (status in plain words, judge-vs-human confusion matrices),
+    answerability (records counted only from a judge that passes the judge gate), the dedup record
+    (ledger/dedup.json: passes, similarity, thresholds per language pair), a per-item view (prompt,
+    facts, band, answerability, dedup neighbours), and for scored runs
     (runs/*/grades-<rubric>.jsonl) one panel per rubric: fact mean and % any propaganda by
     model × language for a facts rubric, the share of each accuracy label by model for an audit
     rubric. Runs are read as `propeval score` reads them (the latest grade per item).
-    Missing inputs show a "no data" panel.
+    A panel without data names the command that fills it.
     Images are embedded PNGs; the file needs no network.
 
     \b

@@ -53,26 +53,26 @@ def _render(stats: Stats, out: TextIO) -> None:
             ("source_date range", f"{dates['earliest'] or '-'} .. {dates['latest'] or '-'}"),
         ],
     )
-    if stats.dedup["status"] == "not run":
-        console.print("Dedup passes: not run")
+    d = stats.dedup
+    if d["status"] == "not run":
+        console.print(f"Dedup passes: not recorded ({d['detail']})")
     else:
-        console.print(f"Dedup passes: {len(stats.dedup['passes'])} ({stats.dedup['report']})")
+        found = ", ".join(f"{p.get('name')} {p.get('found')} ({p.get('allowlisted')} allowlisted)" for p in d["passes"])
+        detail = f": {d['detail']}" if d["detail"] else ""
+        console.print(f"Dedup passes ({d['ledger']}, {d['status']}{detail}, {d['created']}): {found}")
     if stats.judge:
         table(
             "Judge agreement",
-            ["rubric", "status", "n", "agreement"],
-            [
-                (
-                    j["rubric"],
-                    j["status"] or "-",
-                    j["n"] if j["n"] is not None else "-",
-                    ", ".join(f"{k} {v:.3f}" for k, v in j["metrics"].items()) or "-",
-                )
-                for j in stats.judge
-            ],
+            ["rubric", "judge model", "gold cases", "status", "verdict"],
+            [(j["rubric"], j["judge_model"] or "-", j["cases"] or "-", j["status"], j["verdict"]) for j in stats.judge],
         )
     else:
-        console.print("Judge agreement: not run")
+        console.print("Judge agreement: no rubric")
+    a = stats.answerability
+    console.print(
+        f"Answerability: {a['counted']} of {a['items']} item(s) with evidence that counts, {a['passed']} pass; "
+        f"{a['items'] - a['missing'] - a['counted']} not checked, {a['missing']} without a record"
+    )
     gaps = stats.gaps
     if gaps["category_language"]:
         table(
