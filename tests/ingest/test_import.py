@@ -101,7 +101,9 @@ def test_export_import_export_is_byte_identical(source: Any, tmp_path: Path, mon
     assert run(target, "check")[0] == 0
     assert run(target, "export", "--out", str(second))[0] == 0
     a, b = files(first), files(second)
-    assert sorted(a) == sorted(b) == ["README.md", "SHA256SUMS", "items.jsonl", "rubrics/facts-v1/prompt.txt",
+    parquet = sorted(name for name in a if name.startswith("data/"))
+    assert parquet and all(name.endswith("/test.parquet") for name in parquet)  # default and per-language configs
+    assert sorted(a) == sorted(b) == ["README.md", "SHA256SUMS", *parquet, "items.jsonl", "rubrics/facts-v1/prompt.txt",
                                       "rubrics/facts-v1/rubric.yaml", "tombstones.jsonl"]  # fmt: skip
     assert a == b  # every byte, the dataset card and SHA256SUMS included
     # a second import of the same release collides with what the first wrote, and changes nothing

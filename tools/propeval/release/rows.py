@@ -36,6 +36,7 @@ FEATURES: tuple[tuple[str, Any], ...] = (
     ("question_type", "string"),
     ("claim_id", "string"),
     ("claim_kind", "string"),
+    ("claim_title", "string"),
     ("fact_ids", ["string"]),
     ("frame_markers", [{"language": "string", "text": "string"}]),
     ("translation_of", "string"),
