@@ -117,6 +117,7 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
                 messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
             )
             record["attempts"] += 1
+            record["usage"].append(c.usage)
             raw = c.text
             try:
                 outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
@@ -151,8 +152,10 @@ async def _grade_one(client: ChatClient, job: _Job, rubric: Rubric, options: Gra
         "rubric_version": rubric.version,
         "rubric_hash": rubric.hash,
         "judge_model": options.endpoint.model,
+        "judge_settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
         "prompt_hash": None,
         "attempts": 0,
+        "usage": [],  # the checked token usage of each judge call (None: the server sent none usable)
         **rubric.spec.empty_fields(),
     }
     if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):

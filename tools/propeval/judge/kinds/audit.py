@@ -27,6 +27,7 @@ from propeval.judge.kinds.base import (
 
 if TYPE_CHECKING:
     from propeval.agreement import Stat
+    from propeval.judge.kinds.base import ScoreContext
     from propeval.judge.rubric import Rubric
 
 FIELDS = ("accuracy", "propaganda_inclusion", "tone")
@@ -73,7 +74,9 @@ class Audit(Kind):
 
     # ------------------------------------------------------------------ score
 
-    def score(self, per_run: list[tuple[str, list[Row]]], rubric: Rubric) -> dict[str, Any]:
+    def score(
+        self, per_run: list[tuple[str, list[Row]]], rubric: Rubric, ctx: ScoreContext | None = None
+    ) -> dict[str, Any]:
         labels = rubric.labels
         cells: dict[tuple[str, str], list[Row]] = defaultdict(list)
         for _, rows in per_run:
