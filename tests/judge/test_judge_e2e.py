@@ -186,6 +186,6 @@ def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
     r = invoke("score", "starter")
     assert r.exit_code == 0, r.output
     row = r.output.splitlines()[2].split()
-    assert row[:2] == ["starter", str(active)]
+    assert row[:5] == ["starter", "answer-model", "J1", "S1", str(active)]
     for lang in ("en", "zh", "ru", "uk", "de"):
         assert any(line.startswith(lang + " ") for line in r.output.splitlines()), lang
