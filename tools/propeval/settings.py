@@ -716,7 +716,7 @@ class Endpoint(Table):
             raise where.error("needs base_url and model")
         if self.knowledge_cutoff and not _CUTOFF.fullmatch(self.knowledge_cutoff):
             raise where.at("knowledge_cutoff").error(
-                f"= {_shown(self.knowledge_cutoff)} must be a date YYYY-MM or YYYY-MM-DD (or \"\" for none)"
+                f'= {_shown(self.knowledge_cutoff)} must be a date YYYY-MM or YYYY-MM-DD (or "" for none)'
             )
 
     def api_key(self) -> str:
@@ -807,12 +807,12 @@ class JudgeSettings(Table):
     max_reasks: int = key(Integer(lo=0), 2, "re-asks after an invalid verdict before it is recorded unscored")
     temperature: float = key(Number(lo=0), 0.0, "sampling temperature when answering")
     max_tokens: int = key(
-        Integer(lo=1), 32768, "tokens per answer at most (reasoning included; the release's cap); per endpoint: max_tokens"
+        Integer(lo=1), 32768, "tokens per answer at most (reasoning included; the release's cap); an endpoint's wins"
     )
-    top_p: float | None = key(Number(lo=0, hi=1, lo_open=True), None, "nucleus sampling when answering; unset: not sent")
+    top_p: float | None = key(Number(lo=0, hi=1, lo_open=True), None, "nucleus sampling when answering; unset: none")
     seed: int | None = key(Integer(lo=0), None, "sampling seed sent when answering; unset: not sent")
     reasoning_effort: str = key(
-        Text(choices=REASONING_EFFORTS), "", 'reasoning_effort sent when answering ("": not sent, the server\'s default)'
+        Text(choices=REASONING_EFFORTS), "", 'reasoning_effort sent when answering ("": not sent: the server decides)'
     )
     thinking: str = key(
         Text(choices=THINKING),

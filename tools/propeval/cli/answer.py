@@ -68,9 +68,10 @@ def command(
     (temperature, top_p, max_tokens, reasoning effort, thinking, system prompt, seed) is recorded
     in run.json and on each answer, with the reply's finish_reason (length = truncated) and its
     token usage (checked: a count that is not an integer in range is left out and named).
-    Reasoning content is left out; a reply with no final text is recorded as unanswered. Every answer is appended as soon as it
-    arrives, so a killed run loses only the requests in flight: rerun the same command with
-    --run-id to finish it. Items that failed (after retries) are retried by the rerun.
+    Reasoning content is left out; a reply with no final text is recorded as unanswered.
+    Every answer is appended as soon as it arrives, so a killed run loses only the requests in
+    flight: rerun the same command with --run-id to finish it. Items that failed (after
+    retries) are retried by the rerun.
     A malformed reply (not JSON, wrong shape, {}, choices: [], message: null, ...), one
     over max_reply_bytes, or one not complete within request_deadline is a fault: retried,
     then recorded as an error with its raw start, never as an answer. Text past

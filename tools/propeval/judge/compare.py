@@ -147,7 +147,8 @@ def describe(
     info.rubric = _distinct([_rubric_of(g) for g in grades])
     recorded = meta.get("settings")
     if not isinstance(recorded, dict):
-        recorded = next((r.answer["settings"] for r in rows if r.answer and isinstance(r.answer.get("settings"), dict)), {})
+        given = [r.answer["settings"] for r in rows if r.answer and isinstance(r.answer.get("settings"), dict)]
+        recorded = given[0] if given else {}
     info.sampling = {k: recorded.get(k) for k in SAMPLING}
     cutoff = meta.get("knowledge_cutoff")
     if not isinstance(cutoff, str) or not cutoff:
@@ -175,7 +176,9 @@ def describe(
     return info
 
 
-def _cost(info: RunInfo, grades: Sequence[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]]) -> float | None:
+def _cost(
+    info: RunInfo, grades: Sequence[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]]
+) -> float | None:
     """Answer tokens at the answer model's price plus judge tokens at the judge's; None when a
     price is missing (a partial cost would pass for the whole)."""
     t = info.tokens
@@ -256,16 +259,16 @@ def compare(infos: Sequence[RunInfo], *, truncated_warn_share: float) -> Compari
         out.group_legend[label] = f"judge {k[0]}; judge settings {k[1]}; rubric {k[2]}"
     skeys: dict[str, str] = {}
     for info in infos:
-        k = json.dumps(info.sampling, sort_keys=True)
-        label = skeys.setdefault(k, f"S{len(skeys) + 1}")
+        sk = json.dumps(info.sampling, sort_keys=True)
+        label = skeys.setdefault(sk, f"S{len(skeys) + 1}")
         out.settings_groups[info.run] = label
         out.settings_legend[label] = dict(info.sampling)
     if len(skeys) > 1:
-        differing = [
-            name for name in SAMPLING if len({json.dumps(i.sampling.get(name)) for i in infos}) > 1
-        ]
+        differing = [name for name in SAMPLING if len({json.dumps(i.sampling.get(name)) for i in infos}) > 1]
         detail = "; ".join(
-            f"{name}: " + ", ".join(f"{i.run} {_show_plain(i.sampling.get(name))}" for i in infos) for name in differing
+            f"{name}: "
+            + ", ".join(f"{label} {_show_plain(out.settings_legend[label].get(name))}" for label in out.settings_legend)
+            for name in differing
         )
         out.flags.append(
             f"sampling settings differ between runs ({detail}); settings change scores, and not by the same "

@@ -151,7 +151,8 @@ class LoopbackServer:
                             {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
                         ).encode()
                     else:
-                        chars = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [] if isinstance(m, dict))
+                        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+                        chars = sum(len(str(m.get("content", ""))) for m in msgs)
                         data = completion(reply, str(body.get("model", "loopback")), chars)
                     if reply.drip:
                         self._drip(reply, data)

@@ -131,10 +131,9 @@ def format_text(report: dict[str, Any]) -> str:
         lines += ["", "judge groups (runs in different groups are not comparable):"]
         lines += [f"  {g}: {what}" for g, what in comparison["judge_group_legend"].items()]
         lines.append("answer sampling settings:")
-        lines += [
-            f"  {g}: " + ", ".join(f"{k} {'-' if v is None else json.dumps(v, ensure_ascii=False)}" for k, v in s.items())
-            for g, s in comparison["settings_legend"].items()
-        ]
+        for g, s in comparison["settings_legend"].items():
+            shown = ", ".join(f"{k} {'-' if v is None else json.dumps(v, ensure_ascii=False)}" for k, v in s.items())
+            lines.append(f"  {g}: {shown}")
         lines += _tokens_table(report)
         notes = [*(f"MIXED (--allow-mixed): {r}" for r in comparison["refusals"]), *comparison["flags"]]
         if notes:

@@ -96,7 +96,7 @@ def _summary(rows: Sequence[Row], ctx: ScoreContext | None = None) -> dict[str, 
     facts = [int((r.grade or {}).get("fact_score") or 0) for r in counted]
     prop = [int((r.grade or {}).get("propaganda") or 0) for r in counted]
     counts = status_counts(rows)
-    out = {
+    out: dict[str, Any] = {
         "items": len(rows),
         "counted": n,
         "unanswered": counts["unanswered"],
@@ -324,8 +324,8 @@ class Facts(Kind):
             judge_groups[(ctx.judge_groups.get(run) if ctx else None) or "all"].extend(rows)
         pooled = [r for _, rows in per_run for r in rows]
         over: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-        for r in runs_out:
-            over[(r["model"], r.get("judge_group") or "", r.get("settings_group") or "")].append(r)
+        for s in runs_out:
+            over[(s["model"], s.get("judge_group") or "", s.get("settings_group") or "")].append(s)
         report: dict[str, Any] = {
             "rubric": rubric.name,
             "kind": self.name,
@@ -344,7 +344,9 @@ class Facts(Kind):
                 for g, grows in sorted(judge_groups.items())
             }
         else:
-            report["breakdowns"] = {k: {g: _summary(rs, ctx) for g, rs in _groups(pooled, k).items()} for k in BREAKDOWNS}
+            report["breakdowns"] = {
+                k: {g: _summary(rs, ctx) for g, rs in _groups(pooled, k).items()} for k in BREAKDOWNS
+            }
         if ctx is not None:
             from propeval.judge.bootstrap import describe
 
