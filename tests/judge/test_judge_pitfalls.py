@@ -16,10 +16,13 @@ from click.testing import CliRunner
 from judgekit import CLAIM2_FACTS, configure, judge_corpus, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
+from propeval.config import load_config
 from propeval.judge.bootstrap import mean_ci
 from propeval.judge.client import read_finish, read_usage
 from propeval.judge.compare import RunInfo, compare
 from propeval.judge.loopback import Reply, Seen, fact_ids, facts_verdict, is_judge_request
+from propeval.release import load_inputs
+from propeval.report import summarise_runs
 
 HOSTILE_USAGE = {"prompt_tokens": True, "completion_tokens": -5, "total_tokens": "lots"}
 
@@ -157,6 +160,19 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     ci = report["runs"][0]["ci"]
     assert ci == {"fact_mean": [5.0, 5.0], "propaganda_share": [0.0, 0.0]}
     assert report["confidence"]["draws"] == 200 and report["runs"][0]["too_small"] is True
+
+    # `report` refuses the same mix: the rubric is left out, each difference named, exit 1
+    r = invoke("report", "--out", str(judge_corpus.root / "report.html"))
+    assert r.exit_code == 1
+    assert "[mixed-comparison] judge model differs between runs (a-jx, b-jx: judge-x; a-jy, b-jy: judge-y)" in r.stderr
+    assert "(rubric facts-v1 left out of the report)" in r.stderr
+    assert "Refused: judge model differs" in (judge_corpus.root / "report.html").read_text(encoding="utf-8")
+    # --allow-mixed: each model labelled by its judge group; truncated answers counted apart
+    mixed = summarise_runs(load_inputs(load_config(judge_corpus.root)), allow_mixed=True)
+    cells = {(c["model"], c["language"]): c for p in mixed.panels() for c in p.cells}
+    assert set(cells) == {(f"model-{m} [J{j}]", lang) for m in "ab" for j in (1, 2) for lang in ("en", "zh")}
+    assert cells[("model-b [J1]", "en")]["truncated"] == 1 and cells[("model-a [J1]", "en")]["truncated"] == 0
+    assert any(w.rule == "run-pitfall" and "stopped at the token cap" in w.message for w in mixed.warnings)
 
 
 def test_judge_settings_and_rubric_versions_are_refused_and_settings_flagged() -> None:

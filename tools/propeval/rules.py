@@ -149,6 +149,12 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("json-depth", E, "a run file's line nests shallowly enough for the standard JSON parser"),
         ("run-record", E, "a grade record is valid for its rubric's kind (ids, status, scores)"),
         ("run-record-size", W, "a run file's line is at most the record size limit"),
+        ("mixed-comparison", E, "runs compared in one table share their judge, judge settings and rubric version"),
+        (
+            "run-pitfall",
+            W,
+            "compared runs share sampling settings; few answers hit the token cap; usage is well formed",
+        ),
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses"),),
     "agree": (("labels", E, "label files have an id on every line, one label per unit, written one way"),),

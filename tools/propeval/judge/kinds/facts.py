@@ -515,13 +515,17 @@ class Facts(Kind):
         )
         panel.tables.append(
             Table(
-                ["model", "language", "counted", "unanswered", "unscored", "ungraded", "fact mean", "% any propaganda"],
+                [
+                    *("model", "language", "counted", "unanswered", "truncated"),
+                    *("unscored", "ungraded", "fact mean", "% any propaganda"),
+                ],
                 [
                     [
                         c["model"],
                         c["language"],
                         c["counted"],
                         c["unanswered"],
+                        c["truncated"],
                         c["unscored"],
                         c["ungraded"],
                         fmt(c["fact_mean"]),
