@@ -86,6 +86,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("dedup-exact", E, "two claims' items (or facts) have the same normalised text"),
         ("dedup-lexical", E, "two claims' items (or facts) are near-verbatim (rapidfuzz token-sort ratio)"),
         ("dedup-semantic", E, "two claims' items (or facts) mean the same (embedding cosine)"),
+        ("dedup-boilerplate", W, "no fact is required in near-identical words by many claims of one kind and source"),
         ("dedup-stale-review", W, "an allowlist entry still applies: both texts and ids are unchanged"),
         ("dedup-allowlist", E, "dedup-allowlist.yaml entries are well formed"),
         ("dedup-truncated", W, "a text fits the embedding model's max_seq_length"),

@@ -473,6 +473,12 @@ class DedupSettings(Table):
     )
     onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
+    boilerplate_min_claims: int = key(
+        Integer(lo=0),
+        5,
+        "warn of a fact near-duplicated (fact_semantic_threshold) in this many claims of one kind and source "
+        "domain: boilerplate prompts reward (0: off)",
+    )
     max_bigram_df: int = key(Integer(lo=1), 50, "lexical blocking: ignore word bigrams used by more texts than this")
 
     def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
