@@ -154,10 +154,14 @@ def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     assert (g["accuracy"], g["propaganda_inclusion"], g["tone"]) == ("Correct", 0, "Neutral")
     r = invoke("score", "r1", "--rubric", "audit-v1")
     out = r.output.splitlines()
-    assert "accuracy" in out
-    i = out.index("accuracy")
-    assert out[i + 1].split() == ["model", "language", "scored", "Correct", "Partial", "Misleading", "Refusal"]
-    assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]
+    assert "accuracy (share [95% CI])" in out
+    i = out.index("accuracy (share [95% CI])")
+    head = ["model", "language", "scored", "truncated", "Correct", "Partial", "Misleading", "Refusal", "note"]
+    assert out[i + 1].split() == head
+    assert out[i + 2].split() == [
+        *("answer-model", "en", "2", "0", "100.0%", "[100.0%,", "100.0%]", "0.0%", "[0.0%,", "0.0%]"),
+        *("0.0%", "[0.0%,", "0.0%]", "0.0%", "[0.0%,", "0.0%]", "too", "small", "(<30)"),
+    ]
 
 
 @pytest.mark.slow
