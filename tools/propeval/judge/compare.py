@@ -154,7 +154,10 @@ def describe(
     if not isinstance(cutoff, str) or not cutoff:
         cutoff = (cutoffs or {}).get(info.model)
     info.knowledge_cutoff = cutoff or None
-    tokens: dict[str, int] = {"answer_calls": 0, "answer_calls_without_usage": 0, "judge_calls": 0}
+    # without_usage: the server sent no usable usage (flagged); unrecorded: the record predates
+    # usage recording (an older run; its tokens are unknown, not an anomaly)
+    tokens: dict[str, int] = {"answer_calls": 0, "answer_calls_without_usage": 0, "answer_calls_unrecorded": 0}
+    tokens["judge_calls"] = 0
     tokens.update(answer_prompt_tokens=0, answer_completion_tokens=0, judge_prompt_tokens=0, judge_completion_tokens=0)
     for r in rows:
         a = r.answer or {}
@@ -162,9 +165,12 @@ def describe(
             info.answered += 1
             info.truncated += a.get("finish_reason") == "length"
             tokens["answer_calls"] += 1
-            if not _add_usage(tokens, a.get("usage"), "answer"):
+            if "usage" not in a:
+                tokens["answer_calls_unrecorded"] += 1
+            elif not _add_usage(tokens, a.get("usage"), "answer"):
                 tokens["answer_calls_without_usage"] += 1
-            info.anomalies += len(a.get("anomalies") or [])
+            anomalies = a.get("anomalies")
+            info.anomalies += len(anomalies) if isinstance(anomalies, list) else 0
         calls = (r.grade or {}).get("usage")
         if isinstance(calls, list):
             for u in calls:

@@ -106,7 +106,10 @@ def _tokens_table(report: dict[str, Any]) -> list[str]:
                 str(t["judge_calls"]),
                 str(t["judge_prompt_tokens"]),
                 str(t["judge_completion_tokens"]),
-                "-" if p["cost"] is None else f"${p['cost']:.4f}" + ("+" if t["answer_calls_without_usage"] else ""),
+                "-"
+                if p["cost"] is None
+                else f"${p['cost']:.4f}"
+                + ("+" if t["answer_calls_without_usage"] or t.get("answer_calls_unrecorded") else ""),
             ]
         )
     head = ["run", "answer calls", "prompt tok", "completion tok", "judge calls", "judge prompt", "judge compl", "cost"]
@@ -117,7 +120,7 @@ def _tokens_table(report: dict[str, Any]) -> list[str]:
         lines.append(
             "cost at "
             + "; ".join(f"{m} ${p[0]:g}/${p[1]:g} per 1M in/out" for m, p in report["prices"].items())
-            + " (-: a model has no price; +: a lower bound, some calls had no usable usage)"
+            + " (-: a model has no price; +: a lower bound, some calls have no usable or no recorded usage)"
         )
     return lines
 
