@@ -116,7 +116,7 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     assert answers["i0003"]["anomalies"] == [
         "usage.prompt_tokens is 'True', not an integer 0-10000000; tokens not counted"
     ]
-    grade = records(runs / "b-jx/grades-facts-v1.jsonl")[0]
+    grade = records(runs / "a-jx/grades-facts-v1.jsonl")[0]  # graded first: no response-cache hit
     assert grade["judge_settings"] == {"temperature": 0.0, "max_tokens": 1024}
     assert len(grade["usage"]) == 1 and grade["usage"][0]["total_tokens"] > 0
 
@@ -129,7 +129,7 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     # --allow-mixed: side by side, labelled by judge group, never pooled; every pitfall flagged
     r = invoke("score", "a-jx", "b-jx", "a-jy", "b-jy", "--allow-mixed")
     assert r.exit_code == 0, r.output
-    out = r.output.splitlines()
+    out = r.stdout.splitlines()
     assert out[1].split()[:12] == [
         *("run", "model", "judge", "settings", "items", "unanswered", "truncated"),
         *("unscored", "ungraded", "fact", "mean", "95%"),
@@ -137,7 +137,7 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     assert out[2].split()[:10] == ["a-jx", "model-a", "J1", "S1", "3", "0", "0", "0", "0", "5.00"]
     assert out[3].split()[:10] == ["b-jx", "model-b", "J1", "S2", "3", "0", "1", "0", "0", "5.00"]
     assert out[4].split()[:10] == ["a-jy", "model-a", "J2", "S1", "3", "0", "0", "0", "0", "0.00"]
-    text = r.output
+    text = r.stdout
     assert "judge group J1: question type" in text and "judge group J2: question type" in text
     assert "  J1: judge judge-x; judge settings temperature 0.0, max_tokens 1024; rubric 1.0.0 (" in text
     assert "  ! MIXED (--allow-mixed): judge model differs between runs" in text
@@ -150,7 +150,7 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     # b declares a cutoff of 2024-01: its 2023 source is scored apart from the 2024 ones
     cut = [line.split() for line in out if line.startswith("b-jx ") and "2024-01" in line]
     assert [c[2:6] for c in cut] == [["before", "cutoff", "1", "5.00"], ["after", "cutoff", "2", "5.00"]]
-    report = json.loads(invoke("score", "a-jx", "b-jx", "a-jy", "b-jy", "--allow-mixed", "--format", "json").output)
+    report = json.loads(invoke("score", "a-jx", "b-jx", "a-jy", "b-jy", "--allow-mixed", "--format", "json").stdout)
     a_jx = report["provenance"][0]
     t = a_jx["tokens"]
     assert t["answer_calls"] == 3 and t["answer_prompt_tokens"] > 0 and t["judge_calls"] == 3

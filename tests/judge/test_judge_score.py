@@ -39,7 +39,7 @@ def test_score_over_runs(judge_corpus: Any, loopback: Any) -> None:
     assert r.exit_code == 0
     # The same judge, rubric and settings: one judge group (J1), one settings group (S1); every
     # breakdown has its bootstrap 95% CI and, at 2-4 items, is marked too small to compare.
-    head, _, tail = r.output.partition("\njudge groups")
+    head, _, tail = r.stdout.partition("\njudge groups")
     assert head == (
         "rubric facts-v1\n"
         "run         model  judge  settings  items  unanswered  truncated  unscored  ungraded  fact mean        95% CI  propaganda          95% CI\n"
@@ -70,7 +70,7 @@ def test_score_over_runs(judge_corpus: Any, loopback: Any) -> None:
     assert "  J1: judge answer-model; judge settings temperature 0.0, max_tokens 1024; rubric 1.0.0 (" in tail
     assert "  S1: temperature 0.0, top_p -, max_tokens 32768, reasoning_effort -, thinking -, system_prompt -" in tail
     assert "flags:" not in tail
-    report = json.loads(invoke("score", "a", "b", "--format", "json").output)
+    report = json.loads(invoke("score", "a", "b", "--format", "json").stdout)
     assert report["over_runs"]["fact_mean"]["mean"] == 2.5
     assert round(report["over_runs"]["fact_mean"]["sd"], 4) == 3.5355
     assert report["runs"][0]["fact_distribution"] == {"0": 0, "1": 0, "2": 0, "3": 0, "4": 0, "5": 3}

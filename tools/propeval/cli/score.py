@@ -31,7 +31,10 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, allow_mixed:
     audit rubrics: accuracy, propaganda-inclusion and tone shares by model x language.
     The latest grade per item counts (a retry replaces an error). A grade record that fails
     validation is named on stderr with its file and line, left out (its item counts as
-    ungraded), and the exit code is 1.
+    ungraded), and the exit code is 1. A warning on stderr (and under "warnings" in JSON)
+    names the models when a run's answer model is also one of its judges, or is the
+    answerability reference model (ledger/answerability records name it); model ids are
+    compared case-insensitively without a provider prefix (openai/gpt-4o = GPT-4o).
 
     Comparisons are checked: runs graded by different judges, judge settings or rubric
     versions are refused (exit 1, each difference named) unless --allow-mixed, which labels
@@ -61,6 +64,8 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, allow_mixed:
             report(score.problems, "text", sys.stderr, summary=False)
         ctx.exit(1)
     show(Report(data=score.report, view=lambda out, styled: out.write(format_text(score.report))), fmt)
+    if score.warnings:  # a score to read with care (self-judged, or on items the model picked)
+        report(score.warnings, "text", sys.stderr, summary=False)
     if score.problems:  # grade records that failed validation: left out, and said so
         report(score.problems, "text", sys.stderr, summary=False)
         ctx.exit(1)

@@ -85,6 +85,7 @@ class RunInfo:
     answered: int = 0  # items with a final answer
     truncated: int = 0  # of those, how many stopped at max_tokens (finish_reason length)
     tokens: dict[str, int] = field(default_factory=dict)
+    judge_tokens: dict[str, list[int]] = field(default_factory=dict)  # judge model -> [prompt, completion]
     cost: float | None = None
     anomalies: int = 0
 
@@ -171,15 +172,33 @@ def describe(
                 tokens["answer_calls_without_usage"] += 1
             anomalies = a.get("anomalies")
             info.anomalies += len(anomalies) if isinstance(anomalies, list) else 0
-        calls = (r.grade or {}).get("usage")
-        if isinstance(calls, list):
+        for judge, calls in _judge_calls(r.grade or {}):
             for u in calls:
                 tokens["judge_calls"] += 1
-                _add_usage(tokens, u, "judge")
+                before = (tokens.get("judge_prompt_tokens", 0), tokens.get("judge_completion_tokens", 0))
+                if _add_usage(tokens, u, "judge"):
+                    got = info.judge_tokens.setdefault(judge, [0, 0])
+                    got[0] += tokens["judge_prompt_tokens"] - before[0]
+                    got[1] += tokens["judge_completion_tokens"] - before[1]
     info.tokens = tokens
     if prices is not None:
         info.cost = _cost(info, grades, prices)
     return info
+
+
+def _judge_calls(grade: Mapping[str, Any]) -> list[tuple[str, list[Any]]]:
+    """(judge model, the usage of each of its calls) of a grade record: its own calls, and each
+    panel judge's (``judges``)."""
+    out: list[tuple[str, list[Any]]] = []
+    own = grade.get("usage")
+    if isinstance(own, list) and own:
+        out.append((str(grade.get("judge_model")), own))
+    panel = grade.get("judges")
+    if isinstance(panel, list):
+        for j in panel:
+            if isinstance(j, dict) and isinstance(j.get("usage"), list):
+                out.append((str(j.get("judge_model")), j["usage"]))
+    return out
 
 
 def _cost(
@@ -194,12 +213,11 @@ def _cost(
             return None
         p_in, p_out = prices[info.model]
         total += (t["answer_prompt_tokens"] * p_in + t["answer_completion_tokens"] * p_out) / 1e6
-    if t["judge_calls"]:
-        judges = {j for j in info.judge if j}
-        if len(judges) != 1 or next(iter(judges)) not in prices:
+    for judge, (prompt, completion) in info.judge_tokens.items():
+        if judge not in prices:
             return None
-        p_in, p_out = prices[next(iter(judges))]
-        total += (t["judge_prompt_tokens"] * p_in + t["judge_completion_tokens"] * p_out) / 1e6
+        p_in, p_out = prices[judge]
+        total += (prompt * p_in + completion * p_out) / 1e6
     return total
 
 

@@ -41,7 +41,34 @@ class Score:
 
     report: dict[str, Any]
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)  # self-judged and reference-model scores
     refused: list[str] = field(default_factory=list)
+
+
+def judge_models(grade: dict[str, Any] | None) -> list[str]:
+    """The judge model(s) of a grade record: each panel judge's, else its ``judge_model``."""
+    if not grade:
+        return []
+    panel = grade.get("judges")
+    if isinstance(panel, list):
+        return [str(j["judge_model"]) for j in panel if isinstance(j, dict) and isinstance(j.get("judge_model"), str)]
+    return [grade["judge_model"]] if isinstance(grade.get("judge_model"), str) else []
+
+
+def self_judging(graded: list[runs.GradedRun], config: Config) -> list[Problem]:
+    """A warning per run whose answer model judged itself or is the answerability reference model."""
+    from propeval.judge import selfjudge
+    from propeval.loader import relative_path
+    from propeval.result import Severity
+
+    ledger = selfjudge.ledger_for(config)
+    out = []
+    for g in graded:
+        models = {r.model for r in g.rows if r.model != "?"}
+        judges = {j for r in g.rows for j in judge_models(r.grade)}
+        for rule, message in selfjudge.warnings(models, judges, ledger):
+            out.append(Problem(relative_path(g.path, config.root), 0, 0, rule, message, severity=Severity.WARNING))
+    return out
 
 
 def _cutoffs(settings: JudgeSettings) -> dict[str, str]:
@@ -74,8 +101,9 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
     infos = [describe(g.run, g.meta, g.rows, cutoffs=cutoffs, prices=prices) for g in graded]
     comparison = compare(infos, truncated_warn_share=settings.truncated_warn_share)
     problems = [p for g in graded for p in g.problems]
+    warnings = self_judging(graded, config)
     if comparison.refusals and not options.allow_mixed:
-        return Score({}, problems, comparison.refusals)
+        return Score({}, problems, warnings=warnings, refused=comparison.refusals)
     ctx = ScoreContext(
         draws=settings.bootstrap_draws,
         seed=settings.bootstrap_seed,
@@ -88,7 +116,8 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
     report["comparison"] = {**comparison.to_dict(), "mixed_allowed": bool(comparison.refusals)}
     report["provenance"] = [i.to_dict() for i in infos]
     report["prices"] = {m: list(p) for m, p in sorted(settings.prices.items())}
-    return Score(report, problems)
+    report["warnings"] = [{"path": w.path, "rule": w.rule, "message": w.message} for w in warnings]
+    return Score(report, problems, warnings=warnings)
 
 
 def _tokens_table(report: dict[str, Any]) -> list[str]:
