@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -93,7 +94,9 @@ def script(seen: Seen) -> Reply:
         ("judge-y", "model-b"): 0.35,
     }[(model, answered_by)]
     ids = fact_ids(seen)
-    key = hashlib.sha256(seen.prompt.split("<<<ANSWER-")[0][-400:].encode()).hexdigest()
+    # the question, as fenced in the judge prompt (the fence token changes per call): the same draw every run
+    question = re.search(r"<<<QUESTION-[0-9A-F]+\n(.*?)\nQUESTION-", seen.prompt, re.DOTALL)
+    key = question.group(1) if question else ""
     facts = [{"id": i, "state": "stated" if draw(model, key, i) < p else "missed", "evidence": None} for i in ids]
     prop = 1 if draw("prop", model, key) < 0.1 and "Troops fired on civilians" in seen.prompt else 0
     return Reply(
@@ -118,6 +121,7 @@ def main() -> int:
         return runner.invoke(cli, list(argv), catch_exceptions=False)
 
     with tempfile.TemporaryDirectory() as tmp, LoopbackServer(script) as srv:
+        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # the response cache stays in the temp dir
         root = Path(tmp) / "corpus"
         shutil.copytree(ROOT / "questions", root / "questions")
         shutil.copytree(ROOT / "rubrics", root / "rubrics")
