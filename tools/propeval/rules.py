@@ -160,7 +160,32 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("self-judged", W, "the answer model is not one of its own judges"),
         ("reference-model", W, "the answer model is not the answerability reference model"),
     ),
+    "decontaminate": (
+        ("decontam-exact", E, "no training document holds a whole corpus text (prompt, fact, marker), normalised"),
+        ("decontam-ngram", E, "no training document shares an n-gram (13 tokens by default) with a corpus text"),
+        ("decontam-seam", E, "no n-gram of a corpus text runs across two consecutive training documents"),
+        ("decontam-embed", W, "no sampled training sentence (--embed) is close in meaning to a corpus text"),
+        ("decontam-bad-line", E, "every line of a JSONL shard is JSON (a bad line is reported and not scanned)"),
+        ("decontam-bad-record", E, "every record is an object with the text field as a string"),
+        ("decontam-bad-shard", E, "every shard can be read to its end (the rows that cannot are not scanned)"),
+    ),
     "release": (("release-input", W, "an optional input of export, stats or report parses"),),
+    "import": (
+        ("import-input", E, "an import or overlap input is a readable .jsonl/.csv/.tsv file or release folder"),
+        ("import-sums", E, "every file of an imported release matches its SHA256SUMS line"),
+        ("import-row", E, "an input row has every field import needs, each of the right type and vocabulary"),
+        ("import-id", E, "row ids are unique; a release's ids are propeval ids (c0001, i0001), never paths"),
+        ("import-group", E, "rows of one claim agree on its facts, source, anchor, date and kind"),
+        ("import-formula", E, "no imported text starts with =, +, -, @, a tab or CR (spreadsheet formulas)"),
+        ("import-collision", E, "an imported id or rubric is not already in the corpus"),
+        ("import-hash", W, "a release row's item_hash/claim_hash matches the file import writes"),
+        ("import-tombstone", W, "a release's retired item belongs to a claim the release carries"),
+    ),
+    "overlap": (
+        ("overlap-exact", E, "a corpus item has the same normalised text as an external item"),
+        ("overlap-lexical", E, "a corpus item is near-verbatim an external item (rapidfuzz token-sort ratio)"),
+        ("overlap-semantic", E, "a corpus item means the same as an external item (embedding cosine)"),
+    ),
     "agree": (("labels", E, "label files have an id on every line, one label per unit, written one way"),),
 }
 

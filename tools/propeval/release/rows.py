@@ -46,6 +46,7 @@ def item_row(inputs: ReleaseInputs, item: Item) -> dict[str, Any]:
         "question_type": item.question_type,
         "claim_id": item.claim_id,
         "claim_kind": claim.kind,
+        "claim_title": str(c.get("title", "")),
         "fact_ids": [f.id for f in facts],
         "frame_markers": [{"language": lang, "text": text} for lang, text in claim.markers],
         "translation_of": item.translation_of,
