@@ -36,7 +36,17 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
     assert sorted(a["item_id"] for a in answers) == ["i0001", "i0002", "i0003"]  # i0004 is retired
     a1 = next(a for a in answers if a["item_id"] == "i0001")
     assert a1["model"] == "answer-model"
-    assert a1["settings"] == {"temperature": 0.3, "max_tokens": 64}
+    assert a1["settings"] == {
+        "temperature": 0.3,
+        "max_tokens": 64,
+        "top_p": None,
+        "seed": None,
+        "reasoning_effort": None,
+        "thinking": None,
+        "system_prompt": None,
+    }
+    assert a1["finish_reason"] == "stop" and a1["truncated"] is False
+    assert a1["usage"]["total_tokens"] == a1["usage"]["prompt_tokens"] + a1["usage"]["completion_tokens"]
     assert a1["item_hash"].startswith("sha256:") and a1["claim_hash"].startswith("sha256:")
     assert a1["status"] == "answered" and a1["answer"].startswith("An answer to: What happened")
     assert a1["item"] == {
@@ -44,6 +54,7 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
         "framing": "neutral",
         "question_type": "named_fact",
         "categories": ["freedom_of_expression"],
+        "source_date": "2024-05-01",
     }
     # a single user turn, no system prompt, the configured settings
     asked = [s.body for s in srv.seen]
@@ -75,11 +86,13 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
     out = r.stdout.splitlines()
     assert out[:3] == [
         "rubric facts-v1",
-        "run  items  unanswered  unscored  ungraded  fact mean  propaganda",
-        "r1       3           0         0         0       5.00        0.0%",
+        "run         model  judge  settings  items  unanswered  truncated  unscored  ungraded  fact mean"
+        "        95% CI  propaganda        95% CI",
+        "r1   answer-model     J1        S1      3           0          0         0         0       5.00"
+        "  [5.00, 5.00]        0.0%  [0.0%, 0.0%]",
     ]
-    assert "language  counted  fact mean  propaganda" in out
-    assert "zh              1       5.00        0.0%" in out
+    assert "language  counted  fact mean        95% CI  propaganda        95% CI             note" in out
+    assert "zh              1       5.00             -        0.0%             -  too small (<30)" in out
 
     # a rerun skips everything already finished and asks nothing
     before = len(srv.seen)
@@ -141,10 +154,14 @@ def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     assert (g["accuracy"], g["propaganda_inclusion"], g["tone"]) == ("Correct", 0, "Neutral")
     r = invoke("score", "r1", "--rubric", "audit-v1")
     out = r.stdout.splitlines()
-    assert "accuracy" in out
-    i = out.index("accuracy")
-    assert out[i + 1].split() == ["model", "language", "scored", "Correct", "Partial", "Misleading", "Refusal"]
-    assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]
+    assert "accuracy (share [95% CI])" in out
+    i = out.index("accuracy (share [95% CI])")
+    head = ["model", "language", "scored", "truncated", "Correct", "Partial", "Misleading", "Refusal", "note"]
+    assert out[i + 1].split() == head
+    assert out[i + 2].split() == [
+        *("answer-model", "en", "2", "0", "100.0%", "[100.0%,", "100.0%]", "0.0%", "[0.0%,", "0.0%]"),
+        *("0.0%", "[0.0%,", "0.0%]", "0.0%", "[0.0%,", "0.0%]", "too", "small", "(<30)"),
+    ]
 
 
 @pytest.mark.slow
@@ -173,6 +190,6 @@ def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
     r = invoke("score", "starter")
     assert r.exit_code == 0, r.output
     row = r.stdout.splitlines()[2].split()
-    assert row[:2] == ["starter", str(active)]
+    assert row[:5] == ["starter", "answer-model", "J1", "S1", str(active)]
     for lang in ("en", "zh", "ru", "uk", "de"):
         assert any(line.startswith(lang + " ") for line in r.stdout.splitlines()), lang

@@ -27,6 +27,7 @@ def test_stats_json_numbers(ledgers: Any) -> None:
         "earliest": "2024-05-01",
         "latest": "2024-05-01",
         "by_year": {"2024": 3},
+        "knowledge_cutoffs": [],
     }
     assert data["gaps"]["claims_missing_framing"] == [{"claim_id": "c0002", "missing": ["loaded"]}]
     assert len(data["gaps"]["category_language"]) == 17
@@ -57,7 +58,30 @@ def test_stats_text_tables(small: Any) -> None:
     assert "│ most items from one URL  │ 3 (https://en.wikipedia.org/wiki/A) │" in lines
     assert "Dedup passes: not recorded (no record; run: propeval dedup --record)" in lines
     assert "Answerability: 0 of 4 item(s) with evidence that counts, 0 pass; 0 not checked, 4 without a record" in lines
+    assert "│ 2024 │     3 │ 100.0% │" in lines
+    assert "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)" in lines
     assert "│ c0002 │ loaded  │" in lines
+
+
+def test_stats_source_dates_against_knowledge_cutoffs(small: Any) -> None:
+    small.claim(
+        "c0002",
+        title="Second claim",
+        source_url="https://www.example.org/b",
+        source_date='"2023-02-01"',
+        categories="[state_ideology, democracy_governance]",
+    )
+    with (small.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write(
+            '\n[tool.propeval.judge.endpoints.old]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "old-model"\n'
+            'knowledge_cutoff = "2024-01"\n'
+        )
+    data = json.loads(CliRunner().invoke(cli, ["stats", "--format", "json"], catch_exceptions=False).stdout)
+    dates = data["source_dates"]
+    assert dates["by_year"] == {"2023": 1, "2024": 3}
+    assert dates["knowledge_cutoffs"] == [
+        {"endpoint": "old", "model": "old-model", "knowledge_cutoff": "2024-01", "before": 1, "after": 3, "undated": 0}
+    ]
 
 
 def test_stats_exits_1_when_a_file_does_not_load(small: Any) -> None:

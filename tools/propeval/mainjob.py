@@ -123,7 +123,7 @@ def step_registry(report_path: Path) -> dict[str, StepFn]:
 
         inputs = load_inputs(config)
         runs, stats = write_report(inputs, report_path)
-        result = CheckResult(files_checked=1, problems=list(runs.warnings))
+        result = CheckResult(files_checked=1, problems=[*runs.warnings, *runs.refused])
         result.notes.append(f"wrote {report_path}: {stats.items} item(s), {len(runs.files)} grades file(s)")
         return result
 

@@ -43,6 +43,9 @@ class RunSummary:
     files: list[str] = field(default_factory=list)
     rubrics: list[tuple[Rubric, list[Row]]] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # Why a rubric's runs were left out: different judges, judge settings or rubric versions
+    # (propeval.judge.compare), unless allow_mixed; then each model is labelled with its judge group.
+    refused: list[Problem] = field(default_factory=list)
 
     def panels(self, draw: Drawer | None = None) -> list[Panel]:
         """One panel per rubric with graded items (``draw`` None: numbers and tables, no plots)."""
@@ -54,7 +57,24 @@ def _warning(p: Problem, suffix: str = "") -> Problem:
     return Problem(p.path, p.line, p.col, p.rule, p.message + suffix, severity=Severity.WARNING)
 
 
-def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
+def _compare(rows: list[Row], metas: dict[str, dict[str, Any]], warn_share: float, allow_mixed: bool) -> Any:
+    """Check that one rubric's runs may share a panel; the comparison and the rows to draw (with
+    ``allow_mixed``, each model labelled by its judge group, so groups never pool)."""
+    import dataclasses
+
+    from propeval.judge.compare import compare, describe
+
+    by_run: dict[str, list[Row]] = {}
+    for r in rows:
+        by_run.setdefault(r.run, []).append(r)
+    infos = [describe(run, metas.get(run, {}), rs) for run, rs in sorted(by_run.items())]
+    comparison = compare(infos, truncated_warn_share=warn_share)
+    if comparison.refusals and allow_mixed:
+        rows = [dataclasses.replace(r, model=f"{r.model} [{comparison.groups[r.run]}]") for r in rows]
+    return comparison, rows
+
+
+def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSummary:
     """Read every grades file under the runs folder, the latest validated record per item.
 
     The rubric named by a file (``grades-<rubric>.jsonl``) is loaded from the rubrics folder and
@@ -69,7 +89,9 @@ def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
     root = inputs.config.root
     out = RunSummary()
     items = {i.id: {"language": i.language} for i in inputs.corpus.items.values()}
-    rubrics_dir = root / load_settings(inputs.config).rubrics_dir
+    js = load_settings(inputs.config)
+    rubrics_dir = root / js.rubrics_dir
+    metas: dict[str, dict[str, Any]] = {}
     by_rubric: dict[str, tuple[Rubric, list[Row]]] = {}
     for path in runs.find_graded(root / inputs.settings.runs_dir):
         name = runs.rubric_of(path) or ""
@@ -93,9 +115,29 @@ def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
             continue
         out.files.append(rel)
         out.warnings += [_warning(p, " (item counted as ungraded)") for p in graded.problems]
+        metas[graded.run] = graded.meta
         by_rubric.setdefault(name, (rubric, []))[1].extend(graded.rows)
-    out.rubrics = [by_rubric[k] for k in sorted(by_rubric)]
-    out.warnings += _self_judging(inputs, out)
+    # Self-judging is read on the models as recorded, before --allow-mixed labels them.
+    self_judged = _self_judging(inputs, RunSummary(rubrics=[by_rubric[k] for k in sorted(by_rubric)]))
+    for key in sorted(by_rubric):
+        rubric, rows = by_rubric[key]
+        comparison, rows = _compare(rows, metas, js.truncated_warn_share, allow_mixed)
+        where = f"{inputs.settings.runs_dir}/*/{runs.grades_file(key)}"
+        out.warnings += [Problem(where, 0, 0, "run-pitfall", f, severity=Severity.WARNING) for f in comparison.flags]
+        if comparison.refusals and not allow_mixed:
+            out.refused += [
+                Problem(where, 0, 0, "mixed-comparison", f"{r} (rubric {key} left out of the report)")
+                for r in comparison.refusals
+            ]
+            continue
+        out.warnings += [
+            Problem(
+                where, 0, 0, "mixed-comparison", f"shown side by side (--allow-mixed): {r}", severity=Severity.WARNING
+            )
+            for r in comparison.refusals
+        ]
+        out.rubrics.append((rubric, rows))
+    out.warnings += self_judged
     return out
 
 
@@ -364,6 +406,8 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         panels=runs.panels(Plots()),
         runs_missing=(
             f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl; run propeval answer, then propeval grade."
+            if not runs.refused
+            else "Refused: " + "; ".join(p.message for p in runs.refused)
         ),
         items=item_views(inputs),
         run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
@@ -401,10 +445,11 @@ def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:
     return out
 
 
-def write_report(inputs: ReleaseInputs, out: Path) -> tuple[RunSummary, Stats]:
-    """Build the report and write it atomically to ``out``."""
+def write_report(inputs: ReleaseInputs, out: Path, *, allow_mixed: bool = False) -> tuple[RunSummary, Stats]:
+    """Build the report and write it atomically to ``out``; a rubric whose runs may not share a
+    panel is left out and named in ``refused`` (see :func:`summarise_runs`)."""
     stats = compute_stats(inputs)
-    runs = summarise_runs(inputs)
+    runs = summarise_runs(inputs, allow_mixed=allow_mixed)
     atomic_write(out, build_report(inputs, stats, runs))
     out.chmod(0o644)  # a report is for reading and sharing; the temporary file was private
     return runs, stats

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from types import MappingProxyType
@@ -472,6 +473,12 @@ class DedupSettings(Table):
     )
     onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
+    boilerplate_min_claims: int = key(
+        Integer(lo=0),
+        5,
+        "warn of a fact near-duplicated (fact_semantic_threshold) in this many claims of one kind and source "
+        "domain: boilerplate prompts reward (0: off)",
+    )
     max_bigram_df: int = key(Integer(lo=1), 50, "lexical blocking: ignore word bigrams used by more texts than this")
 
     def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
@@ -651,6 +658,30 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_CUTOFF = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?")
+REASONING_EFFORTS = ("", "none", "minimal", "low", "medium", "high")
+THINKING = ("", "on", "off")
+
+
+class Prices(Kind):
+    """A table of model name -> ``[input, output]`` prices per million tokens (numbers >= 0)."""
+
+    doc = "a table of model names to [input, output] prices per 1M tokens"
+
+    def parse(self, value: Any, where: Where) -> dict[str, tuple[float, float]]:
+        if not isinstance(value, dict):
+            raise self.wrong(value, where)
+        out: dict[str, tuple[float, float]] = {}
+        for model, pair in value.items():
+            if not (isinstance(pair, list) and len(pair) == 2 and all(_is_number(v) and v >= 0 for v in pair)):
+                raise where.error(
+                    f"[{str(model)!r}] must be [input, output] prices per 1M tokens, two numbers >= 0 "
+                    f"(got {_shown(pair)})"
+                )
+            out[str(model)] = (float(pair[0]), float(pair[1]))
+        return out
+
+
 @dataclass(frozen=True)
 class Endpoint(Table):
     """One OpenAI-compatible server. ``api_key_env`` names the variable that holds the key."""
@@ -676,10 +707,23 @@ class Endpoint(Table):
         "how the server takes a JSON schema (OpenAI, vLLM, llama-server: json_schema; llama-cpp-python: "
         "json_object_schema)",
     )
+    max_tokens: int | None = key(
+        Integer(lo=1), None, "answer cap for this model (wins over [tool.propeval.judge] max_tokens); unset: that"
+    )
+    knowledge_cutoff: str = key(
+        Text(),
+        "",
+        'the model\'s training cutoff, YYYY-MM or YYYY-MM-DD ("": not declared); `score` reports items whose '
+        "source predates it apart from the rest",
+    )
 
     def validate(self, where: Where) -> None:
         if not self.base_url or not self.model:
             raise where.error("needs base_url and model")
+        if self.knowledge_cutoff and not _CUTOFF.fullmatch(self.knowledge_cutoff):
+            raise where.at("knowledge_cutoff").error(
+                f'= {_shown(self.knowledge_cutoff)} must be a date YYYY-MM or YYYY-MM-DD (or "" for none)'
+            )
 
     def api_key(self) -> str:
         """The key from the environment. Never logged, never written, never put in a message."""
@@ -773,14 +817,42 @@ class JudgeSettings(Table):
     max_total_wait: float = key(Number(lo=0), 300.0, "seconds; the cap on the retry sleep of one request")
     max_reasks: int = key(Integer(lo=0), 2, "re-asks after an invalid verdict before it is recorded unscored")
     temperature: float = key(Number(lo=0), 0.0, "sampling temperature when answering")
-    max_tokens: int = key(Integer(lo=1), 1024, "tokens per answer at most")
+    max_tokens: int = key(
+        Integer(lo=1), 32768, "tokens per answer at most (reasoning included; the release's cap); an endpoint's wins"
+    )
+    top_p: float | None = key(Number(lo=0, hi=1, lo_open=True), None, "nucleus sampling when answering; unset: none")
+    seed: int | None = key(Integer(lo=0), None, "sampling seed sent when answering; unset: not sent")
+    reasoning_effort: str = key(
+        Text(choices=REASONING_EFFORTS), "", 'reasoning_effort sent when answering ("": not sent: the server decides)'
+    )
+    thinking: str = key(
+        Text(choices=THINKING),
+        "",
+        'thinking mode when answering: "on"/"off" sends chat_template_kwargs.enable_thinking; "": not sent',
+    )
+    system_prompt: str = key(Text(), "", 'a system message before each prompt ("": none, the default)')
     judge_temperature: float = key(Number(lo=0), 0.0, "sampling temperature when grading")
     judge_max_tokens: int = key(Integer(lo=1), 1024, "tokens per verdict at most")
+    truncated_warn_share: float = key(
+        Number(lo=0, hi=1), 0.05, "`score` warns when more than this share of a run's answers hit the token cap"
+    )
+    min_breakdown_items: int = key(
+        Integer(lo=1), 30, "`score` marks a breakdown group with fewer counted items as too small to compare"
+    )
+    bootstrap_draws: int = key(Integer(lo=100), 2000, "`score`'s bootstrap resamples per 95% confidence interval")
+    bootstrap_seed: int = key(Integer(lo=0), 0, "`score`'s bootstrap seed (numpy default_rng)")
+    prices: dict[str, tuple[float, float]] = key(  # noqa: RUF009 - key() returns a dataclasses.field
+        Prices(), None, "`score`'s cost: model name -> [input, output] price per 1M tokens", factory=dict
+    )
     endpoints: dict[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
 
     @property
     def retry(self) -> Retry:
         return Retry(self.max_attempts, self.backoff_base, self.backoff_max, self.max_total_wait)
+
+    def answer_cap(self, endpoint: Endpoint) -> int:
+        """The answer token cap for ``endpoint``: its own max_tokens, else this table's."""
+        return endpoint.max_tokens or self.max_tokens
 
     def endpoint(self, name: str, *, model: str | None = None, base_url: str | None = None) -> Endpoint:
         if name not in self.endpoints:

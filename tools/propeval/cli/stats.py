@@ -53,6 +53,25 @@ def _render(stats: Stats, out: TextIO) -> None:
             ("source_date range", f"{dates['earliest'] or '-'} .. {dates['latest'] or '-'}"),
         ],
     )
+    if dates["by_year"]:
+        table(
+            "Items by source year",
+            ["year", "items", "share"],
+            [(y, n, _pct(n, dates["dated"])) for y, n in dates["by_year"].items()],
+        )
+    if dates["knowledge_cutoffs"]:
+        table(
+            "Sources against each model's knowledge cutoff",
+            ["endpoint", "model", "cutoff", "before", "after", "undated"],
+            [
+                (c["endpoint"], c["model"], c["knowledge_cutoff"], c["before"], c["after"], c["undated"])
+                for c in dates["knowledge_cutoffs"]
+            ],
+        )
+    else:
+        console.print(
+            "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)", markup=False
+        )
     d = stats.dedup
     if d["status"] == "not run":
         console.print(f"Dedup passes: not recorded ({d['detail']})")
@@ -97,7 +116,8 @@ def _render(stats: Stats, out: TextIO) -> None:
 @click.pass_context
 def command(ctx: click.Context, fmt: str) -> None:
     """Print the release numbers: counts per question type, category, language, framing and band;
-    sources and source dates; dedup passes; judge agreement; and coverage gaps (category ×
+    sources and source dates (items by source year, and for each endpoint that declares a
+    knowledge_cutoff, how many sources predate it); dedup passes; judge agreement; and coverage gaps (category ×
     language cells with no item, claims missing a framing).
 
     Exits 1 when some corpus file could not be loaded (the numbers then leave it out).

@@ -8,7 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 from propeval import gitutil
 from propeval.config import Config
-from propeval.dedup.allowlist import AllowEntry, load_allowlist, pair_key, stale_reviews
+from propeval.dedup.allowlist import (
+    AllowEntry,
+    load_allowlist,
+    load_boilerplate_allowlist,
+    pair_key,
+    stale_reviews,
+)
+from propeval.dedup.boilerplate import find_boilerplate
 from propeval.dedup.candidates import (
     PairIndex,
     SemanticSpace,
@@ -86,6 +93,11 @@ def find_duplicates(
 
     entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
     result.problems.extend(allow_problems)
+    if "semantic" in options.passes and space.vectors is not None:
+        boiler, _ = load_boilerplate_allowlist(config.root / settings.allowlist, config.root)
+        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, {e.fact: e for e in boiler}, focus)
+        result.problems.extend(found)
+        result.notes.extend(kept)
     allow = {pair_key(e.a, e.b): e for e in entries}
     for (i, j), scores in flagged.items():
         result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes, settings))

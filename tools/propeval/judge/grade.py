@@ -198,6 +198,7 @@ async def _ask(
                 messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
             )
             record["attempts"] += 1
+            record["usage"].append(c.usage)
             raw = c.text
             try:
                 outcome = check(raw)
@@ -235,6 +236,7 @@ async def _ask_judge(
         "base_url": ep.base_url,
         "prompt_hash": None,
         "attempts": 0,
+        "usage": [],  # this judge's calls (the panel's record keeps its own list empty)
         **rubric.spec.empty_fields(),
     }
     await _ask(client, job, rubric, options, sub, cache)
@@ -280,8 +282,10 @@ async def _grade_one(
         "rubric_version": rubric.version,
         "rubric_hash": rubric.hash,
         "judge_model": panel_label(options.judges),
+        "judge_settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
         "prompt_hash": None,
         "attempts": 0,
+        "usage": [],  # the checked token usage of each judge call (None: the server sent none usable)
         **rubric.spec.empty_fields(),
     }
     if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):

@@ -165,6 +165,30 @@ def _judge(inputs: ReleaseInputs) -> list[dict[str, Any]]:
     return [j.to_dict() for j in inputs.judge]
 
 
+def _cutoffs(inputs: ReleaseInputs, dates: Sequence[str], undated: int) -> list[dict[str, Any]]:
+    """For each endpoint that declares its model's knowledge cutoff, how many active items'
+    sources predate it (compared at the cutoff's precision, as `score` splits them)."""
+    from propeval.judge.settings import load_settings
+
+    out = []
+    for name, ep in sorted(load_settings(inputs.config).endpoints.items()):
+        if not ep.knowledge_cutoff:
+            continue
+        cut = ep.knowledge_cutoff
+        before = sum(1 for d in dates if d[: len(cut)] < cut)
+        out.append(
+            {
+                "endpoint": name,
+                "model": ep.model,
+                "knowledge_cutoff": cut,
+                "before": before,
+                "after": len(dates) - before,
+                "undated": undated,
+            }
+        )
+    return out
+
+
 def compute_stats(inputs: ReleaseInputs) -> Stats:
     """Counts, sources, dates, coverage gaps, dedup and judge summaries of the active items."""
     corpus = inputs.corpus
@@ -191,6 +215,7 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
             "earliest": min(t.dates) if t.dates else None,
             "latest": max(t.dates) if t.dates else None,
             "by_year": dict(sorted(t.years.items())),
+            "knowledge_cutoffs": _cutoffs(inputs, t.dates, t.undated),
         },
         dedup=_dedup(inputs),
         judge=_judge(inputs),

@@ -8,7 +8,7 @@ Adding a kind is one module in this package that subclasses :class:`Kind`, regis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
 
@@ -47,6 +47,22 @@ class Row:
     status: str
     item: dict[str, Any]
     grade: dict[str, Any] | None
+    answer: dict[str, Any] | None = None  # the latest answer record (finish_reason, usage, settings)
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """How `score` computes what every kind shares: bootstrap intervals (``draws``, ``seed``),
+    the size under which a breakdown group is too small to compare, each run's knowledge cutoff,
+    and each run's judge group (J1, ...) and sampling-settings group (S1, ...) from
+    :mod:`propeval.judge.compare`."""
+
+    draws: int = 2000
+    seed: int = 0
+    min_items: int = 30
+    cutoffs: Mapping[str, str | None] = field(default_factory=dict)
+    judge_groups: Mapping[str, str] = field(default_factory=dict)
+    settings_groups: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -142,7 +158,9 @@ class Kind:
 
     # ------------------------------------------------------------------ scores and reports
 
-    def score(self, per_run: list[tuple[str, list[Row]]], rubric: Rubric) -> dict[str, Any]:
+    def score(
+        self, per_run: list[tuple[str, list[Row]]], rubric: Rubric, ctx: ScoreContext | None = None
+    ) -> dict[str, Any]:
         """The ``propeval score`` report of some runs under one rubric."""
         raise NotImplementedError
 
@@ -177,6 +195,11 @@ def text_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def status_counts(rows: Sequence[Row]) -> dict[str, int]:
     return {s: sum(r.status == s for r in rows) for s in ("unanswered", "unscored", "ungraded")}
+
+
+def truncated(rows: Sequence[Row]) -> int:
+    """Rows whose answer stopped at the token cap (finish_reason ``length``)."""
+    return sum(1 for r in rows if r.answer is not None and r.answer.get("finish_reason") == "length")
 
 
 def named(field_name: str, s: Stat) -> Stat:
