@@ -37,7 +37,7 @@ def test_score_over_runs(judge_corpus: Any, loopback: Any) -> None:
         assert invoke("grade", run, "--rubric", "facts-v1").exit_code == 0
     r = invoke("score", "a", "b")
     assert r.exit_code == 0
-    assert r.output == (
+    assert r.stdout == (
         "rubric facts-v1\n"
         "run  items  unanswered  unscored  ungraded  fact mean  propaganda\n"
         "a        3           0         0         0       5.00       33.3%\n"
@@ -61,7 +61,7 @@ def test_score_over_runs(judge_corpus: Any, loopback: Any) -> None:
         "loaded         2       2.50       50.0%\n"
         "neutral        4       2.50        0.0%\n"
     )
-    report = json.loads(invoke("score", "a", "b", "--format", "json").output)
+    report = json.loads(invoke("score", "a", "b", "--format", "json").stdout)
     assert report["over_runs"]["fact_mean"]["mean"] == 2.5
     assert round(report["over_runs"]["fact_mean"]["sd"], 4) == 3.5355
     assert report["runs"][0]["fact_distribution"] == {"0": 0, "1": 0, "2": 0, "3": 0, "4": 0, "5": 3}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
 
 TEMPLATE = "report.html.j2"
+_SELF_JUDGING = ("self-judged", "reference-model")
 
 
 # --------------------------------------------------------------------------- scored runs
@@ -94,7 +95,29 @@ def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
         out.warnings += [_warning(p, " (item counted as ungraded)") for p in graded.problems]
         by_rubric.setdefault(name, (rubric, []))[1].extend(graded.rows)
     out.rubrics = [by_rubric[k] for k in sorted(by_rubric)]
+    out.warnings += _self_judging(inputs, out)
     return out
+
+
+def _self_judging(inputs: ReleaseInputs, summary: RunSummary) -> list[Problem]:
+    """A warning per grades file whose answer model judged itself or is the reference model."""
+    from propeval.judge import selfjudge
+    from propeval.judge.score import judge_models
+
+    ledger = selfjudge.ledger_for(inputs.config)
+    by_file: dict[str, tuple[set[str], set[str]]] = {}
+    for rubric, rows in summary.rubrics:
+        for r in rows:
+            path = f"{inputs.settings.runs_dir}/{r.run}/grades-{rubric.name}.jsonl"
+            models, judges = by_file.setdefault(path, (set(), set()))
+            if r.model != "?":
+                models.add(r.model)
+            judges.update(judge_models(r.grade))
+    return [
+        Problem(path, 0, 0, rule, message, severity=Severity.WARNING)
+        for path, (models, judges) in sorted(by_file.items())
+        for rule, message in selfjudge.warnings(models, judges, ledger)
+    ]
 
 
 # --------------------------------------------------------------------------- plots
@@ -292,6 +315,7 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         judge=judge if inputs.judge else None,
         judge_missing=f"{settings.judge_ledger}/ holds no gate records; run the judge gate.",
         panels=runs.panels(Plots()),
+        run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
         runs_missing=f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl.",
     )
 

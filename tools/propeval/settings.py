@@ -781,6 +781,11 @@ class JudgeSettings(Table):
     )
     answer_endpoint: str = key(Text(), "local", "the endpoint `propeval answer` asks by default")
     judge_endpoint: str = key(Text(), "local", "the endpoint `propeval grade` asks by default")
+    panel: tuple[str, ...] = key(
+        TextList(),
+        (),
+        "endpoints that grade together as one judge panel by default (two or more; [] : judge_endpoint alone)",
+    )
     concurrency: int = key(Integer(lo=1), 8, "requests in flight at once")
     timeout: float = key(Number(lo=0.001), 120.0, "seconds per read")
     connect_timeout: float = key(Number(lo=0.001), 10.0, "seconds to connect")
@@ -819,6 +824,18 @@ class JudgeSettings(Table):
         if base_url:
             ep = replace(ep, base_url=base_url)
         return ep
+
+    def judges(self, names: Sequence[str] = ()) -> tuple[Endpoint, ...]:
+        """The judge endpoints: ``names`` when given, else ``panel``, else ``judge_endpoint``
+        alone. A name given twice is refused: a panel counts each judge once."""
+        chosen = tuple(names) or self.panel or (self.judge_endpoint,)
+        twice = sorted({n for n in chosen if chosen.count(n) > 1})
+        if twice:
+            raise ConfigError(
+                f"judge endpoint(s) {', '.join(twice)} named twice in the panel; name each judge once",
+                key="panel",
+            )
+        return tuple(self.endpoint(n) for n in chosen)
 
 
 def read_endpoints(raw: Any, where: Where) -> dict[str, Endpoint]:
@@ -867,6 +884,9 @@ class GateSettings(Table):
     min_fact_score: int = key(Integer(lo=0, hi=5), 4, "an item passes with a fact score of at least this")
     answer_endpoint: str = key(Text(), "", 'the reference model; "": [tool.propeval.judge] answer_endpoint')
     judge_endpoint: str = key(Text(), "", '"": [tool.propeval.judge] judge_endpoint')
+    judge_panel: tuple[str, ...] = key(
+        TextList(), (), "endpoints that the judge gate grades with as one panel ([]: judge_endpoint alone)"
+    )
     judge_min_accuracy: float = key(_CORRELATION, 0.7, "accuracy per fact state (per label) against the gold set")
     judge_min_kappa: float = key(_CORRELATION, 0.6, "every Cohen's kappa (quadratic-weighted for ordinal scores)")
     judge_min_alpha: float = key(_CORRELATION, 0.6, "every Krippendorff's alpha")

@@ -25,7 +25,10 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     audit rubrics: accuracy, propaganda-inclusion and tone shares by model x language.
     The latest grade per item counts (a retry replaces an error). A grade record that fails
     validation is named on stderr with its file and line, left out (its item counts as
-    ungraded), and the exit code is 1.
+    ungraded), and the exit code is 1. A warning on stderr (and under "warnings" in JSON)
+    names the models when a run's answer model is also one of its judges, or is the
+    answerability reference model (ledger/answerability records name it); model ids are
+    compared case-insensitively without a provider prefix (openai/gpt-4o = GPT-4o).
 
     \b
     Examples:
@@ -38,6 +41,8 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, fmt: str) ->
     config = config_from(ctx)
     score = score_runs(config, settings_from(config), ScoreOptions(runs, rubric))
     show(Report(data=score.report, view=lambda out, styled: out.write(format_text(score.report))), fmt)
+    if score.warnings:  # a score to read with care (self-judged, or on items the model picked)
+        report(score.warnings, "text", sys.stderr, summary=False)
     if score.problems:  # grade records that failed validation: left out, and said so
         report(score.problems, "text", sys.stderr, summary=False)
         ctx.exit(1)

@@ -44,6 +44,7 @@ class RunResult:
     problems: list[Problem] = field(default_factory=list)
     unfinished: int = 0  # items not finished when the run deadline passed
     deadline: float = 0.0
+    cached: int = 0  # grade records whose every verdict came from the response cache
 
     @property
     def exit_code(self) -> int:

@@ -37,6 +37,33 @@ class Score:
 
     report: dict[str, Any]
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)  # self-judged and reference-model scores
+
+
+def judge_models(grade: dict[str, Any] | None) -> list[str]:
+    """The judge model(s) of a grade record: each panel judge's, else its ``judge_model``."""
+    if not grade:
+        return []
+    panel = grade.get("judges")
+    if isinstance(panel, list):
+        return [str(j["judge_model"]) for j in panel if isinstance(j, dict) and isinstance(j.get("judge_model"), str)]
+    return [grade["judge_model"]] if isinstance(grade.get("judge_model"), str) else []
+
+
+def self_judging(graded: list[runs.GradedRun], config: Config) -> list[Problem]:
+    """A warning per run whose answer model judged itself or is the answerability reference model."""
+    from propeval.judge import selfjudge
+    from propeval.loader import relative_path
+    from propeval.result import Severity
+
+    ledger = selfjudge.ledger_for(config)
+    out = []
+    for g in graded:
+        models = {r.model for r in g.rows if r.model != "?"}
+        judges = {j for r in g.rows for j in judge_models(r.grade)}
+        for rule, message in selfjudge.warnings(models, judges, ledger):
+            out.append(Problem(relative_path(g.path, config.root), 0, 0, rule, message, severity=Severity.WARNING))
+    return out
 
 
 def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -> Score:
@@ -52,7 +79,9 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
         for run in options.runs
     ]
     report = rubric.spec.score([(g.run, g.rows) for g in graded], rubric)
-    return Score(report, [p for g in graded for p in g.problems])
+    warnings = self_judging(graded, config)
+    report["warnings"] = [{"path": w.path, "rule": w.rule, "message": w.message} for w in warnings]
+    return Score(report, [p for g in graded for p in g.problems], warnings)
 
 
 def format_text(report: dict[str, Any]) -> str:

@@ -81,7 +81,11 @@ def _template() -> jinja2.Template:
 
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     """The dataset card: Hugging Face YAML front matter and generated tables."""
+    from propeval.judge.selfjudge import card_lines
+
     text = _template().render(
+        # Lines the card states plainly near its top; each part of propeval may add its own.
+        warnings=card_lines(inputs.config),
         settings=inputs.settings,
         stats=stats,
         languages=sorted({language_key(lang) for lang in stats.by_language}),

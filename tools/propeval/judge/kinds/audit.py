@@ -7,6 +7,7 @@ Scores are shares of each label by model x language; the report plots the accura
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from propeval.judge.kinds.base import (
@@ -19,6 +20,7 @@ from propeval.judge.kinds.base import (
     Table,
     VerdictError,
     fmt,
+    median_low,
     named,
     schema_errors,
     status_counts,
@@ -44,6 +46,10 @@ class Audit(Kind):
     name = "audit"
     record_fields = FIELDS
     agreement_fields = FIELDS
+    combine_rule = (
+        "Refusal when more than half the scoring judges refused; else each label the median on the "
+        "rubric's scale over the judges that did not refuse, an even split taking the earlier label"
+    )
 
     def validate(self, data: dict[str, Any], rubric: Rubric, fact_ids: list[str], answer: str, shown: str) -> Outcome:
         """audit-v1: three labels from their sets; a refusal sets all three."""
@@ -62,6 +68,30 @@ class Audit(Kind):
                 f"a refusal sets all three to {rubric.refusal_label!r}: mark all three or none"
             )
         return Outcome(data, values)
+
+    def combine(self, verdicts: Sequence[dict[str, Any]], rubric: Rubric) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A refusal when more than half the judges refused (it sets all three); else each label is
+        the median on the rubric's scale (its labels in order) over the judges that did not refuse,
+        an even split taking the earlier label. Exactly half refusing is a tie (``refusal``),
+        scored by the judges that did not refuse."""
+        refusal = rubric.refusal_label
+        refused = sum(v.get(FIELDS[0]) == refusal for v in verdicts)
+        if 2 * refused > len(verdicts):
+            return dict.fromkeys(FIELDS, refusal), {}
+        ties: dict[str, Any] = {}
+        if 2 * refused == len(verdicts):
+            ties["refusal"] = [refused, len(verdicts)]
+        rest = [v for v in verdicts if v.get(FIELDS[0]) != refusal]
+        out: dict[str, Any] = {}
+        for name in FIELDS:
+            scale = [lb for lb in rubric.labels.get(name, []) if lb != refusal]
+            out[name], tie = median_low([v.get(name) for v in rest], scale)
+            if tie is not None:
+                ties[name] = tie
+        return out, ties
+
+    def rating_scales(self, labels: dict[str, list[Any]]) -> dict[str, tuple[str, list[Any] | None]]:
+        return {f: ("nominal", list(labels[f]) if f in labels else None) for f in FIELDS}
 
     def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
         for name in FIELDS:

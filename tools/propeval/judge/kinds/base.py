@@ -90,6 +90,8 @@ class Kind:
     record_fields: ClassVar[tuple[str, ...]]
     # The fields compared between a human label and a judge's verdict (the judge gate's agreement).
     agreement_fields: ClassVar[tuple[str, ...]]
+    # How :meth:`combine` makes a panel's verdict, in one line (kept in each panel grade record).
+    combine_rule: ClassVar[str] = ""
 
     # ------------------------------------------------------------------ the rubric file
 
@@ -115,6 +117,22 @@ class Kind:
     def unanswered_fields(self) -> dict[str, Any]:
         """What an unanswered item scores under this kind (the methodology's rule)."""
         return {}
+
+    # ------------------------------------------------------------------ judge panels
+
+    def combine(self, verdicts: Sequence[dict[str, Any]], rubric: Rubric) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The panel's verdict fields from the record fields of each judge that scored (one or
+        more), and the ties: field -> the votes that tied. A panel of one is that judge's verdict."""
+        raise NotImplementedError
+
+    def rating_units(self, fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """A verdict's labels for agreement between raters: field -> unit suffix -> label (a facts
+        verdict rates each fact apart, ``fact_state`` per fact id)."""
+        return {f: {"": fields.get(f)} for f in self.agreement_fields}
+
+    def rating_scales(self, labels: dict[str, list[Any]]) -> dict[str, tuple[str, list[Any] | None]]:
+        """field -> (Krippendorff level, the scale in order) for :meth:`rating_units`' fields."""
+        return {f: ("nominal", list(labels[f]) if f in labels else None) for f in self.agreement_fields}
 
     # ------------------------------------------------------------------ grade records
 
@@ -178,6 +196,19 @@ def schema_errors(data: dict[str, Any], schema: dict[str, Any]) -> None:
         e = errors[0]
         where = "/".join(map(str, e.absolute_path)) or "the verdict"
         raise VerdictError(f"{where}: {e.message}; follow the verdict schema")
+
+
+def median_low(values: Sequence[Any], scale: Sequence[Any]) -> tuple[Any, list[Any] | None]:
+    """The median of ordinal ``values`` by their place on ``scale``, and the tie: with an even
+    count whose two middle values differ, the lower one on the scale (``statistics.median_low``)
+    is taken and the two middle values are returned as the tie, else None."""
+    place = {v: i for i, v in enumerate(scale)}
+    ordered = sorted(values, key=lambda v: place.get(v, len(scale)))
+    n = len(ordered)
+    low = ordered[(n - 1) // 2]
+    if n % 2 == 0 and ordered[n // 2] != low:
+        return low, [low, ordered[n // 2]]
+    return low, None
 
 
 def is_int(v: Any) -> TypeGuard[int]:
