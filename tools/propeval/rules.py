@@ -153,6 +153,15 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("self-judged", W, "the answer model is not one of its own judges"),
         ("reference-model", W, "the answer model is not the answerability reference model"),
     ),
+    "decontaminate": (
+        ("decontam-exact", E, "no training document holds a whole corpus text (prompt, fact, marker), normalised"),
+        ("decontam-ngram", E, "no training document shares an n-gram (13 tokens by default) with a corpus text"),
+        ("decontam-seam", E, "no n-gram of a corpus text runs across two consecutive training documents"),
+        ("decontam-embed", W, "no sampled training sentence (--embed) is close in meaning to a corpus text"),
+        ("decontam-bad-line", E, "every line of a JSONL shard is JSON (a bad line is reported and not scanned)"),
+        ("decontam-bad-record", E, "every record is an object with the text field as a string"),
+        ("decontam-bad-shard", E, "every shard can be read to its end (the rows that cannot are not scanned)"),
+    ),
     "release": (("release-input", W, "an optional input of export, stats or report parses"),),
     "agree": (("labels", E, "label files have an id on every line, one label per unit, written one way"),),
 }

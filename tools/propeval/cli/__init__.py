@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
+    "harness": ("propeval.cli.harness", "Locate or copy the inspect_ai, lm-eval and promptfoo adapters."),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
     "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
     "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
@@ -35,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("propeval.cli.keys", "Maintainer signing keys: make one, add a public key, list them."),
     "ledger": ("propeval.cli.ledger", "Sign or re-sign ledger records with your maintainer key."),
     "run": ("propeval.cli.run", "The main job: every check and gate over the whole corpus, then the report."),
+    "decontaminate": (
+        "propeval.cli.decontaminate",
+        "Search training-data shards for the corpus's texts (13-grams); locally or on Dask.",
+    ),
     "difficulty": ("propeval.cli.difficulty", "Difficulty bands from graded runs: classical, IRT, flags."),
     "export": ("propeval.cli.export", "Write a deterministic release folder with a dataset card."),
     "report": ("propeval.cli.report", "Write a self-contained HTML report with plots."),

@@ -13,7 +13,7 @@ with no judge scoring the item is ``unscored``. A panel of one is the single-jud
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,6 +294,109 @@ async def _grade_one(
         _combine(record, list(subs), rubric)
     record["created"] = runs.now()
     return record
+
+
+# (messages, verdict schema) -> (reply text, finish_reason): one request to the judge model.
+# ``propeval grade`` passes its own client; the harness adapters pass their harness's model.
+Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[tuple[str | None, str | None]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the judge is shown of one item besides the answer: its question, its claim's facts
+    (id, text) in order, the frame markers (language, text), and the item's labels."""
+
+    question: str
+    facts: list[tuple[str, str]]
+    markers: list[tuple[str, str]]
+    language: str = ""
+    framing: str = ""
+    question_type: str = ""
+
+    @classmethod
+    def of(cls, item: Item, claim: Claim) -> Case:
+        return cls(
+            item.prompt,
+            [(f.id, f.text) for f in claim.facts],
+            list(claim.markers),
+            item.language,
+            item.framing,
+            item.question_type,
+        )
+
+
+def new_fields(rubric: Rubric) -> dict[str, Any]:
+    """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
+    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
+
+
+async def grade_answer(
+    complete: Complete, rubric: Rubric, case: Case, answer: str | None, max_reasks: int
+) -> dict[str, Any]:
+    """The verdict fields of one answer (status, the kind's fields, verdict, reason, raw, attempts,
+    prompt_hash): ``unanswered`` at once for no text, else the judge's verdict, re-asked with
+    feedback up to ``max_reasks`` times, then ``unscored``. A :class:`RequestError` from
+    ``complete`` gives status ``error``. The harness adapters (``propeval.harness``) grade with it;
+    it asks what :func:`_ask` asks (the same prompt, schema, verdict checks and re-ask text) but has
+    no response cache and no panel. TODO: fold ``_ask`` onto it with cache hooks, so one loop
+    remains (tests/harness compares the two on every outcome kind)."""
+    record = new_fields(rubric)
+    if not answer:
+        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
+        record.update(rubric.spec.unanswered_fields())
+        return record
+    filled = fill(
+        rubric,
+        question=case.question,
+        answer=answer,
+        facts=case.facts,
+        markers=case.markers,
+        language=case.language,
+        framing=case.framing,
+        question_type=case.question_type,
+    )
+    record["prompt_hash"] = filled.hash
+    fact_ids = [fid for fid, _ in case.facts]
+    schema = item_schema(rubric, fact_ids)
+    messages = [{"role": "user", "content": filled.text}]
+    reason, raw = "", None
+    try:
+        for _ in range(max_reasks + 1):
+            raw, finish_reason = await complete(messages, schema)
+            record["attempts"] += 1
+            try:
+                outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+            except VerdictError as e:
+                reason = str(e)
+                if finish_reason == "length":
+                    reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
+                messages += [
+                    {"role": "assistant", "content": raw or ""},
+                    {"role": "user", "content": REASK.format(reason=reason)},
+                ]
+                continue
+            record.update(outcome.fields)
+            record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+            return record
+        record.update(
+            status="unscored",
+            verdict=None,
+            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
+            raw=raw,
+        )
+    except RequestError as e:
+        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
+    return record
+
+
+def client_completer(client: ChatClient, temperature: float, max_tokens: int) -> Complete:
+    """:data:`Complete` over propeval's own chat client."""
+
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
+        c = await client.complete(messages, temperature=temperature, max_tokens=max_tokens, schema=schema)
+        return c.text, c.finish_reason
+
+    return complete
 
 
 def grade_run(
