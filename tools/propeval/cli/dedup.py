@@ -265,8 +265,12 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     config = config_from(ctx)
     settings = Settings.from_config(config)
     encoder = settings.encoder(config.root, announce=_announce)
-    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=settings.cache_folder(config.root))
+    rescorer = settings.rescore_encoder(config.root)
+    cache = settings.cache_folder(config.root)
+    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=cache, rescorer=rescorer)
     model = getattr(encoder, "name", settings.model)
+    if rescorer is not None:
+        model += f"; pairs with a language it does not know (uk): {rescorer.name}"
     payload = {
         "pairs": cal.pairs,
         "positives": cal.positives,

