@@ -155,6 +155,10 @@ def _lm_eval(release: Path, base_url: str) -> dict[str, Any]:
 
     mp = pytest.MonkeyPatch()
     mp.setenv("HF_HUB_OFFLINE", "1")
+    # lm-eval's environment report (torch's collect_env: imports torch and transformers and runs
+    # `pip list`, about 3.5 CPU-s) is a note in its results that no assertion here reads; the runner,
+    # the model, the task files and the grading stay lm-eval's and propeval's own.
+    mp.setattr("lm_eval.evaluator.add_env_info", lambda results: None)
     mp.setenv("PROPEVAL_JUDGE_BASE_URL", base_url)
     mp.setenv("PROPEVAL_JUDGE_MODEL", "judge-model")
     try:
@@ -168,6 +172,7 @@ def _lm_eval(release: Path, base_url: str) -> dict[str, Any]:
             task_manager=tasks,
             apply_chat_template=True,
             log_samples=True,
+            torch_random_seed=None,  # nothing here draws from torch: not imported for its seed
         )
     finally:
         mp.undo()
