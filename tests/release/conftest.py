@@ -44,6 +44,11 @@ CorpusDir = Any  # tests/conftest.py's CorpusDir; not importable from a nested c
 
 @pytest.fixture
 def small(corpus: CorpusDir) -> CorpusDir:
+    return make_small(corpus)
+
+
+def make_small(corpus: CorpusDir) -> CorpusDir:
+    """Write the small corpus of this module's docstring into ``corpus``."""
     corpus.claim("c0001", source_url="https://en.wikipedia.org/wiki/A")
     corpus.claim(
         "c0002",
@@ -146,3 +151,20 @@ def write_dedup_record(c: CorpusDir, created: str = "2026-01-02T03:04:05Z") -> N
     record["created"] = created
     record["digest"] = digest(record)
     write_record(dedup_record.record_path(config), record)
+
+
+@pytest.fixture(scope="module")
+def small_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``propeval report`` of the small corpus without ledgers, rendered once a module: the tests
+    that read it, probe it or break a copy of it share one render (its plots cost a second each)."""
+    from click.testing import CliRunner
+
+    from helpers import CorpusDir as Corpus
+    from propeval.cli import cli
+
+    base = tmp_path_factory.mktemp("small-report")
+    c = make_small(Corpus(base / "corpus"))
+    out = base / "report.html"
+    result = CliRunner().invoke(cli, ["--root", str(c.root), "report", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out

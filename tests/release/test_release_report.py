@@ -151,8 +151,8 @@ def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path) -> None:
-    out, _ = write(tmp_path)
+def test_report_without_ledgers_shows_no_data_panels(small_report: Path, tmp_path: Path) -> None:
+    out = small_report
     html = out.read_text(encoding="utf-8")
     for message in (
         "No data. ledger/difficulty.json is not present: grade runs (propeval answer, propeval grade), "
@@ -171,23 +171,28 @@ def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path)
     assert blank_panels(tmp_path, out, seen, (["margin", right + 2, top, 1200 - 2, bottom, 0],)) == ["margin"]
 
 
+CORRUPT = {
+    "not-a-png": lambda b64: base64.b64encode(b"not an image").decode(),
+    "truncated-header": lambda b64: base64.b64encode(base64.b64decode(b64)[:30]).decode(),
+    "bad-base64": lambda b64: b64[:40] + "!!%%" + b64[44:],
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "corrupt",
-    [
-        pytest.param(lambda b64: base64.b64encode(b"not an image").decode(), id="not-a-png"),
-        pytest.param(lambda b64: base64.b64encode(base64.b64decode(b64)[:30]).decode(), id="truncated-header"),
-        pytest.param(lambda b64: b64[:40] + "!!%%" + b64[44:], id="bad-base64"),
-    ],
-)
-def test_probe_fails_on_a_corrupt_image(small: Any, tmp_path: Path, corrupt: Any) -> None:
-    out, _ = write(tmp_path)
-    html = out.read_text(encoding="utf-8")
-    first = re.search(r'data:image/png;base64,([^"]+)"', html)
+def test_probe_fails_on_a_corrupt_image(small_report: Path, tmp_path: Path) -> None:
+    # One page, one browser run: the report's first image broken each way, beside the report's
+    # two intact ones; the probe counts only the intact ones as decoded (any broken image the
+    # browser drew would make it 3/5 or more).
+    html = small_report.read_text(encoding="utf-8")
+    first = re.search(r'<img src="data:image/png;base64,([^"]+)"[^>]*>', html)
     assert first
+    broken_imgs = "".join(
+        first.group(0).replace(first.group(1), corrupt(first.group(1))) for corrupt in CORRUPT.values()
+    )
     broken = tmp_path / "broken.html"
-    broken.write_text(html.replace(first.group(1), corrupt(first.group(1)), 1), encoding="utf-8")
-    assert decoded_images(tmp_path, broken) == "1/2"
+    broken.write_text(html.replace(first.group(0), first.group(0) + broken_imgs, 1), encoding="utf-8")
+    assert len(re.findall(r"<img ", broken.read_text(encoding="utf-8"))) == 5
+    assert decoded_images(tmp_path, broken) == "2/5"
 
 
 def test_run_summary_numbers(ledgers: Any) -> None:
@@ -229,9 +234,8 @@ def test_report_names_a_grades_file_without_its_rubric_and_a_bad_record(ledgers:
 
 
 @pytest.mark.slow
-def test_png_check_fails_on_damaged_image_data(small: Any, tmp_path: Path) -> None:
-    out, _ = write(tmp_path)
-    html = out.read_text(encoding="utf-8")
+def test_png_check_fails_on_damaged_image_data(small_report: Path) -> None:
+    html = small_report.read_text(encoding="utf-8")
     assert verify_pngs(html) == 2
     first = re.search(r'data:image/png;base64,([^"]+)"', html)
     assert first
