@@ -88,6 +88,7 @@ def new_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return target
 
 
+@pytest.mark.slow  # two exports (pyarrow writes the Parquet configs), init, import and check
 def test_export_import_export_is_byte_identical(source: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     assert run(source.root, "export", "--out", str(first))[0] == 0
