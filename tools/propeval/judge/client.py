@@ -316,7 +316,7 @@ class ChatClient:
         async with self._sem, asyncio.timeout(self.request_deadline):
             resp = await self._client.chat.completions.with_raw_response.create(
                 model=self.endpoint.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 **params,
             )
         text, finish, cut = parse_reply(resp.http_response.content, max_chars)
