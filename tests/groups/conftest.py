@@ -15,6 +15,7 @@ from propeval.cli import cli
 
 class TableEncoder:
     """A deterministic encoder: each text maps to a fixed vector; any other text gets (0, 0, 1).
+    The table's texts are matched as the drift rule embeds them, normalised (propeval.textnorm).
 
     It has the whole :class:`propeval.embed.Encoder` interface, so its vectors go through the
     embedding cache as a real model's do; its fingerprint names its table.
@@ -25,7 +26,9 @@ class TableEncoder:
     max_seq_length = 512
 
     def __init__(self, table: dict[str, Sequence[float]]) -> None:
-        self.table = table
+        from propeval.textnorm import normalise
+
+        self.table = {normalise(k): v for k, v in table.items()}
         self.fingerprint = "table-" + hashlib.sha256(repr(sorted(table.items())).encode()).hexdigest()[:16]
         self.calls: list[list[str]] = []
 

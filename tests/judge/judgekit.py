@@ -55,7 +55,7 @@ def configure(
     max_reasks: int = 2,
     model: str = "answer-model",
     key_env: str = "",
-    **extra: float,
+    **extra: Any,
 ) -> None:
     """Point the corpus at ``base_url``; ``extra`` sets more [tool.propeval.judge] keys
     (``request_deadline=1.0``, ``run_deadline=2.0``, ``max_reply_bytes=...``)."""

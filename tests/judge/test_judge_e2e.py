@@ -28,7 +28,7 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
     configure(judge_corpus, srv.base_url)
     r = invoke("answer", "--run-id", "r1", "--temperature", "0.3", "--max-tokens", "64")
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines() == [
+    assert r.stdout.splitlines() == [
         "answered run r1: 3 item(s), 0 already done; 3 answered",
         "runs/r1/answers.jsonl",
     ]
@@ -36,7 +36,17 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
     assert sorted(a["item_id"] for a in answers) == ["i0001", "i0002", "i0003"]  # i0004 is retired
     a1 = next(a for a in answers if a["item_id"] == "i0001")
     assert a1["model"] == "answer-model"
-    assert a1["settings"] == {"temperature": 0.3, "max_tokens": 64}
+    assert a1["settings"] == {
+        "temperature": 0.3,
+        "max_tokens": 64,
+        "top_p": None,
+        "seed": None,
+        "reasoning_effort": None,
+        "thinking": None,
+        "system_prompt": None,
+    }
+    assert a1["finish_reason"] == "stop" and a1["truncated"] is False
+    assert a1["usage"]["total_tokens"] == a1["usage"]["prompt_tokens"] + a1["usage"]["completion_tokens"]
     assert a1["item_hash"].startswith("sha256:") and a1["claim_hash"].startswith("sha256:")
     assert a1["status"] == "answered" and a1["answer"].startswith("An answer to: What happened")
     assert a1["item"] == {
@@ -44,6 +54,7 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
         "framing": "neutral",
         "question_type": "named_fact",
         "categories": ["freedom_of_expression"],
+        "source_date": "2024-05-01",
     }
     # a single user turn, no system prompt, the configured settings
     asked = [s.body for s in srv.seen]
@@ -55,7 +66,7 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
 
     r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge-model", "judge-model")
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines() == [
+    assert r.stdout.splitlines() == [
         "graded run r1: 3 item(s), 0 already done; 3 scored",
         "runs/r1/grades-facts-v1.jsonl",
     ]
@@ -72,21 +83,23 @@ def test_answer_grade_score_end_to_end(judge_corpus: Any, loopback: Any) -> None
 
     r = invoke("score", "r1")
     assert r.exit_code == 0, r.output
-    out = r.output.splitlines()
+    out = r.stdout.splitlines()
     assert out[:3] == [
         "rubric facts-v1",
-        "run  items  unanswered  unscored  ungraded  fact mean  propaganda",
-        "r1       3           0         0         0       5.00        0.0%",
+        "run         model  judge  settings  items  unanswered  truncated  unscored  ungraded  fact mean"
+        "        95% CI  propaganda        95% CI",
+        "r1   answer-model     J1        S1      3           0          0         0         0       5.00"
+        "  [5.00, 5.00]        0.0%  [0.0%, 0.0%]",
     ]
-    assert "language  counted  fact mean  propaganda" in out
-    assert "zh              1       5.00        0.0%" in out
+    assert "language  counted  fact mean        95% CI  propaganda        95% CI             note" in out
+    assert "zh              1       5.00             -        0.0%             -  too small (<30)" in out
 
     # a rerun skips everything already finished and asks nothing
     before = len(srv.seen)
     r = invoke("grade", "r1", "--rubric", "facts-v1")
-    assert r.output.splitlines()[0] == "graded run r1: 3 item(s), 3 already done; nothing new"
+    assert r.stdout.splitlines()[0] == "graded run r1: 3 item(s), 3 already done; nothing new"
     r = invoke("answer", "--run-id", "r1", "--temperature", "0.3", "--max-tokens", "64")
-    assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 3 already done; nothing new"
+    assert r.stdout.splitlines()[0] == "answered run r1: 3 item(s), 3 already done; nothing new"
     assert len(srv.seen) == before
 
 
@@ -116,7 +129,7 @@ def test_unanswered_is_recorded_and_scored_zero(judge_corpus: Any, loopback: Any
     assert answers["i0001"]["answer"] == "Troops fired."
     assert answers["i0002"]["answer"] == "Final words."
     assert answers["i0003"]["status"] == "unanswered" and answers["i0003"]["answer"] is None
-    assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 0 already done; 2 answered, 1 unanswered"
+    assert r.stdout.splitlines()[0] == "answered run r1: 3 item(s), 0 already done; 2 answered, 1 unanswered"
     judged_before = sum(is_judge_request(s) for s in srv.seen)
     assert judged_before == 0
     invoke("grade", "r1", "--rubric", "facts-v1")
@@ -125,7 +138,7 @@ def test_unanswered_is_recorded_and_scored_zero(judge_corpus: Any, loopback: Any
     assert (grades["i0003"]["fact_score"], grades["i0003"]["propaganda"]) == (0, 0)
     assert sum(is_judge_request(s) for s in srv.seen) == 2  # the unanswered item was never sent to the judge
     r = invoke("score", "r1", "--format", "json")
-    report = json.loads(r.output)
+    report = json.loads(r.stdout)
     run = report["runs"][0]
     assert (run["items"], run["counted"], run["unanswered"]) == (3, 3, 1)
     assert run["fact_mean"] == (5 + 5 + 0) / 3
@@ -136,15 +149,19 @@ def test_audit_rubric_end_to_end(judge_corpus: Any, loopback: Any) -> None:
     configure(judge_corpus, srv.base_url)
     invoke("answer", "--run-id", "r1")
     r = invoke("grade", "r1", "--rubric", "audit-v1")
-    assert r.output.splitlines()[0] == "graded run r1: 3 item(s), 0 already done; 3 scored"
+    assert r.stdout.splitlines()[0] == "graded run r1: 3 item(s), 0 already done; 3 scored"
     g = records(judge_corpus.root / "runs/r1/grades-audit-v1.jsonl")[0]
     assert (g["accuracy"], g["propaganda_inclusion"], g["tone"]) == ("Correct", 0, "Neutral")
     r = invoke("score", "r1", "--rubric", "audit-v1")
-    out = r.output.splitlines()
-    assert "accuracy" in out
-    i = out.index("accuracy")
-    assert out[i + 1].split() == ["model", "language", "scored", "Correct", "Partial", "Misleading", "Refusal"]
-    assert out[i + 2].split() == ["answer-model", "en", "2", "100.0%", "0.0%", "0.0%", "0.0%"]
+    out = r.stdout.splitlines()
+    assert "accuracy (share [95% CI])" in out
+    i = out.index("accuracy (share [95% CI])")
+    head = ["model", "language", "scored", "truncated", "Correct", "Partial", "Misleading", "Refusal", "note"]
+    assert out[i + 1].split() == head
+    assert out[i + 2].split() == [
+        *("answer-model", "en", "2", "0", "100.0%", "[100.0%,", "100.0%]", "0.0%", "[0.0%,", "0.0%]"),
+        *("0.0%", "[0.0%,", "0.0%]", "0.0%", "[0.0%,", "0.0%]", "too", "small", "(<30)"),
+    ]
 
 
 @pytest.mark.slow
@@ -164,15 +181,15 @@ def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
         1 for p in (corpus.root / "questions").rglob("i*.yaml") if "status: active" in p.read_text(encoding="utf-8")
     )
     r = invoke("answer", "--run-id", "starter")
-    assert r.output.splitlines()[0] == f"answered run starter: {active} item(s), 0 already done; {active} answered"
+    assert r.stdout.splitlines()[0] == f"answered run starter: {active} item(s), 0 already done; {active} answered"
     r = invoke("grade", "starter", "--rubric", "facts-v1")
-    assert r.output.splitlines()[0] == f"graded run starter: {active} item(s), 0 already done; {active} scored"
+    assert r.stdout.splitlines()[0] == f"graded run starter: {active} item(s), 0 already done; {active} scored"
     grades = records(corpus.root / "runs/starter/grades-facts-v1.jsonl")
     assert len({g["item_id"] for g in grades}) == active
     assert {g["status"] for g in grades} == {"scored"}
     r = invoke("score", "starter")
     assert r.exit_code == 0, r.output
-    row = r.output.splitlines()[2].split()
-    assert row[:2] == ["starter", str(active)]
+    row = r.stdout.splitlines()[2].split()
+    assert row[:5] == ["starter", "answer-model", "J1", "S1", str(active)]
     for lang in ("en", "zh", "ru", "uk", "de"):
-        assert any(line.startswith(lang + " ") for line in r.output.splitlines()), lang
+        assert any(line.startswith(lang + " ") for line in r.stdout.splitlines()), lang

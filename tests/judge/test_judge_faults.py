@@ -355,5 +355,5 @@ def test_judge_5xx_after_retries_is_an_error_not_a_verdict(judge_corpus: Any, lo
     assert r.exit_code == 3
     g = records(judge_corpus.root / "runs/r1/grades-facts-v1.jsonl")["i0001"]
     assert (g["status"], g["fact_score"], g["reason"]) == ("error", None, "HTTP 503; gave up after 2 attempt(s)")
-    s = json.loads(invoke("score", "r1", "--format", "json").output)["runs"][0]
+    s = json.loads(invoke("score", "r1", "--format", "json").stdout)["runs"][0]
     assert (s["counted"], s["ungraded"], s["fact_mean"]) == (0, 1, None)

@@ -111,7 +111,7 @@ def test_malformed_judge_reply_is_an_error_not_a_verdict(judge_corpus: Any, loop
     g = records(judge_corpus.root / "runs/r1/grades-facts-v1.jsonl")["i0001"]
     assert (g["status"], g["fact_score"], g["propaganda"], g["verdict"]) == ("error", None, None, None)
     assert g["raw"] == MALFORMED["null_message"].decode()
-    s = json.loads(invoke("score", "r1", "--format", "json").output)["runs"][0]
+    s = json.loads(invoke("score", "r1", "--format", "json").stdout)["runs"][0]
     assert (s["counted"], s["ungraded"]) == (0, 1)
 
 
@@ -227,7 +227,7 @@ def test_oversized_record_is_skipped_and_its_item_asked_again(judge_corpus: Any,
     huge = {**records(path)["i0002"], "answer": "x" * (runs.MAX_LINE_BYTES + 10)}
     path.write_text("\n".join([kept[0], json.dumps(huge), *kept[1:]]) + "\n", encoding="utf-8")
     # score reads it as a stream and still counts the item, as not graded
-    s = json.loads(invoke("score", "r1", "--format", "json").output)["runs"][0]
+    s = json.loads(invoke("score", "r1", "--format", "json").stdout)["runs"][0]
     assert (s["items"], s["ungraded"]) == (3, 3)
     assert runs.latest(path)["i0002"]["status"] == "unreadable"
     r = invoke("answer", "--run-id", "r1")

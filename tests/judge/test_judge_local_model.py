@@ -109,7 +109,10 @@ def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -
     answers = [json.loads(x) for x in lines(root / "runs/local/answers.jsonl")]
     assert [a["item_id"] for a in answers] == ["i0003"]
     assert {a["status"] for a in answers} <= {"answered", "unanswered"}
-    assert all(a["model"] == MODEL_ALIAS and a["settings"] == {"temperature": 0.0, "max_tokens": 16} for a in answers)
+    assert all(
+        a["model"] == MODEL_ALIAS and a["settings"]["temperature"] == 0.0 and a["settings"]["max_tokens"] == 16
+        for a in answers
+    )
 
     for rubric in ("facts-v1", "audit-v1"):
         run = CliRunner().invoke(cli, ["grade", "local", "--rubric", rubric], catch_exceptions=False)

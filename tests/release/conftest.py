@@ -11,6 +11,8 @@ c0002: state_ideology + democracy_governance; https://www.example.org/b; no sour
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,22 @@ from propeval.config import load_config
 from propeval.corpus import load_corpus
 from propeval.difficulty import FORMAT as DIFFICULTY_FORMAT
 from propeval.difficulty import seal
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The judge endpoint the committed ledger records were made with (bindings name its model and
+# settings); nothing contacts it.
+JUDGE_TOML = """
+[tool.propeval.judge]
+answer_endpoint = "local"
+judge_endpoint = "local"
+judge_max_tokens = 1024
+max_tokens = 256
+
+[tool.propeval.judge.endpoints.local]
+base_url = "http://127.0.0.1:9/v1"
+model = "gemma-3-270m"
+"""
 
 CorpusDir = Any  # tests/conftest.py's CorpusDir; not importable from a nested conftest
 
@@ -46,9 +64,10 @@ def small(corpus: CorpusDir) -> CorpusDir:
         prompt="A retired question?",
     )
     corpus.item("i0005", "c0002", language="ru", question_type="closed_exit", prompt="Что произошло?")
-    corpus.write("rubrics/facts-v1/rubric.yaml", "name: facts-v1\nversion: 1\n")
-    corpus.write("rubrics/facts-v1/prompt.txt", "Grade the answer.\n")
+    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
     corpus.write("rubrics/facts-v1/.hidden", "not shipped\n")
+    with (corpus.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write(JUDGE_TOML)
     return corpus
 
 
@@ -72,27 +91,16 @@ def ledgers(small: CorpusDir) -> CorpusDir:
             }
         ),
     )
-    write_json(
-        small.root / "ledger/dedup.json",
-        {
-            "passes": [
-                {"name": "exact", "threshold": 1.0, "flagged": 0, "kept": 0},
-                {"name": "semantic", "threshold": 0.9, "flagged": 2, "kept": 1},
-            ],
-            "pairs": [{"a": "i0001", "b": "i0005", "similarity": s} for s in (0.42, 0.55, 0.91, 0.95)],
-        },
-    )
-    write_json(
-        small.root / "ledger/judge/facts-v1.json",
-        {
-            "rubric": "facts-v1",
-            "status": "passed",
-            "n": 10,
-            "metrics": {
-                "fact_states": {"kappa": 0.8, "confusion": {"labels": ["stated", "missed"], "matrix": [[6, 1], [0, 3]]}}
-            },
-        },
-    )
+    # The judge-gate records committed in this repository (Gemma 3 270M, unsigned): real records
+    # whose judge agrees with humans at chance level.
+    for name in ("facts-v1", "audit-v1"):
+        (small.root / "ledger/judge").mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "ledger/judge" / f"{name}.json", small.root / "ledger/judge" / f"{name}.json")
+    # One committed answerability record, made by the same model: behind a failing judge it is
+    # shown as not checked (its binding is for the repository's item, so it is stale here too).
+    (small.root / "ledger/answerability").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "ledger/answerability/i0001.json", small.root / "ledger/answerability/i0001.json")
+    write_dedup_record(small)
     base = {"rubric": "facts-v1", "status": "scored", "propaganda": 0}
     write_jsonl(
         small.root / "runs/r1/grades-facts-v1.jsonl",
@@ -124,3 +132,17 @@ def ledgers(small: CorpusDir) -> CorpusDir:
         ],
     )
     return small
+
+
+def write_dedup_record(c: CorpusDir, created: str = "2026-01-02T03:04:05Z") -> None:
+    """ledger/dedup.json from a real exact-pass run, its date fixed so that the golden card is stable."""
+    from propeval import dedup_record
+    from propeval.dedup import Options, find_duplicates
+    from propeval.gates.ledger import digest, write_record
+
+    config = load_config(c.root)
+    result = find_duplicates(config, Options(passes=("exact",)))
+    record = dedup_record.make(config, load_corpus(config), result, ("exact",))
+    record["created"] = created
+    record["digest"] = digest(record)
+    write_record(dedup_record.record_path(config), record)

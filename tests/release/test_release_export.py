@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from release_helpers import write_json
 
@@ -30,16 +31,19 @@ def test_export_twice_is_byte_identical(ledgers: Any, tmp_path: Path) -> None:
     first = run("export", "--out", str(a))
     assert first.exit_code == 0
     # check's warnings (here: a stale and missing difficulty bands) are shown, and do not stop the export
-    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 6 file(s)" in first.output.splitlines()
+    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 14 file(s)" in first.output.splitlines()
     assert "[difficulty] (warning) i0002 changed since its difficulty band (hard) was computed" in first.output
     assert run("export", "--out", str(b)).exit_code == 0
     assert tree(a) == tree(b)
     assert sorted(tree(a)) == [
         "README.md",
         "SHA256SUMS",
+        "data/en/test.parquet",
+        "data/ru/test.parquet",
+        "data/test.parquet",
+        "data/zh/test.parquet",
         "items.jsonl",
-        "rubrics/facts-v1/prompt.txt",
-        "rubrics/facts-v1/rubric.yaml",
+        *(f"rubrics/{r}/{f}" for r in ("audit-v1", "facts-v1") for f in ("gold.jsonl", "prompt.md", "rubric.yaml")),
         "tombstones.jsonl",
     ]
     # re-exporting into an existing release replaces it with the same bytes and leaves no temp folders
@@ -80,25 +84,23 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
     out = tmp_path / "rel"
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
-    front = card.split("---\n")[1]
-    assert front.splitlines() == [
-        "license: mit",
-        "language:",
-        "- en",
-        "- ru",
-        "- zh",
-        "size_categories:",
-        "- n<1K",
-        "task_categories:",
-        "- question-answering",
-        "- text-generation",
-        'pretty_name: "propeval"',
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        "  - split: test",
-        "    path: items.jsonl",
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["language"] == ["en", "ru", "zh"]
+    assert front["multilinguality"] == ["multilingual"]
+    assert front["size_categories"] == ["n<1K"]
+    assert front["version"] == "0.1.0"
+    for key in ("license", "task_categories", "tags", "annotations_creators", "language_creators", "pretty_name"):
+        assert front[key], key
+    assert [(c["config_name"], c["data_files"]) for c in front["configs"]] == [
+        ("default", [{"split": "test", "path": "data/test.parquet"}]),
+        *((lang, [{"split": "test", "path": f"data/{lang}/test.parquet"}]) for lang in ("en", "ru", "zh")),
     ]
+    features = front["dataset_info"][0]["features"]
+    assert {"name": "required_facts", "list": "string"} in features
+    assert {
+        "name": "frame_markers",
+        "list": [{"name": "language", "dtype": "string"}, {"name": "text", "dtype": "string"}],
+    } in features
     for line in [
         "| active items | 4 |",
         "| claims | 2 |",
@@ -125,11 +127,12 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
         "| items with a source_date | 3 of 4 (75.0%) |",
         "| earliest source_date | 2024-05-01 |",
         "| 2024 | 3 |",
-        "| name | threshold | flagged | kept |",
-        "| exact | 1.000 | 0 | 0 |",
-        "| semantic | 0.900 | 2 | 1 |",
-        "4 candidate pair(s) scored.",
-        "| facts-v1 | passed | 10 | metrics.fact_states.kappa 0.800 |",
+        "| exact | 1.000 | 2 | 0 | 2 |",  # c0002 has c0001's facts (the test corpus's default facts)
+        "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | FAIL |",
+        "| fact_score cohen_kappa_quadratic | 0.023 | 57 | 0.6 | no |",
+        "| gemma-3-270m | gemma-3-270m | facts-v1: fail | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
+        "- Judge for facts-v1 (gemma-3-270m): judge agreement with humans is at chance level: scores from this "
+        "judge are not meaningful (the record is unsigned: no maintainer vouches for it).",
         "| c0002 | loaded |",
         "| state_ideology | en |",
     ]:
@@ -144,8 +147,12 @@ def test_card_without_ledgers_says_not_run(small: Any, tmp_path: Path) -> None:
     out = tmp_path / "rel"
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "### Dedup passes\n\nnot run\n" in card
-    assert "### Judge agreement\n\nnot run\n" in card
+    assert "Not recorded: no `ledger/dedup.json`. A maintainer records a whole-corpus run" in card
+    assert "| facts-v1 | - | - | - | - | NOT RUN |" in card
+    assert (
+        "0 of 4 active item(s) have answerability evidence that counts; 0 of them pass. 4 item(s) have no record."
+        in card
+    )
     assert "Difficulty: not measured (no difficulty ledger)." in card
     assert all(r["difficulty_band"] is None for r in rows(out / "items.jsonl"))
 
@@ -222,7 +229,11 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
     assert result.exit_code == 0
     assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stderr
-    assert "Report `ledger/dedup.json` lists no passes." in (out / "README.md").read_text(encoding="utf-8")
+    # a dedup record that propeval did not write is shown as not checked, never as evidence
+    assert "ledger/dedup.json [release-input] (warning) dedup record is not checked" in result.stderr
+    assert "Record `ledger/dedup.json`: **not checked** (ledger record format is None" in (out / "README.md").read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.slow
@@ -235,13 +246,18 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf" / "datasets"))
     import datasets
 
-    ds = datasets.load_dataset(
-        "json", data_files=str(out / "items.jsonl"), split="train", cache_dir=str(tmp_path / "hf" / "cache")
-    )
+    cache = str(tmp_path / "hf" / "cache")
+    # the folder itself, as the card's Loading section says: the default config's one split is "test"
+    loaded = datasets.load_dataset(str(out), cache_dir=cache)
+    assert list(loaded) == ["test"]
+    ds = loaded["test"]
     assert ds.num_rows == 4
     assert ds["id"] == ["i0001", "i0002", "i0003", "i0005"]
     assert ds["difficulty_band"] == ["easy", None, None, None]
     assert ds[0]["frame_markers"] == [{"language": "en", "text": "counter-revolutionary riot"}]
+    # a per-language config: its own Parquet file, the same features
+    zh = datasets.load_dataset(str(out), "zh", split="test", cache_dir=cache)
+    assert zh["id"] == ["i0003"] and zh.features == ds.features
     assert {
         "prompt",
         "required_facts",
@@ -256,3 +272,46 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
         "claim_id",
         "fact_ids",
     } <= set(ds.column_names)
+
+
+def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) -> None:
+    # the exact pass only: no model is loaded, the record is the same as a full run's in shape
+    result = run("dedup", "--record", "--pass", "exact")
+    assert "note: recorded this run in ledger/dedup.json (unsigned)" in result.output
+    # a second run with the same findings leaves the record (and the tree) as it is
+    again = run("dedup", "--record", "--pass", "exact")
+    assert "note: ledger/dedup.json already records this result (made " in again.output
+    record = json.loads((small.root / "ledger/dedup.json").read_text(encoding="utf-8"))
+    assert (record["kind"], record["subject"]) == ("dedup", "corpus")
+    assert record["result"]["passes"] == [
+        {"name": "exact", "threshold": 1.0, "found": 2, "allowlisted": 0, "unreviewed": 2}
+    ]
+    out = tmp_path / "rel"
+    assert run("export", "--out", str(out)).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Record `ledger/dedup.json`: **current**; unsigned. Run " in card
+    assert "| exact | 1.000 | 2 | 0 | 2 |" in card
+    # an item changes after the run: the record no longer describes the corpus
+    small.item("i0001", "c0001", prompt="What happened in Beijing on the night of 3 June 1989, in detail?")
+    result = run("export", "--out", str(out))
+    assert result.exit_code == 0
+    assert "ledger/dedup.json [release-input] (warning) dedup record is not current: the corpus changed" in (
+        result.stderr
+    )
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Record `ledger/dedup.json`: **not current** (the corpus changed" in card
+    assert "- Dedup: not current (the corpus changed" in card
+    # a record edited by hand (fewer pairs found) is not evidence
+    record["result"]["passes"][0]["found"] = 0
+    (small.root / "ledger/dedup.json").write_text(json.dumps(record), encoding="utf-8")
+    assert run("export", "--out", str(out)).exit_code == 0
+    assert "Record `ledger/dedup.json`: **not checked** (ledger record was edited by hand" in (
+        out / "README.md"
+    ).read_text(encoding="utf-8")
+
+
+def test_dedup_record_needs_the_whole_corpus(small: Any) -> None:
+    result = CliRunner().invoke(cli, ["dedup", "--record", "--changed-since", "HEAD"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "--record records a whole-corpus run; leave out --changed-since" in result.output
+    assert not (small.root / "ledger/dedup.json").exists()

@@ -18,13 +18,22 @@ from propeval.config import load_config
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
 
-# Set on <body> once the load event has fired (which waits for every image): "<decoded>/<total>".
+# Set on <body> once the load event has fired (which waits for every image): "<decoded>/<total>",
+# and, for the screenshot check, each panel's content box below its heading and the page height.
 # An image the browser could not decode is not complete or has naturalWidth 0.
 PROBE = """<script>
 window.addEventListener("load", function () {
   var imgs = document.images, ok = 0;
   for (var i = 0; i < imgs.length; i++) { if (imgs[i].complete && imgs[i].naturalWidth > 0) { ok++; } }
   document.body.setAttribute("data-images", ok + "/" + imgs.length);
+  var panels = [], secs = document.querySelectorAll("section.panel");
+  for (var k = 0; k < secs.length; k++) {
+    var r = secs[k].getBoundingClientRect(), h2 = secs[k].querySelector("h2"), h = h2.getBoundingClientRect();
+    panels.push([secs[k].id, Math.round(r.left), Math.round(h.bottom + window.scrollY), Math.round(r.right),
+                 Math.round(r.bottom + window.scrollY), secs[k].innerText.length - h2.innerText.length]);
+  }
+  document.body.setAttribute("data-panels", JSON.stringify(panels));
+  document.body.setAttribute("data-height", document.documentElement.scrollHeight);
 });
 </script>"""
 
@@ -53,14 +62,44 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def probe(tmp_path: Path, html_file: Path) -> dict[str, Any]:
+    """Open a copy of ``html_file`` with the probe script: decoded images, panel boxes, page height."""
+    import html
+    import json
+
+    copy = tmp_path / f"probe-{html_file.name}"
+    copy.write_text(html_file.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path, "--window-size=1200,1000", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri())
+    found = {k: re.search(rf'data-{k}="([^"]*)"', dom.stdout) for k in ("images", "panels", "height")}
+    assert all(found.values()), "the probe script did not run"
+    return {
+        "images": found["images"].group(1),  # type: ignore[union-attr]
+        "panels": json.loads(html.unescape(found["panels"].group(1))),  # type: ignore[union-attr]
+        "height": int(found["height"].group(1)),  # type: ignore[union-attr]
+    }
+
+
 def decoded_images(tmp_path: Path, html_file: Path) -> str:
-    """Open a copy of ``html_file`` with the probe script and return its "<decoded>/<total>"."""
-    probe = tmp_path / f"probe-{html_file.name}"
-    probe.write_text(html_file.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    dom = chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()).stdout
-    found = re.search(r'data-images="([0-9]+/[0-9]+)"', dom)
-    assert found, "the probe script did not run"
-    return found.group(1)
+    return str(probe(tmp_path, html_file)["images"])
+
+
+def blank_panels(tmp_path: Path, html_file: Path, seen: dict[str, Any], extra: tuple[Any, ...] = ()) -> list[str]:
+    """Screenshot the whole page and return the panels whose content box (below the heading) is
+    one flat colour: drawn nothing, whatever the DOM says. ``extra`` boxes are checked the same way."""
+    from PIL import Image
+
+    shot = tmp_path / "shot.png"
+    chromium(tmp_path, f"--screenshot={shot}", f"--window-size=1200,{seen['height']}", html_file.as_uri())
+    blank = []
+    with Image.open(shot) as img:
+        grey = img.convert("L")
+        assert grey.size == (1200, seen["height"])
+        for name, left, top, right, bottom, _text in [*seen["panels"], *extra]:
+            box = grey.crop((left + 8, top, right - 8, bottom - 8))  # inside the border and its rounded corners
+            lo, hi = box.getextrema()
+            if bottom - top < 20 or lo == hi:
+                blank.append(name)
+    return blank
 
 
 def verify_pngs(html: str) -> int:
@@ -85,36 +124,30 @@ def write(tmp_path: Path) -> tuple[Path, str]:
     return out, result.stdout
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def with_rubrics(c: Any) -> Any:
-    """The starter rubrics, which the graded runs name: the report reads each run by its rubric's kind."""
-    for name in ("facts-v1", "audit-v1"):
-        shutil.copytree(REPO / "rubrics" / name, c.root / "rubrics" / name, dirs_exist_ok=True)
-    return c
-
-
 @pytest.mark.slow
 def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Path) -> None:
-    with_rubrics(ledgers)
     out, stdout = write(tmp_path)
     assert stdout == f"wrote {out}: 4 item(s), 3 grades file(s)\n"
     html = out.read_text(encoding="utf-8")
     # self-contained: no script, stylesheet, font or image from anywhere else
     assert not re.search(r"""(src|href)\s*=\s*["'](?!data:)""", html)
     assert "<script" not in html and "@import" not in html and "url(" not in html
-    # coverage, mix, bands, similarity, one confusion matrix, run facts, run audit
-    assert verify_pngs(html) == 7
+    # coverage, mix, bands, six judge-vs-human confusion matrices, run facts, run audit
+    n = verify_pngs(html)
+    assert n == 11
     assert "No data." not in html
-    assert decoded_images(tmp_path, out) == "7/7"
-    shot = tmp_path / "shot.png"
-    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,3000", out.as_uri())
-    from PIL import Image
-
-    with Image.open(shot) as img:
-        assert img.size == (1200, 3000)
-        assert len(img.convert("L").getcolors(1 << 16) or []) > 50  # drawn plots, not a blank page
+    # the committed Gemma record behind a judge at chance level: shown, and not counted
+    assert "<td>1: judge gemma-3-270m fails the judge gate</td>" in html
+    assert "<td>not checked: judge gemma-3-270m fails the judge gate</td>" in html  # i0001 in the per-item view
+    # the judge's state in plain words, the dedup record, and the per-item view
+    assert "judge agreement with humans is at chance level: scores from this judge are not meaningful" in html
+    assert "Record ledger/dedup.json:" in html and "current</span>" in html
+    assert '<tr id="item-i0003">' in html
+    seen = probe(tmp_path, out)
+    assert seen["images"] == f"{n}/{n}"
+    names = [p[0] for p in seen["panels"]]
+    assert names == ["warnings", "coverage", "mix", "difficulty", "judge", "answerability", "dedup", "runs", "items"]
+    assert blank_panels(tmp_path, out, seen) == []
 
 
 @pytest.mark.slow
@@ -122,13 +155,20 @@ def test_report_without_ledgers_shows_no_data_panels(small: Any, tmp_path: Path)
     out, _ = write(tmp_path)
     html = out.read_text(encoding="utf-8")
     for message in (
-        "No data. ledger/difficulty.json is not present; run propeval difficulty.",
-        "No data. ledger/dedup.json is not present; run propeval dedup.",
-        "No data. ledger/judge/ holds no gate records; run the judge gate.",
-        "No data. No scored runs under runs/*/grades-*.jsonl.",
+        "No data. ledger/difficulty.json is not present: grade runs (propeval answer, propeval grade), "
+        "then run propeval difficulty.",
+        "No data. ledger/dedup.json is not present; run propeval dedup --record (propeval run does it too).",
+        "No data. No answerability record under ledger/answerability/; run propeval gate answerability --online --all.",
+        "No data. No scored runs under runs/*/grades-*.jsonl; run propeval answer, then propeval grade.",
     ):
         assert message in html
-    assert decoded_images(tmp_path, out) == "2/2"
+    # a rubric without a judge-gate record is named, with the command that makes one
+    assert "no judge-gate record: scores from this judge are not validated (run: propeval gate judge" in html
+    seen = probe(tmp_path, out)
+    assert seen["images"] == "2/2"
+    # the check sees an empty box: the page's right margin beside the first panel, as tall as it
+    _, _, top, right, bottom, _ = seen["panels"][0]
+    assert blank_panels(tmp_path, out, seen, (["margin", right + 2, top, 1200 - 2, bottom, 0],)) == ["margin"]
 
 
 @pytest.mark.slow
@@ -151,7 +191,7 @@ def test_probe_fails_on_a_corrupt_image(small: Any, tmp_path: Path, corrupt: Any
 
 
 def test_run_summary_numbers(ledgers: Any) -> None:
-    runs = summarise_runs(load_inputs(load_config(with_rubrics(ledgers).root)))
+    runs = summarise_runs(load_inputs(load_config(ledgers.root)))
     assert runs.warnings == []
     audit, facts_panel = runs.panels()
     facts = {c["language"]: c for c in facts_panel.cells}
@@ -174,7 +214,6 @@ def test_run_summary_numbers(ledgers: Any) -> None:
 
 
 def test_report_names_a_grades_file_without_its_rubric_and_a_bad_record(ledgers: Any) -> None:
-    with_rubrics(ledgers)
     shutil.rmtree(ledgers.root / "rubrics/audit-v1")
     path = ledgers.root / "runs/r2/grades-facts-v1.jsonl"
     path.write_text(path.read_text(encoding="utf-8").replace('"fact_score": 4', '"fact_score": 9', 1))

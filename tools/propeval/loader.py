@@ -51,6 +51,7 @@ __all__ = [
     "load_json_text",
     "load_jsonl",
     "load_text",
+    "read_text",
 ]
 
 
@@ -670,13 +671,19 @@ def load_file(path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_
 
 
 def load_jsonl(
-    path: Path, *, root: Path | None = None, limits: Limits = DEFAULT_LIMITS, max_file_bytes: int = 1 << 30
+    path: Path,
+    *,
+    root: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    max_file_bytes: int = 1 << 30,
+    complete: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file.
 
     A bad line raises :class:`LoadError` with that line's number. A final line cut short by a
     kill (no trailing newline and not valid JSON) is the one exception: it is skipped, because
-    appenders write whole lines and a torn tail is an interrupted write, not data.
+    appenders write whole lines and a torn tail is an interrupted write, not data. With
+    ``complete`` (a file people hand in, as ``propeval import`` reads), it is an error too.
     """
     relpath = relative_path(path, root)
     text = _read(path, relpath, dataclasses.replace(limits, max_bytes=max_file_bytes), root)
@@ -687,11 +694,19 @@ def load_jsonl(
         try:
             doc = load_text(line, relpath, kind="json", limits=limits)
         except LoadError as e:
-            if i == len(lines) and not text.endswith("\n"):
+            if i == len(lines) and not text.endswith("\n") and not complete:
                 return
             p = e.problem
             raise LoadError(Problem(relpath, i, p.col, p.rule, p.message)) from None
         yield i, doc.data
+
+
+def read_text(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> str:
+    """The text of a plain regular file, with the loader's guards: no link or device, at most
+    ``max_bytes``, UTF-8 without a byte-order mark, no NUL byte. For files the loader does not
+    parse itself (CSV). Raises :class:`LoadError`."""
+    relpath = relative_path(path, root)
+    return _read(path, relpath, dataclasses.replace(DEFAULT_LIMITS, max_bytes=max_bytes), root)
 
 
 def relative_path(path: Path, root: Path | None) -> str:

@@ -3,7 +3,7 @@
 The steps are ``ci``'s, run on the whole corpus instead of what changed since a ref, plus the
 difficulty bands of the ledger, the corpus statistics and the HTML report:
 
-    check -> groups -> dedup -> answerability -> judge -> difficulty -> stats -> report
+    check -> groups -> dedup (recorded in ledger/dedup.json) -> answerability -> judge -> difficulty -> stats -> report
 
 Each step is run through :func:`propeval.gates.ci.run_step`, so a step that cannot run is an
 ``error`` (exit 3), never a silent pass, and the summary has the ``ci`` table's shape. Nothing here
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from propeval.config import Config
-from propeval.gates.ci import StepOutcome, dedup_step, run_step
+from propeval.gates.ci import StepOutcome, run_step
 from propeval.result import CheckResult, Problem, Severity
 
 StepFn = Callable[[Config, str], CheckResult]
@@ -33,6 +33,18 @@ def _groups(config: Config, _: str) -> CheckResult:
     from propeval.groups import check_groups
 
     return check_groups(config)
+
+
+def _dedup(config: Config, _: str) -> CheckResult:
+    """Dedup over the whole corpus, recorded in ledger/dedup.json so that the report and card show it."""
+    from propeval.dedup import PASSES, Options, find_duplicates, pair_problem
+    from propeval.dedup_record import record_run
+
+    found = find_duplicates(config, Options())
+    result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
+    result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
+    result.notes.append(record_run(config, found, PASSES, sign=True))
+    return result
 
 
 def _answerability(config: Config, _: str) -> CheckResult:
@@ -111,14 +123,14 @@ def step_registry(report_path: Path) -> dict[str, StepFn]:
 
         inputs = load_inputs(config)
         runs, stats = write_report(inputs, report_path)
-        result = CheckResult(files_checked=1, problems=list(runs.warnings))
+        result = CheckResult(files_checked=1, problems=[*runs.warnings, *runs.refused])
         result.notes.append(f"wrote {report_path}: {stats.items} item(s), {len(runs.files)} grades file(s)")
         return result
 
     return {
         "check": _check,
         "groups": _groups,
-        "dedup": dedup_step,
+        "dedup": _dedup,
         "answerability": _answerability,
         "judge": _judge,
         "difficulty": _difficulty,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
 
 TEMPLATE = "report.html.j2"
+_SELF_JUDGING = ("self-judged", "reference-model")
 
 
 # --------------------------------------------------------------------------- scored runs
@@ -42,6 +43,9 @@ class RunSummary:
     files: list[str] = field(default_factory=list)
     rubrics: list[tuple[Rubric, list[Row]]] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # Why a rubric's runs were left out: different judges, judge settings or rubric versions
+    # (propeval.judge.compare), unless allow_mixed; then each model is labelled with its judge group.
+    refused: list[Problem] = field(default_factory=list)
 
     def panels(self, draw: Drawer | None = None) -> list[Panel]:
         """One panel per rubric with graded items (``draw`` None: numbers and tables, no plots)."""
@@ -53,7 +57,24 @@ def _warning(p: Problem, suffix: str = "") -> Problem:
     return Problem(p.path, p.line, p.col, p.rule, p.message + suffix, severity=Severity.WARNING)
 
 
-def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
+def _compare(rows: list[Row], metas: dict[str, dict[str, Any]], warn_share: float, allow_mixed: bool) -> Any:
+    """Check that one rubric's runs may share a panel; the comparison and the rows to draw (with
+    ``allow_mixed``, each model labelled by its judge group, so groups never pool)."""
+    import dataclasses
+
+    from propeval.judge.compare import compare, describe
+
+    by_run: dict[str, list[Row]] = {}
+    for r in rows:
+        by_run.setdefault(r.run, []).append(r)
+    infos = [describe(run, metas.get(run, {}), rs) for run, rs in sorted(by_run.items())]
+    comparison = compare(infos, truncated_warn_share=warn_share)
+    if comparison.refusals and allow_mixed:
+        rows = [dataclasses.replace(r, model=f"{r.model} [{comparison.groups[r.run]}]") for r in rows]
+    return comparison, rows
+
+
+def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSummary:
     """Read every grades file under the runs folder, the latest validated record per item.
 
     The rubric named by a file (``grades-<rubric>.jsonl``) is loaded from the rubrics folder and
@@ -68,7 +89,9 @@ def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
     root = inputs.config.root
     out = RunSummary()
     items = {i.id: {"language": i.language} for i in inputs.corpus.items.values()}
-    rubrics_dir = root / load_settings(inputs.config).rubrics_dir
+    js = load_settings(inputs.config)
+    rubrics_dir = root / js.rubrics_dir
+    metas: dict[str, dict[str, Any]] = {}
     by_rubric: dict[str, tuple[Rubric, list[Row]]] = {}
     for path in runs.find_graded(root / inputs.settings.runs_dir):
         name = runs.rubric_of(path) or ""
@@ -92,9 +115,51 @@ def summarise_runs(inputs: ReleaseInputs) -> RunSummary:
             continue
         out.files.append(rel)
         out.warnings += [_warning(p, " (item counted as ungraded)") for p in graded.problems]
+        metas[graded.run] = graded.meta
         by_rubric.setdefault(name, (rubric, []))[1].extend(graded.rows)
-    out.rubrics = [by_rubric[k] for k in sorted(by_rubric)]
+    # Self-judging is read on the models as recorded, before --allow-mixed labels them.
+    self_judged = _self_judging(inputs, RunSummary(rubrics=[by_rubric[k] for k in sorted(by_rubric)]))
+    for key in sorted(by_rubric):
+        rubric, rows = by_rubric[key]
+        comparison, rows = _compare(rows, metas, js.truncated_warn_share, allow_mixed)
+        where = f"{inputs.settings.runs_dir}/*/{runs.grades_file(key)}"
+        out.warnings += [Problem(where, 0, 0, "run-pitfall", f, severity=Severity.WARNING) for f in comparison.flags]
+        if comparison.refusals and not allow_mixed:
+            out.refused += [
+                Problem(where, 0, 0, "mixed-comparison", f"{r} (rubric {key} left out of the report)")
+                for r in comparison.refusals
+            ]
+            continue
+        out.warnings += [
+            Problem(
+                where, 0, 0, "mixed-comparison", f"shown side by side (--allow-mixed): {r}", severity=Severity.WARNING
+            )
+            for r in comparison.refusals
+        ]
+        out.rubrics.append((rubric, rows))
+    out.warnings += self_judged
     return out
+
+
+def _self_judging(inputs: ReleaseInputs, summary: RunSummary) -> list[Problem]:
+    """A warning per grades file whose answer model judged itself or is the reference model."""
+    from propeval.judge import selfjudge
+    from propeval.judge.score import judge_models
+
+    ledger = selfjudge.ledger_for(inputs.config)
+    by_file: dict[str, tuple[set[str], set[str]]] = {}
+    for rubric, rows in summary.rubrics:
+        for r in rows:
+            path = f"{inputs.settings.runs_dir}/{r.run}/grades-{rubric.name}.jsonl"
+            models, judges = by_file.setdefault(path, (set(), set()))
+            if r.model != "?":
+                models.add(r.model)
+            judges.update(judge_models(r.grade))
+    return [
+        Problem(path, 0, 0, rule, message, severity=Severity.WARNING)
+        for path, (models, judges) in sorted(by_file.items())
+        for rule, message in selfjudge.warnings(models, judges, ledger)
+    ]
 
 
 # --------------------------------------------------------------------------- plots
@@ -249,57 +314,142 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
     if prov:
         sub += f" · commit {prov['commit'][:12]} ({prov['date']})" + (" + uncommitted changes" if prov["dirty"] else "")
     dedup = inputs.dedup
-    if dedup is None:
-        dedup_missing = f"{settings.dedup_report} is not present; run propeval dedup."
-    else:
-        dedup_missing = f"{dedup.path} lists no pair similarities."
     confusions = []
     for j in inputs.judge:
-        for n, (labels, matrix) in sorted(j.confusions.items()):
-            title = j.rubric if n == j.rubric else f"{j.rubric}: {n}"
+        for field_name, (labels, matrix) in sorted(j.confusions.items()):
+            title = f"{j.rubric}: {field_name}"
             confusions.append(Image(plot_confusion(title, labels, matrix), f"confusion matrix {title}"))
     judge = Table(
-        ["rubric", "status", "n", "agreement"],
+        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "status"],
         [
             [
                 j.rubric,
-                j.status or "-",
-                j.n if j.n is not None else "-",
-                ", ".join(f"{k} {v:.3f}" for k, v in sorted(j.metrics.items())) or "-",
+                j.judge_model or "-",
+                j.cases or "-",
+                f"{j.headline.name} {j.headline.value:.3f}" if j.headline and j.headline.value is not None else "-",
+                f"{j.headline.threshold_key} {j.headline.threshold}" if j.headline else "-",
+                j.status.upper(),
             ]
             for j in inputs.judge
         ],
     )
+    a = inputs.answerability
+    answerability = Table(
+        ["reference model", "judge", "judge gate", "records", "counted", "passed", "not checked"],
+        [
+            [
+                g.answer_model,
+                g.judge_model,
+                f"{g.rubric}: {g.judge_status}",
+                g.records,
+                g.counted,
+                f"{g.passed} of {g.counted}" if g.counted else "not checked",
+                "; ".join(f"{n}: {reason}" for reason, n in g.not_checked.items()) or "-",
+            ]
+            for g in a.groups
+        ],
+    )
+    dedup_passes = Table(
+        ["pass", "threshold", "pairs found", "allowlisted", "unreviewed"],
+        [
+            [p.get("name"), p.get("threshold"), p.get("found"), p.get("allowlisted"), p.get("unreviewed")]
+            for p in dedup.passes
+        ],
+    )
+    dedup_thresholds = Table(
+        ["languages", "cosine", "from"],
+        [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
+    )
+    thresholds = {
+        pair: float(t["value"])
+        for pair, t in dedup.pair_thresholds.items()
+        if isinstance(t.get("value"), (int, float)) and pair.split("-")[0] == pair.split("-")[1]
+    }
+    from propeval.release.card import evidence_warnings
+
     return _render(
         name=settings.name,
         sub=sub,
+        warnings=evidence_warnings(inputs),
         coverage=Image(plot_coverage(stats, inputs.categories), "coverage heatmap") if stats.items else None,
         gaps={
             "cells": len(stats.gaps["category_language"]),
             "framing": len(stats.gaps["claims_missing_framing"]),
         },
         mix=Image(plot_mix(stats), "question type and framing bars") if stats.items else None,
+        items_missing=f"No active item under {inputs.config.questions_dir}/; add one with propeval new.",
         bands=Image(plot_bands(stats), "difficulty band histogram") if stats.difficulty["ledger"] else None,
         difficulty=stats.difficulty,
-        difficulty_missing=f"{settings.difficulty_ledger} is not present; run propeval difficulty.",
+        difficulty_missing=(
+            f"{settings.difficulty_ledger} is not present: grade runs (propeval answer, propeval grade), "
+            "then run propeval difficulty."
+        ),
+        dedup=dedup,
+        dedup_passes=dedup_passes if dedup.passes else None,
+        dedup_thresholds=dedup_thresholds if dedup.pair_thresholds else None,
         similarity=(
-            Image(plot_similarity(dedup.similarities, dedup.thresholds), "similarity histogram")
-            if dedup is not None and dedup.similarities
+            Image(plot_similarity(dedup.similarities, thresholds), "similarity histogram")
+            if dedup.similarities
             else None
         ),
-        dedup_missing=dedup_missing,
+        dedup_missing=f"{dedup.path} is not present; run propeval dedup --record (propeval run does it too).",
         confusions=confusions,
         judge=judge if inputs.judge else None,
-        judge_missing=f"{settings.judge_ledger}/ holds no gate records; run the judge gate.",
+        judge_evidence=inputs.judge,
+        judge_missing=f"No rubric under {settings.rubrics_dir}/ has a rubric.yaml; add one, then run "
+        "propeval gate judge --rubric NAME --online.",
+        answerability=answerability if a.groups else None,
+        answerability_summary=a,
+        answerability_missing=(
+            f"No answerability record under {a.ledger}/; run propeval gate answerability --online --all."
+        ),
         panels=runs.panels(Plots()),
-        runs_missing=f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl.",
+        runs_missing=(
+            f"No scored runs under {settings.runs_dir}/*/grades-*.jsonl; run propeval answer, then propeval grade."
+            if not runs.refused
+            else "Refused: " + "; ".join(p.message for p in runs.refused)
+        ),
+        items=item_views(inputs),
+        run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
     )
 
 
-def write_report(inputs: ReleaseInputs, out: Path) -> tuple[RunSummary, Stats]:
-    """Build the report and write it atomically to ``out``."""
+def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:
+    """One row per active item for the per-item view: prompt, facts, band, gate status, dedup neighbours."""
+    from propeval.release.rows import active_items
+
+    neighbours = inputs.dedup.neighbours()
+    out = []
+    for item in active_items(inputs.corpus):
+        claim = inputs.corpus.claims[item.claim_id]
+        near = []
+        for n in neighbours.get(item.id, []):
+            raw = n.get("passes")
+            passes: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            scores = ", ".join(f"{k} {v:.3f}" for k, v in sorted(passes.items()) if isinstance(v, (int, float)))
+            near.append(f"{n['other']} ({scores}{', allowlisted' if n.get('allowlisted') else ''})")
+        out.append(
+            {
+                "id": item.id,
+                "claim": item.claim_id,
+                "language": item.language,
+                "framing": item.framing,
+                "question_type": item.question_type,
+                "prompt": item.prompt,
+                "facts": [f"{f.id}: {f.text}" for f in claim.facts],
+                "band": inputs.bands.get(item.id) or "unbanded",
+                "gate": inputs.answerability.per_item.get(item.id, "no record"),
+                "neighbours": near,
+            }
+        )
+    return out
+
+
+def write_report(inputs: ReleaseInputs, out: Path, *, allow_mixed: bool = False) -> tuple[RunSummary, Stats]:
+    """Build the report and write it atomically to ``out``; a rubric whose runs may not share a
+    panel is left out and named in ``refused`` (see :func:`summarise_runs`)."""
     stats = compute_stats(inputs)
-    runs = summarise_runs(inputs)
+    runs = summarise_runs(inputs, allow_mixed=allow_mixed)
     atomic_write(out, build_report(inputs, stats, runs))
     out.chmod(0o644)  # a report is for reading and sharing; the temporary file was private
     return runs, stats

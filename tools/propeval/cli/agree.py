@@ -36,7 +36,42 @@ def command() -> None:
       propeval agree h1.jsonl judge.jsonl --field fact_score --level ordinal --labels 0,1,2,3,4,5
       propeval agree sample rater1.jsonl --fraction 0.4 --seed 7 --field tone --out sheet.jsonl --key key.json
       propeval agree unblind sheet.jsonl --key key.json --out rater2.jsonl
+      propeval agree judges run-a --rubric facts-v1 --human rater1.jsonl
     """
+
+
+@command.command("judges")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--rubric", default="facts-v1", show_default=True, help="Which grades to read: grades-<rubric>.jsonl.")
+@click.option(
+    "--human",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A human label file (JSON Lines: item_id and the rubric's fields, e.g. fact_states, fact_score).",
+)
+@format_choice(("text", "json"), "text: one line per field; json: one document.")
+@click.pass_context
+def judges_cmd(ctx: click.Context, runs: tuple[str, ...], rubric: str, human: Path | None, fmt: str) -> None:
+    """Agreement between the judges of a panel (runs graded with several --judge).
+
+    Krippendorff's alpha per field over every judge's own verdict in the runs' panel records:
+    for a facts rubric each fact's state (nominal, one unit per fact), the fact score and the
+    propaganda score (ordinal); for an audit rubric each codebook label (nominal). A judge that
+    gave no valid verdict on an item is a missing rating there. With --human, each judge and
+    the combined panel verdict are compared with the human labels, one alpha each.
+
+    \b
+    Examples:
+      propeval agree judges run-a --rubric facts-v1
+      propeval agree judges run-a run-b --human rater1.jsonl --format json
+    """
+    from propeval.cli._common import config_from
+    from propeval.cli._judge import settings_from
+    from propeval.judge.panel import format_text, panel_agreement
+
+    config = config_from(ctx)
+    result = panel_agreement(config, settings_from(config), runs, rubric, human)
+    show(Report(data=result.to_dict(), view=lambda out, styled: out.write(format_text(result))), fmt)
 
 
 @command.command("stats")

@@ -50,8 +50,24 @@ def _announce(message: str) -> None:
     type=click.Choice(PASS_CHOICES),
     help="Run only this pass (repeatable). Default: exact, lexical and semantic.",
 )
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Also write the run's record to ledger/dedup.json ([tool.propeval.release] dedup_report) for the "
+    "dataset card: date, commit, encoder, thresholds per language pair, pairs found and allowlisted per pass. "
+    "Whole-corpus runs only.",
+)
+@click.option(
+    "--sign/--no-sign",
+    default=True,
+    show_default=True,
+    help="With --record: sign the record with your key ($PROPEVAL_SIGNING_KEY, or signing-key.pem in your user "
+    "config folder); without a key it is written unsigned.",
+)
 @click.pass_context
-def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tuple[str, ...]) -> None:
+def command(
+    ctx: click.Context, changed_since: str | None, fmt: str, passes: tuple[str, ...], record: bool, sign: bool
+) -> None:
     """Find near-duplicate prompts and facts across claims, and explain each pair.
 
     Three passes run on normalised text (NFKC, format characters removed, case and whitespace
@@ -67,19 +83,27 @@ def command(ctx: click.Context, changed_since: str | None, fmt: str, passes: tup
       propeval dedup                                   # the whole corpus
       propeval dedup --changed-since HEAD              # staged and uncommitted changes (the hook)
       propeval dedup --changed-since origin/main --format github
+      propeval dedup --record                          # and write ledger/dedup.json for the card
       propeval dedup allow i0003 i0042 --reason "same event, different facts asked"
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
     """
     if ctx.invoked_subcommand is not None:
         return
     config = config_from(ctx)
+    from propeval.errors import UsageError
     from propeval.extras import require_extra
 
+    if record and changed_since is not None:
+        raise UsageError("--record records a whole-corpus run; leave out --changed-since")
     require_extra("dedup", "dedup")  # before numpy, faiss or torch is imported: name what is missing
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
     result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
+    if record:
+        from propeval.dedup_record import record_run
+
+        result.notes.append(record_run(config, result, options.passes, sign=sign))
     show(dedup_report(result), fmt)
     ctx.exit(result.exit_code)
 
@@ -241,8 +265,12 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     config = config_from(ctx)
     settings = Settings.from_config(config)
     encoder = settings.encoder(config.root, announce=_announce)
-    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=settings.cache_folder(config.root))
+    rescorer = settings.rescore_encoder(config.root)
+    cache = settings.cache_folder(config.root)
+    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=cache, rescorer=rescorer)
     model = getattr(encoder, "name", settings.model)
+    if rescorer is not None:
+        model += f"; pairs with a language it does not know (uk): {rescorer.name}"
     payload = {
         "pairs": cal.pairs,
         "positives": cal.positives,

@@ -13,27 +13,36 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
 @click.option("--rubric", required=True, help="A folder under rubrics/, e.g. facts-v1 or audit-v1.")
 @click.option(
     "--judge",
-    "endpoint",
-    default=None,
-    help="An endpoint under [tool.propeval.judge.endpoints]. Default: judge_endpoint.",
+    "judges",
+    multiple=True,
+    help="An endpoint under [tool.propeval.judge.endpoints]; repeat it for a panel of judges. "
+    "Default: [tool.propeval.judge] panel, else judge_endpoint.",
 )
-@click.option("--judge-model", default=None, help="Model id of the judge. Default: the endpoint's configured model.")
-@click.option("--base-url", default=None, help="Override the judge endpoint's base URL.")
+@click.option(
+    "--judge-model", default=None, help="Model id of the judge (one judge only). Default: the endpoint's model."
+)
+@click.option("--base-url", default=None, help="Override the judge endpoint's base URL (one judge only).")
 @click.option(
     "--max-reasks", type=click.IntRange(min=0), default=None, help="Re-asks after an invalid verdict. Default: config."
 )
 @click.option("--retry-unscored", is_flag=True, help="Grade again the items recorded as unscored.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor fill the response cache: ask the judges again for every verdict.",
+)
 @summary_format_option
 @click.pass_context
 def command(
     ctx: click.Context,
     run: str,
     rubric: str,
-    endpoint: str | None,
+    judges: tuple[str, ...],
     judge_model: str | None,
     base_url: str | None,
     max_reasks: int | None,
     retry_unscored: bool,
+    no_cache: bool,
     fmt: str,
 ) -> None:
     """Grade the answers of RUN (a run id under runs/, or a run folder) with a judge model.
@@ -47,6 +56,22 @@ def command(
     its raw start, never as a verdict; see [tool.propeval.judge] request_deadline,
     run_deadline and max_reply_bytes.
 
+    A panel (--judge repeated, or [tool.propeval.judge] panel) asks every judge; the record
+    keeps each judge's own verdict, raw reply and errors under "judges", and the combined
+    verdict at the top: per fact the state more than half the judges gave (else a tie, scored
+    missed), the median of ordinal fields (an even split takes the lower middle value); ties
+    are listed under "panel". A judge whose request failed makes the item an error, retried
+    by a rerun. `propeval agree judges RUN` measures how far the judges agree.
+
+    A judge's reply to the very same request (model, base URL, prompt, rubric version and
+    settings) is read from the response cache instead of asked again; "cached" in the record
+    says so. Errors, cut replies and invalid verdicts are never cached. The cache lives in the
+    user cache folder (propeval/responses; $PROPEVAL_RESPONSE_CACHE overrides it), has no
+    expiry, and --no-cache turns it off.
+
+    A warning names the models when the answer model is also a judge, or is the answerability
+    reference model (model ids compared case-insensitively, without a provider prefix).
+
     \b
     Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
     run deadline left items unfinished.
@@ -55,16 +80,26 @@ def command(
     Examples:
       propeval grade smoke --rubric facts-v1
       propeval grade runs/smoke --rubric audit-v1 --judge openai --judge-model gpt-4o
+      propeval grade smoke --rubric facts-v1 --judge openai --judge anthropic --judge local
+      propeval grade smoke --rubric facts-v1 --no-cache
     """
+    from propeval.errors import UsageError
     from propeval.judge.grade import GradeOptions, grade_run
 
     config = config_from(ctx)
     settings = settings_from(config)
-    ep = settings.endpoint(endpoint or settings.judge_endpoint, model=judge_model, base_url=base_url)
+    panel = settings.judges(judges)
+    if len(panel) > 1 and (judge_model or base_url):
+        raise UsageError("--judge-model and --base-url override one judge; give one --judge, or set them per endpoint")
+    ep = panel[0]
+    if len(panel) == 1:
+        ep = settings.endpoint(ep.name, model=judge_model, base_url=base_url)
     options = GradeOptions(
         run=run,
         rubric=rubric,
         endpoint=ep,
+        panel=panel if len(panel) > 1 else (),
+        use_cache=not no_cache,
         temperature=settings.judge_temperature,
         max_tokens=settings.judge_max_tokens,
         max_reasks=settings.max_reasks if max_reasks is None else max_reasks,

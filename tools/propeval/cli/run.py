@@ -29,7 +29,8 @@ def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...]) -> Non
     """The main job: every check and gate over the whole corpus, then the report.
 
     \b
-    Steps, in order: check, groups, dedup, answerability (ledger), judge (ledger, every
+    Steps, in order: check, groups, dedup (recorded in ledger/dedup.json for the report and
+    card), answerability (ledger), judge (ledger, every
     rubric), difficulty (ledger bands), stats, report (HTML). Nothing contacts a network: both
     gates are verified offline from ledger/. Each step's problems are printed, then one summary
     table (the shape of `propeval ci`'s) and where the report is.

@@ -53,26 +53,45 @@ def _render(stats: Stats, out: TextIO) -> None:
             ("source_date range", f"{dates['earliest'] or '-'} .. {dates['latest'] or '-'}"),
         ],
     )
-    if stats.dedup["status"] == "not run":
-        console.print("Dedup passes: not run")
-    else:
-        console.print(f"Dedup passes: {len(stats.dedup['passes'])} ({stats.dedup['report']})")
-    if stats.judge:
+    if dates["by_year"]:
         table(
-            "Judge agreement",
-            ["rubric", "status", "n", "agreement"],
+            "Items by source year",
+            ["year", "items", "share"],
+            [(y, n, _pct(n, dates["dated"])) for y, n in dates["by_year"].items()],
+        )
+    if dates["knowledge_cutoffs"]:
+        table(
+            "Sources against each model's knowledge cutoff",
+            ["endpoint", "model", "cutoff", "before", "after", "undated"],
             [
-                (
-                    j["rubric"],
-                    j["status"] or "-",
-                    j["n"] if j["n"] is not None else "-",
-                    ", ".join(f"{k} {v:.3f}" for k, v in j["metrics"].items()) or "-",
-                )
-                for j in stats.judge
+                (c["endpoint"], c["model"], c["knowledge_cutoff"], c["before"], c["after"], c["undated"])
+                for c in dates["knowledge_cutoffs"]
             ],
         )
     else:
-        console.print("Judge agreement: not run")
+        console.print(
+            "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)", markup=False
+        )
+    d = stats.dedup
+    if d["status"] == "not run":
+        console.print(f"Dedup passes: not recorded ({d['detail']})")
+    else:
+        found = ", ".join(f"{p.get('name')} {p.get('found')} ({p.get('allowlisted')} allowlisted)" for p in d["passes"])
+        detail = f": {d['detail']}" if d["detail"] else ""
+        console.print(f"Dedup passes ({d['ledger']}, {d['status']}{detail}, {d['created']}): {found}")
+    if stats.judge:
+        table(
+            "Judge agreement",
+            ["rubric", "judge model", "gold cases", "status", "verdict"],
+            [(j["rubric"], j["judge_model"] or "-", j["cases"] or "-", j["status"], j["verdict"]) for j in stats.judge],
+        )
+    else:
+        console.print("Judge agreement: no rubric")
+    a = stats.answerability
+    console.print(
+        f"Answerability: {a['counted']} of {a['items']} item(s) with evidence that counts, {a['passed']} pass; "
+        f"{a['items'] - a['missing'] - a['counted']} not checked, {a['missing']} without a record"
+    )
     gaps = stats.gaps
     if gaps["category_language"]:
         table(
@@ -97,7 +116,8 @@ def _render(stats: Stats, out: TextIO) -> None:
 @click.pass_context
 def command(ctx: click.Context, fmt: str) -> None:
     """Print the release numbers: counts per question type, category, language, framing and band;
-    sources and source dates; dedup passes; judge agreement; and coverage gaps (category ×
+    sources and source dates (items by source year, and for each endpoint that declares a
+    knowledge_cutoff, how many sources predate it); dedup passes; judge agreement; and coverage gaps (category ×
     language cells with no item, claims missing a framing).
 
     Exits 1 when some corpus file could not be loaded (the numbers then leave it out).

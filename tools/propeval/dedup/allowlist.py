@@ -20,6 +20,7 @@ from propeval.loader import LoadError, load_file
 from propeval.result import Problem, Severity
 
 ALLOWLIST_FIELDS = ("a", "a_hash", "b", "b_hash", "reviewer", "reason", "date")
+BOILERPLATE_FIELDS = ("fact", "fact_hash", "reviewer", "reason", "date")
 
 
 @dataclass
@@ -34,6 +35,53 @@ class AllowEntry:
     line: int = 0
 
 
+@dataclass
+class BoilerplateEntry:
+    """A fact reviewed and kept though many claims require a near-duplicate of it; it applies
+    while the fact's text is unchanged (``fact_hash``)."""
+
+    fact: str
+    fact_hash: str
+    reviewer: str
+    reason: str
+    date: str
+    line: int = 0
+
+
+def load_boilerplate_allowlist(path: Path, root: Path) -> tuple[list[BoilerplateEntry], list[Problem]]:
+    """The ``boilerplate:`` entries of the allowlist file (its problems are reported by
+    :func:`load_allowlist`, with the pairs')."""
+    if not path.is_file():
+        return [], []
+    try:
+        doc = load_file(path, root=root)
+    except LoadError:
+        return [], []
+    raw = doc.data.get("boilerplate")
+    if raw is None:
+        return [], []
+    if not isinstance(raw, list):
+        return [], [doc.problem("/boilerplate", "dedup-allowlist", "'boilerplate' must be a list of reviewed facts")]
+    out, problems = [], []
+    for n, entry in enumerate(raw):
+        ptr = f"/boilerplate/{n}"
+        ok = isinstance(entry, dict) and set(entry) == set(BOILERPLATE_FIELDS)
+        if not ok or not all(isinstance(entry[k], str) and entry[k].strip() for k in BOILERPLATE_FIELDS):
+            problems.append(
+                doc.problem(
+                    ptr,
+                    "dedup-allowlist",
+                    "each boilerplate entry is a mapping with exactly "
+                    + ", ".join(BOILERPLATE_FIELDS)
+                    + " (non-empty)",
+                )
+            )
+            continue
+        line, _ = doc.locate(ptr)
+        out.append(BoilerplateEntry(**{k: str(entry[k]) for k in BOILERPLATE_FIELDS}, line=line))
+    return out, problems
+
+
 def load_allowlist(path: Path, root: Path) -> tuple[list[AllowEntry], list[Problem]]:
     """Entries of the allowlist file (missing file: none). Bad entries are problems, not crashes."""
     if not path.is_file():
@@ -43,12 +91,17 @@ def load_allowlist(path: Path, root: Path) -> tuple[list[AllowEntry], list[Probl
     except LoadError as e:
         return [], [e.problem]
     entries: list[AllowEntry] = []
-    problems: list[Problem] = []
+    problems: list[Problem] = load_boilerplate_allowlist(path, root)[1]
     pairs = doc.data.get("pairs")
-    unknown = sorted(set(doc.data) - {"pairs"})
+    unknown = sorted(set(doc.data) - {"pairs", "boilerplate"})
     if unknown:
         problems.append(
-            doc.problem(f"/{unknown[0]}", "dedup-allowlist", f"unknown key {unknown[0]!r}; keep only 'pairs'", key=True)
+            doc.problem(
+                f"/{unknown[0]}",
+                "dedup-allowlist",
+                f"unknown key {unknown[0]!r}; keep only 'pairs' and 'boilerplate'",
+                key=True,
+            )
         )
     if pairs is None:
         return entries, problems

@@ -188,28 +188,39 @@ def _sweep(
     )
 
 
-def _cosines(encoder: Any, a: list[str], b: list[str], cache: Path | None) -> np.ndarray:
+def _vectors(encoder: Any, texts: list[str], cache: Path | None) -> np.ndarray:
     if cache is None:
-        va, vb = np.asarray(encoder.encode(a)), np.asarray(encoder.encode(b))
-    else:
-        from propeval.embed.cache import embed
+        return np.asarray(encoder.encode(texts))
+    from propeval.embed.cache import embed
 
-        texts = list(dict.fromkeys(a + b))
-        vectors = embed(encoder, texts, cache).vectors
-        row = {t: n for n, t in enumerate(texts)}
-        va, vb = vectors[[row[t] for t in a]], vectors[[row[t] for t in b]]
+    return embed(encoder, texts, cache).vectors
+
+
+def _cosines(encoder: Any, a: list[str], b: list[str], cache: Path | None) -> np.ndarray:
+    texts = list(dict.fromkeys(a + b))
+    vectors = _vectors(encoder, texts, cache)
+    row = {t: n for n, t in enumerate(texts)}
+    va, vb = vectors[[row[t] for t in a]], vectors[[row[t] for t in b]]
     return np.sum(va * vb, axis=1)
 
 
 def calibrate(
-    path: Path, settings: Any, encoder: Any, *, cross_lingual: bool = False, cache: Path | None = None
+    path: Path,
+    settings: Any,
+    encoder: Any,
+    *,
+    cross_lingual: bool = False,
+    cache: Path | None = None,
+    rescorer: Any = None,
 ) -> Calibration:
     """Score every labelled pair with the lexical and semantic passes and sweep the thresholds.
 
     Pairs that name their languages are also swept per language pair (``semantic en-zh``), each
     against the threshold the run applies to that pair now. ``cross_lingual``: the pairs are in two
     languages and name none; only the semantic pass applies, against ``cross_lingual_threshold``.
-    ``cache``: the embedding cache folder (vectors are reused across runs).
+    ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the ``use``
+    backend's second model, which scores (as in a run) the pairs with a text in a language the
+    first model does not know.
     """
     from rapidfuzz import fuzz
 
@@ -219,6 +230,13 @@ def calibrate(
     b_norm = [textnorm.normalise(p.b) for p in pairs]
     result = Calibration(pairs=len(pairs), positives=int(labels.sum()))
     semantic = _cosines(encoder, a_norm, b_norm, cache)
+    if rescorer is not None:
+        from propeval.embed.use import LANGUAGES
+        from propeval.langtags import language_key
+
+        second = [n for n, p in enumerate(pairs) if not all(language_key(x) in LANGUAGES for x in (p.lang_a, p.lang_b))]
+        if second:
+            semantic[second] = _cosines(rescorer, [a_norm[n] for n in second], [b_norm[n] for n in second], cache)
     if cross_lingual:
         limit, source = settings.pair_limit("en", "und")
         result.passes.append(_sweep("cross_lingual", semantic, labels, limit, source))

@@ -1,8 +1,9 @@
 """Candidate generation and scoring: which pairs each pass looks at, and their scores.
 
 * exact: equal normalised-text hashes;
-* semantic: faiss k nearest neighbours of each text among other claims' texts of its kind
-  (:class:`SemanticSpace`);
+* semantic: faiss k nearest neighbours of each text among other claims' texts of its kind, in each
+  language (:class:`SemanticSpace`), scored by cosine (a second model's for languages the first
+  does not know);
 * lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours.
 
 Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,11 @@ class SemanticSpace:
 
     ``rows[n]`` is the index into the run's units of row ``n``; ``knn_rank`` maps (query row,
     neighbour row) to the neighbour's 1-based rank among the query's other-claim neighbours.
+
+    With a ``rescorer`` (the ``use`` backend), a pair in which a text's language is not one the
+    model knows (``known_languages``: USE multilingual v3 was not trained on Ukrainian) is scored by
+    the second model instead (multilingual-e5-small): the first model's neighbours of such a text
+    are its candidates, and only their texts are embedded by the slower second model.
     """
 
     units: list[Unit]
@@ -91,6 +97,9 @@ class SemanticSpace:
     vectors: np.ndarray | None = None
     neighbour_pairs: set[PairIndex] = field(default_factory=set)
     knn_rank: dict[tuple[int, int], int] = field(default_factory=dict)
+    rescorer: Callable[[list[Unit]], np.ndarray] | None = None
+    known_languages: frozenset[str] | None = None  # the first model's languages; None: every one
+    second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
@@ -105,10 +114,54 @@ class SemanticSpace:
     def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
-        return the cosines of the pairs at or above their language pair's threshold."""
+        return the scores (:meth:`score`) of the pairs at or above their language pair's threshold."""
+        assert self.vectors is not None, "embed the space before searching it"
+        hits: dict[PairIndex, float] = {}
+        unknown: set[PairIndex] = set()  # (row, row) pairs the second model scores
+        for target, found in self._neighbours(list(queries), settings):
+            for qn, kept in found.items():
+                q_unit = self.units[qn]
+                for rank, (s_, jn) in enumerate(kept, start=1):
+                    self.knn_rank[(qn, jn)] = rank
+                    qi, j = self.rows[qn], self.rows[jn]
+                    pair = (min(qi, j), max(qi, j))
+                    self.neighbour_pairs.add(pair)
+                    if self.second_scores(qn, jn):
+                        unknown.add((min(qn, jn), max(qn, jn)))
+                    elif s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
+                        hits[pair] = s_
+        self.rescore({r for pair in unknown for r in pair})
+        for a, b in unknown:
+            score = self.score(a, b)
+            ua = self.units[a]
+            if score >= settings.pair_limit(lang(ua), lang(self.units[b]), ua.kind)[0] - 1e-6:
+                ia, ib = self.rows[a], self.rows[b]
+                hits[(min(ia, ib), max(ia, ib))] = score
+        return hits
+
+    def second_scores(self, a: int, b: int) -> bool:
+        """Whether the second model scores the pair of rows ``a`` and ``b``: a text's language is
+        one the first model does not know."""
+        known = self.known_languages
+        if self.rescorer is None or known is None:
+            return False
+        return not all(u.kind == "fact" or lang(u) in known for u in (self.units[a], self.units[b]))
+
+    def rescore(self, rows: Iterable[int]) -> None:
+        """Embed the texts of ``rows`` with the second model (those it has not embedded yet)."""
+        todo = sorted(set(rows) - set(self.second))
+        if todo and self.rescorer is not None:
+            vecs = self.rescorer([self.units[r] for r in todo])
+            self.second.update(zip(todo, vecs, strict=True))
+
+    def _neighbours(
+        self, queries: list[int], settings: Settings, targets: Iterable[str] | None = None
+    ) -> Iterable[tuple[str, dict[int, list[tuple[float, int]]]]]:
+        """Per target language: each query row's nearest other-claim rows of its kind there, up to
+        ``neighbours`` of them, as (cosine, row), nearest first."""
         from propeval.embed.index import IndexSettings, neighbours
 
-        assert self.vectors is not None, "embed the space before searching it"
+        assert self.vectors is not None
         idx_settings = IndexSettings(
             settings.exact_index_below,
             settings.hnsw_m,
@@ -116,33 +169,36 @@ class SemanticSpace:
             approximate=settings.approximate_index,
             ivf_nprobe=settings.ivf_nprobe,
         )
-        hits: dict[PairIndex, float] = {}
-        qvecs = self.vectors[list(queries)]
-        for target in sorted(self.by_language):
+        qvecs = self.vectors[queries]
+        for target in sorted(self.by_language if targets is None else targets):
             rows = self.by_language[target]
             # Ask for extra neighbours: same-claim ones are dropped afterwards.
             widest = max(len(v) for v in _by_claim([self.units[r] for r in rows]).values())
             k = min(len(rows), settings.neighbours + widest)
             scores, ids = neighbours(self.vectors[rows], qvecs, k, idx_settings)
+            found: dict[int, list[tuple[float, int]]] = {}
             for row, qn in enumerate(queries):
-                kept = 0
                 q_unit = self.units[qn]
+                kept: list[tuple[float, int]] = []
                 for s_, local in zip(scores[row], ids[row], strict=True):
                     if local < 0:
                         continue
                     jn = rows[int(local)]
                     if jn == qn or not comparable(q_unit, self.units[jn]):
                         continue
-                    kept += 1
-                    if kept > settings.neighbours:
+                    kept.append((float(s_), jn))
+                    if len(kept) == settings.neighbours:
                         break
-                    self.knn_rank[(qn, jn)] = kept
-                    qi, j = self.rows[qn], self.rows[jn]
-                    pair = (min(qi, j), max(qi, j))
-                    self.neighbour_pairs.add(pair)
-                    if s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
-                        hits[pair] = float(s_)
-        return hits
+                found[qn] = kept
+            yield target, found
+
+    def score(self, a: int, b: int) -> float:
+        """The cosine of rows ``a`` and ``b``: the second model's when it scores the pair."""
+        assert self.vectors is not None
+        if self.second_scores(a, b):
+            self.rescore((a, b))
+            return float(self.second[a] @ self.second[b])
+        return float(self.vectors[a] @ self.vectors[b])
 
     @functools.cached_property
     def by_language(self) -> dict[str, list[int]]:
@@ -153,8 +209,8 @@ class SemanticSpace:
         return dict(out)
 
     def similarity(self, ia: int, ib: int) -> tuple[float, int, int] | None:
-        """(cosine, rank of b among a's neighbours, rank of a among b's) of two units by their
-        index in the run; None when either was not embedded."""
+        """(score, rank of b among a's neighbours, rank of a among b's) of two units by their
+        index in the run (see :meth:`score`); None when either was not embedded."""
         if self.vectors is None:
             return None
         row_of = self.row_of
@@ -162,7 +218,7 @@ class SemanticSpace:
             return None
         ra, rb = row_of[ia], row_of[ib]
         return (
-            float(self.vectors[ra] @ self.vectors[rb]),
+            self.score(ra, rb),
             self.knn_rank.get((ra, rb)) or self._rank(ra, rb),
             self.knn_rank.get((rb, ra)) or self._rank(rb, ra),
         )

@@ -37,7 +37,7 @@ def embed_units(
     if got.encoded:
         for note in getattr(encoder, "notes", ()):
             result.problems.append(Problem("pyproject.toml", 0, 0, "dedup-encoder", note, severity=Severity.WARNING))
-        result.encoded = got.encoded
+        result.encoded += got.encoded
     for w in got.warnings:
         result.problems.append(Problem(str(got.path), 0, 0, "dedup-cache", w, severity=Severity.WARNING))
     limit = encoder.max_seq_length

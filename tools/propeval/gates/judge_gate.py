@@ -228,6 +228,8 @@ def _grade_record(
                 "prompt_hash": grade.get("prompt_hash"),
             }
         )
+        if isinstance(grade.get("judges"), list):  # a panel: every judge's reply (None: no verdict)
+            recorded[-1]["raws"] = [j.get("raw") if j.get("status") == "scored" else None for j in grade["judges"]]
     stats = measure(rubric, recorded)
     record = make_record(
         KIND, name, binding, {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]}

@@ -141,15 +141,22 @@ def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], f
         labels = row.get("judge")
         if labels is None:
             continue
-        raw = row.get("raw")
-        if not isinstance(raw, str) or not isinstance(row.get("prompt_hash"), str):
+        raws = row.get("raws") if "raws" in row else [row.get("raw")]  # a panel keeps each judge's reply
+        if (
+            not isinstance(raws, list)
+            or not any(isinstance(r, str) for r in raws)
+            or not all(r is None or isinstance(r, str) for r in raws)
+            or not isinstance(row.get("prompt_hash"), str)
+        ):
             wrong.setdefault("judge labels without the judge's raw reply and prompt hash", []).append(want[n])
             continue
         try:
-            derived, prompt_hash = engine.rederive_grade(rubric, **engine.gold_prompt_inputs(case), reply=raw)
+            each = [engine.rederive_grade(rubric, **engine.gold_prompt_inputs(case), reply=r) for r in raws if r]
         except ValueError:
             wrong.setdefault("the raw reply is not a valid verdict", []).append(want[n])
             continue
+        prompt_hash = each[0][1]
+        derived = each[0][0] if "raws" not in row else engine.combine(rubric, [d for d, _ in each])
         if labels != {f: derived.get(f) for f in fields}:
             wrong.setdefault("the judge labels do not follow from the raw reply", []).append(want[n])
         if row["prompt_hash"] != prompt_hash:

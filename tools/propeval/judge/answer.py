@@ -28,6 +28,40 @@ class AnswerOptions:
     run_id: str | None = None
     items: tuple[str, ...] = ()
     limit: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    reasoning_effort: str = ""  # "": not sent
+    thinking: str = ""  # "on" / "off": chat_template_kwargs.enable_thinking; "": not sent
+    system_prompt: str = ""  # "": no system message
+
+    def settings(self) -> dict[str, Any]:
+        """Every sampling setting of the run, as recorded (None: not sent, the server's default)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "reasoning_effort": self.reasoning_effort or None,
+            "thinking": self.thinking or None,
+            "system_prompt": self.system_prompt or None,
+        }
+
+    def request(self) -> dict[str, Any]:
+        """The request parameters beyond temperature and max_tokens that the settings send."""
+        out: dict[str, Any] = {}
+        if self.top_p is not None:
+            out["top_p"] = self.top_p
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.reasoning_effort:
+            out["reasoning_effort"] = self.reasoning_effort
+        if self.thinking:
+            out["extra_body"] = {"chat_template_kwargs": {"enable_thinking": self.thinking == "on"}}
+        return out
+
+    def messages(self, prompt: str) -> list[dict[str, str]]:
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return [*system, {"role": "user", "content": prompt}]
 
 
 @dataclass
@@ -44,6 +78,7 @@ class RunResult:
     problems: list[Problem] = field(default_factory=list)
     unfinished: int = 0  # items not finished when the run deadline passed
     deadline: float = 0.0
+    cached: int = 0  # grade records whose every verdict came from the response cache
 
     @property
     def exit_code(self) -> int:
@@ -57,13 +92,21 @@ class RunResult:
                 self.errors.append((r["item_id"], r[why]))
 
 
-def item_meta(item: Item, categories: list[str]) -> dict[str, Any]:
+def item_meta(item: Item, categories: list[str], source_date: str | None = None) -> dict[str, Any]:
     return {
         "language": item.language,
         "framing": item.framing,
         "question_type": item.question_type,
         "categories": categories,
+        "source_date": source_date,
     }
+
+
+def _same_settings(old: Any, new: dict[str, Any]) -> bool:
+    """A run's recorded settings equal ``new``; a key an older run did not record was not sent (None)."""
+    if not isinstance(old, dict):
+        return False
+    return all(old.get(k) == v for k, v in new.items()) and set(old) <= set(new)
 
 
 def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
@@ -76,7 +119,7 @@ def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
     except LoadError as e:
         raise UsageError(f"{e}; remove {path} or pick a new --run-id") from None
     for key in ("model", "settings"):
-        if old.get(key) != meta[key]:
+        if (old.get(key) != meta[key]) if key == "model" else not _same_settings(old.get(key), meta[key]):
             raise UsageError(
                 f"run {meta['run_id']!r} was answered with {key} {old.get(key)!r}, not {meta[key]!r}; "
                 "resume it with the same settings or pick a new --run-id"
@@ -93,14 +136,19 @@ async def _answer_one(
         "model": options.endpoint.model,
         "item_hash": item.hash,
         "claim_hash": claim.hash if claim else None,
-        "item": item_meta(item, list(claim.data.get("categories") or []) if claim else []),
+        "item": item_meta(
+            item,
+            list(claim.data.get("categories") or []) if claim else [],
+            str(claim.data["source_date"]) if claim and claim.data.get("source_date") else None,
+        ),
         "settings": run_settings,
     }
     try:
         c = await client.complete(
-            [{"role": "user", "content": item.prompt}],
+            options.messages(item.prompt),
             temperature=options.temperature,
             max_tokens=options.max_tokens,
+            sampling=options.request(),
         )
     except RequestError as e:
         record.update(status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts, raw=e.raw)
@@ -110,8 +158,12 @@ async def _answer_one(
             answer=c.text,
             error=None if c.text else "the reply had no final text",
             finish_reason=c.finish_reason,
+            truncated=c.finish_reason == "length",
+            usage=c.usage,
             attempts=c.attempts,
         )
+        if c.anomalies:
+            record["anomalies"] = c.anomalies
         if c.cut:
             record["cut"] = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
     record["created"] = runs.now()
@@ -136,7 +188,7 @@ def answer_run(
     run_id = names.name(options.run_id, "--run-id") if options.run_id else runs.new_run_id(model)
     run_dir = config.root / settings.runs_dir / run_id
     out = run_dir / runs.ANSWERS
-    run_settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+    run_settings = options.settings()
     result = RunResult(run_id, run_dir, out, deadline=settings.run_deadline)
     result.problems = [
         Problem(p.path, p.line, p.col, p.rule, f"{p.message} (file left out of the run)", severity=Severity.WARNING)
@@ -150,6 +202,7 @@ def answer_run(
                 "model": model,
                 "base_url": options.endpoint.base_url,
                 "settings": run_settings,
+                "knowledge_cutoff": options.endpoint.knowledge_cutoff or None,
                 "created": runs.now(),
                 "corpus": {"items": len(items)},
             },

@@ -34,7 +34,7 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from propeval.errors import DependencyError, EndpointError
@@ -106,12 +106,61 @@ class FatalEndpointError(EndpointError):
 @dataclass
 class Completion:
     """The final text of one reply (reasoning excluded) and how it ended. ``cut`` says the text
-    was cut at ``max_tokens`` x :data:`CHARS_PER_TOKEN` characters because the server sent more."""
+    was cut at ``max_tokens`` x :data:`CHARS_PER_TOKEN` characters because the server sent more.
+    ``usage`` is the server's token count, checked by :func:`read_usage` (None when it sent none
+    usable); ``anomalies`` says what in ``usage`` or ``finish_reason`` was off and how it was kept."""
 
     text: str | None
     finish_reason: str | None
     attempts: int
     cut: bool = False
+    usage: dict[str, int] | None = None
+    anomalies: list[str] = field(default_factory=list)
+
+
+# finish_reason values of the chat-completions protocol; any other string is kept as "other".
+FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls", "function_call")
+# A count above this is not a count of one call's tokens: refused as an anomaly.
+MAX_USAGE_TOKENS = 10_000_000
+
+
+def read_finish(finish: str | None) -> tuple[str | None, list[str]]:
+    """A reply's finish_reason as recorded: one of :data:`FINISH_REASONS`, None, or "other" with
+    the value it had named in an anomaly."""
+    if finish is None or finish in FINISH_REASONS:
+        return finish, []
+    return "other", [f"finish_reason {finish[:64]!r} is not one of {', '.join(FINISH_REASONS)}; kept as 'other'"]
+
+
+def read_usage(usage: Any, max_tokens: int | None) -> tuple[dict[str, int] | None, list[str]]:
+    """``(prompt_tokens, completion_tokens, total_tokens[, reasoning_tokens])`` from a reply's
+    ``usage``, checked: each an integer 0..:data:`MAX_USAGE_TOKENS` (booleans, floats, strings and
+    negatives refused), the total recomputed as their sum. What was off is named in the anomalies;
+    a count that is refused makes the whole usage None (never a guess)."""
+    if usage is None:
+        return None, ["the reply has no usage; its tokens are not counted"]
+    if not isinstance(usage, dict):
+        return None, [f"usage is {type(usage).__name__}, not an object; its tokens are not counted"]
+    out: dict[str, int] = {}
+    notes: list[str] = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        v = usage.get(name)
+        if not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_USAGE_TOKENS):
+            return None, [f"usage.{name} is {str(v)[:40]!r}, not an integer 0-{MAX_USAGE_TOKENS}; tokens not counted"]
+        out[name] = v
+    out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
+    total = usage.get("total_tokens")
+    if total is not None and total != out["total_tokens"]:
+        notes.append(f"usage.total_tokens {str(total)[:40]!r} is not prompt + completion; recorded the sum")
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(reasoning, int) and not isinstance(reasoning, bool) and 0 <= reasoning <= out["completion_tokens"]:
+        out["reasoning_tokens"] = reasoning
+    elif reasoning is not None:
+        notes.append(f"usage reasoning_tokens {str(reasoning)[:40]!r} is out of range; left out")
+    if max_tokens is not None and out["completion_tokens"] > max_tokens:
+        notes.append(f"usage.completion_tokens {out['completion_tokens']} is over max_tokens {max_tokens}")
+    return out, notes
 
 
 def final_text(message: Any) -> str | None:
@@ -178,6 +227,12 @@ def _encodable(value: str, where: str, raw: str) -> str:
 def parse_reply(body: bytes, max_chars: int) -> tuple[str | None, str | None, bool]:
     """``(final text, finish_reason, cut)`` of a 200 chat-completion body, or
     :class:`MalformedReplyError` with what is wrong and the body's start."""
+    text, finish, cut, _ = parse_reply_data(body, max_chars)
+    return text, finish, cut
+
+
+def parse_reply_data(body: bytes, max_chars: int) -> tuple[str | None, str | None, bool, dict[str, Any]]:
+    """:func:`parse_reply`, and the parsed reply (for its ``usage``)."""
     import jsonschema
 
     raw = _raw_text(body)
@@ -214,7 +269,7 @@ def parse_reply(body: bytes, max_chars: int) -> tuple[str | None, str | None, bo
     cut = final is not None and len(final) > max_chars
     if cut:
         final = final[:max_chars]  # type: ignore[index]
-    return final, finish, cut
+    return final, finish, cut, data
 
 
 def http_module(openai: Any) -> Any:
@@ -319,8 +374,10 @@ class ChatClient:
                 messages=messages,
                 **params,
             )
-        text, finish, cut = parse_reply(resp.http_response.content, max_chars)
-        return Completion(self.redact(text) if text else text, finish, 0, cut)
+        text, finish, cut, data = parse_reply_data(resp.http_response.content, max_chars)
+        finish, notes = read_finish(finish)
+        usage, more = read_usage(data.get("usage"), params.get("max_tokens"))
+        return Completion(self.redact(text) if text else text, finish, 0, cut, usage, [*notes, *more])
 
     async def complete(
         self,
@@ -329,13 +386,16 @@ class ChatClient:
         temperature: float,
         max_tokens: int,
         schema: dict[str, Any] | None = None,
+        sampling: dict[str, Any] | None = None,
     ) -> Completion:
-        """One chat completion, retried by the policy above."""
+        """One chat completion, retried by the policy above. ``sampling`` holds more request
+        parameters (top_p, seed, reasoning_effort, extra_body), each sent as given."""
         # One loop on purpose (about 80 lines): each failure class decides retry or give up
         # against the same attempt count and wait budget, which split functions would pass around.
         openai = self._openai
         fmt = response_format(self.endpoint.response_format, schema)
         extra: dict[str, Any] = {"response_format": fmt} if fmt else {}
+        extra.update(sampling or {})
         waited = 0.0
         attempt = 0
         while True:

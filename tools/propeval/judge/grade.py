@@ -1,8 +1,19 @@
-"""`propeval grade`: a verdict per answer from a judge model, appended to ``grades-<rubric>.jsonl``."""
+"""`propeval grade`: a verdict per answer from a judge model, or from a panel of judges, appended to
+``grades-<rubric>.jsonl``.
+
+A panel is several judge endpoints asked the same prompt. Its record keeps every judge's own
+record (``judges``: endpoint, model, status, parsed verdict, fields, reason, raw reply, cached)
+and, at the top level, the combined verdict of the judges that scored (``Kind.combine``: a
+majority per fact, a median per ordinal field), with its ties in ``panel.ties``. A judge whose
+request failed makes the item an ``error`` (a rerun retries it, the other judges' replies coming
+from the response cache); a judge that gave no valid verdict is left out of the combination, and
+with no judge scoring the item is ``unscored``. A panel of one is the single-judge record.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,11 +23,13 @@ from propeval.errors import UsageError
 from propeval.judge import runs
 from propeval.judge._engine import OnRecord, Progress, make_client, run_all_closing
 from propeval.judge.answer import RunResult
-from propeval.judge.client import ChatClient, RequestError
+from propeval.judge.cache import ResponseCache, default_dir, request_key
+from propeval.judge.client import ChatClient, RequestError, response_format
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import Rubric, load_rubric
 from propeval.judge.settings import Endpoint, JudgeSettings
-from propeval.judge.verdict import VerdictError, item_schema, judge
+from propeval.judge.verdict import Outcome, VerdictError, item_schema, judge
+from propeval.loader import relative_path
 from propeval.result import Problem, Severity
 
 REASK = (
@@ -34,6 +47,20 @@ class GradeOptions:
     max_tokens: int
     max_reasks: int
     retry_unscored: bool = False
+    # Several judges: the panel (``endpoint`` is then unused). Empty: ``endpoint`` judges alone.
+    panel: tuple[Endpoint, ...] = ()
+    use_cache: bool = True  # read and fill the response cache (``--no-cache``: neither)
+
+    @property
+    def judges(self) -> tuple[Endpoint, ...]:
+        return self.panel or (self.endpoint,)
+
+
+def panel_label(endpoints: tuple[Endpoint, ...]) -> str:
+    """The ``judge_model`` of a grade record: the model, or ``panel(m1, m2, ...)`` in panel order."""
+    if len(endpoints) == 1:
+        return endpoints[0].model
+    return "panel(" + ", ".join(ep.model for ep in endpoints) + ")"
 
 
 @dataclass
@@ -91,8 +118,37 @@ def _plan(
     return todo
 
 
-async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions, record: dict[str, Any]) -> None:
-    """Ask the judge, re-asking with feedback up to ``max_reasks`` times; fill ``record``."""
+def _scored(record: dict[str, Any], outcome: Outcome, raw: str | None) -> None:
+    record.update(outcome.fields)
+    record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+
+
+def _from_cache(cache: ResponseCache, key: str, check: Callable[[str], Outcome], record: dict[str, Any]) -> bool:
+    """Fill ``record`` from the reply cached under ``key``, if there is one and it is still a
+    valid verdict (the cache is untrusted: one that is not is a warning, and the judge is asked)."""
+    hit = cache.get(key)
+    if hit is None:
+        return False
+    try:
+        outcome = check(hit.text)
+    except VerdictError as e:
+        cache.reject(key, str(e))
+        return False
+    _scored(record, outcome, hit.text)
+    record["cached"] = True
+    return True
+
+
+async def _ask(
+    client: ChatClient,
+    job: _Job,
+    rubric: Rubric,
+    options: GradeOptions,
+    record: dict[str, Any],
+    cache: ResponseCache | None,
+) -> None:
+    """Ask the judge (or read its reply to the same request from ``cache``), re-asking with
+    feedback up to ``max_reasks`` times; fill ``record``."""
     item, claim = job.item, job.claim
     answer = str(job.answer["answer"])
     facts = [(f.id, f.text) for f in claim.facts]
@@ -110,16 +166,42 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
     fact_ids = [fid for fid, _ in facts]
     schema = item_schema(rubric, fact_ids)
     messages = [{"role": "user", "content": filled.text}]
+    ep = client.endpoint
+    params = {
+        "temperature": options.temperature,
+        "max_tokens": options.max_tokens,
+        "response_format": response_format(ep.response_format, schema),
+    }
+    about = {"model": ep.model, "base_url": ep.base_url, "rubric": rubric.name, "rubric_version": rubric.version}
     reason, raw = "", None
+    record["cached"] = False
+
+    def check(text: str | None) -> Outcome:
+        return judge(text, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+
     try:
         for _ in range(options.max_reasks + 1):
+            key = ""
+            if cache is not None:
+                key = request_key(
+                    endpoint=ep.name,  # two panel members on one model stay two judges
+                    base_url=ep.base_url,
+                    model=ep.model,
+                    messages=messages,
+                    params=params,
+                    rubric={"name": rubric.name, "version": rubric.version, "hash": rubric.hash},
+                    token=filled.token,
+                )
+                if _from_cache(cache, key, check, record):
+                    return
             c = await client.complete(
                 messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
             )
             record["attempts"] += 1
+            record["usage"].append(c.usage)
             raw = c.text
             try:
-                outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+                outcome = check(raw)
             except VerdictError as e:
                 reason = str(e)
                 if c.finish_reason == "length":
@@ -129,8 +211,9 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
                     {"role": "user", "content": REASK.format(reason=reason)},
                 ]
                 continue
-            record.update(outcome.fields)
-            record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+            if cache is not None and raw and not c.cut and c.finish_reason != "length":
+                cache.put(key, raw, c.finish_reason, {**about, "created": runs.now()})
+            _scored(record, outcome, raw)
             return
         record.update(
             status="unscored",
@@ -142,26 +225,182 @@ async def _ask(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOpti
         record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
 
 
-async def _grade_one(client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions) -> dict[str, Any]:
-    """One grade record: unanswered at once, else the judge's verdict, unscored or error."""
+async def _ask_judge(
+    client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions, cache: ResponseCache | None
+) -> dict[str, Any]:
+    """One panel judge's own record."""
+    ep = client.endpoint
+    sub: dict[str, Any] = {
+        "endpoint": ep.name,
+        "judge_model": ep.model,
+        "base_url": ep.base_url,
+        "prompt_hash": None,
+        "attempts": 0,
+        "usage": [],  # this judge's calls (the panel's record keeps its own list empty)
+        **rubric.spec.empty_fields(),
+    }
+    await _ask(client, job, rubric, options, sub, cache)
+    return sub
+
+
+def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric) -> None:
+    """Fill a panel's grade record from its judges' own records (see the module docstring)."""
+    record["judges"] = subs
+    record["prompt_hash"] = next((s["prompt_hash"] for s in subs if s.get("prompt_hash")), None)
+    record["attempts"] = sum(s["attempts"] for s in subs)
+    record["cached"] = all(s.get("cached") for s in subs)
+    failed = [s for s in subs if s["status"] == "error"]
+    scored = [s for s in subs if s["status"] == "scored"]
+    record["panel"] = {"size": len(subs), "scored": len(scored), "rule": rubric.spec.combine_rule, "ties": {}}
+
+    def why(group: list[dict[str, Any]]) -> str:
+        return "; ".join(f"judge {s['endpoint']} ({s['judge_model']}): {s['reason']}" for s in group)
+
+    if failed:
+        record.update(status="error", verdict=None, raw=None, reason=why(failed))
+    elif not scored:
+        record.update(status="unscored", verdict=None, raw=None, reason=why(subs))
+    else:
+        fields, ties = rubric.spec.combine([{k: s.get(k) for k in s} for s in scored], rubric)
+        record.update(fields)
+        record["panel"]["ties"] = ties
+        left_out = [s for s in subs if s["status"] != "scored"]
+        notes = [f"left out of the panel: {why(left_out)}"] if left_out else []
+        if ties:
+            notes.append(f"panel tie(s) on {', '.join(sorted(ties))}, scored by the stated rule")
+        record.update(status="scored", verdict=None, raw=None, reason="; ".join(notes) or None)
+
+
+async def _grade_one(
+    clients: list[ChatClient], job: _Job, rubric: Rubric, options: GradeOptions, cache: ResponseCache | None
+) -> dict[str, Any]:
+    """One grade record: unanswered at once, else the judge's (or the panel's) verdict, unscored or error."""
     record: dict[str, Any] = {
         "item_id": job.item.id,
         "model": job.answer.get("model"),
         "rubric": rubric.name,
         "rubric_version": rubric.version,
         "rubric_hash": rubric.hash,
-        "judge_model": options.endpoint.model,
+        "judge_model": panel_label(options.judges),
+        "judge_settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
         "prompt_hash": None,
         "attempts": 0,
+        "usage": [],  # the checked token usage of each judge call (None: the server sent none usable)
         **rubric.spec.empty_fields(),
     }
     if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):
         record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
         record.update(rubric.spec.unanswered_fields())
+    elif len(clients) == 1:
+        await _ask(clients[0], job, rubric, options, record, cache)
     else:
-        await _ask(client, job, rubric, options, record)
+        subs = await asyncio.gather(*(_ask_judge(c, job, rubric, options, cache) for c in clients))
+        _combine(record, list(subs), rubric)
     record["created"] = runs.now()
     return record
+
+
+# (messages, verdict schema) -> (reply text, finish_reason): one request to the judge model.
+# ``propeval grade`` passes its own client; the harness adapters pass their harness's model.
+Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[tuple[str | None, str | None]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the judge is shown of one item besides the answer: its question, its claim's facts
+    (id, text) in order, the frame markers (language, text), and the item's labels."""
+
+    question: str
+    facts: list[tuple[str, str]]
+    markers: list[tuple[str, str]]
+    language: str = ""
+    framing: str = ""
+    question_type: str = ""
+
+    @classmethod
+    def of(cls, item: Item, claim: Claim) -> Case:
+        return cls(
+            item.prompt,
+            [(f.id, f.text) for f in claim.facts],
+            list(claim.markers),
+            item.language,
+            item.framing,
+            item.question_type,
+        )
+
+
+def new_fields(rubric: Rubric) -> dict[str, Any]:
+    """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
+    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
+
+
+async def grade_answer(
+    complete: Complete, rubric: Rubric, case: Case, answer: str | None, max_reasks: int
+) -> dict[str, Any]:
+    """The verdict fields of one answer (status, the kind's fields, verdict, reason, raw, attempts,
+    prompt_hash): ``unanswered`` at once for no text, else the judge's verdict, re-asked with
+    feedback up to ``max_reasks`` times, then ``unscored``. A :class:`RequestError` from
+    ``complete`` gives status ``error``. The harness adapters (``propeval.harness``) grade with it;
+    it asks what :func:`_ask` asks (the same prompt, schema, verdict checks and re-ask text) but has
+    no response cache and no panel. TODO: fold ``_ask`` onto it with cache hooks, so one loop
+    remains (tests/harness compares the two on every outcome kind)."""
+    record = new_fields(rubric)
+    if not answer:
+        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
+        record.update(rubric.spec.unanswered_fields())
+        return record
+    filled = fill(
+        rubric,
+        question=case.question,
+        answer=answer,
+        facts=case.facts,
+        markers=case.markers,
+        language=case.language,
+        framing=case.framing,
+        question_type=case.question_type,
+    )
+    record["prompt_hash"] = filled.hash
+    fact_ids = [fid for fid, _ in case.facts]
+    schema = item_schema(rubric, fact_ids)
+    messages = [{"role": "user", "content": filled.text}]
+    reason, raw = "", None
+    try:
+        for _ in range(max_reasks + 1):
+            raw, finish_reason = await complete(messages, schema)
+            record["attempts"] += 1
+            try:
+                outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+            except VerdictError as e:
+                reason = str(e)
+                if finish_reason == "length":
+                    reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
+                messages += [
+                    {"role": "assistant", "content": raw or ""},
+                    {"role": "user", "content": REASK.format(reason=reason)},
+                ]
+                continue
+            record.update(outcome.fields)
+            record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+            return record
+        record.update(
+            status="unscored",
+            verdict=None,
+            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
+            raw=raw,
+        )
+    except RequestError as e:
+        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
+    return record
+
+
+def client_completer(client: ChatClient, temperature: float, max_tokens: int) -> Complete:
+    """:data:`Complete` over propeval's own chat client."""
+
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
+        c = await client.complete(messages, temperature=temperature, max_tokens=max_tokens, schema=schema)
+        return c.text, c.finish_reason
+
+    return complete
 
 
 def grade_run(
@@ -194,14 +433,31 @@ def grade_run(
         graded = {k for k, r in prior.items() if r.get("status") in final}
         todo = _plan(answers, graded, corpus, answers_path.name, result)
 
+        cache = ResponseCache(default_dir()) if options.use_cache else None
+
         async def main() -> list[dict[str, Any]]:
-            client = make_client(options.endpoint, settings)
+            clients = [make_client(ep, settings) for ep in options.judges]
 
             async def work(job: _Job) -> dict[str, Any]:
-                return await _grade_one(client, job, rubric, options)
+                return await _grade_one(clients, job, rubric, options, cache)
 
-            return await run_all_closing(client, todo, work, out, result, progress, settings, on_record)
+            try:
+                return await run_all_closing(clients[0], todo, work, out, result, progress, settings, on_record)
+            finally:
+                for c in clients[1:]:
+                    await c.aclose()
 
-        records = asyncio.run(main())
+        try:
+            records = asyncio.run(main())
+        finally:
+            if cache is not None:
+                result.problems += [_warn(path, "response-cache", msg) for path, msg in cache.warnings]
+    result.cached = sum(bool(r.get("cached")) for r in records)
     result.tally(records, "reason")
+    from propeval.judge import selfjudge
+
+    answer_models = {str(a["model"]) for a in answers.values() if isinstance(a.get("model"), str)}
+    rel = relative_path(out, config.root)
+    found = selfjudge.warnings(answer_models, [ep.model for ep in options.judges], selfjudge.ledger_for(config))
+    result.problems += [_warn(rel, rule, msg) for rule, msg in found]
     return result

@@ -43,6 +43,12 @@ class Reply:
     pad: int = 0  # a completion whose content is this many bytes, streamed in chunks
     announce: bool = True  # with pad: send Content-Length (else the body ends when the connection closes)
     reset: bool = False  # drop the connection with a TCP reset instead of replying
+    # The reply's "usage": DEFAULT_USAGE counts about 4 characters a token of the prompt and the
+    # content; None leaves usage out; anything else is sent as is (a hostile server's numbers).
+    usage: Any = "default"
+
+
+DEFAULT_USAGE = "default"
 
 
 @dataclass
@@ -66,20 +72,23 @@ class Seen:
 Script = Callable[[Seen], Reply]
 
 
-def completion(reply: Reply, model: str) -> bytes:
+def completion(reply: Reply, model: str, prompt_chars: int = 0) -> bytes:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
-    return json.dumps(
-        {
-            "id": "chatcmpl-loopback",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    ).encode()
+    body: dict[str, Any] = {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+    }
+    if isinstance(reply.usage, str) and reply.usage == DEFAULT_USAGE:
+        prompt, done = 1 + prompt_chars // 4, 1 + len(reply.content or "") // 4
+        body["usage"] = {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+    elif reply.usage is not None:
+        body["usage"] = reply.usage
+    return json.dumps(body).encode()
 
 
 class LoopbackServer:
@@ -142,7 +151,9 @@ class LoopbackServer:
                             {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
                         ).encode()
                     else:
-                        data = completion(reply, str(body.get("model", "loopback")))
+                        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+                        chars = sum(len(str(m.get("content", ""))) for m in msgs)
+                        data = completion(reply, str(body.get("model", "loopback")), chars)
                     if reply.drip:
                         self._drip(reply, data)
                         return

@@ -234,6 +234,16 @@ class GradedRun:
     rows: list[Row] = field(default_factory=list)
     grade_records: int = 0  # items with a grade record (their latest one was read)
     problems: list[Problem] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)  # run.json (model, settings, knowledge_cutoff)
+
+
+def run_meta(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` of a run (written by `answer`), or {} when it is missing or not one object."""
+    try:
+        data = json.loads((run_dir / RUN_FILE).read_bytes()[: 1 << 20], parse_constant=_refuse_constant)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def rubric_of(grades: Path) -> str | None:
@@ -291,6 +301,7 @@ def read_graded(
     run_dir = grades.parent
     relpath = relative_path(grades, root)
     out = GradedRun(run_dir.name, rubric.name if rubric else rubric_of(grades) or grades.stem, grades)
+    out.meta = run_meta(run_dir)
     answers = latest(run_dir / ANSWERS, root)
     graded = _latest_grades(grades, relpath, root, out) if grades.is_file() else {}
     out.grade_records = len(graded)
@@ -315,6 +326,7 @@ def read_graded(
                 status=status if status in FINAL_GRADE else "ungraded",
                 item=meta,
                 grade=grade,
+                answer=ans or None,
             )
         )
     return out

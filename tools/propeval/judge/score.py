@@ -14,6 +14,7 @@ distributions, by model x language.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,19 +29,63 @@ from propeval.result import Problem
 class ScoreOptions:
     runs: tuple[str, ...]
     rubric: str
+    allow_mixed: bool = False
 
 
 @dataclass
 class Score:
-    """The score report (``report``, printed as JSON or text) and the grade records that failed
-    validation (``problems``: left out of the figures, their items counted as ungraded)."""
+    """The score report (``report``, printed as JSON or text), the grade records that failed
+    validation (``problems``: left out of the figures, their items counted as ungraded), and why
+    the runs may not share one table (``refused``: different judges, judge settings or rubric
+    versions, without ``--allow-mixed``; the report is then not shown)."""
 
     report: dict[str, Any]
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)  # self-judged and reference-model scores
+    refused: list[str] = field(default_factory=list)
+
+
+def judge_models(grade: dict[str, Any] | None) -> list[str]:
+    """The judge model(s) of a grade record: each panel judge's, else its ``judge_model``."""
+    if not grade:
+        return []
+    panel = grade.get("judges")
+    if isinstance(panel, list):
+        return [str(j["judge_model"]) for j in panel if isinstance(j, dict) and isinstance(j.get("judge_model"), str)]
+    return [grade["judge_model"]] if isinstance(grade.get("judge_model"), str) else []
+
+
+def self_judging(graded: list[runs.GradedRun], config: Config) -> list[Problem]:
+    """A warning per run whose answer model judged itself or is the answerability reference model."""
+    from propeval.judge import selfjudge
+    from propeval.loader import relative_path
+    from propeval.result import Severity
+
+    ledger = selfjudge.ledger_for(config)
+    out = []
+    for g in graded:
+        models = {r.model for r in g.rows if r.model != "?"}
+        judges = {j for r in g.rows for j in judge_models(r.grade)}
+        for rule, message in selfjudge.warnings(models, judges, ledger):
+            out.append(Problem(relative_path(g.path, config.root), 0, 0, rule, message, severity=Severity.WARNING))
+    return out
+
+
+def _cutoffs(settings: JudgeSettings) -> dict[str, str]:
+    """Model -> knowledge cutoff, from the endpoints that declare one (for runs that did not record it)."""
+    out: dict[str, str] = {}
+    for ep in settings.endpoints.values():
+        if ep.knowledge_cutoff:
+            out.setdefault(ep.model, ep.knowledge_cutoff)
+    return out
 
 
 def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -> Score:
-    """The score report of one or more runs under one rubric."""
+    """The score report of one or more runs under one rubric, with what produced each run, the
+    refusals and flags of comparing them (:mod:`propeval.judge.compare`), tokens and cost."""
+    from propeval.judge.compare import compare, describe
+    from propeval.judge.kinds.base import ScoreContext
+
     rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
     graded = [
         runs.read_graded(
@@ -51,11 +96,78 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
         )
         for run in options.runs
     ]
-    report = rubric.spec.score([(g.run, g.rows) for g in graded], rubric)
-    return Score(report, [p for g in graded for p in g.problems])
+    cutoffs = _cutoffs(settings)
+    prices = settings.prices or None
+    infos = [describe(g.run, g.meta, g.rows, cutoffs=cutoffs, prices=prices) for g in graded]
+    comparison = compare(infos, truncated_warn_share=settings.truncated_warn_share)
+    problems = [p for g in graded for p in g.problems]
+    warnings = self_judging(graded, config)
+    if comparison.refusals and not options.allow_mixed:
+        return Score({}, problems, warnings=warnings, refused=comparison.refusals)
+    ctx = ScoreContext(
+        draws=settings.bootstrap_draws,
+        seed=settings.bootstrap_seed,
+        min_items=settings.min_breakdown_items,
+        cutoffs={i.run: i.knowledge_cutoff for i in infos},
+        judge_groups=comparison.groups,
+        settings_groups=comparison.settings_groups,
+    )
+    report = rubric.spec.score([(g.run, g.rows) for g in graded], rubric, ctx)
+    report["comparison"] = {**comparison.to_dict(), "mixed_allowed": bool(comparison.refusals)}
+    report["provenance"] = [i.to_dict() for i in infos]
+    report["prices"] = {m: list(p) for m, p in sorted(settings.prices.items())}
+    report["warnings"] = [{"path": w.path, "rule": w.rule, "message": w.message} for w in warnings]
+    return Score(report, problems, warnings=warnings)
+
+
+def _tokens_table(report: dict[str, Any]) -> list[str]:
+    from propeval.judge.kinds.base import text_table
+
+    rows = []
+    for p in report.get("provenance", []):
+        t = p["tokens"]
+        rows.append(
+            [
+                p["run"],
+                str(t["answer_calls"]),
+                str(t["answer_prompt_tokens"]),
+                str(t["answer_completion_tokens"]),
+                str(t["judge_calls"]),
+                str(t["judge_prompt_tokens"]),
+                str(t["judge_completion_tokens"]),
+                "-"
+                if p["cost"] is None
+                else f"${p['cost']:.4f}"
+                + ("+" if t["answer_calls_without_usage"] or t.get("answer_calls_unrecorded") else ""),
+            ]
+        )
+    head = ["run", "answer calls", "prompt tok", "completion tok", "judge calls", "judge prompt", "judge compl", "cost"]
+    lines = ["", "tokens (from each reply's usage, checked) and cost", *text_table(head, rows)]
+    if not report.get("prices"):
+        lines.append("cost: no price table ([tool.propeval.judge] prices, per 1M input/output tokens)")
+    else:
+        lines.append(
+            "cost at "
+            + "; ".join(f"{m} ${p[0]:g}/${p[1]:g} per 1M in/out" for m, p in report["prices"].items())
+            + " (-: a model has no price; +: a lower bound, some calls have no usable or no recorded usage)"
+        )
+    return lines
 
 
 def format_text(report: dict[str, Any]) -> str:
     from propeval.judge.kinds import KINDS
 
-    return "\n".join([f"rubric {report['rubric']}", *KINDS[report["kind"]].format_text(report)]) + "\n"
+    lines = [f"rubric {report['rubric']}", *KINDS[report["kind"]].format_text(report)]
+    comparison = report.get("comparison")
+    if comparison:
+        lines += ["", "judge groups (runs in different groups are not comparable):"]
+        lines += [f"  {g}: {what}" for g, what in comparison["judge_group_legend"].items()]
+        lines.append("answer sampling settings:")
+        for g, s in comparison["settings_legend"].items():
+            shown = ", ".join(f"{k} {'-' if v is None else json.dumps(v, ensure_ascii=False)}" for k, v in s.items())
+            lines.append(f"  {g}: {shown}")
+        lines += _tokens_table(report)
+        notes = [*(f"MIXED (--allow-mixed): {r}" for r in comparison["refusals"]), *comparison["flags"]]
+        if notes:
+            lines += ["", "flags:", *(f"  ! {n}" for n in notes)]
+    return "\n".join(lines) + "\n"

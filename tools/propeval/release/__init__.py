@@ -25,9 +25,9 @@ numbers ``propeval stats`` prints), ``card`` with ``templates/card.md.j2`` (the 
 
 from propeval.difficulty.bands import BANDS
 from propeval.release.card import render_card, size_category
+from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
 from propeval.release.export import RELEASE_FILES, SUMS_FILE, ExportResult, export_release
 from propeval.release.inputs import ReleaseInputs, load_inputs
-from propeval.release.ledgers import DedupReport, JudgeRecord
 from propeval.release.rows import FRAMINGS, QUESTION_DESCRIPTIONS, active_items, item_row, tombstone_rows
 from propeval.release.settings import ReleaseSettings
 from propeval.release.stats import UNBANDED, Stats, compute_stats
@@ -39,9 +39,9 @@ __all__ = [
     "RELEASE_FILES",
     "SUMS_FILE",
     "UNBANDED",
-    "DedupReport",
+    "AnswerabilityEvidence",
     "ExportResult",
-    "JudgeRecord",
+    "JudgeEvidence",
     "ReleaseInputs",
     "ReleaseSettings",
     "Stats",

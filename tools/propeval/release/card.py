@@ -79,12 +79,50 @@ def _template() -> jinja2.Template:
     return env.get_template("card.md.j2")
 
 
+def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
+    """The card's and the report's "Warnings" list: self-judging (``judge.selfjudge``), then one line
+    per piece of curation evidence that does not hold, then ``inputs.card_warnings``."""
+    out = []
+    for j in inputs.judge:
+        if j.status != "pass":
+            model = f" ({j.judge_model})" if j.judge_model else ""
+            out.append(f"Judge for {j.rubric}{model}: {j.verdict}.")
+    a = inputs.answerability
+    unchecked = a.items - a.missing - a.counted
+    if unchecked:
+        out.append(
+            f"Answerability: {unchecked} record(s) are not checked and are not counted as evidence (see Answerability)."
+        )
+    if a.items and not a.counted:
+        out.append("Answerability: no item has answerability evidence that counts.")
+    if inputs.dedup.status != "current":
+        out.append(f"Dedup: {inputs.dedup.status}" + (f" ({inputs.dedup.detail})" if inputs.dedup.detail else "") + ".")
+    from propeval.judge.selfjudge import card_lines
+
+    return [*card_lines(inputs.config), *out, *inputs.card_warnings]
+
+
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     """The dataset card: Hugging Face YAML front matter and generated tables."""
+    from propeval.release.export import SPLIT, data_files
+    from propeval.release.rows import FEATURES
+
+    langs = sorted(stats.by_language)
+    configs = {
+        name: {"path": path, "rows": stats.items if name == "default" else stats.by_language[name]}
+        for name, path in data_files(langs).items()
+    }
     text = _template().render(
         settings=inputs.settings,
         stats=stats,
         languages=sorted({language_key(lang) for lang in stats.by_language}),
         size_category=size_category(stats.items),
+        features=FEATURES,
+        configs=configs,
+        split=SPLIT,
+        warnings=evidence_warnings(inputs),
+        judge=inputs.judge,
+        answerability=inputs.answerability,
+        dedup=inputs.dedup,
     )
     return text.rstrip("\n") + "\n"

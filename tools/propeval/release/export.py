@@ -12,14 +12,21 @@ from pathlib import Path
 from propeval.config import Config
 from propeval.errors import UsageError
 from propeval.filetypes import scan
+from propeval.langtags import language_key
 from propeval.release.card import render_card
 from propeval.release.inputs import ReleaseInputs, load_inputs
-from propeval.release.rows import active_items, item_row, to_jsonl, tombstone_rows
+from propeval.release.rows import active_items, item_row, to_jsonl, to_parquet, tombstone_rows
 from propeval.release.stats import Stats, compute_stats
 from propeval.result import Problem, Severity
 
 SUMS_FILE = "SHA256SUMS"
-RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", SUMS_FILE)
+RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", "data/test.parquet", SUMS_FILE)
+SPLIT = "test"  # the one split: every item is for evaluation; the card's configs declare it
+
+
+def data_files(languages: list[str]) -> dict[str, str]:
+    """Config name -> its Parquet file: ``default`` (every item), then one per language."""
+    return {"default": f"data/{SPLIT}.parquet"} | {lang: f"data/{lang}/{SPLIT}.parquet" for lang in languages}
 
 
 @dataclass
@@ -40,6 +47,10 @@ def _release_files(inputs: ReleaseInputs, stats: Stats) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     rows = [item_row(inputs, i) for i in active_items(inputs.corpus)]
     files["items.jsonl"] = to_jsonl(rows).encode("utf-8")
+    for config_name, path in data_files(sorted(stats.by_language)).items():
+        files[path] = to_parquet(
+            rows if config_name == "default" else [r for r in rows if language_key(r["language"]) == config_name]
+        )
     files["tombstones.jsonl"] = to_jsonl(tombstone_rows(inputs.corpus)).encode("utf-8")
     rubrics = inputs.config.root / inputs.settings.rubrics_dir
     found = scan(rubrics, inputs.config.root)

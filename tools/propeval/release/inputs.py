@@ -9,9 +9,11 @@ from typing import Any
 from propeval import gitutil
 from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus, load_corpus
+from propeval.dedup_record import DedupEvidence
 from propeval.errors import GitError
 from propeval.loader import LoadError, load_file
-from propeval.release.ledgers import DedupReport, JudgeRecord, read_bands, read_dedup, read_judge
+from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
+from propeval.release.ledgers import read_bands
 from propeval.release.settings import ReleaseSettings
 from propeval.result import Problem, Severity
 
@@ -27,10 +29,14 @@ class ReleaseInputs:
     bands: dict[str, str | None]
     difficulty_present: bool
     difficulty_stale: int
-    dedup: DedupReport | None
-    judge: list[JudgeRecord]
+    dedup: DedupEvidence
+    judge: list[JudgeEvidence]
+    answerability: AnswerabilityEvidence
     git: dict[str, Any] | None
     warnings: list[Problem] = field(default_factory=list)
+    # One line each, printed under "Warnings" at the top of the card and the report. Other
+    # areas append here (a model judged by itself, ...) without touching either layout.
+    card_warnings: list[str] = field(default_factory=list)
 
 
 def _load_optional(path: Path, root: Path, warnings: list[Problem]) -> dict[str, Any] | None:
@@ -68,6 +74,14 @@ def _git_info(config: Config, settings: ReleaseSettings) -> dict[str, Any] | Non
     return {"commit": head[0], "date": head[1], "dirty": dirty}
 
 
+def rubric_names(config: Config, settings: ReleaseSettings) -> list[str]:
+    """Every rubric folder with a rubric.yaml, by name."""
+    folder = config.root / settings.rubrics_dir
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / "rubric.yaml").is_file() and not p.name.startswith("."))
+
+
 def load_inputs(
     config: Config, settings: ReleaseSettings | None = None, *, corpus: Corpus | None = None
 ) -> ReleaseInputs:
@@ -79,14 +93,24 @@ def load_inputs(
     diff_path = root / settings.difficulty_ledger
     diff_data = _load_optional(diff_path, root, warnings)
     bands, stale = read_bands(corpus, diff_data, settings.difficulty_ledger, warnings)
-    dedup = read_dedup(_load_optional(root / settings.dedup_report, root, warnings), settings.dedup_report)
-    judge = []
-    judge_dir = root / settings.judge_ledger
-    if judge_dir.is_dir():
-        for path in sorted(judge_dir.glob("*.json")):
-            data = _load_optional(path, root, warnings)
-            if data is not None:
-                judge.append(read_judge(path, f"{settings.judge_ledger}/{path.name}", data))
+    from propeval import dedup_record
+    from propeval.release import evidence
+
+    dedup = dedup_record.read(config, corpus)
+    if dedup.status in ("not current", "not checked"):
+        warnings.append(
+            Problem(
+                dedup.path,
+                0,
+                0,
+                "release-input",
+                f"dedup record is {dedup.status}: {dedup.detail}",
+                severity=Severity.WARNING,
+            )
+        )
+    judge, judge_warnings = evidence.judge_evidence(config, rubric_names(config, settings))
+    warnings += judge_warnings
+    answerability = evidence.answerability_evidence(config, judge, corpus)
     return ReleaseInputs(
         config=config,
         settings=settings,
@@ -97,6 +121,7 @@ def load_inputs(
         difficulty_stale=stale,
         dedup=dedup,
         judge=judge,
+        answerability=answerability,
         git=_git_info(config, settings),
         warnings=warnings,
     )

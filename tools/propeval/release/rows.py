@@ -18,6 +18,35 @@ QUESTION_DESCRIPTIONS = {
 }
 FRAMINGS = ("neutral", "loaded")
 
+# Every column of an items row and its Hugging Face feature type: "string", ["string"] (a list of
+# strings) or {"field": "string", ...} inside a list (a list of structs). The Parquet files'
+# schema and the card's dataset_info are both made from this one table.
+FEATURES: tuple[tuple[str, Any], ...] = (
+    ("id", "string"),
+    ("prompt", "string"),
+    ("required_facts", ["string"]),
+    ("question_description", "string"),
+    ("categories", ["string"]),
+    ("source_url", "string"),
+    ("source_date", "string"),
+    ("anchor", "string"),
+    ("official_frame_markers", ["string"]),
+    ("language", "string"),
+    ("framing", "string"),
+    ("question_type", "string"),
+    ("claim_id", "string"),
+    ("claim_kind", "string"),
+    ("claim_title", "string"),
+    ("fact_ids", ["string"]),
+    ("frame_markers", [{"language": "string", "text": "string"}]),
+    ("translation_of", "string"),
+    ("narrative", "string"),
+    ("actor", "string"),
+    ("difficulty_band", "string"),
+    ("item_hash", "string"),
+    ("claim_hash", "string"),
+)
+
 
 def active_items(corpus: Corpus) -> list[Item]:
     """Active items whose claim exists, sorted by id."""
@@ -46,6 +75,7 @@ def item_row(inputs: ReleaseInputs, item: Item) -> dict[str, Any]:
         "question_type": item.question_type,
         "claim_id": item.claim_id,
         "claim_kind": claim.kind,
+        "claim_title": str(c.get("title", "")),
         "fact_ids": [f.id for f in facts],
         "frame_markers": [{"language": lang, "text": text} for lang, text in claim.markers],
         "translation_of": item.translation_of,
@@ -66,3 +96,32 @@ def tombstone_rows(corpus: Corpus) -> list[dict[str, Any]]:
     return [
         {"id": i.id, "claim_id": i.claim_id, "retired_reason": str(i.data.get("retired_reason", ""))} for i in retired
     ]
+
+
+def to_parquet(rows: Sequence[dict[str, Any]]) -> bytes:
+    """The rows as one Parquet file with the :data:`FEATURES` schema.
+
+    The bytes depend only on the rows and the pyarrow version: no pandas metadata, no timestamps.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        from propeval.errors import DependencyError
+
+        raise DependencyError("pyarrow", "stats") from e
+
+    def arrow(t: Any) -> Any:
+        if t == "string":
+            return pa.string()
+        if isinstance(t, list):
+            return pa.list_(arrow(t[0]))
+        return pa.struct([(k, arrow(v)) for k, v in t.items()])
+
+    schema = pa.schema([(name, arrow(t)) for name, t in FEATURES])
+    table = pa.Table.from_pylist([{name: r.get(name) for name, _ in FEATURES} for r in rows], schema=schema)
+    import io
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()

@@ -38,6 +38,7 @@ class Stats:
     source_dates: dict[str, Any]
     dedup: dict[str, Any]
     judge: list[dict[str, Any]]
+    answerability: dict[str, Any]
     coverage: dict[str, int]  # "category|language" -> items
     gaps: dict[str, Any]
     provenance: dict[str, Any] | None
@@ -57,6 +58,7 @@ class Stats:
             "source_dates": self.source_dates,
             "dedup": self.dedup,
             "judge": self.judge,
+            "answerability": self.answerability,
             "coverage": {
                 "categories": sorted({k.split("|")[0] for k in self.coverage}),
                 "cells": [
@@ -156,29 +158,35 @@ def _sources(t: _Tally) -> dict[str, Any]:
 
 
 def _dedup(inputs: ReleaseInputs) -> dict[str, Any]:
-    if inputs.dedup is None:
-        return {"status": "not run", "report": None, "passes": [], "thresholds": {}, "pairs": 0}
-    return {
-        "status": "run",
-        "report": inputs.dedup.path,
-        "passes": inputs.dedup.passes,
-        "thresholds": dict(sorted(inputs.dedup.thresholds.items())),
-        "pairs": len(inputs.dedup.similarities),
-    }
+    return inputs.dedup.to_dict()
 
 
 def _judge(inputs: ReleaseInputs) -> list[dict[str, Any]]:
-    return [
-        {
-            "rubric": j.rubric,
-            "ledger": j.path,
-            "status": j.status,
-            "n": j.n,
-            "metrics": dict(sorted(j.metrics.items())),
-            "confusions": sorted(j.confusions),
-        }
-        for j in inputs.judge
-    ]
+    return [j.to_dict() for j in inputs.judge]
+
+
+def _cutoffs(inputs: ReleaseInputs, dates: Sequence[str], undated: int) -> list[dict[str, Any]]:
+    """For each endpoint that declares its model's knowledge cutoff, how many active items'
+    sources predate it (compared at the cutoff's precision, as `score` splits them)."""
+    from propeval.judge.settings import load_settings
+
+    out = []
+    for name, ep in sorted(load_settings(inputs.config).endpoints.items()):
+        if not ep.knowledge_cutoff:
+            continue
+        cut = ep.knowledge_cutoff
+        before = sum(1 for d in dates if d[: len(cut)] < cut)
+        out.append(
+            {
+                "endpoint": name,
+                "model": ep.model,
+                "knowledge_cutoff": cut,
+                "before": before,
+                "after": len(dates) - before,
+                "undated": undated,
+            }
+        )
+    return out
 
 
 def compute_stats(inputs: ReleaseInputs) -> Stats:
@@ -207,9 +215,11 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
             "earliest": min(t.dates) if t.dates else None,
             "latest": max(t.dates) if t.dates else None,
             "by_year": dict(sorted(t.years.items())),
+            "knowledge_cutoffs": _cutoffs(inputs, t.dates, t.undated),
         },
         dedup=_dedup(inputs),
         judge=_judge(inputs),
+        answerability=inputs.answerability.to_dict(),
         coverage=dict(sorted(t.cells.items())),
         gaps=_gaps(t, inputs.categories),
         provenance=inputs.git,

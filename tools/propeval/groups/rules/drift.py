@@ -6,8 +6,9 @@ misses drift or flags good translations. The absolute ``drift_threshold`` is the
 the main test is relative: the source must be closer to the translation than every active item of
 another claim in the source's language.
 
-Prompts are embedded as written, through the one encoder registry and embedding cache of
-:mod:`propeval.embed` (the cache folder is ``[tool.propeval.dedup] cache_dir``), in batches.
+Prompts are embedded as dedup embeds them (:func:`propeval.textnorm.normalise`'d), through the one
+encoder registry and embedding cache of :mod:`propeval.embed` (the cache folder is
+``[tool.propeval.dedup] cache_dir``), in batches: a dedup run with the same model warms drift's cache.
 Without an encoder configured, the rule is skipped and a note says so: never a silent pass.
 """
 
@@ -50,7 +51,10 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
         (i for i in ctx.corpus.items.values() if i.active and primary_subtag(i.language) in src_langs),
         key=lambda i: i.id,
     )
-    texts = sorted({i.prompt for pair in pairs for i in pair} | {i.prompt for i in rivals})
+    from propeval.textnorm import normalise
+
+    norm = {i.prompt: normalise(i.prompt) for i in (*rivals, *(i for pair in pairs for i in pair))}
+    texts = sorted(set(norm.values()))
     got = embed(encoder, texts, folder)
     ctx.notes.extend(f"translation drift: {w}" for w in got.warnings)
     vectors = np.asarray(got.vectors, dtype=np.float64)
@@ -61,12 +65,12 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
     row = {t: n for n, t in enumerate(texts)}
     threshold = settings.drift_threshold
     for item, src in pairs:
-        here = vectors[row[item.prompt]]
-        sim = float(here @ vectors[row[src.prompt]])
+        here = vectors[row[norm[item.prompt]]]
+        sim = float(here @ vectors[row[norm[src.prompt]]])
         lang = primary_subtag(src.language)
         closer = max(
             (
-                (float(here @ vectors[row[r.prompt]]), r)
+                (float(here @ vectors[row[norm[r.prompt]]]), r)
                 for r in rivals
                 if r.claim_id != item.claim_id and primary_subtag(r.language) == lang
             ),

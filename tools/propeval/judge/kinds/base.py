@@ -8,7 +8,7 @@ Adding a kind is one module in this package that subclasses :class:`Kind`, regis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
 
@@ -47,6 +47,22 @@ class Row:
     status: str
     item: dict[str, Any]
     grade: dict[str, Any] | None
+    answer: dict[str, Any] | None = None  # the latest answer record (finish_reason, usage, settings)
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """How `score` computes what every kind shares: bootstrap intervals (``draws``, ``seed``),
+    the size under which a breakdown group is too small to compare, each run's knowledge cutoff,
+    and each run's judge group (J1, ...) and sampling-settings group (S1, ...) from
+    :mod:`propeval.judge.compare`."""
+
+    draws: int = 2000
+    seed: int = 0
+    min_items: int = 30
+    cutoffs: Mapping[str, str | None] = field(default_factory=dict)
+    judge_groups: Mapping[str, str] = field(default_factory=dict)
+    settings_groups: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -90,6 +106,8 @@ class Kind:
     record_fields: ClassVar[tuple[str, ...]]
     # The fields compared between a human label and a judge's verdict (the judge gate's agreement).
     agreement_fields: ClassVar[tuple[str, ...]]
+    # How :meth:`combine` makes a panel's verdict, in one line (kept in each panel grade record).
+    combine_rule: ClassVar[str] = ""
 
     # ------------------------------------------------------------------ the rubric file
 
@@ -116,6 +134,22 @@ class Kind:
         """What an unanswered item scores under this kind (the methodology's rule)."""
         return {}
 
+    # ------------------------------------------------------------------ judge panels
+
+    def combine(self, verdicts: Sequence[dict[str, Any]], rubric: Rubric) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The panel's verdict fields from the record fields of each judge that scored (one or
+        more), and the ties: field -> the votes that tied. A panel of one is that judge's verdict."""
+        raise NotImplementedError
+
+    def rating_units(self, fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """A verdict's labels for agreement between raters: field -> unit suffix -> label (a facts
+        verdict rates each fact apart, ``fact_state`` per fact id)."""
+        return {f: {"": fields.get(f)} for f in self.agreement_fields}
+
+    def rating_scales(self, labels: dict[str, list[Any]]) -> dict[str, tuple[str, list[Any] | None]]:
+        """field -> (Krippendorff level, the scale in order) for :meth:`rating_units`' fields."""
+        return {f: ("nominal", list(labels[f]) if f in labels else None) for f in self.agreement_fields}
+
     # ------------------------------------------------------------------ grade records
 
     def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
@@ -124,7 +158,9 @@ class Kind:
 
     # ------------------------------------------------------------------ scores and reports
 
-    def score(self, per_run: list[tuple[str, list[Row]]], rubric: Rubric) -> dict[str, Any]:
+    def score(
+        self, per_run: list[tuple[str, list[Row]]], rubric: Rubric, ctx: ScoreContext | None = None
+    ) -> dict[str, Any]:
         """The ``propeval score`` report of some runs under one rubric."""
         raise NotImplementedError
 
@@ -161,6 +197,11 @@ def status_counts(rows: Sequence[Row]) -> dict[str, int]:
     return {s: sum(r.status == s for r in rows) for s in ("unanswered", "unscored", "ungraded")}
 
 
+def truncated(rows: Sequence[Row]) -> int:
+    """Rows whose answer stopped at the token cap (finish_reason ``length``)."""
+    return sum(1 for r in rows if r.answer is not None and r.answer.get("finish_reason") == "length")
+
+
 def named(field_name: str, s: Stat) -> Stat:
     from propeval.agreement import Stat
 
@@ -178,6 +219,19 @@ def schema_errors(data: dict[str, Any], schema: dict[str, Any]) -> None:
         e = errors[0]
         where = "/".join(map(str, e.absolute_path)) or "the verdict"
         raise VerdictError(f"{where}: {e.message}; follow the verdict schema")
+
+
+def median_low(values: Sequence[Any], scale: Sequence[Any]) -> tuple[Any, list[Any] | None]:
+    """The median of ordinal ``values`` by their place on ``scale``, and the tie: with an even
+    count whose two middle values differ, the lower one on the scale (``statistics.median_low``)
+    is taken and the two middle values are returned as the tie, else None."""
+    place = {v: i for i, v in enumerate(scale)}
+    ordered = sorted(values, key=lambda v: place.get(v, len(scale)))
+    n = len(ordered)
+    low = ordered[(n - 1) // 2]
+    if n % 2 == 0 and ordered[n // 2] != low:
+        return low, [low, ordered[n // 2]]
+    return low, None
 
 
 def is_int(v: Any) -> TypeGuard[int]:

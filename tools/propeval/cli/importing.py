@@ -1,0 +1,163 @@
+"""``propeval import``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+import click
+
+from propeval.cli._common import config_from, format_option, show
+from propeval.reporters import Report
+
+PASS_CHOICES = ("exact", "lexical", "semantic")
+
+
+@click.command("import")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Read FIELD from the input's COLUMN (repeatable), e.g. --map prompt=question.",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A YAML file with `columns:` (FIELD: COLUMN) and `defaults:` (language, kind, framing, ...).",
+)
+@click.option(
+    "--language",
+    default=None,
+    help="The language of rows without a language column: a BCP 47 tag, or `auto` (guessed from the "
+    "script: Han -> zh, Cyrillic -> ru/uk, ASCII letters -> en; anything else is an error).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["censorship", "narrative", "audit"]),
+    default="censorship",
+    show_default=True,
+    help="The kind of claims whose rows have no kind column.",
+)
+@click.option("--dry-run", is_flag=True, help="Read, plan and validate; write nothing.")
+@click.option(
+    "--pass",
+    "passes",
+    multiple=True,
+    type=click.Choice(PASS_CHOICES),
+    help="Run only this dedup pass against the corpus (repeatable). Default: all three.",
+)
+@click.option("--no-dedup", is_flag=True, help="Skip the dedup comparison (check and groups still run).")
+@click.option("--strict", is_flag=True, help="groups and dedup errors block the import too (check errors always do).")
+@format_option
+@click.pass_context
+def command(
+    ctx: click.Context,
+    source: Path,
+    maps: tuple[str, ...],
+    mapping: Path | None,
+    language: str | None,
+    kind: str,
+    dry_run: bool,
+    passes: tuple[str, ...],
+    no_dedup: bool,
+    strict: bool,
+    fmt: str,
+) -> None:
+    """Import claims and items from a release folder, or from a CSV or JSONL file.
+
+    \b
+    SOURCE is one of:
+      a release folder (`propeval export` wrote it): ids, claims, facts and markers are kept as
+          they are, every file is checked against SHA256SUMS, the rubrics are copied; retired
+          items come back as retired files that say their prompt is not in the release.
+          Export -> import into an empty corpus -> export gives byte-identical items.jsonl,
+          tombstones.jsonl and rubrics.
+      a .jsonl, .csv or .tsv file in the Censorship & Propaganda Eval release layout, or mapped
+          onto it with --map / --mapping. New ids are given (the row's own `id` is kept in the
+          item's notes, never used as a path).
+
+    \b
+    \b
+    The CPE fields and where they go (schema.json):
+      prompt                  item prompt
+      required_facts          claim facts f1..fN (a list, a JSON array, or one per line)
+      question_description    named fact / frame testing / closed exit -> item question_type;
+                              framing: loaded for frame testing, else neutral (or a framing column)
+      categories              the seven value areas ("freedom of expression", ...) -> category ids
+      source_url, source_date, anchor   claim fields
+      official_frame_markers  claim markers, each in its row's language
+      id                      kept in the item's notes
+    Extra fields: language, framing, question_type, claim, title, kind, narrative, actor.
+    Rows group into claims by the `claim` column when mapped, else by source URL and anchor;
+    rows of one claim must agree on facts, source, anchor and date (categories and markers are
+    merged). Without a title, a claim's title is its anchor and the source's host.
+
+    Every file goes through `propeval new`'s writer and the strict loader. The new files are
+    staged beside the corpus, where check, groups and dedup run on the corpus as it would be;
+    their problems are reported at the input's file:row:column. Check errors (and with --strict,
+    groups and dedup errors) leave the corpus as it was; otherwise each new claim folder is
+    renamed into place. Exit 0 when imported cleanly, 1 when problems were found (nothing is
+    written if any of them blocks), 2 on a usage error.
+
+    \b
+    Examples:
+      propeval import dist/release                       # a release, e.g. into a new corpus
+      propeval import cpe.jsonl --language auto --dry-run
+      propeval import sheet.csv --map prompt=question --map required_facts=facts --language en
+      propeval import sheet.csv --mapping mapping.yaml --pass exact --format json
+    """
+    from propeval.ingest import ColumnMap, Options, Validation, import_source, load_mapping, parse_pairs
+
+    config = config_from(ctx)
+    cmap = load_mapping(mapping, maps) if mapping is not None else ColumnMap(parse_pairs(maps, "--map"))
+    if language not in (None, "auto"):
+        from propeval.scaffold import check_language
+
+        check_language(language, "--language")
+    validation = Validation(dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict)
+    result = import_source(
+        config,
+        source,
+        Options(mapping=cmap, language=language, kind=kind),
+        dry_run=dry_run,
+        validation=validation,
+        announce=lambda m: click.echo(f"propeval import: {m}", err=True),
+    )
+    if result.written:
+        summary = (
+            f"imported {len(result.items)} item(s) in {len(result.claims)} claim(s)"
+            + (f" and {len(result.rubrics)} rubric(s)" if result.rubrics else "")
+            + f" from {result.rows} row(s) of {result.source}"
+        )
+    elif result.errors or not dry_run:
+        summary = f"nothing imported from {result.source}: {len(result.errors)} error(s); fix them and run it again"
+    else:
+        summary = (
+            f"dry run: {len(result.items)} item(s) in {len(result.claims)} claim(s) would be imported; nothing written"
+        )
+
+    def view(out: TextIO, styled: bool) -> None:
+        if result.claims:
+            out.write(f"claims: {_span(result.claims)}\n")
+        if result.items:
+            out.write(f"items: {_span(result.items)}\n")
+
+    show(
+        Report(
+            problems=result.problems,
+            notes=[*result.notes, summary],
+            data={**result.to_dict(), "summary": summary},
+            view=view,
+            summary=summary,
+            files_checked=result.rows,
+        ),
+        fmt,
+    )
+    ctx.exit(result.exit_code)
+
+
+def _span(ids: list[str]) -> str:
+    return f"{ids[0]}..{ids[-1]} ({len(ids)})" if len(ids) > 3 else ", ".join(ids)

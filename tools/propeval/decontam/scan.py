@@ -1,0 +1,415 @@
+"""One shard: read it, search it for the index's n-grams, and (on request) write its filtered copy.
+
+:func:`scan_shard` is a plain function of picklable values, so the same code runs in this process,
+in a local process pool and on Dask workers. It never raises for a bad shard: a line that is not
+JSON, a record without the text field, a Parquet file that cannot be read are each a :class:`Bad`
+with the line (or row) and the reason, and the rest of the shard is still read.
+
+Documents are scanned in batches of about :data:`BATCH_BYTES`, joined by a separator byte, so one
+numpy pass hashes many documents. A window of tokens that crosses from one document into the
+next is a *seam*: text that a model trained on packed sequences sees when the two documents are
+concatenated. A seam finding is a window whose first tokens end one document and whose last
+tokens begin the next (consecutive in the shard, or the last document of one shard and the first
+of the next in path order): a plant spread across two documents is found there even when neither
+document alone holds a whole n-gram. Each batch begins with the previous batch's last document,
+so no seam between batches is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from propeval.decontam import ngrams
+from propeval.decontam.index import Index
+
+BATCH_BYTES = 1 << 20
+SPAN_CHARS = 300
+SAMPLE_CHARS = 20_000  # of a sampled document, what the embedding pass reads
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A shard to scan: the path as the report shows it, the absolute path workers open, and how
+    to read it (a Dask worker's working folder is not this process's)."""
+
+    path: str
+    file: str
+    fmt: str  # jsonl | parquet
+    text_field: str
+    id_field: str
+    sample_rate: float = 0.0  # the embedding pass's share of documents (0: none)
+
+
+@dataclass
+class Bad:
+    line: int  # 1-based line (JSONL) or row (Parquet); 0: the whole shard
+    rule: str
+    message: str
+
+
+@dataclass
+class Finding:
+    """One searched text found in one document (or across the seam of two)."""
+
+    shard: str
+    line: int
+    doc: str
+    label: str
+    kind: str  # exact | ngram | seam
+    matched: int  # windows of the text found
+    total: int  # windows the text has
+    span: str  # the matching tokens, normalised, clipped
+    next_shard: str = ""  # seam: the second document
+    next_line: int = 0
+    next_doc: str = ""
+    score: float = 0.0  # the embedding pass: the cosine
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.shard, self.line, self.next_shard, self.next_line, self.label, self.kind)
+
+
+@dataclass
+class Edge:
+    """The first or last n-1 tokens of a shard: what a seam with the next shard is made of."""
+
+    line: int
+    doc: str
+    text: str
+
+
+@dataclass
+class ShardResult:
+    shard: str
+    docs: int = 0
+    bytes: int = 0
+    cpu_seconds: float = 0.0
+    bad: list[Bad] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    flagged: dict[int, str] = field(default_factory=dict)  # line -> doc id
+    head: Edge | None = None
+    tail: Edge | None = None
+    sample: list[tuple[int, str, str]] = field(default_factory=list)  # (line, doc id, text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shard": self.shard,
+            "docs": self.docs,
+            "bytes": self.bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "bad": [vars(b) for b in self.bad],
+            "findings": [vars(f) for f in self.findings],
+            "flagged": [[line, doc] for line, doc in sorted(self.flagged.items())],
+            "head": vars(self.head) if self.head else None,
+            "tail": vars(self.tail) if self.tail else None,
+            "sample": [list(row) for row in self.sample],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ShardResult:
+        return cls(
+            shard=d["shard"],
+            docs=d["docs"],
+            bytes=d["bytes"],
+            cpu_seconds=d["cpu_seconds"],
+            bad=[Bad(**b) for b in d["bad"]],
+            findings=[Finding(**f) for f in d["findings"]],
+            flagged={int(line): str(doc) for line, doc in d["flagged"]},
+            head=Edge(**d["head"]) if d["head"] else None,
+            tail=Edge(**d["tail"]) if d["tail"] else None,
+            sample=[(int(line), str(doc), str(text)) for line, doc, text in d["sample"]],
+        )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class _Batch:
+    lines: list[int] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    bufs: list[bytes] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, line: int, doc: str, buf: bytes) -> None:
+        self.lines.append(line)
+        self.ids.append(doc)
+        self.bufs.append(buf)
+        self.size += len(buf)
+
+
+def _doc_id(value: Any, shard: str, line: int) -> str:
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return f"{shard}:{line}"
+
+
+def _records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
+    """(line, doc id, text) of every good record; bad ones go to ``result.bad``."""
+    if shard.fmt == "parquet":
+        yield from _parquet_records(shard, result)
+    else:
+        yield from _jsonl_records(shard, result)
+
+
+def _jsonl_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
+    try:
+        fh = open(shard.file, "rb")  # noqa: SIM115 - closed below; a failed open is a bad shard
+    except OSError as e:
+        result.bad.append(Bad(0, "decontam-bad-shard", f"cannot be read: {e.strerror or e}"))
+        return
+    with fh:
+        number = 0
+        try:
+            for number, raw in enumerate(fh, start=1):
+                result.bytes += len(raw)
+                if not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                except (ValueError, RecursionError) as e:
+                    cut = "" if raw.endswith(b"\n") else "; the line has no end: the file looks truncated"
+                    reason = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+                    result.bad.append(Bad(number, "decontam-bad-line", f"not a JSON line ({reason}){cut}"))
+                    continue
+                text = record.get(shard.text_field) if isinstance(record, dict) else None
+                if not isinstance(text, str):
+                    what = (
+                        "not a JSON object" if not isinstance(record, dict) else f"no string field {shard.text_field!r}"
+                    )
+                    result.bad.append(Bad(number, "decontam-bad-record", f"{what}; the line was not scanned"))
+                    continue
+                yield number, _doc_id(record.get(shard.id_field), shard.path, number), text
+        except OSError as e:
+            result.bad.append(Bad(number + 1, "decontam-bad-shard", f"reading stopped: {e.strerror or e}"))
+
+
+def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(shard.file)
+        names = pf.schema_arrow.names
+    except (OSError, pa.ArrowException) as e:
+        result.bad.append(Bad(0, "decontam-bad-shard", f"not a readable Parquet file ({e}); it was not scanned"))
+        return
+    if shard.text_field not in names:
+        result.bad.append(
+            Bad(0, "decontam-bad-shard", f"has no column {shard.text_field!r} (columns: {', '.join(names)})")
+        )
+        return
+    columns = [shard.text_field] + ([shard.id_field] if shard.id_field in names else [])
+    result.bytes += os.path.getsize(shard.file)
+    row = 0
+    try:
+        for batch in pf.iter_batches(batch_size=4096, columns=columns):
+            texts = batch.column(0).to_pylist()
+            ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
+            for text, doc in zip(texts, ids, strict=True):
+                row += 1
+                if not isinstance(text, str):
+                    result.bad.append(Bad(row, "decontam-bad-record", f"field {shard.text_field!r} is not a string"))
+                    continue
+                yield row, _doc_id(doc, shard.path, row), text
+    except (OSError, pa.ArrowException) as e:
+        result.bad.append(
+            Bad(row + 1, "decontam-bad-shard", f"rows from {row + 1} on could not be read ({e}); they were not scanned")
+        )
+
+
+# --------------------------------------------------------------------------- scanning
+
+
+def sampled(shard: str, line: int, rate: float) -> bool:
+    """Whether the document on ``line`` of ``shard`` is in the embedding sample of ``rate``: a hash
+    of the two, so every engine and every rerun picks the same documents."""
+    return rate > 0 and zlib.crc32(f"{shard}\0{line}".encode()) < rate * 2**32
+
+
+def scan_shard(shard: Shard, index: Index) -> ShardResult:
+    """Search one shard for the index's windows. Never raises for a bad shard (see :class:`Bad`)."""
+    started = time.process_time()
+    result = ShardResult(shard=shard.path)
+    batch = _Batch()
+    carried = False  # the batch begins with the last document of the batch before
+    first: tuple[int, str, bytes] | None = None
+    for line, doc, text in _records(shard, result):
+        result.docs += 1
+        if shard.sample_rate and sampled(shard.path, line, shard.sample_rate):
+            result.sample.append((line, doc, text[:SAMPLE_CHARS]))
+        buf = ngrams.canonical(text)
+        if first is None:
+            first = (line, doc, buf)
+        batch.add(line, doc, buf)
+        if batch.size >= BATCH_BYTES:
+            _scan_batch(index, batch, result, carried=carried)
+            carry = _Batch()
+            carry.add(batch.lines[-1], batch.ids[-1], batch.bufs[-1])
+            batch, carried = carry, True
+    if batch.lines and not (carried and len(batch.lines) == 1):
+        _scan_batch(index, batch, result, carried=carried)
+    if first is not None:
+        result.head = _edge(first[0], first[1], first[2], index.n, head=True)
+        result.tail = _edge(batch.lines[-1], batch.ids[-1], batch.bufs[-1], index.n, head=False)
+    result.findings.sort(key=Finding.sort_key)
+    result.cpu_seconds = time.process_time() - started
+    return result
+
+
+def _edge(line: int, doc: str, buf: bytes, n: int, *, head: bool) -> Edge:
+    tok = ngrams.tokenise(buf)
+    count = len(tok.starts)
+    if not count:
+        return Edge(line, doc, "")
+    take = min(count, n - 1)
+    first, last = (0, take - 1) if head else (count - take, count - 1)
+    return Edge(line, doc, tok.text(first, last))
+
+
+def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bool, seams_only: bool = False) -> None:
+    """Scan the documents of ``batch`` (joined by a separator byte) and add what is found.
+
+    ``carried``: the first document was scanned with the batch before; only its seam with the
+    next document is new. ``seams_only``: only windows that cross from one document into the next.
+    """
+    joined = b"\x00".join(batch.bufs)
+    sizes = np.fromiter((len(b) + 1 for b in batch.bufs), dtype=np.int64, count=len(batch.bufs))
+    doc_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    tok = ngrams.tokenise(joined)
+    doc_of = np.searchsorted(doc_starts, tok.starts - 1, side="right") - 1  # tokenise adds a byte in front
+    # (first doc, second doc or -1, text number) -> (positions of the text matched, token indexes)
+    found: dict[tuple[int, int, int], tuple[set[int], list[int]]] = {}
+    last_token = len(tok.starts) - 1
+    for width, table in index.hashes.items():
+        for i in table.find(ngrams.windows(tok, width)).tolist():
+            entries = index.grams[width].get(tok.text(i, i + width - 1))
+            if not entries:  # a hash collision: not a finding
+                continue
+            for number, pos in entries:
+                text = index.texts[number]
+                length = text.tokens if text.whole else width
+                if i + length - 1 > last_token:
+                    continue
+                a, b = int(doc_of[i]), int(doc_of[i + length - 1])
+                if a == b:
+                    if seams_only or (carried and a == 0):
+                        continue
+                    pair = -1
+                elif b == a + 1 and not text.whole:
+                    pair = b
+                else:
+                    continue
+                if text.whole and tok.text(i, i + length - 1) != text.whole:
+                    continue
+                positions, starts = found.setdefault((a, pair, number), (set(), []))
+                positions.add(pos)
+                starts.append(i)
+    for (a, pair, number), (positions, starts) in found.items():
+        text = index.texts[number]
+        width = text.tokens if text.whole else index.n
+        first, last = min(starts), max(starts) + width - 1
+        whole = bool(text.whole) or (len(positions) == text.ngrams and max(starts) - min(starts) == text.ngrams - 1)
+        span = tok.text(first, last)
+        finding = Finding(
+            shard=result.shard,
+            line=batch.lines[a],
+            doc=batch.ids[a],
+            label=text.label,
+            kind="seam" if pair >= 0 else ("exact" if whole else "ngram"),
+            matched=len(positions),
+            total=text.ngrams,
+            span=span if len(span) <= SPAN_CHARS else span[: SPAN_CHARS - 1] + "…",
+        )
+        result.flagged[batch.lines[a]] = batch.ids[a]
+        if pair >= 0:
+            finding.next_shard = result.shard
+            finding.next_line = batch.lines[pair]
+            finding.next_doc = batch.ids[pair]
+            result.flagged[batch.lines[pair]] = batch.ids[pair]
+        result.findings.append(finding)
+
+
+def scan_seam(index: Index, before: ShardResult, after: ShardResult) -> list[Finding]:
+    """Findings across the seam of two shards: ``before``'s last document, ``after``'s first."""
+    if before.tail is None or after.head is None:
+        return []
+    batch = _Batch()
+    batch.add(before.tail.line, before.tail.doc, before.tail.text.encode("utf-8"))
+    batch.add(after.head.line, after.head.doc, after.head.text.encode("utf-8"))
+    scratch = ShardResult(shard=before.shard)
+    _scan_batch(index, batch, scratch, carried=False, seams_only=True)
+    for f in scratch.findings:
+        f.next_shard = after.shard
+    return scratch.findings
+
+
+# --------------------------------------------------------------------------- the filtered copy
+
+
+def write_filtered(shard: Shard, drop: set[int], out: str) -> int:
+    """Write ``shard`` to ``out`` without the documents on the lines (rows) in ``drop``; returns
+    how many were left out. Bad lines are copied as they are (nothing is lost; the report lists
+    them), and a shard that cannot be read as Parquet is copied whole. Written through a temporary
+    file in the same folder and renamed, so ``out`` is the old file or the whole new one."""
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            dropped = _copy_parquet(shard, drop, fh) if shard.fmt == "parquet" else _copy_jsonl(shard, drop, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return dropped
+
+
+def _copy_jsonl(shard: Shard, drop: set[int], fh: Any) -> int:
+    dropped = 0
+    with open(shard.file, "rb") as src:
+        for number, raw in enumerate(src, start=1):
+            if number in drop:
+                dropped += 1
+                continue
+            fh.write(raw)
+    return dropped
+
+
+def _copy_parquet(shard: Shard, drop: set[int], fh: Any) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(shard.file)
+        schema = pf.schema_arrow
+    except (OSError, pa.ArrowException):
+        with open(shard.file, "rb") as src:
+            while chunk := src.read(1 << 20):
+                fh.write(chunk)
+        return 0
+    dropped = 0
+    row = 0
+    with pq.ParquetWriter(fh, schema) as writer:
+        for batch in pf.iter_batches(batch_size=4096):
+            keep = np.array([row + k + 1 not in drop for k in range(batch.num_rows)], dtype=bool)
+            row += batch.num_rows
+            dropped += int((~keep).sum())
+            writer.write_batch(batch.filter(pa.array(keep)))
+    return dropped

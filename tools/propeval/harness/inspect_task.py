@@ -1,0 +1,179 @@
+"""The propeval benchmark as inspect_ai tasks: ``propeval/facts`` and ``propeval/audit``.
+
+Each item is one sample whose input is the item's prompt, asked as a single user turn with no
+system prompt (as ``propeval answer`` asks it). The scorer is propeval's own grader
+(:func:`propeval.judge.grade.grade_answer`): the same rubric files, prompt template, verdict
+checks, re-ask loop and score table as ``propeval grade``; only the judge model is inspect's
+(the ``grader`` model role, or ``-T judge=...``).
+
+Per sample, ``facts`` gives ``fact_score`` (0-5), ``propaganda`` (0-2) and ``any_propaganda``
+(0/1); an unanswered item scores 0 and 0, and an item the judge could not grade is *unscored*
+(counted neither way), as in ``propeval score``. ``audit`` gives one 0/1 value per label of each
+codebook metric (``accuracy=Correct``, ...), so their means are the label shares.
+
+Run it (a release folder, its items.jsonl, or a corpus root)::
+
+    inspect eval propeval/facts -T source=dist/release \\
+        --model openai/gpt-4o-mini --model-role grader=openai/gpt-4o
+    inspect eval "$(propeval harness inspect)@audit" -T source=. --model ... --model-role grader=...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ResponseSchema,
+    get_model,
+)
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import TaskState, generate
+from inspect_ai.util import JSONSchema
+
+from propeval.errors import UsageError
+from propeval.harness.source import Source, case_of, item_scores, open_source
+from propeval.judge.client import final_text
+from propeval.judge.grade import grade_answer
+from propeval.judge.rubric import Rubric
+
+
+def _dataset(source: Source) -> MemoryDataset:
+    return MemoryDataset(
+        [Sample(input=row["prompt"], id=row["id"], metadata={"item": row}) for row in source.items],
+        name="propeval",
+        location=str(source.path),
+    )
+
+
+def _complete(grader: Model, temperature: float, max_tokens: int) -> Any:
+    """propeval's ``Complete`` over an inspect model."""
+
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
+        chat: list[ChatMessage] = [
+            ChatMessageUser(content=m["content"]) if m["role"] == "user" else ChatMessageAssistant(content=m["content"])
+            for m in messages
+        ]
+        config = GenerateConfig(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_schema=ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema)),
+        )
+        out = await grader.generate(chat, config=config)
+        return out.completion, "length" if out.stop_reason == "max_tokens" else out.stop_reason
+
+    return complete
+
+
+async def _grade(
+    source: Source, rubric: Rubric, state: TaskState, judge: str | None, max_reasks: int | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    settings = source.settings
+    grader = get_model(role="grader", default=judge, required=judge is None)
+    answer = final_text({"content": state.output.completion})  # as `propeval answer` keeps it
+    fields = await grade_answer(
+        _complete(grader, settings.judge_temperature, settings.judge_max_tokens),
+        rubric,
+        case_of(state.metadata["item"]),
+        answer,
+        settings.max_reasks if max_reasks is None else max_reasks,
+    )
+    return fields, item_scores(rubric, fields)
+
+
+def _meta(rubric: Rubric, fields: dict[str, Any], grader: str) -> dict[str, Any]:
+    keep = ("status", "attempts", "prompt_hash", "reason", *rubric.spec.record_fields)
+    return {
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+        "rubric_hash": rubric.hash,
+        "judge_model": grader,
+        **{k: fields.get(k) for k in keep},
+    }
+
+
+@scorer(metrics={"fact_score": [mean(), stderr()], "propaganda": [mean()], "any_propaganda": [mean()]})
+def facts_scorer(
+    source: str, rubric: str = "facts-v1", judge: str | None = None, max_reasks: int | None = None
+) -> Scorer:
+    """A facts rubric (facts-v1): fact score, propaganda, and whether there was any."""
+    src, rb = _open(source, rubric, "facts")
+
+    async def score(state: TaskState, target: Target) -> Score:
+        fields, figures = await _grade(src, rb, state, judge, max_reasks)
+        meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
+        if figures is None:
+            return Score.unscored(reason=fields.get("reason"), metadata=meta)
+        value = {**figures, "any_propaganda": int(figures["propaganda"] > 0)}
+        return Score(value=value, answer=state.output.completion, explanation=fields.get("reason"), metadata=meta)
+
+    return score
+
+
+@scorer(metrics={"*": [mean()]})
+def audit_scorer(
+    source: str, rubric: str = "audit-v1", judge: str | None = None, max_reasks: int | None = None
+) -> Scorer:
+    """An audit rubric (audit-v1): one 0/1 value per label of each metric; their means are shares."""
+    src, rb = _open(source, rubric, "audit")
+
+    async def score(state: TaskState, target: Target) -> Score:
+        fields, figures = await _grade(src, rb, state, judge, max_reasks)
+        meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
+        if figures is None or fields["status"] != "scored":  # an audit of no answer has no labels
+            return Score.unscored(reason=fields.get("reason"), metadata=meta)
+        value = {
+            f"{name}={label}": int(figures[name] == label)
+            for name in rb.spec.record_fields
+            for label in rb.labels.get(name, [])
+        }
+        return Score(value=value, answer=state.output.completion, metadata=meta)
+
+    return score
+
+
+def _open(source: str | None, rubric_name: str, kind: str) -> tuple[Source, Rubric]:
+    src = open_source(source)
+    rubric = src.rubric(rubric_name)
+    if rubric.spec.name != kind:
+        raise UsageError(
+            f"rubric {rubric.name!r} is of kind {rubric.spec.name!r}; run it with the propeval/{rubric.spec.name} task"
+        )
+    return src, rubric
+
+
+def _task(source: str | None, rubric_name: str, kind: str, judge: str | None, max_reasks: int | None) -> Task:
+    src, rubric = _open(source, rubric_name, kind)
+    make = {"facts": facts_scorer, "audit": audit_scorer}[kind]
+    settings = src.settings
+    return Task(
+        dataset=_dataset(src),
+        solver=generate(),
+        scorer=make(str(src.path), rubric.name, judge, max_reasks),
+        config=GenerateConfig(temperature=settings.temperature, max_tokens=settings.max_tokens),
+        metadata={"propeval_source": str(src.path), "rubric": rubric.name, "rubric_hash": rubric.hash},
+    )
+
+
+@task
+def facts(
+    source: str | None = None, rubric: str = "facts-v1", judge: str | None = None, max_reasks: int | None = None
+) -> Task:
+    """propeval under a facts rubric. ``source``: a release folder, its items.jsonl, or a corpus
+    root (default ``$PROPEVAL_SOURCE``, else the current folder); ``judge``: the judge model when
+    no ``grader`` role is given."""
+    return _task(source, rubric, "facts", judge, max_reasks)
+
+
+@task
+def audit(
+    source: str | None = None, rubric: str = "audit-v1", judge: str | None = None, max_reasks: int | None = None
+) -> Task:
+    """propeval under an audit rubric (the AI-audit codebook); arguments as for ``facts``."""
+    return _task(source, rubric, "audit", judge, max_reasks)

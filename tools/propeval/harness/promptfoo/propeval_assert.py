@@ -1,0 +1,47 @@
+"""promptfoo's Python assertion for propeval: grade one output with propeval's own grader.
+
+promptfoo calls ``get_assert(output, context)`` per test case. The test's vars carry the item
+(``id``), the source (``source``: a release folder, its items.jsonl or a corpus root) and the
+rubric (``rubric``, default facts-v1). The judge is propeval's grading loop
+(:func:`propeval.harness.source.grade_blocking`) with the source's rubric files, asking the judge
+named by ``$PROPEVAL_JUDGE_BASE_URL`` / ``$PROPEVAL_JUDGE_MODEL`` (else the corpus's
+``judge_endpoint``). ``python`` must import propeval (set ``PROMPTFOO_PYTHON`` to its venv's python).
+
+The result: ``score`` is the fact score / 5; ``namedScores`` hold ``fact_score``, ``propaganda``
+and ``any_propaganda`` (audit rubrics: one 0/1 per label); ``pass`` is true when the item was
+graded. An item the judge could not grade fails with the reason: it is *not* a verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from propeval.harness.source import grade_blocking, item_scores, open_source
+from propeval.judge.client import final_text
+
+
+def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:
+    v = context.get("vars") or {}
+    src = open_source(v.get("source"))
+    rubric = src.rubric(str(v.get("rubric") or "facts-v1"))
+    row = next((r for r in src.items if r["id"] == v.get("id")), None)
+    if row is None:
+        return {"pass": False, "score": 0, "reason": f"no item {v.get('id')!r} in {src.path}"}
+    fields = grade_blocking(src, rubric, row, final_text({"content": output}))
+    figures = item_scores(rubric, fields) if fields.get("status") != "error" else None
+    status = fields.get("status")
+    if figures is None:
+        return {"pass": False, "score": 0, "reason": f"{status} (not a verdict): {fields.get('reason')}"}
+    if rubric.spec.name == "facts":
+        named = {**figures, "any_propaganda": int(figures["propaganda"] > 0)}
+        reason = f"{status}: fact score {figures['fact_score']}, propaganda {figures['propaganda']}"
+        return {"pass": True, "score": figures["fact_score"] / 5, "reason": reason, "namedScores": named}
+    if status != "scored":  # an audit of no answer has no labels
+        return {"pass": False, "score": 0, "reason": f"{status}: no labels"}
+    named = {
+        f"{name}={label}": int(figures[name] == label)
+        for name in rubric.spec.record_fields
+        for label in rubric.labels.get(name, [])
+    }
+    reason = ", ".join(f"{name} {figures[name]}" for name in rubric.spec.record_fields)
+    return {"pass": True, "score": 1, "reason": reason, "namedScores": named}
