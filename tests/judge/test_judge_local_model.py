@@ -133,5 +133,5 @@ def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -
             cli, ["score", "local", "--rubric", rubric, "--format", "json"], catch_exceptions=False
         )
         assert score.exit_code == 0
-        report = json.loads(score.output)
+        report = json.loads(score.stdout)  # warnings (the model judges itself) go to stderr
         assert report["rubric"] == rubric
