@@ -62,20 +62,29 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def probe(tmp_path: Path, html_file: Path) -> dict[str, Any]:
-    """Open a copy of ``html_file`` with the probe script: decoded images, panel boxes, page height."""
+# The window of the one browser run that both probes and screenshots a report: taller than any
+# report here (the test asserts the page fits), so no second run is needed to size the screenshot.
+SHOT_HEIGHT = 6000
+
+
+def probe(tmp_path: Path, html_file: Path, screenshot: bool = False) -> dict[str, Any]:
+    """Open a copy of ``html_file`` with the probe script: decoded images, panel boxes, page height;
+    with ``screenshot``, the same browser run also saves the whole window as ``seen["shot"]``."""
     import html
     import json
 
     copy = tmp_path / f"probe-{html_file.name}"
     copy.write_text(html_file.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    dom = chromium(tmp_path, "--window-size=1200,1000", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri())
+    shot = tmp_path / "shot.png"
+    args = [f"--window-size=1200,{SHOT_HEIGHT}", f"--screenshot={shot}"] if screenshot else ["--window-size=1200,1000"]
+    dom = chromium(tmp_path, *args, "--virtual-time-budget=10000", "--dump-dom", copy.as_uri())
     found = {k: re.search(rf'data-{k}="([^"]*)"', dom.stdout) for k in ("images", "panels", "height")}
     assert all(found.values()), "the probe script did not run"
     return {
         "images": found["images"].group(1),  # type: ignore[union-attr]
         "panels": json.loads(html.unescape(found["panels"].group(1))),  # type: ignore[union-attr]
         "height": int(found["height"].group(1)),  # type: ignore[union-attr]
+        "shot": shot if screenshot else None,
     }
 
 
@@ -83,17 +92,20 @@ def decoded_images(tmp_path: Path, html_file: Path) -> str:
     return str(probe(tmp_path, html_file)["images"])
 
 
-def blank_panels(tmp_path: Path, html_file: Path, seen: dict[str, Any], extra: tuple[Any, ...] = ()) -> list[str]:
-    """Screenshot the whole page and return the panels whose content box (below the heading) is
-    one flat colour: drawn nothing, whatever the DOM says. ``extra`` boxes are checked the same way."""
+def blank_panels(seen: dict[str, Any], extra: tuple[Any, ...] = ()) -> list[str]:
+    """The panels whose content box (below the heading) is one flat colour in the probe's
+    screenshot of the whole page: drawn nothing, whatever the DOM says. ``extra`` boxes are checked
+    the same way."""
     from PIL import Image
 
-    shot = tmp_path / "shot.png"
-    chromium(tmp_path, f"--screenshot={shot}", f"--window-size=1200,{seen['height']}", html_file.as_uri())
+    shot = seen["shot"]
+    assert shot is not None, "probe(..., screenshot=True) takes the screenshot"
     blank = []
     with Image.open(shot) as img:
         grey = img.convert("L")
-        assert grey.size == (1200, seen["height"])
+        # the whole page is in the shot: no taller than the window, and no panel below it
+        assert grey.size == (1200, SHOT_HEIGHT) and seen["height"] <= SHOT_HEIGHT, seen["height"]
+        assert all(bottom <= SHOT_HEIGHT for *_, bottom, _text in seen["panels"])
         for name, left, top, right, bottom, _text in [*seen["panels"], *extra]:
             box = grey.crop((left + 8, top, right - 8, bottom - 8))  # inside the border and its rounded corners
             lo, hi = box.getextrema()
@@ -143,11 +155,11 @@ def test_report_with_every_input_renders_in_chromium(ledgers: Any, tmp_path: Pat
     assert "judge agreement with humans is at chance level: scores from this judge are not meaningful" in html
     assert "Record ledger/dedup.json:" in html and "current</span>" in html
     assert '<tr id="item-i0003">' in html
-    seen = probe(tmp_path, out)
+    seen = probe(tmp_path, out, screenshot=True)
     assert seen["images"] == f"{n}/{n}"
     names = [p[0] for p in seen["panels"]]
     assert names == ["warnings", "coverage", "mix", "difficulty", "judge", "answerability", "dedup", "runs", "items"]
-    assert blank_panels(tmp_path, out, seen) == []
+    assert blank_panels(seen) == []
 
 
 @pytest.mark.slow
@@ -164,11 +176,11 @@ def test_report_without_ledgers_shows_no_data_panels(small_report: Path, tmp_pat
         assert message in html
     # a rubric without a judge-gate record is named, with the command that makes one
     assert "no judge-gate record: scores from this judge are not validated (run: propeval gate judge" in html
-    seen = probe(tmp_path, out)
+    seen = probe(tmp_path, out, screenshot=True)
     assert seen["images"] == "2/2"
     # the check sees an empty box: the page's right margin beside the first panel, as tall as it
     _, _, top, right, bottom, _ = seen["panels"][0]
-    assert blank_panels(tmp_path, out, seen, (["margin", right + 2, top, 1200 - 2, bottom, 0],)) == ["margin"]
+    assert blank_panels(seen, (["margin", right + 2, top, 1200 - 2, bottom, 0],)) == ["margin"]
 
 
 CORRUPT = {
