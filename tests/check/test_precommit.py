@@ -20,7 +20,6 @@ def commit(root: Path, env: dict[str, str], message: str) -> subprocess.Complete
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("bundled_model")  # the dedup hook embeds with it
 def test_pre_commit_blocks_a_bad_item_and_passes_a_good_one(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # Nothing activated and nothing on PATH: scripts/in-venv finds the tools in the venv that
     # PROPEVAL_VENV names (.venv in a clone after make setup).

@@ -64,7 +64,8 @@ def test_export_matches_sentence_transformers(export_dir: Path) -> None:
 
 
 def test_rows_come_back_in_input_order_whatever_the_batching(export_dir: Path) -> None:
-    one_by_one = np.vstack([_encoder(export_dir).encode([t]) for t in TEXTS])
+    single = _encoder(export_dir)
+    one_by_one = np.vstack([single.encode([t]) for t in TEXTS])
     batched = _encoder(export_dir, batch_size=3).encode(TEXTS)
     assert np.allclose(one_by_one, batched, atol=1e-5)
 

@@ -67,7 +67,6 @@ def annotations(output: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("bundled_model")
 def test_ci_reports_each_step_as_its_own_command(gate_corpus: Any, in_git: Any, loopback: Any, tmp_path: Any) -> None:
     make_broken_pr(gate_corpus, in_git, loopback)
     seen_rules = set()

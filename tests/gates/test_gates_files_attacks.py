@@ -194,7 +194,6 @@ def test_attack_5_two_branches_both_adding_i0172_fail_ci_then_renumber_passes(
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("bundled_model")  # the dedup hook embeds with it
 def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path) -> None:
     bindir = str(Path(sys.executable).parent)
     env = {
@@ -214,7 +213,10 @@ def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path
     corpus.item()
     corpus.write("docs/example.yaml", item_yaml("i0163"))
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
-    ok = subprocess.run(["git", "commit", "-qm", "claim"], cwd=root, env=env, capture_output=True, text=True)
+    # The first commit skips the hooks: tests/check/test_precommit.py shows a good commit passing them.
+    ok = subprocess.run(
+        ["git", "commit", "--no-verify", "-qm", "claim"], cwd=root, env=env, capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr
     os.symlink("../../docs/example.yaml", root / "questions/c0001/i0163.yaml")
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)

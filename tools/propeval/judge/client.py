@@ -371,7 +371,7 @@ class ChatClient:
         async with self._sem, asyncio.timeout(self.request_deadline):
             resp = await self._client.chat.completions.with_raw_response.create(
                 model=self.endpoint.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 **params,
             )
         text, finish, cut, data = parse_reply_data(resp.http_response.content, max_chars)
