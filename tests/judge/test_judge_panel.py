@@ -175,6 +175,45 @@ def test_failed_judge_is_an_error_and_never_cached(judge_corpus: Any, loopback: 
     assert (judged(a), judged(down)) == (1, 2)
 
 
+@pytest.mark.slow
+def test_only_a_whole_valid_reply_is_cached(judge_corpus: Any, loopback: Any, tmp_path: Path) -> None:
+    """A verdict cut at max_tokens (by the server, or by the client because the server sent more)
+    is scored but never cached, nor is an invalid reply: only the re-ask's valid reply is."""
+    verdict = judge_script({})
+
+    def script(seen: Seen) -> Reply:
+        if not is_judge_request(seen):
+            return default_script(seen)
+        valid = verdict(seen)
+        if "Why was the riot put down?" in seen.prompt:  # i0002: whole, but the server says it stopped at max_tokens
+            return Reply(valid.content, finish_reason="length")
+        if "第二个问题是什么" in seen.prompt:  # i0003: more than max_tokens x 8 characters, cut by the client
+            return Reply("Verdict: " + (valid.content or "") + " x" * 300)
+        return valid if len(seen.body["messages"]) > 1 else Reply("{}")  # i0001: invalid, then re-asked
+
+    srv = loopback(script)
+    configure(judge_corpus, srv.base_url, judge_max_tokens=64)
+    assert invoke("answer", "--run-id", "r1").exit_code == 0
+    assert invoke("grade", "r1", "--rubric", "facts-v1").exit_code == 0
+    first = grades(judge_corpus.root)
+    assert {k: (g["status"], g["attempts"], g["cached"]) for k, g in first.items()} == {
+        "i0001": ("scored", 2, False),
+        "i0002": ("scored", 1, False),
+        "i0003": ("scored", 1, False),
+    }
+    entries = [json.loads(e.read_text(encoding="utf-8")) for e in (tmp_path / "response-cache").glob("*/*.json")]
+    assert [e["text"] for e in entries] == [first["i0001"]["raw"]]
+    # the same requests again: i0001's invalid first reply is asked again, its re-ask read from the cache
+    (judge_corpus.root / "runs/r1/grades-facts-v1.jsonl").unlink()
+    assert invoke("grade", "r1", "--rubric", "facts-v1").exit_code == 0
+    assert {k: (g["attempts"], g["cached"]) for k, g in grades(judge_corpus.root).items()} == {
+        "i0001": (1, True),
+        "i0002": (1, False),
+        "i0003": (1, False),
+    }
+    assert judged(srv) == 4 + 3
+
+
 def test_self_judged_and_reference_model_warnings(judge_corpus: Any, loopback: Any) -> None:
     srv = loopback()
     # the answer model, written with a provider prefix and other case, is the judge and the reference

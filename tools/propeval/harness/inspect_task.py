@@ -39,8 +39,8 @@ from inspect_ai.util import JSONSchema
 
 from propeval.errors import UsageError
 from propeval.harness.source import Source, case_of, item_scores, open_source
-from propeval.judge.client import final_text
-from propeval.judge.grade import grade_answer
+from propeval.judge.client import Completion, final_text
+from propeval.judge.grade import Complete, grade_answer
 from propeval.judge.rubric import Rubric
 
 
@@ -52,10 +52,10 @@ def _dataset(source: Source) -> MemoryDataset:
     )
 
 
-def _complete(grader: Model, temperature: float, max_tokens: int) -> Any:
+def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
     """propeval's ``Complete`` over an inspect model."""
 
-    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> Completion:
         chat: list[ChatMessage] = [
             ChatMessageUser(content=m["content"]) if m["role"] == "user" else ChatMessageAssistant(content=m["content"])
             for m in messages
@@ -66,7 +66,7 @@ def _complete(grader: Model, temperature: float, max_tokens: int) -> Any:
             response_schema=ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema)),
         )
         out = await grader.generate(chat, config=config)
-        return out.completion, "length" if out.stop_reason == "max_tokens" else out.stop_reason
+        return Completion(out.completion, "length" if out.stop_reason == "max_tokens" else out.stop_reason, 1)
 
     return complete
 

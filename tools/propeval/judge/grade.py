@@ -8,6 +8,11 @@ majority per fact, a median per ordinal field), with its ties in ``panel.ties``.
 request failed makes the item an ``error`` (a rerun retries it, the other judges' replies coming
 from the response cache); a judge that gave no valid verdict is left out of the combination, and
 with no judge scoring the item is ``unscored``. A panel of one is the single-judge record.
+
+Every judge, of a panel or alone, and every harness adapter (``propeval.harness``) grades through
+one loop, :func:`grade_answer`: ``propeval grade`` gives it its chat client (which records each
+call's token usage) and a :class:`CacheSlot` on the response cache; the adapters give their own
+model and no cache.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from propeval.judge import runs
 from propeval.judge._engine import OnRecord, Progress, make_client, run_all_closing
 from propeval.judge.answer import RunResult
 from propeval.judge.cache import ResponseCache, default_dir, request_key
-from propeval.judge.client import ChatClient, RequestError, response_format
+from propeval.judge.client import ChatClient, Completion, RequestError, response_format
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import Rubric, load_rubric
 from propeval.judge.settings import Endpoint, JudgeSettings
@@ -123,20 +128,186 @@ def _scored(record: dict[str, Any], outcome: Outcome, raw: str | None) -> None:
     record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
 
 
-def _from_cache(cache: ResponseCache, key: str, check: Callable[[str], Outcome], record: dict[str, Any]) -> bool:
-    """Fill ``record`` from the reply cached under ``key``, if there is one and it is still a
-    valid verdict (the cache is untrusted: one that is not is a warning, and the judge is asked)."""
-    hit = cache.get(key)
-    if hit is None:
-        return False
+def _unanswered(record: dict[str, Any], rubric: Rubric) -> None:
+    record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
+    record.update(rubric.spec.unanswered_fields())
+
+
+# (messages, verdict schema) -> the reply: one request to the judge model. ``propeval grade`` passes
+# its own client (:func:`client_completer`); the harness adapters pass their harness's model.
+Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[Completion]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the judge is shown of one item besides the answer: its question, its claim's facts
+    (id, text) in order, the frame markers (language, text), and the item's labels."""
+
+    question: str
+    facts: list[tuple[str, str]]
+    markers: list[tuple[str, str]]
+    language: str = ""
+    framing: str = ""
+    question_type: str = ""
+
+    @classmethod
+    def of(cls, item: Item, claim: Claim) -> Case:
+        return cls(
+            item.prompt,
+            [(f.id, f.text) for f in claim.facts],
+            list(claim.markers),
+            item.language,
+            item.framing,
+            item.question_type,
+        )
+
+
+@dataclass(frozen=True)
+class CacheSlot:
+    """The response cache as one judge's grading loop uses it: the key of each request it sends
+    (:func:`~propeval.judge.cache.request_key`), a lookup before the call, a store after a valid
+    verdict."""
+
+    cache: ResponseCache
+    endpoint: Endpoint
+    rubric: Rubric
+    temperature: float
+    max_tokens: int
+
+    def key(self, messages: list[dict[str, str]], schema: dict[str, Any], token: str) -> str:
+        ep, rubric = self.endpoint, self.rubric
+        return request_key(
+            endpoint=ep.name,  # two panel members on one model stay two judges
+            base_url=ep.base_url,
+            model=ep.model,
+            messages=messages,
+            params={
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+                "response_format": response_format(ep.response_format, schema),
+            },
+            rubric={"name": rubric.name, "version": rubric.version, "hash": rubric.hash},
+            token=token,
+        )
+
+    def lookup(self, key: str, check: Callable[[str], Outcome]) -> tuple[Outcome, str] | None:
+        """The verdict of the reply cached under ``key``, if there is one and it is still valid
+        (the cache is untrusted: one that is not is a warning, and the judge is asked)."""
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        try:
+            return check(hit.text), hit.text
+        except VerdictError as e:
+            self.cache.reject(key, str(e))
+            return None
+
+    def store(self, key: str, reply: Completion) -> None:
+        """Keep a reply that gave a valid verdict, unless it was cut (by the server or the client)."""
+        if not reply.text or reply.cut or reply.finish_reason == "length":
+            return
+        ep, rb = self.endpoint, self.rubric
+        about = {"model": ep.model, "base_url": ep.base_url, "rubric": rb.name, "rubric_version": rb.version}
+        self.cache.put(key, reply.text, reply.finish_reason, {**about, "created": runs.now()})
+
+
+def new_fields(rubric: Rubric) -> dict[str, Any]:
+    """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
+    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
+
+
+async def grade_answer(
+    complete: Complete,
+    rubric: Rubric,
+    case: Case,
+    answer: str | None,
+    max_reasks: int,
+    *,
+    record: dict[str, Any] | None = None,
+    cache: CacheSlot | None = None,
+) -> dict[str, Any]:
+    """The one grading loop, of ``propeval grade`` and of the harness adapters (``propeval.harness``).
+
+    Fills ``record`` (default :func:`new_fields`) with the verdict fields of one answer: status,
+    the kind's fields, verdict, reason, raw, attempts, prompt_hash. ``unanswered`` at once for no
+    text, else the judge's verdict, re-asked with feedback up to ``max_reasks`` times, then
+    ``unscored``; a :class:`RequestError` from ``complete`` gives ``error``. With ``cache``, each
+    request is looked up first (a hit sets ``cached``) and a reply that gave a valid verdict is
+    stored; errors, cut and invalid replies never are. ``complete`` records its calls' token usage
+    if its caller wants it (:func:`client_completer`)."""
+    record = new_fields(rubric) if record is None else record
+    if not answer:
+        _unanswered(record, rubric)
+        return record
+    filled = fill(
+        rubric,
+        question=case.question,
+        answer=answer,
+        facts=case.facts,
+        markers=case.markers,
+        language=case.language,
+        framing=case.framing,
+        question_type=case.question_type,
+    )
+    record["prompt_hash"] = filled.hash
+    fact_ids = [fid for fid, _ in case.facts]
+    schema = item_schema(rubric, fact_ids)
+    messages = [{"role": "user", "content": filled.text}]
+
+    def check(raw: str | None) -> Outcome:
+        return judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+
+    reason, raw = "", None
     try:
-        outcome = check(hit.text)
-    except VerdictError as e:
-        cache.reject(key, str(e))
-        return False
-    _scored(record, outcome, hit.text)
-    record["cached"] = True
-    return True
+        for _ in range(max_reasks + 1):
+            key = cache.key(messages, schema, filled.token) if cache else ""
+            hit = cache.lookup(key, check) if cache else None
+            if hit is not None:
+                _scored(record, *hit)
+                record["cached"] = True
+                return record
+            reply = await complete(messages, schema)
+            record["attempts"] += 1
+            raw = reply.text
+            try:
+                outcome = check(raw)
+            except VerdictError as e:
+                reason = str(e)
+                if reply.finish_reason == "length":
+                    reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
+                messages += [
+                    {"role": "assistant", "content": raw or ""},
+                    {"role": "user", "content": REASK.format(reason=reason)},
+                ]
+                continue
+            if cache:
+                cache.store(key, reply)
+            _scored(record, outcome, raw)
+            return record
+        record.update(
+            status="unscored",
+            verdict=None,
+            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
+            raw=raw,
+        )
+    except RequestError as e:
+        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
+    return record
+
+
+def client_completer(
+    client: ChatClient, temperature: float, max_tokens: int, usage: list[dict[str, int] | None] | None = None
+) -> Complete:
+    """:data:`Complete` over propeval's own chat client; each call's checked token usage is
+    appended to ``usage`` when given (None: the server sent none usable)."""
+
+    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> Completion:
+        c = await client.complete(messages, temperature=temperature, max_tokens=max_tokens, schema=schema)
+        if usage is not None:
+            usage.append(c.usage)
+        return c
+
+    return complete
 
 
 async def _ask(
@@ -146,83 +317,19 @@ async def _ask(
     options: GradeOptions,
     record: dict[str, Any],
     cache: ResponseCache | None,
-) -> None:
-    """Ask the judge (or read its reply to the same request from ``cache``), re-asking with
-    feedback up to ``max_reasks`` times; fill ``record``."""
-    item, claim = job.item, job.claim
-    answer = str(job.answer["answer"])
-    facts = [(f.id, f.text) for f in claim.facts]
-    filled = fill(
+) -> dict[str, Any]:
+    """Grade ``job`` with one judge into ``record``: :func:`grade_answer` over ``client``, with the
+    response cache under the judge's endpoint, and each call's usage in ``record["usage"]``."""
+    temperature, max_tokens = options.temperature, options.max_tokens
+    return await grade_answer(
+        client_completer(client, temperature, max_tokens, usage=record["usage"]),
         rubric,
-        question=item.prompt,
-        answer=answer,
-        facts=facts,
-        markers=claim.markers,
-        language=item.language,
-        framing=item.framing,
-        question_type=item.question_type,
+        Case.of(job.item, job.claim),
+        str(job.answer["answer"]),
+        options.max_reasks,
+        record=record,
+        cache=CacheSlot(cache, client.endpoint, rubric, temperature, max_tokens) if cache else None,
     )
-    record["prompt_hash"] = filled.hash
-    fact_ids = [fid for fid, _ in facts]
-    schema = item_schema(rubric, fact_ids)
-    messages = [{"role": "user", "content": filled.text}]
-    ep = client.endpoint
-    params = {
-        "temperature": options.temperature,
-        "max_tokens": options.max_tokens,
-        "response_format": response_format(ep.response_format, schema),
-    }
-    about = {"model": ep.model, "base_url": ep.base_url, "rubric": rubric.name, "rubric_version": rubric.version}
-    reason, raw = "", None
-    record["cached"] = False
-
-    def check(text: str | None) -> Outcome:
-        return judge(text, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
-
-    try:
-        for _ in range(options.max_reasks + 1):
-            key = ""
-            if cache is not None:
-                key = request_key(
-                    endpoint=ep.name,  # two panel members on one model stay two judges
-                    base_url=ep.base_url,
-                    model=ep.model,
-                    messages=messages,
-                    params=params,
-                    rubric={"name": rubric.name, "version": rubric.version, "hash": rubric.hash},
-                    token=filled.token,
-                )
-                if _from_cache(cache, key, check, record):
-                    return
-            c = await client.complete(
-                messages, temperature=options.temperature, max_tokens=options.max_tokens, schema=schema
-            )
-            record["attempts"] += 1
-            record["usage"].append(c.usage)
-            raw = c.text
-            try:
-                outcome = check(raw)
-            except VerdictError as e:
-                reason = str(e)
-                if c.finish_reason == "length":
-                    reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
-                messages += [
-                    {"role": "assistant", "content": raw or ""},
-                    {"role": "user", "content": REASK.format(reason=reason)},
-                ]
-                continue
-            if cache is not None and raw and not c.cut and c.finish_reason != "length":
-                cache.put(key, raw, c.finish_reason, {**about, "created": runs.now()})
-            _scored(record, outcome, raw)
-            return
-        record.update(
-            status="unscored",
-            verdict=None,
-            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
-            raw=raw,
-        )
-    except RequestError as e:
-        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
 
 
 async def _ask_judge(
@@ -238,9 +345,9 @@ async def _ask_judge(
         "attempts": 0,
         "usage": [],  # this judge's calls (the panel's record keeps its own list empty)
         **rubric.spec.empty_fields(),
+        "cached": False,
     }
-    await _ask(client, job, rubric, options, sub, cache)
-    return sub
+    return await _ask(client, job, rubric, options, sub, cache)
 
 
 def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric) -> None:
@@ -289,118 +396,15 @@ async def _grade_one(
         **rubric.spec.empty_fields(),
     }
     if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):
-        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
-        record.update(rubric.spec.unanswered_fields())
+        _unanswered(record, rubric)
     elif len(clients) == 1:
+        record["cached"] = False
         await _ask(clients[0], job, rubric, options, record, cache)
     else:
         subs = await asyncio.gather(*(_ask_judge(c, job, rubric, options, cache) for c in clients))
         _combine(record, list(subs), rubric)
     record["created"] = runs.now()
     return record
-
-
-# (messages, verdict schema) -> (reply text, finish_reason): one request to the judge model.
-# ``propeval grade`` passes its own client; the harness adapters pass their harness's model.
-Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[tuple[str | None, str | None]]]
-
-
-@dataclass(frozen=True)
-class Case:
-    """What the judge is shown of one item besides the answer: its question, its claim's facts
-    (id, text) in order, the frame markers (language, text), and the item's labels."""
-
-    question: str
-    facts: list[tuple[str, str]]
-    markers: list[tuple[str, str]]
-    language: str = ""
-    framing: str = ""
-    question_type: str = ""
-
-    @classmethod
-    def of(cls, item: Item, claim: Claim) -> Case:
-        return cls(
-            item.prompt,
-            [(f.id, f.text) for f in claim.facts],
-            list(claim.markers),
-            item.language,
-            item.framing,
-            item.question_type,
-        )
-
-
-def new_fields(rubric: Rubric) -> dict[str, Any]:
-    """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
-    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
-
-
-async def grade_answer(
-    complete: Complete, rubric: Rubric, case: Case, answer: str | None, max_reasks: int
-) -> dict[str, Any]:
-    """The verdict fields of one answer (status, the kind's fields, verdict, reason, raw, attempts,
-    prompt_hash): ``unanswered`` at once for no text, else the judge's verdict, re-asked with
-    feedback up to ``max_reasks`` times, then ``unscored``. A :class:`RequestError` from
-    ``complete`` gives status ``error``. The harness adapters (``propeval.harness``) grade with it;
-    it asks what :func:`_ask` asks (the same prompt, schema, verdict checks and re-ask text) but has
-    no response cache and no panel. TODO: fold ``_ask`` onto it with cache hooks, so one loop
-    remains (tests/harness compares the two on every outcome kind)."""
-    record = new_fields(rubric)
-    if not answer:
-        record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
-        record.update(rubric.spec.unanswered_fields())
-        return record
-    filled = fill(
-        rubric,
-        question=case.question,
-        answer=answer,
-        facts=case.facts,
-        markers=case.markers,
-        language=case.language,
-        framing=case.framing,
-        question_type=case.question_type,
-    )
-    record["prompt_hash"] = filled.hash
-    fact_ids = [fid for fid, _ in case.facts]
-    schema = item_schema(rubric, fact_ids)
-    messages = [{"role": "user", "content": filled.text}]
-    reason, raw = "", None
-    try:
-        for _ in range(max_reasks + 1):
-            raw, finish_reason = await complete(messages, schema)
-            record["attempts"] += 1
-            try:
-                outcome = judge(raw, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
-            except VerdictError as e:
-                reason = str(e)
-                if finish_reason == "length":
-                    reason += " (the reply was cut at max_tokens; raise judge_max_tokens)"
-                messages += [
-                    {"role": "assistant", "content": raw or ""},
-                    {"role": "user", "content": REASK.format(reason=reason)},
-                ]
-                continue
-            record.update(outcome.fields)
-            record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
-            return record
-        record.update(
-            status="unscored",
-            verdict=None,
-            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
-            raw=raw,
-        )
-    except RequestError as e:
-        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
-    return record
-
-
-def client_completer(client: ChatClient, temperature: float, max_tokens: int) -> Complete:
-    """:data:`Complete` over propeval's own chat client."""
-
-    async def complete(messages: list[dict[str, str]], schema: dict[str, Any]) -> tuple[str | None, str | None]:
-        c = await client.complete(messages, temperature=temperature, max_tokens=max_tokens, schema=schema)
-        return c.text, c.finish_reason
-
-    return complete
 
 
 def grade_run(
