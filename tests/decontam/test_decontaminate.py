@@ -200,7 +200,7 @@ def test_the_dask_cluster_gives_the_local_report(shards: CorpusDir, dask_cluster
     shards.write(
         "train/b.jsonl", line("b1", "x") + line("b2", "on the night of 3-4 June 1989, and how many people died?")
     )
-    shards.write("train/c.jsonl", line("c1", PROMPT.upper()))
+    shards.write("train/c.jsonl", line("c1", PROMPT.upper()) + line("c2", PROMPT.replace("night", "evening")))
     local = run("train", "--jobs", "1", "--state-dir", "s1", "--format", "json", "--filtered-out", "out1")
     pool = run("train", "--jobs", "2", "--state-dir", "s2", "--format", "json")
     dask = run("train", "--scheduler", dask_cluster, "--state-dir", "s3", "--format", "json", "--filtered-out", "out2")
@@ -213,7 +213,7 @@ def test_the_dask_cluster_gives_the_local_report(shards: CorpusDir, dask_cluster
         f"dask ({dask_cluster}, 2 workers)",
     ]
     assert (local.exit_code, pool.exit_code, dask.exit_code) == (1, 1, 1)
-    assert {f["kind"] for f in docs[0]["findings"]} == {"exact", "ngram", "seam"}
+    assert {f["kind"] for f in docs[0]["findings"]} == {"exact", "ngram", "seam", "near"}
     for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
         assert (shards.root / "out1" / name).read_bytes() == (shards.root / "out2" / name).read_bytes()
 
@@ -282,3 +282,44 @@ def test_an_unreachable_scheduler_is_exit_3_naming_it(shards: CorpusDir) -> None
     assert result.exit_code == 3
     assert result.stderr.startswith("propeval: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
     assert not (shards.root / "state").exists()
+
+
+def test_a_word_changed_in_the_middle_is_a_near_finding(corpus: CorpusDir) -> None:
+    """No 13-gram of the prompt survives one word replaced in its middle; the anchors and the
+    token alignment find it. Half the prompt, or its words shuffled, is no near finding."""
+    corpus.claim()
+    corpus.item("i0001", prompt=f'"{PROMPT}"')
+    edited = PROMPT.replace("night", "evening")
+    corpus.write(
+        "t/n.jsonl",
+        line("n1", f"Quoted: {edited} End.")
+        + line("n2", "what did the army do in central Beijing, asked nobody")
+        + line("n3", "died people many how and 1989 June 3-4 of night the on Beijing central in do army the did what"),
+    )
+    result = run("t/n.jsonl", "--state-dir", "state", "--drop-list", "drop.txt")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        "t/n.jsonl:1:1 [decontam-near] i0001 prompt: 20 of its 21 tokens aligned in order in document n1 "
+        '(similarity 0.952 >= 0.9): "what did the army do in central beijing on the evening of 3 4 june 1989 and '
+        'how many people died"'
+    )
+    assert result.stdout.splitlines()[1].startswith("corpus texts found (1):")
+    assert (corpus.root / "drop.txt").read_text() == "n1\n"
+    off = run("t/n.jsonl", "--state-dir", "state", "--near", "0")
+    assert off.exit_code == 0 and "decontam-" not in off.stdout
+
+
+def test_a_window_hashes_the_same_wherever_it_stands() -> None:
+    from propeval.decontam import ngrams
+
+    alone = ngrams.windows(ngrams.tokenise(b"in central beijing"), 3).tolist()
+    for context in (
+        b"x in central beijing y",
+        b"a verylongtokenindeed in central beijing",
+        b"zz\x00in central beijing",
+    ):
+        assert alone[0] in ngrams.windows(ngrams.tokenise(context), 3).tolist(), context
+    # Tokens longer than 16 bytes that differ only in the middle hash equal (the exact check drops
+    # such a candidate); any other difference changes the hash.
+    a, b, c = (ngrams.windows(ngrams.tokenise(t), 1)[0] for t in (b"abcdefgh1ijklmnop", b"abcdefgh2ijklmnop", b"abc"))
+    assert a == b and a != c

@@ -163,6 +163,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
     "decontaminate": (
         ("decontam-exact", E, "no training document holds a whole corpus text (prompt, fact, marker), normalised"),
         ("decontam-ngram", E, "no training document shares an n-gram (13 tokens by default) with a corpus text"),
+        ("decontam-near", E, "no training document holds a corpus text with a word or so changed (--near similarity)"),
         ("decontam-seam", E, "no n-gram of a corpus text runs across two consecutive training documents"),
         ("decontam-embed", W, "no sampled training sentence (--embed) is close in meaning to a corpus text"),
         ("decontam-bad-line", E, "every line of a JSONL shard is JSON (a bad line is reported and not scanned)"),

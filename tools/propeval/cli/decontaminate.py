@@ -37,6 +37,14 @@ def _announce(message: str) -> None:
     help="Texts shorter than n but at least this long are searched whole; shorter ones are not searched.",
 )
 @click.option(
+    "--near",
+    type=click.FloatRange(0, 1),
+    default=0.9,
+    show_default=True,
+    help="Also report documents that hold no n-gram of a corpus text but whose tokens align with it at "
+    "this similarity or more (decontam-near: a word or so changed; texts of 10+ tokens at 0.9); 0: off.",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(0, 1024),
     default=0,
@@ -93,6 +101,7 @@ def command(
     id_field: str,
     n: int,
     min_tokens: int,
+    near: float,
     jobs: int,
     scheduler: str,
     state_dir: Path | None,
@@ -108,9 +117,11 @@ def command(
     documents are normalised as dedup does (NFKC, format characters dropped, case folded); tokens
     are runs of letters and digits, and each Chinese or Japanese character is a token. A document
     is reported when it shares an n-gram with a corpus text (decontam-ngram), holds a whole text
-    (decontam-exact), or when an n-gram runs from its end into the next document's start
-    (decontam-seam: documents packed together in training). Each shard's result is kept in the
-    state folder: run the same command again after a crash and finished shards are not read again.
+    (decontam-exact), when an n-gram runs from its end into the next document's start
+    (decontam-seam: documents packed together in training), or when it holds no n-gram of a text
+    but its tokens align with the text's at --near similarity (decontam-near: a word or so
+    changed). Each shard's result is kept in the state folder: run the same command again after a
+    crash and finished shards are not read again.
 
     Exits 1 when a document holds corpus text or a shard has bad lines (each reported and
     skipped); paraphrases of the --embed pass are warnings.
@@ -124,6 +135,7 @@ def command(
       propeval decontaminate 'train/*.jsonl'                        # every core of this machine
       propeval decontaminate train/ --drop-list drop.txt --format json
       propeval decontaminate 'train/*.parquet' --text-field content --filtered-out clean/
+      propeval decontaminate 'train/*.jsonl' --near 0.95             # near matches: 1 word in 20
       propeval decontaminate 'train/*.jsonl' --scheduler tcp://scheduler:8786   # a Dask cluster
     """
     config = config_from(ctx)
@@ -143,7 +155,7 @@ def command(
             raise UsageError(f"{shard.path}: an output would overwrite or hold this shard; write it elsewhere")
     corpus = load_corpus(config)
     entries = corpus_entries(corpus)
-    index = build(entries, n=n, min_tokens=min_tokens)
+    index = build(entries, n=n, min_tokens=min_tokens, near=near)
     encoder, texts, threshold = None, [], 0.0
     if embed_rate:
         from propeval.settings import DedupSettings
@@ -179,11 +191,17 @@ def command(
 command.help = with_rules(command.help or "", "decontaminate")
 
 
-def _problem(f: Any, n: int, threshold: float) -> Problem:
+def _problem(f: Any, n: int, threshold: float, near: float) -> Problem:
     pct = f"{100 * f.matched / f.total:.0f}%" if f.total else ""
     if f.kind == "paraphrase":
         what = f"{f.label}: a sentence of document {f.doc} is close in meaning (cosine {f.score:.3f} >= {threshold})"
         return Problem(f.shard, f.line, 1, "decontam-embed", f'{what}: "{f.span}"', severity=Severity.WARNING)
+    if f.kind == "near":
+        what = (
+            f"{f.label}: {f.matched} of its {f.total} tokens aligned in order in document {f.doc} "
+            f"(similarity {f.score:.3f} >= {near})"
+        )
+        return Problem(f.shard, f.line, 1, "decontam-near", f'{what}: "{f.span}"')
     if f.kind == "exact":
         rule, what = "decontam-exact", f"{f.label} whole in document {f.doc}"
     elif f.kind == "seam":
@@ -200,7 +218,7 @@ def _problem(f: Any, n: int, threshold: float) -> Problem:
 def decontamination_report(result: Any, options: Any, model: str = "") -> Report:
     """Findings and bad lines as problems; the data document; per-text counts for people."""
     n = result.index.n
-    problems = [_problem(f, n, options.embed_threshold) for f in result.findings]
+    problems = [_problem(f, n, options.embed_threshold, result.index.near) for f in result.findings]
     problems += [Problem(shard, b.line, 1 if b.line else 0, b.rule, b.message) for shard, b in result.bad]
     problems.sort(key=lambda p: (p.path, p.line, p.rule, p.message))
     by_text: dict[str, set[tuple[str, int]]] = {}
@@ -217,6 +235,7 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
     data = {
         "ngram": n,
         "min_tokens": index.min_tokens,
+        "near": index.near,
         "index": {
             "digest": index.digest,
             "texts_searched": len(index.texts),

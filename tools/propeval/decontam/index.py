@@ -6,6 +6,13 @@ n-grams; a text of ``min_tokens`` to ``n - 1`` tokens is searched whole (an exac
 boundaries); a shorter text (most frame markers: two to five words that news text uses on its own)
 is not searched, and the report counts those.
 
+**Near matches.** A word replaced in the middle of a text of fewer than ``2n + 1`` tokens leaves
+no n-gram of it whole, so each text of at least :func:`near_min_tokens` tokens also gives *anchors*:
+all its windows of :func:`anchor_width` tokens, short enough that one survives any single edit.
+An anchor found in a document is only a candidate: the document's tokens around it are aligned
+with the text's (:mod:`propeval.decontam.scan`), and a finding needs a similarity of at least
+``near`` (0.9: one word in ten may differ).
+
 The index is small (the corpus's texts), so it is built once and shipped to every worker; the
 shards are searched *for* its n-grams, never turned into n-grams of their own.
 """
@@ -32,6 +39,7 @@ class Text:
     tokens: int
     ngrams: int  # how many n-grams (1 for a text searched whole)
     whole: str = ""  # a text searched whole: its tokens joined by spaces
+    words: tuple[bytes, ...] = ()  # a text with anchors: its tokens, for the near alignment
 
 
 @dataclass
@@ -46,6 +54,10 @@ class Index:
     hashes: dict[int, ngrams.Table] = field(default_factory=dict)
     too_short: list[str] = field(default_factory=list)
     digest: str = ""
+    near: float = 0.0  # the near pass's similarity threshold (0: no near pass)
+    anchor: int = 0  # the anchors' width in tokens
+    anchors: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # hash -> [(text, position)]
+    anchor_table: ngrams.Table | None = None
 
     @property
     def size(self) -> int:
@@ -53,14 +65,34 @@ class Index:
         return sum(len(g) for g in self.grams.values())
 
 
-def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens: int = 8) -> Index:
+def near_min_tokens(near: float) -> int:
+    """The fewest tokens a text needs for one replaced token to keep it at similarity ``near``
+    ((L - 1) / L >= near: 10 tokens at 0.9); shorter texts get no anchors."""
+    length = 2
+    while (length - 1) / length < near - 1e-9:
+        length += 1
+    return length
+
+
+def anchor_width(near: float) -> int:
+    """Anchors short enough that any text of :func:`near_min_tokens` tokens with one token
+    replaced keeps one whole (the longer side of the edit: ceil((L - 1) / 2), 5 at 0.9)."""
+    return max(1, near_min_tokens(near) // 2)
+
+
+def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens: int = 8, near: float = 0.9) -> Index:
     """The index of ``entries``: (label, kind, item id, text) each.
 
     Args:
         n: the n-gram length in tokens.
         min_tokens: texts with fewer tokens than this are not searched (and are listed).
+        near: the near pass's similarity threshold (0 or 1: no near pass).
     """
-    index = Index(n=n, min_tokens=min_tokens)
+    near = near if 0 < near < 1 else 0.0
+    index = Index(n=n, min_tokens=min_tokens, near=near)
+    anchored = near_min_tokens(near) if near else 0
+    index.anchor = anchor_width(near) if near else 0
+    anchor_hashes: list[np.ndarray] = []
     seen: list[tuple[str, str]] = []
     collected: dict[int, list[np.ndarray]] = {}
     for label, kind, item, text in entries:
@@ -79,11 +111,22 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
         for pos in range(len(hashes)):
             table.setdefault(" ".join(toks[pos : pos + width]), []).append((number, pos))
         whole = " ".join(toks) if short else ""
-        index.texts.append(Text(label, kind, item, len(toks), len(hashes), whole))
+        words: tuple[bytes, ...] = ()
+        if near and len(toks) >= max(anchored, index.anchor):
+            words = tuple(t.encode("utf-8") for t in toks)
+            anchor = ngrams.windows(tok, index.anchor)
+            for pos, h in enumerate(anchor.tolist()):
+                index.anchors.setdefault(h, []).append((number, pos))
+            anchor_hashes.append(anchor)
+        index.texts.append(Text(label, kind, item, len(toks), len(hashes), whole, words))
         seen.append((label, " ".join(toks)))
         collected.setdefault(width, []).append(hashes)
     index.hashes = {width: ngrams.Table(np.concatenate(parts)) for width, parts in sorted(collected.items())}
-    payload = json.dumps([ngrams.VERSION, n, min_tokens, sorted(seen), sorted(index.too_short)], ensure_ascii=False)
+    if anchor_hashes:
+        index.anchor_table = ngrams.Table(np.concatenate(anchor_hashes))
+    payload = json.dumps(
+        [ngrams.VERSION, n, min_tokens, near, sorted(seen), sorted(index.too_short)], ensure_ascii=False
+    )
     index.digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return index
 

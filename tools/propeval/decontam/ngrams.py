@@ -14,11 +14,12 @@ which writes its tokens separated by spaces; the table leaves bytes >= 128 as th
 paths meet in one byte form.
 
 **Kernel.** :func:`windows` hashes every window of ``w`` consecutive tokens of a buffer with
-polynomial hashes (bytes into a token mod 2**32, tokens into a window mod 2**64), computed with
-numpy prefix sums, so no Python runs per byte or per token. A hash is only a candidate: every
-window whose hash is in the index is checked against the index's exact n-gram strings before it
-counts (:mod:`propeval.decontam.scan`), so a collision costs time, never a false finding, and
-equal n-grams always hash equal, so none is missed.
+a token hash (its length and its first and last 8 bytes, mixed) and a polynomial hash of the
+tokens into a window (mod 2**64, numpy prefix sums), so no Python runs per byte or per token, and
+numpy's only passes over every byte are the table, the token edges and their positions. A hash
+is only a candidate: every window whose hash is in the index is checked against the index's exact
+n-gram strings before it counts (:mod:`propeval.decontam.scan`), so a collision costs time, never a
+false finding, and equal n-grams always hash equal, so none is missed.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from propeval.textnorm import VERSION as NORM_VERSION
 from propeval.textnorm import normalise
 
 # Bump when tokens, canonical bytes or the hash change: it is part of every shard result's key.
-VERSION = f"{NORM_VERSION}+tokens-cjk-char/1+poly64/1"
+VERSION = f"{NORM_VERSION}+tokens-cjk-char/1+mix64-poly64/2"
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
@@ -42,8 +43,13 @@ TABLE = bytes(
     (c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128) else 0) for c in range(256)
 )
 
-P = 0x01000193  # odd, so it has an inverse mod 2**32 (bytes into a token's hash)
 Q = 0x9E3779B97F4A7C15  # odd, mod 2**64 (token hashes into a window's hash)
+# Odd 64-bit multipliers (golden ratio, xxHash, murmur3 finaliser) for the token hash.
+_K1, _K2, _K3, _K4 = (
+    np.uint64(k) for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xFF51AFD7ED558CCD)
+)
+# The low k bytes of a little-endian 64-bit word (a token shorter than 8 bytes).
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
 def tokens(text: str) -> list[str]:
@@ -84,7 +90,6 @@ def _geometric(base: int, n: int, dtype: Any) -> np.ndarray:
         return np.cumprod(out, dtype=dtype)  # wraps mod 2**bits, as intended
 
 
-_PB = _Powers(P, bits=32)
 _PT = _Powers(Q)
 
 
@@ -105,21 +110,26 @@ class Tokenised:
 
 def tokenise(buf: bytes) -> Tokenised:
     """Map ``buf`` through :data:`TABLE`, find its tokens and hash each one (all in numpy)."""
-    # A separator on each side: token edges are then where a byte and the one before it differ,
-    # alternately a start and an end.
-    mapped = np.frombuffer(b"\x00" + buf.translate(TABLE) + b"\x00", dtype=np.uint8)
+    # A separator in front and eight behind: token edges are then where a byte and the one before
+    # it differ, alternately a start and an end, and an 8-byte read at any token start stays inside.
+    mapped = np.frombuffer(b"".join((b"\x00", buf.translate(TABLE), bytes(8))), dtype=np.uint8)
     is_tok = mapped != 0
     edges = np.flatnonzero(is_tok[1:] != is_tok[:-1]) + 1
     starts = edges[0::2]
     ends = edges[1::2]
-    up, down = _PB.get(len(mapped) + 1)
+    # A token's hash mixes its length, its first 8 bytes and its last 8 (one unaligned 64-bit read
+    # each, no pass over every byte). Tokens longer than 16 bytes that differ only in the middle
+    # hash equal: a candidate that the exact check drops, never a missed n-gram.
+    words = np.ndarray((len(mapped) - 7,), dtype="<u8", buffer=mapped, strides=(1,))
+    length = ends - starts
     with np.errstate(over="ignore"):
-        # Token hashes in 32 bits (half the memory traffic of the byte pass); a window's hash is
-        # 64 bits. Two tokens that collide only make a candidate that the exact check drops.
-        byte_prefix = np.empty(len(mapped) + 1, dtype=np.uint32)
-        byte_prefix[0] = 0
-        np.cumsum(mapped * up[: len(mapped)], out=byte_prefix[1:], dtype=np.uint32)
-        token_hash = ((byte_prefix[ends] - byte_prefix[starts]) * down[starts]).astype(np.uint64)
+        mask = _MASKS[np.minimum(length, 8)]  # a short token's read runs past its end
+        first = words[starts] & mask
+        last = words[np.maximum(ends - 8, starts)] & mask
+        token_hash = first * _K1 + last * _K2 + length.astype(np.uint64) * _K3
+        token_hash ^= token_hash >> np.uint64(29)
+        token_hash *= _K4
+        token_hash ^= token_hash >> np.uint64(32)
         tup, _ = _PT.get(len(starts) + 1)
         prefix = np.empty(len(starts) + 1, dtype=np.uint64)
         prefix[0] = 0

@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel, LCSseq
 
 from propeval.decontam import ngrams
 from propeval.decontam.index import Index
@@ -67,14 +70,14 @@ class Finding:
     line: int
     doc: str
     label: str
-    kind: str  # exact | ngram | seam
-    matched: int  # windows of the text found
-    total: int  # windows the text has
+    kind: str  # exact | ngram | seam | near | paraphrase
+    matched: int  # windows of the text found (near: its tokens aligned in order)
+    total: int  # windows the text has (near: its tokens)
     span: str  # the matching tokens, normalised, clipped
     next_shard: str = ""  # seam: the second document
     next_line: int = 0
     next_doc: str = ""
-    score: float = 0.0  # the embedding pass: the cosine
+    score: float = 0.0  # near: the alignment's similarity; the embedding pass: the cosine
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.shard, self.line, self.next_shard, self.next_line, self.label, self.kind)
@@ -157,6 +160,15 @@ def _doc_id(value: Any, shard: str, line: int) -> str:
     return f"{shard}:{line}"
 
 
+def _loads(raw: bytes) -> Any:
+    """``json.loads``, twice as fast: orjson first; what orjson refuses (NaN, lone surrogates, deep
+    nesting, bad JSON) goes to ``json``, whose result or error message is the one reported."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 def _records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
     """(line, doc id, text) of every good record; bad ones go to ``result.bad``."""
     if shard.fmt == "parquet":
@@ -179,7 +191,7 @@ def _jsonl_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str
                 if not raw.strip():
                     continue
                 try:
-                    record = json.loads(raw)
+                    record = _loads(raw)
                 except (ValueError, RecursionError) as e:
                     cut = "" if raw.endswith(b"\n") else "; the line has no end: the file looks truncated"
                     reason = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
@@ -290,7 +302,10 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
     sizes = np.fromiter((len(b) + 1 for b in batch.bufs), dtype=np.int64, count=len(batch.bufs))
     doc_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     tok = ngrams.tokenise(joined)
-    doc_of = np.searchsorted(doc_starts, tok.starts - 1, side="right") - 1  # tokenise adds a byte in front
+
+    def doc_of(i: int) -> int:  # the document of token i (tokenise adds a byte in front)
+        return int(np.searchsorted(doc_starts, tok.starts[i] - 1, side="right")) - 1
+
     # (first doc, second doc or -1, text number) -> (positions of the text matched, token indexes)
     found: dict[tuple[int, int, int], tuple[set[int], list[int]]] = {}
     last_token = len(tok.starts) - 1
@@ -304,7 +319,7 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
                 length = text.tokens if text.whole else width
                 if i + length - 1 > last_token:
                     continue
-                a, b = int(doc_of[i]), int(doc_of[i + length - 1])
+                a, b = doc_of(i), doc_of(i + length - 1)
                 if a == b:
                     if seams_only or (carried and a == 0):
                         continue
@@ -341,6 +356,97 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
             finding.next_doc = batch.ids[pair]
             result.flagged[batch.lines[pair]] = batch.ids[pair]
         result.findings.append(finding)
+    if index.anchor_table is not None and not seams_only:
+        _near(index, batch, result, tok, doc_starts, doc_of, {(a, n) for a, _, n in found}, carried=carried)
+
+
+def _near(
+    index: Index,
+    batch: _Batch,
+    result: ShardResult,
+    tok: ngrams.Tokenised,
+    doc_starts: np.ndarray,
+    doc_of: Any,
+    done: set[tuple[int, int]],
+    *,
+    carried: bool,
+) -> None:
+    """Near findings: a document's tokens around an anchor of a text, aligned with the text's.
+
+    A text already found in a document (exact, n-gram or seam) is not aligned again there. The
+    alignment is rapidfuzz's ``partial_ratio`` over token lists (the best window of the document
+    region for the text), and the similarity is the text's against that window:
+    ``2 * aligned / (text tokens + window tokens)``, aligned tokens in order. A replaced token
+    costs one of L (one word in ten at 0.9); unrelated text that shares an anchor or two, and a
+    document that holds only part of the text, score far below it."""
+    assert index.anchor_table is not None
+    width = index.anchor
+    hashes = ngrams.windows(tok, width)
+    # (document, text) -> where the text would start in the batch's tokens, by each anchor found
+    offsets: dict[tuple[int, int], set[int]] = {}
+    for i in index.anchor_table.find(hashes).tolist():
+        a = doc_of(i)
+        if (carried and a == 0) or doc_of(i + width - 1) != a:
+            continue
+        for number, pos in index.anchors.get(int(hashes[i]), ()):
+            if (a, number) not in done:
+                offsets.setdefault((a, number), set()).add(i - pos)
+    ends = np.append(doc_starts[1:], len(tok.mapped))
+    for (a, number), starts in sorted(offsets.items()):
+        text = index.texts[number]
+        size = len(text.words)
+        slack = size - int(np.ceil(size * index.near - 1e-9)) + 1
+        # The document's tokens: those whose bytes lie inside it (a token of the batch never spans two)
+        first_tok = int(np.searchsorted(tok.starts, doc_starts[a] + 1))
+        last_tok = int(np.searchsorted(tok.starts, ends[a] + 1)) - 1
+        best: tuple[float, int, int, int] | None = None
+        for cluster in _clusters(sorted(starts), size):
+            lo = max(first_tok, cluster[0] - slack)
+            hi = min(last_tok, cluster[-1] + size - 1 + slack)
+            if hi < lo:
+                continue
+            raw = tok.mapped[tok.starts[lo] : tok.ends[hi]].tobytes()
+            region = [part for part in raw.split(b"\x00") if part]
+            got = fuzz.partial_ratio_alignment(text.words, region, score_cutoff=100 * index.near - 1e-6)
+            if got is None or got.score <= 0:
+                continue
+            # The whole text against the window found: a document that holds only part of the text
+            # (shorter than it) scores by what it lacks too.
+            window = region[got.dest_start : got.dest_end]
+            score = Indel.normalized_similarity(text.words, window)
+            if score < index.near - 1e-9:
+                continue
+            if best is None or score > best[0]:
+                best = (score, lo + got.dest_start, lo + got.dest_end - 1, LCSseq.similarity(text.words, window))
+        if best is None:
+            continue
+        score, first, last, aligned = best
+        span = tok.text(first, last)
+        result.findings.append(
+            Finding(
+                shard=result.shard,
+                line=batch.lines[a],
+                doc=batch.ids[a],
+                label=text.label,
+                kind="near",
+                matched=aligned,
+                total=size,
+                span=span if len(span) <= SPAN_CHARS else span[: SPAN_CHARS - 1] + "…",
+                score=round(score, 4),
+            )
+        )
+        result.flagged[batch.lines[a]] = batch.ids[a]
+
+
+def _clusters(starts: list[int], size: int) -> Iterator[list[int]]:
+    """Runs of anchor offsets at most ``size`` tokens apart: one alignment each."""
+    run = [starts[0]]
+    for s in starts[1:]:
+        if s - run[-1] > size:
+            yield run
+            run = []
+        run.append(s)
+    yield run
 
 
 def scan_seam(index: Index, before: ShardResult, after: ShardResult) -> list[Finding]:
