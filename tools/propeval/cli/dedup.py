@@ -270,7 +270,7 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=cache, rescorer=rescorer)
     model = getattr(encoder, "name", settings.model)
     if rescorer is not None:
-        model += f"; pairs with a language it does not know (uk): {rescorer.name}"
+        model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
     payload = {
         "pairs": cal.pairs,
         "positives": cal.positives,

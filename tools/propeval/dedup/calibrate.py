@@ -220,7 +220,7 @@ def calibrate(
     languages and name none; only the semantic pass applies, against ``cross_lingual_threshold``.
     ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the ``use``
     backend's second model, which scores (as in a run) the pairs with a text in a language the
-    first model does not know.
+    first model does not know, and the pairs within ru or zh at or above the first model's gate.
     """
     from rapidfuzz import fuzz
 
@@ -231,10 +231,16 @@ def calibrate(
     result = Calibration(pairs=len(pairs), positives=int(labels.sum()))
     semantic = _cosines(encoder, a_norm, b_norm, cache)
     if rescorer is not None:
-        from propeval.embed.use import LANGUAGES
+        from propeval.embed.use import LANGUAGES, SECOND_GATE, SECOND_SAME
         from propeval.langtags import language_key
 
-        second = [n for n, p in enumerate(pairs) if not all(language_key(x) in LANGUAGES for x in (p.lang_a, p.lang_b))]
+        def second_scores(n: int, p: Labelled) -> bool:
+            a, b = language_key(p.lang_a), language_key(p.lang_b)
+            if a == b and a in SECOND_SAME:  # as a run: only pairs at or above the gate
+                return bool(semantic[n] >= SECOND_GATE - 1e-6)
+            return not (a in LANGUAGES and b in LANGUAGES)
+
+        second = [n for n, p in enumerate(pairs) if second_scores(n, p)]
         if second:
             semantic[second] = _cosines(rescorer, [a_norm[n] for n in second], [b_norm[n] for n in second], cache)
     if cross_lingual:

