@@ -405,9 +405,10 @@ class Facts(Kind):
 
     def format_text(self, report: dict[str, Any]) -> list[str]:
         conf = report.get("confidence")
+        min_items = conf["min_items"] if conf else None
         lines = _runs_lines(report)
-        lines += _cutoff_lines(report)
-        lines += _breakdown_lines(report)
+        lines += _cutoff_lines(report, min_items)
+        lines += _breakdown_lines(report, conf, min_items)
         if conf:
             lines.append("")
             lines.append(
@@ -577,10 +578,8 @@ def _runs_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _cutoff_lines(report: dict[str, Any]) -> list[str]:
+def _cutoff_lines(report: dict[str, Any], min_items: int | None) -> list[str]:
     """Items whose source predates each run's model's knowledge cutoff, apart from the rest."""
-    conf = report.get("confidence")
-    min_items = conf["min_items"] if conf else None
     lines: list[str] = []
     if any((r.get("cutoff") or {}).get("knowledge_cutoff") for r in report["runs"]):
         lines.append("")
@@ -611,10 +610,8 @@ def _cutoff_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _breakdown_lines(report: dict[str, Any]) -> list[str]:
+def _breakdown_lines(report: dict[str, Any], conf: dict[str, Any] | None, min_items: int | None) -> list[str]:
     """A table per breakdown (category, language, ...), overall or per judge group."""
-    conf = report.get("confidence")
-    min_items = conf["min_items"] if conf else None
     lines: list[str] = []
     sections: list[tuple[str, dict[str, Any]]] = [("", report["breakdowns"])] if report["breakdowns"] else []
     sections += [(f"judge group {g}: ", b) for g, b in report.get("group_breakdowns", {}).items()]
