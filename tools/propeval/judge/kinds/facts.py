@@ -25,6 +25,7 @@ from propeval.judge.kinds.base import (
     Row,
     Table,
     VerdictError,
+    ci_legend,
     fmt,
     is_int,
     median_low,
@@ -410,11 +411,7 @@ class Facts(Kind):
         lines += _cutoff_lines(report, min_items)
         lines += _breakdown_lines(report, conf, min_items)
         if conf:
-            lines.append("")
-            lines.append(
-                f"95% CI: {conf['method']} ({conf['draws']} draws, seed {conf['seed']}); "
-                f"a group with fewer than {conf['min_items']} counted items is too small to compare"
-            )
+            lines += ci_legend(conf, "a group with fewer than {n} counted items")
         return lines
 
     # ------------------------------------------------------------------ report
