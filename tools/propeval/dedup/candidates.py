@@ -103,6 +103,7 @@ class SemanticSpace:
     known_languages: frozenset[str] | None = None  # the first model's languages; None: every one
     second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
     second_gate: float = 1.0  # ... when the first model's cosine is at least this
+    second_across: frozenset[str] | None = None  # the second model scores items of two of these languages
     second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
 
     @classmethod
@@ -147,8 +148,14 @@ class SemanticSpace:
     def second_scores(self, a: int, b: int) -> bool:
         """Whether the second model scores the pair of rows ``a`` and ``b``: a text's language is
         one the first model does not know."""
+        if self.rescorer is None:
+            return False
+        if self.second_across is not None:
+            ua, ub = self.units[a], self.units[b]
+            across = self.second_across
+            return ua.kind == ub.kind == "item" and lang(ua) != lang(ub) and lang(ua) in across and lang(ub) in across
         known = self.known_languages
-        if self.rescorer is None or known is None:
+        if known is None:
             return False
         if self.same_language_second(a, b):
             return True

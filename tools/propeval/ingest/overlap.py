@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +152,8 @@ def find_overlap(
 
     ``corpus_units`` replaces the corpus (the benchmark feeds synthetic units through here).
     """
-    settings = Settings.from_config(config)
+    # One model scores every pair here (no second model across languages), so its own thresholds apply.
+    settings = replace(Settings.from_config(config), cross_lingual_model="")
     result = OverlapResult(str(external), passes=tuple(passes))
     ext, problems = read_external(external, spec)
     result.problems.extend(problems)
