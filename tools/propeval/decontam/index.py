@@ -58,11 +58,18 @@ class Index:
     anchor: int = 0  # the anchors' width in tokens
     anchors: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # hash -> [(text, position)]
     anchor_table: ngrams.Table | None = None
+    # Every window of ``probe`` tokens of every searched text: a window of any width that is in the
+    # index begins with one of them, so only the tokens where one begins are hashed further.
+    probe: int = 0
+    probe_table: ngrams.Table | None = None
 
     @property
     def size(self) -> int:
         """Distinct windows in the index (what memory grows with)."""
         return sum(len(g) for g in self.grams.values())
+
+
+PROBE = 5  # the probe windows' width in tokens (fewer if --min-tokens or --ngram is smaller)
 
 
 def near_min_tokens(near: float) -> int:
@@ -93,6 +100,8 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
     anchored = near_min_tokens(near) if near else 0
     index.anchor = anchor_width(near) if near else 0
     anchor_hashes: list[np.ndarray] = []
+    index.probe = min(PROBE, min_tokens, n)
+    probe_hashes: list[np.ndarray] = []
     seen: list[tuple[str, str]] = []
     collected: dict[int, list[np.ndarray]] = {}
     for label, kind, item, text in entries:
@@ -118,12 +127,15 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
             for pos, h in enumerate(anchor.tolist()):
                 index.anchors.setdefault(h, []).append((number, pos))
             anchor_hashes.append(anchor)
+        probe_hashes.append(ngrams.windows(tok, index.probe))
         index.texts.append(Text(label, kind, item, len(toks), len(hashes), whole, words))
         seen.append((label, " ".join(toks)))
         collected.setdefault(width, []).append(hashes)
     index.hashes = {width: ngrams.Table(np.concatenate(parts)) for width, parts in sorted(collected.items())}
     if anchor_hashes:
         index.anchor_table = ngrams.Table(np.concatenate(anchor_hashes))
+    if probe_hashes:
+        index.probe_table = ngrams.Table(np.concatenate(probe_hashes))
     payload = json.dumps(
         [ngrams.VERSION, n, min_tokens, near, sorted(seen), sorted(index.too_short)], ensure_ascii=False
     )
