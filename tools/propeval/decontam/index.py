@@ -62,6 +62,7 @@ class Index:
     # index begins with one of them, so only the tokens where one begins are hashed further.
     probe: int = 0
     probe_table: ngrams.Table | None = None
+    format_chars: str = ""  # :func:`ngrams.format_chars`, listed once for every worker
 
     @property
     def size(self) -> int:
@@ -96,7 +97,8 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
         near: the near pass's similarity threshold (0 or 1: no near pass).
     """
     near = near if 0 < near < 1 else 0.0
-    index = Index(n=n, min_tokens=min_tokens, near=near)
+    index = Index(n=n, min_tokens=min_tokens, near=near, format_chars=ngrams.format_chars())
+    ngrams.use_format_chars(index.format_chars)
     anchored = near_min_tokens(near) if near else 0
     index.anchor = anchor_width(near) if near else 0
     anchor_hashes: list[np.ndarray] = []

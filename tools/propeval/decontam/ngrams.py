@@ -106,15 +106,29 @@ def _nfkc(run: re.Match[str]) -> str:
     return unicodedata.normalize("NFKC", run.group())
 
 
-@functools.cache
+_FORMAT: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
+
+
+def format_chars() -> str:
+    """The format (Cf) characters of this Python's Unicode database, which :func:`normalise`
+    drops: about 0.1 CPU-s to list, so the index lists them once and ships them to every worker
+    (:func:`use_format_chars`)."""
+    return "".join(chr(c) for c in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf")
+
+
+def use_format_chars(chars: str) -> None:
+    """Remove ``chars`` (:func:`format_chars`) in :func:`canonical`: those of the BMP with one
+    regex, the others with a second one only when a text has a character past the BMP (a class of
+    BMP characters only is a bitmap, 40x faster)."""
+    bmp = "".join(re.escape(c) for c in chars if c <= "\uffff") or "\uffff"
+    astral = "".join(re.escape(c) for c in chars if c > "\uffff") or "\U0010ffff"
+    _FORMAT[:] = [(re.compile(f"[{bmp}]"), re.compile(f"[{astral}]"))]
+
+
 def _format_chars() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The format (Cf) characters of this Python's Unicode database, as :func:`normalise` drops
-    them: those of the BMP, and the others (a class of BMP characters only is a bitmap, 40x
-    faster). Built once a process, on the first text that needs it (about 0.1 CPU-s)."""
-    chars = [chr(c) for c in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
-    bmp = "".join(re.escape(c) for c in chars if c <= "\uffff")
-    astral = "".join(re.escape(c) for c in chars if c > "\uffff") or "\U0010ffff\U0010fffe"  # never in text
-    return re.compile(f"[{bmp}]"), re.compile(f"[{astral}]")
+    if not _FORMAT:
+        use_format_chars(format_chars())
+    return _FORMAT[0]
 
 
 @functools.cache

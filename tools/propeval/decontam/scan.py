@@ -262,6 +262,8 @@ def sampled(shard: str, line: int, rate: float) -> bool:
 def scan_shard(shard: Shard, index: Index) -> ShardResult:
     """Search one shard for the index's windows. Never raises for a bad shard (see :class:`Bad`)."""
     started = time.process_time()
+    if index.format_chars:
+        ngrams.use_format_chars(index.format_chars)
     result = ShardResult(shard=shard.path)
     batch = _Batch()
     carried = False  # the batch begins with the last document of the batch before
