@@ -62,41 +62,73 @@ def canonical(text: str) -> bytes:
     normalised, with every character that is no part of a token a space, and a space on each side
     of a Han, Hiragana or Katakana character, so the table finds exactly :func:`tokens`.
 
-    The steps are :func:`normalise`'s, each one C code (or numpy) over the whole text, never a
-    Python step per character:
-
-    - NFKC, only if the text is not NFKC already, and only of the runs between Han ideographs
-      (U+3400-U+4DBF, U+4E00-U+9FFF): they are NFKC themselves, combine with nothing and are in
-      no other character's decomposition, so NFKC of the runs is NFKC of the text (Chinese text
-      with full-width punctuation normalises 3x faster);
-    - format (Cf) characters removed, then case folding;
-    - :func:`normalise`'s whitespace collapse and the regex tokenizer are left out: an ASCII
-      separator the table makes one, and every character that is neither ASCII nor a word
-      character nor Chinese or Japanese becomes a space here (a lone surrogate, which ``json``
-      lets through, too).
+    Only the runs of non-ASCII characters are normalised (:func:`_canonical_run`), each with the
+    ASCII character before it (a letter that a combining mark may compose with): an ASCII
+    character is NFKC and case folded already (the table lower-cases it), and no character
+    composes with one that follows it, so a text is cut before any ASCII character without
+    changing its normal form. English with a curly quote is then as fast as plain ASCII.
     """
     if text.isascii():
         return text.encode("ascii")
+    # The runs of non-ASCII characters are the runs of bytes >= 128 of the UTF-8 (a lone surrogate
+    # too, with surrogatepass), found by numpy: a regex finds them a character at a time.
+    raw = text.encode("utf-8", "surrogatepass")
+    high = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) >= 128)
+    cuts = np.flatnonzero(np.diff(high) > 1)
+    firsts = high[np.concatenate(([0], cuts + 1))].tolist()
+    lasts = high[np.concatenate((cuts, [len(high) - 1]))].tolist()
+    out: list[bytes] = []
+    last = 0
+    for start, end in zip(firsts, lasts, strict=True):
+        if start > last:
+            start -= 1
+        out.append(raw[last:start])
+        out.append(_canonical_run(raw[start : end + 1].decode("utf-8", "surrogatepass")).encode("utf-8"))
+        last = end + 1
+    out.append(raw[last:])
+    return b"".join(out)
+
+
+def _canonical_run(text: str) -> str:
+    """:func:`canonical` of a run of non-ASCII text: :func:`normalise`'s steps, each one C code
+    (or numpy) over the whole run, never a Python step per character.
+
+    - NFKC, only if the run is not NFKC already, and only of the parts between Han ideographs
+      (U+3400-U+4DBF, U+4E00-U+9FFF): they are NFKC themselves, combine with nothing and are in
+      no other character's decomposition, so NFKC of the parts is NFKC of the run (Chinese text
+      with full-width punctuation normalises 3x faster);
+    - format (Cf) characters removed, then case folding;
+    - :func:`normalise`'s whitespace collapse and the regex tokenizer are left out: an ASCII
+      separator the table makes one, every character that is neither ASCII nor a word character
+      nor Chinese or Japanese becomes a space (a lone surrogate, which ``json`` lets through,
+      too), and each Chinese or Japanese character gets a space on each side.
+    """
     if not unicodedata.is_normalized("NFKC", text):
         text = _BETWEEN_HAN.sub(_nfkc, text)
-    if not text.isascii():
-        cf_bmp, cf_astral = _format_chars()
-        text = cf_bmp.sub("", text)
-        if _ASTRAL.search(text):
-            text = cf_astral.sub("", text)
+    cf_bmp, cf_astral = _format_chars()
+    text = cf_bmp.sub("", text)
+    if _ASTRAL.search(text):
+        text = cf_astral.sub("", text)
     text = _SEPARATORS.sub(" ", text.casefold())
+    if len(text) < 64:  # a short run: numpy's set-up costs more than the regex
+        return _CJK_RUN.sub(_spaced, text)
     points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     cjk = _cjk_table()[points]
     if not cjk.any():
-        return text.encode("utf-8")
+        return text
     spaced = np.full((len(points), 3), 32, dtype=np.uint32)  # each CJK character between two spaces
     spaced[:, 1] = points
     keep = np.empty((len(points), 3), dtype=bool)
     keep[:, 0] = keep[:, 2] = cjk
     keep[:, 1] = True
-    return spaced[keep].tobytes().decode("utf-32-le").encode("utf-8")
+    return spaced[keep].tobytes().decode("utf-32-le")
 
 
+def _spaced(run: re.Match[str]) -> str:
+    return f" {' '.join(run.group())} "
+
+
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
 _BETWEEN_HAN = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff]+")
 _SEPARATORS = re.compile(rf"[^\w\x00-\x7f{_CJK}]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -109,6 +141,7 @@ def _nfkc(run: re.Match[str]) -> str:
 _FORMAT: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
 
 
+@functools.cache
 def format_chars() -> str:
     """The format (Cf) characters of this Python's Unicode database, which :func:`normalise`
     drops: about 0.1 CPU-s to list, so the index lists them once and ships them to every worker
