@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 import time
@@ -382,7 +383,7 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
             hashes = ngrams.windows(tok, index.anchor)
             anchored = index.anchor_table.find(hashes)
         done = {(a, n) for a, _, n in found}
-        _near(index, batch, result, tok, doc_starts, doc_of, done, anchored, hashes, carried=carried)
+        _near(index, batch, result, tok, doc_starts, done, anchored, hashes, carried=carried)
 
 
 def _near(
@@ -391,7 +392,6 @@ def _near(
     result: ShardResult,
     tok: ngrams.Tokenised,
     doc_starts: np.ndarray,
-    doc_of: Any,
     done: set[tuple[int, int]],
     anchored: np.ndarray,
     hashes: np.ndarray,
@@ -409,18 +409,23 @@ def _near(
     width = index.anchor
     # (document, text) -> where the text would start in the batch's tokens, by each anchor found
     offsets: dict[tuple[int, int], set[int]] = {}
-    for i in anchored.tolist():
-        a = doc_of(i)
-        if (carried and a == 0) or doc_of(i + width - 1) != a:
-            continue
-        for number, pos in index.anchors.get(int(hashes[i]), ()):
+    # The documents of every anchor's first and last token, in one numpy call each (tokenise adds
+    # a byte in front): an anchor across two documents is no anchor.
+    first = np.searchsorted(doc_starts, tok.starts[anchored] - 1, side="right") - 1
+    last = np.searchsorted(doc_starts, tok.starts[anchored + width - 1] - 1, side="right") - 1
+    inside = (first == last) & (first > 0 if carried else True)
+    anchors = index.anchors
+    for i, a, h in zip(
+        anchored[inside].tolist(), first[inside].tolist(), hashes[anchored[inside]].tolist(), strict=True
+    ):
+        for number, pos in anchors.get(h, ()):
             if (a, number) not in done:
                 offsets.setdefault((a, number), set()).add(i - pos)
     ends = np.append(doc_starts[1:], len(tok.mapped))
     for (a, number), starts in sorted(offsets.items()):
         text = index.texts[number]
         size = len(text.words)
-        slack = size - int(np.ceil(size * index.near - 1e-9)) + 1
+        slack = size - math.ceil(size * index.near - 1e-9) + 1
         # The document's tokens: those whose bytes lie inside it (a token of the batch never spans two)
         first_tok = int(np.searchsorted(tok.starts, doc_starts[a] + 1))
         last_tok = int(np.searchsorted(tok.starts, ends[a] + 1)) - 1
