@@ -13,6 +13,11 @@ An anchor found in a document is only a candidate: the document's tokens around 
 with the text's (:mod:`propeval.decontam.scan`), and a finding needs a similarity of at least
 ``near`` (0.9: one word in ten may differ).
 
+**Probe windows.** Every window of :data:`PROBE` tokens of every searched text is in the probe
+table: a window of the index of any width begins with one (an n-gram, a short text's first
+``min_tokens`` tokens, an anchor), so the scan hashes the longer windows only where a probe
+window is found, and the near pass looks up anchors only there.
+
 The index is small (the corpus's texts), so it is built once and shipped to every worker; the
 shards are searched *for* its n-grams, never turned into n-grams of their own.
 """

@@ -9,17 +9,20 @@ and spaces only separate tokens. An n-gram is n consecutive tokens of one text.
 **Fast path.** An ASCII text is not passed through ``normalise``: NFKC and case folding are the
 identity and ``lower()`` on ASCII, and the tokens are the runs of ``[A-Za-z0-9]``, so a 256-entry
 byte table (:data:`TABLE`: upper case to lower case, every other ASCII byte to 0, a separator)
-gives the same tokens at memory speed. Any other text takes the exact path (:func:`canonical`),
-which writes its tokens separated by spaces; the table leaves bytes >= 128 as they are, so both
-paths meet in one byte form.
+gives the same tokens at memory speed. In any other text only the runs of non-ASCII characters
+are normalised (:func:`canonical`), with C string methods and numpy, never a Python step per
+character; the table leaves bytes >= 128 as they are, so both paths meet in one byte form. A
+test checks on random text that the tokens are those of ``normalise`` and the regex tokenizer.
 
 **Kernel.** :func:`windows` hashes every window of ``w`` consecutive tokens of a buffer with
-a token hash (its first 8 bytes) and a polynomial hash of the
-tokens into a window (mod 2**64, numpy prefix sums), so no Python runs per byte or per token, and
+a token hash (its first 8 bytes, one unaligned 64-bit read) and a polynomial hash of the tokens
+into a window (mod 2**64, numpy prefix sums), so no Python runs per byte or per token, and
 numpy's only passes over every byte are the table, the token edges and their positions. A hash
 is only a candidate: every window whose hash is in the index is checked against the index's exact
 n-gram strings before it counts (:mod:`propeval.decontam.scan`), so a collision costs time, never a
-false finding, and equal n-grams always hash equal, so none is missed.
+false finding, and equal n-grams always hash equal, so none is missed. The scan hashes every
+window of 5 tokens (the index's probe windows) and the longer windows only where a probe window
+is in the index (:func:`windows_at`): every window of the index begins with one.
 """
 
 from __future__ import annotations
@@ -227,9 +230,9 @@ def tokenise(buf: bytes) -> Tokenised:
     starts = edges[0::2]
     ends = edges[1::2]
     # A token's hash is its first 8 bytes, those past its end masked off (one unaligned 64-bit
-    # read, no pass over every byte): a token of up to 8 bytes is its hash, and tokens longer than
-    # 8 bytes that share their first 8 hash equal, a candidate that the exact check drops, never
-    # a missed n-gram. The window hash mixes them (prefix sums of hash * Q**k, mod 2**64), and a
+    # read, no pass over every byte): a token shorter than 8 bytes is its own hash, and tokens of
+    # 8 bytes or more that share their first 8 hash equal, a candidate that the exact check
+    # drops, never a missed n-gram. The window hash mixes them (prefix sums of hash * Q**k, mod 2**64), and a
     # table reads a window's top bits, which depend on every bit of every token.
     words = np.ndarray((len(mapped) - 7,), dtype="<u8", buffer=mapped, strides=(1,))
     length = ends - starts
