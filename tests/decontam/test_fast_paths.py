@@ -130,3 +130,32 @@ def test_the_canonical_form_of_any_text_gives_the_normalisers_tokens() -> None:
         )
         tok = ngrams.tokenise(ngrams.canonical(text))
         assert [tok.text(i, i) for i in range(len(tok.starts))] == ngrams.tokens(text), ascii(text)
+
+
+def test_windows_of_every_width_are_found_behind_the_probe_windows(tmp_path: Path) -> None:
+    """The probe windows are min(5, --min-tokens, --ngram) tokens: n-grams, whole short texts and
+    anchors of other widths are still found (here 3-grams, 2-token texts, 2-token anchors)."""
+    entries = [
+        ("long prompt", "prompt", "i1", "Alpha beta gamma delta epsilon"),
+        ("short fact", "fact", "c1", "Zeta eta"),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        json.dumps({"id": "d1", "text": "x ALPHA beta, gamma y"})
+        + "\n"
+        + json.dumps({"id": "d2", "text": "zeta-eta theta"})
+        + "\n"
+        + json.dumps({"id": "d3", "text": "alpha beta kappa delta epsilon"})
+        + "\n"
+    )
+    shard = Shard(path.name, str(path), "jsonl", "text", "id")
+    exact = scan_shard(shard, build(entries, n=3, min_tokens=2, near=0))
+    assert [(f.doc, f.label, f.kind, f.matched, f.total) for f in exact.findings] == [
+        ("d1", "long prompt", "ngram", 1, 3),
+        ("d2", "short fact", "exact", 1, 1),
+    ]
+    near = scan_shard(shard, build(entries, n=13, min_tokens=2, near=0.8))  # anchors of 2 tokens
+    assert [(f.doc, f.label, f.kind, f.matched, f.total) for f in near.findings] == [
+        ("d2", "short fact", "exact", 1, 1),
+        ("d3", "long prompt", "near", 4, 5),
+    ]
