@@ -131,7 +131,9 @@ def generate(
             return zh_doc(rng)
         return " ".join(rng.choices(pool, k=rng.randint(8, 40)))
 
-    def write_shard(path: Path, budget: int, plant: bool, first_text: str | None) -> tuple[str | None, int]:
+    def write_shard(
+        path: Path, budget: int, plant: bool, first_text: str | None, seam: bool = True
+    ) -> tuple[str | None, int]:
         lines: list[str] = []
         size = 0
         number = 0
@@ -167,7 +169,7 @@ def generate(
             size += len(line)
         # The seam to the next shard: this shard's last document ends with the first part of a text.
         carry = None
-        if plant:
+        if plant and seam:
             t = rng.choice(long)
             words = by_label[t.label].split(" ")
             k = rng.randint(3, len(words) - 3)
@@ -186,9 +188,8 @@ def generate(
         path = data / f"shard-{k:03d}.jsonl"
         if carry is not None:
             plants[-1]["at"].append((path.name, 1))
-        carry, _ = write_shard(path, per_shard, True, carry)
-    if carry is not None:  # the last shard's seam has no next shard: not a plant
-        plants.pop()
+        # The last shard has no next shard: no seam (its first half would be an unrecorded plant).
+        carry, _ = write_shard(path, per_shard, True, carry, seam=k < shards - 1)
     count = max(1, round(control_mb * shards / size_mb))
     for k in range(count):
         write_shard(data / f"control-{k:03d}.jsonl", control_mb * 1_000_000 // count, False, None)
