@@ -18,6 +18,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from _pytest.nodeid import NodeId
+except ImportError:  # pytest before 9.2: node ids are strings, which xdist renames itself
+    NodeId = type(None)  # matches no item's id
+
 from helpers import GIT_ENV, CorpusDir, git
 from userdirs import GUARD, REAL_DIRS_ENV, SESSION_ENV, isolate_user_dirs, real_user_dirs
 
@@ -48,7 +53,7 @@ _OWNER = pytest.StashKey[Path]()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which names the groups in the node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Send the tests that share a module or session fixture of ours to one xdist worker, and run
     the costly tests first.
 
@@ -64,6 +69,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     the long tests start early and the short ones fill the tail.
     """
     groups: dict[pytest.Item, str] = {}
+    loadgroup = bool(getattr(config.option, "loadgroup", False))  # set in xdist's workers
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
@@ -77,6 +83,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if shared:
             groups[item] = shared[0]
             item.add_marker(pytest.mark.xdist_group(shared[0]))
+            if loadgroup and isinstance(getattr(item, "_id", None), NodeId):
+                # xdist 3.8 tells the scheduler a test's group by renaming it "<nodeid>@<group>",
+                # through the attribute pytest 9.2 no longer reads (pytest-xdist issue #1386):
+                # the group is silently lost. Rename it the way pytest 9.2 reads; a fixed xdist
+                # makes this a no-op.
+                item._id = NodeId.parse(f"{item.nodeid}@{shared[0]}")
     size = {g: list(groups.values()).count(g) for g in set(groups.values())}
 
     def rank(item: pytest.Item) -> tuple[int, int]:
