@@ -55,7 +55,10 @@ def script(seen: Any) -> Any:
     if not lb.is_judge_request(seen):
         return lb.Reply(f"An answer from {seen.body.get('model')} to: {seen.prompt[:60]}")
     if "propaganda_inclusion" in lb._FENCED.sub("", seen.prompt):
-        h = int(hashlib.sha256(seen.prompt.encode()).hexdigest(), 16)
+        # The prompt's fence token is random per call (judge/prompt.py): hash it out, or the
+        # scripted labels (and so the token counts) would differ between two snapshots.
+        stable = re.sub(r"\b[0-9A-F]{16}\b", "TOKEN", seen.prompt)
+        h = int(hashlib.sha256(stable.encode()).hexdigest(), 16)
         return lb.Reply(lb.audit_verdict(("Correct", "Incorrect")[h % 2], h % 3 == 0))
     answer = re.search(r"An answer from (\S+) to", seen.prompt)
     who = answer.group(1) if answer else ""

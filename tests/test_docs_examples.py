@@ -51,6 +51,20 @@ def test_the_output_examples_are_cog_blocks() -> None:
         assert shown in readme
 
 
+def shell_words(line: str) -> list[str]:
+    """The words of one shell command line as the shell splits them, comments dropped, up to the
+    first pipe, redirection, `&` or `;`."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words = []
+    for word in lexer:
+        if word in ("|", "||", "&", "&&", ";", ">", ">>", "<", "2>"):
+            break
+        words.append(word)
+    return words
+
+
 def shell_commands(doc: str) -> list[list[str]]:
     """Each command of each shell block in ``doc``, split as the shell would (continuations joined,
     comments dropped, cut at pipes, redirections and `&`); `$ ` prompts removed; output lines skipped."""
@@ -63,14 +77,7 @@ def shell_commands(doc: str) -> list[list[str]]:
                 if not line.startswith("$ "):
                     continue  # output
                 line = line[2:]
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            lexer.commenters = "#"
-            words = []
-            for word in lexer:
-                if word in ("|", "||", "&", "&&", ";", ">", ">>", "<", "2>"):
-                    break
-                words.append(word)
+            words = shell_words(line)
             if words:
                 commands.append(words)
     return commands
@@ -153,15 +160,7 @@ def help_examples(path: tuple[str, ...]) -> list[list[str]]:
         line = line.strip()
         if not line.startswith("propeval "):
             continue
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        words = []
-        for word in lexer:
-            if word in ("|", "||", "&", "&&", ";", ">", ">>", "<", "2>"):
-                break
-            words.append(word)
-        commands.append(words)
+        commands.append(shell_words(line))
     return commands
 
 

@@ -228,9 +228,16 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     out = tmp_path / "rel"
     result = CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False)
     assert result.exit_code == 0
-    assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stderr
+    assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stdout
     # a dedup record that propeval did not write is shown as not checked, never as evidence
-    assert "ledger/dedup.json [release-input] (warning) dedup record is not checked" in result.stderr
+    assert "ledger/dedup.json [release-input] (warning) dedup record is not checked" in result.stdout
+    wrote = f"wrote {out}: 4 item(s), 1 tombstone(s), 14 file(s)"
+    assert result.stdout.rstrip().endswith(wrote)
+    # --format json: one document on stdout, the warnings in it and the "wrote" line among its notes
+    doc = json.loads(run("export", "--out", str(out), "--format", "json").stdout)
+    assert doc["errors"] == 0 and doc["warnings"] == len(doc["problems"]) >= 2
+    assert {p["path"] for p in doc["problems"]} == {"ledger/difficulty.json", "ledger/dedup.json"}
+    assert doc["notes"] == [wrote]
     assert "Record `ledger/dedup.json`: **not checked** (ledger record format is None" in (out / "README.md").read_text(
         encoding="utf-8"
     )
@@ -296,7 +303,7 @@ def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) ->
     result = run("export", "--out", str(out))
     assert result.exit_code == 0
     assert "ledger/dedup.json [release-input] (warning) dedup record is not current: the corpus changed" in (
-        result.stderr
+        result.stdout
     )
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "Record `ledger/dedup.json`: **not current** (the corpus changed" in card

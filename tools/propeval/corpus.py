@@ -45,7 +45,9 @@ class Fact:
 
 
 @dataclass
-class Claim:
+class _Record:
+    """A corpus file as loaded: what claims and items have in common."""
+
     doc: Document
 
     @property
@@ -60,6 +62,9 @@ class Claim:
     def folder(self) -> str:
         return self.doc.path.parent.name
 
+
+@dataclass
+class Claim(_Record):
     @property
     def kind(self) -> str:
         return str(self.data.get("kind", ""))
@@ -96,26 +101,13 @@ class Claim:
 
 
 @dataclass
-class Item:
-    doc: Document
+class Item(_Record):
     # Set by load_corpus when the item's claim is a draft: the item is then a draft as well.
     in_draft_claim: bool = False
 
     @property
-    def data(self) -> dict[str, Any]:
-        return self.doc.data
-
-    @property
-    def id(self) -> str:
-        return str(self.data.get("id", ""))
-
-    @property
     def claim_id(self) -> str:
         return str(self.data.get("claim_id", ""))
-
-    @property
-    def folder(self) -> str:
-        return self.doc.path.parent.name
 
     @property
     def prompt(self) -> str:

@@ -24,7 +24,9 @@ from propeval.release import BANDS, ReleaseInputs, Stats, compute_stats
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
+    from propeval.dedup_record import DedupEvidence
     from propeval.judge.rubric import Rubric
+    from propeval.release.evidence import AnswerabilityEvidence
 
 __all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
 
@@ -314,57 +316,9 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
     if prov:
         sub += f" · commit {prov['commit'][:12]} ({prov['date']})" + (" + uncommitted changes" if prov["dirty"] else "")
     dedup = inputs.dedup
-    confusions = []
-    for j in inputs.judge:
-        for field_name, (labels, matrix) in sorted(j.confusions.items()):
-            title = f"{j.rubric}: {field_name}"
-            confusions.append(Image(plot_confusion(title, labels, matrix), f"confusion matrix {title}"))
-    judge = Table(
-        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "status"],
-        [
-            [
-                j.rubric,
-                j.judge_model or "-",
-                j.cases or "-",
-                f"{j.headline.name} {j.headline.value:.3f}" if j.headline and j.headline.value is not None else "-",
-                f"{j.headline.threshold_key} {j.headline.threshold}" if j.headline else "-",
-                j.status.upper(),
-            ]
-            for j in inputs.judge
-        ],
-    )
+    confusions, judge = _judge_panel(inputs)
     a = inputs.answerability
-    answerability = Table(
-        ["reference model", "judge", "judge gate", "records", "counted", "passed", "not checked"],
-        [
-            [
-                g.answer_model,
-                g.judge_model,
-                f"{g.rubric}: {g.judge_status}",
-                g.records,
-                g.counted,
-                f"{g.passed} of {g.counted}" if g.counted else "not checked",
-                "; ".join(f"{n}: {reason}" for reason, n in g.not_checked.items()) or "-",
-            ]
-            for g in a.groups
-        ],
-    )
-    dedup_passes = Table(
-        ["pass", "threshold", "pairs found", "allowlisted", "unreviewed"],
-        [
-            [p.get("name"), p.get("threshold"), p.get("found"), p.get("allowlisted"), p.get("unreviewed")]
-            for p in dedup.passes
-        ],
-    )
-    dedup_thresholds = Table(
-        ["languages", "cosine", "from"],
-        [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
-    )
-    thresholds = {
-        pair: float(t["value"])
-        for pair, t in dedup.pair_thresholds.items()
-        if isinstance(t.get("value"), (int, float)) and pair.split("-")[0] == pair.split("-")[1]
-    }
+    dedup_passes, dedup_thresholds, thresholds = _dedup_panel(dedup)
     from propeval.release.card import evidence_warnings
 
     return _render(
@@ -385,8 +339,8 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
             "then run propeval difficulty."
         ),
         dedup=dedup,
-        dedup_passes=dedup_passes if dedup.passes else None,
-        dedup_thresholds=dedup_thresholds if dedup.pair_thresholds else None,
+        dedup_passes=dedup_passes,
+        dedup_thresholds=dedup_thresholds,
         similarity=(
             Image(plot_similarity(dedup.similarities, thresholds), "similarity histogram")
             if dedup.similarities
@@ -398,7 +352,7 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         judge_evidence=inputs.judge,
         judge_missing=f"No rubric under {settings.rubrics_dir}/ has a rubric.yaml; add one, then run "
         "propeval gate judge --rubric NAME --online.",
-        answerability=answerability if a.groups else None,
+        answerability=_answerability_table(a) if a.groups else None,
         answerability_summary=a,
         answerability_missing=(
             f"No answerability record under {a.ledger}/; run propeval gate answerability --online --all."
@@ -412,6 +366,71 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         items=item_views(inputs),
         run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
     )
+
+
+def _judge_panel(inputs: ReleaseInputs) -> tuple[list[Image], Table]:
+    """The judge gate's confusion matrices (one per rubric and field) and its summary table."""
+    confusions = []
+    for j in inputs.judge:
+        for field_name, (labels, matrix) in sorted(j.confusions.items()):
+            title = f"{j.rubric}: {field_name}"
+            confusions.append(Image(plot_confusion(title, labels, matrix), f"confusion matrix {title}"))
+    judge = Table(
+        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "status"],
+        [
+            [
+                j.rubric,
+                j.judge_model or "-",
+                j.cases or "-",
+                f"{j.headline.name} {j.headline.value:.3f}" if j.headline and j.headline.value is not None else "-",
+                f"{j.headline.threshold_key} {j.headline.threshold}" if j.headline else "-",
+                j.status.upper(),
+            ]
+            for j in inputs.judge
+        ],
+    )
+    return confusions, judge
+
+
+def _answerability_table(a: AnswerabilityEvidence) -> Table:
+    """One row per reference model, judge and rubric: how many of its records count."""
+    return Table(
+        ["reference model", "judge", "judge gate", "records", "counted", "passed", "not checked"],
+        [
+            [
+                g.answer_model,
+                g.judge_model,
+                f"{g.rubric}: {g.judge_status}",
+                g.records,
+                g.counted,
+                f"{g.passed} of {g.counted}" if g.counted else "not checked",
+                "; ".join(f"{n}: {reason}" for reason, n in g.not_checked.items()) or "-",
+            ]
+            for g in a.groups
+        ],
+    )
+
+
+def _dedup_panel(dedup: DedupEvidence) -> tuple[Table | None, Table | None, dict[str, float]]:
+    """The dedup record's passes and per-language-pair thresholds (None when it has none), and the
+    same-language thresholds the similarity histogram marks."""
+    passes = Table(
+        ["pass", "threshold", "pairs found", "allowlisted", "unreviewed"],
+        [
+            [p.get("name"), p.get("threshold"), p.get("found"), p.get("allowlisted"), p.get("unreviewed")]
+            for p in dedup.passes
+        ],
+    )
+    table = Table(
+        ["languages", "cosine", "from"],
+        [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
+    )
+    thresholds = {
+        pair: float(t["value"])
+        for pair, t in dedup.pair_thresholds.items()
+        if isinstance(t.get("value"), (int, float)) and pair.split("-")[0] == pair.split("-")[1]
+    }
+    return passes if dedup.passes else None, table if dedup.pair_thresholds else None, thresholds
 
 
 def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from, format_option
+from propeval.cli._common import config_from, format_option, show
 from propeval.release import export_release
-from propeval.reporters import report
+from propeval.reporters import Report, report
 
 
 @click.command("export")
@@ -40,9 +40,10 @@ def command(ctx: click.Context, out: Path, fmt: str) -> None:
         report(result.problems, fmt, sys.stdout, files_checked=0, summary=False)
         click.echo(f"export stopped: fix the errors above, then run it again; {out} was not written", err=True)
         ctx.exit(1)
-    if result.problems:
-        report(result.problems, fmt, sys.stderr, summary=False)
     assert result.stats is not None
-    click.echo(
+    wrote = (
         f"wrote {out}: {result.stats.items} item(s), {result.stats.retired} tombstone(s), {len(result.files)} file(s)"
     )
+    # Warnings (a check warning does not stop an export) and the line that says what was written,
+    # in the chosen format: a json reader gets one document, never a bare "wrote" line.
+    show(Report(problems=result.problems, notes=[wrote], files_checked=len(result.files), summary=wrote), fmt)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from propeval.cli._common import config_from, format_option, show
 from propeval.reporters import Report
+
+if TYPE_CHECKING:
+    from propeval.ingest import ImportResult
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -126,18 +129,7 @@ def command(
         validation=validation,
         announce=lambda m: click.echo(f"propeval import: {m}", err=True),
     )
-    if result.written:
-        summary = (
-            f"imported {len(result.items)} item(s) in {len(result.claims)} claim(s)"
-            + (f" and {len(result.rubrics)} rubric(s)" if result.rubrics else "")
-            + f" from {result.rows} row(s) of {result.source}"
-        )
-    elif result.errors or not dry_run:
-        summary = f"nothing imported from {result.source}: {len(result.errors)} error(s); fix them and run it again"
-    else:
-        summary = (
-            f"dry run: {len(result.items)} item(s) in {len(result.claims)} claim(s) would be imported; nothing written"
-        )
+    summary = _summary(result, dry_run)
 
     def view(out: TextIO, styled: bool) -> None:
         if result.claims:
@@ -157,6 +149,18 @@ def command(
         fmt,
     )
     ctx.exit(result.exit_code)
+
+
+def _summary(result: ImportResult, dry_run: bool) -> str:
+    if result.written:
+        return (
+            f"imported {len(result.items)} item(s) in {len(result.claims)} claim(s)"
+            + (f" and {len(result.rubrics)} rubric(s)" if result.rubrics else "")
+            + f" from {result.rows} row(s) of {result.source}"
+        )
+    if result.errors or not dry_run:
+        return f"nothing imported from {result.source}: {len(result.errors)} error(s); fix them and run it again"
+    return f"dry run: {len(result.items)} item(s) in {len(result.claims)} claim(s) would be imported; nothing written"
 
 
 def _span(ids: list[str]) -> str:

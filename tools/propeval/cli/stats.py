@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from propeval.cli._common import config_from, format_choice, show
 from propeval.release import Stats, compute_stats, load_inputs
 from propeval.reporters import Report, report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _pct(part: int, whole: int) -> str:
@@ -19,18 +22,8 @@ def _pct(part: int, whole: int) -> str:
 
 def _render(stats: Stats, out: TextIO) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(file=out, highlight=False, soft_wrap=False)
-
-    def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        t = Table(title=title, title_justify="left")
-        for h in headers:
-            t.add_column(h, justify="right" if h in ("items", "share", "n") else "left")
-        for r in rows:
-            t.add_row(*(str(c) for c in r))
-        console.print(t)
-
     console.print(f"{stats.items} active item(s), {stats.claims} claim(s), {stats.retired} retired")
     for title, counts in (
         ("question type", stats.by_question_type),
@@ -39,10 +32,34 @@ def _render(stats: Stats, out: TextIO) -> None:
         ("framing", stats.by_framing),
         ("band", stats.by_band),
     ):
-        table(f"Items by {title}", [title, "items", "share"], [(k, v, _pct(v, stats.items)) for k, v in counts.items()])
+        _table(
+            console,
+            f"Items by {title}",
+            [title, "items", "share"],
+            [(k, v, _pct(v, stats.items)) for k, v in counts.items()],
+        )
+    _render_sources(stats, console)
+    _render_evidence(stats, console)
+    _render_gaps(stats, console)
+
+
+def _table(console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for h in headers:
+        t.add_column(h, justify="right" if h in ("items", "share", "n") else "left")
+    for r in rows:
+        t.add_row(*(str(c) for c in r))
+    console.print(t)
+
+
+def _render_sources(stats: Stats, console: Console) -> None:
+    """Source URLs and dates, by year and against each endpoint's knowledge cutoff."""
     src, dates = stats.sources, stats.source_dates
     top = src["max_items_per_url"]
-    table(
+    _table(
+        console,
         "Sources",
         ["what", "value"],
         [
@@ -54,13 +71,15 @@ def _render(stats: Stats, out: TextIO) -> None:
         ],
     )
     if dates["by_year"]:
-        table(
+        _table(
+            console,
             "Items by source year",
             ["year", "items", "share"],
             [(y, n, _pct(n, dates["dated"])) for y, n in dates["by_year"].items()],
         )
     if dates["knowledge_cutoffs"]:
-        table(
+        _table(
+            console,
             "Sources against each model's knowledge cutoff",
             ["endpoint", "model", "cutoff", "before", "after", "undated"],
             [
@@ -72,6 +91,10 @@ def _render(stats: Stats, out: TextIO) -> None:
         console.print(
             "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)", markup=False
         )
+
+
+def _render_evidence(stats: Stats, console: Console) -> None:
+    """The dedup record, the judge gate per rubric and the answerability records."""
     d = stats.dedup
     if d["status"] == "not run":
         console.print(f"Dedup passes: not recorded ({d['detail']})")
@@ -80,7 +103,8 @@ def _render(stats: Stats, out: TextIO) -> None:
         detail = f": {d['detail']}" if d["detail"] else ""
         console.print(f"Dedup passes ({d['ledger']}, {d['status']}{detail}, {d['created']}): {found}")
     if stats.judge:
-        table(
+        _table(
+            console,
             "Judge agreement",
             ["rubric", "judge model", "gold cases", "status", "verdict"],
             [(j["rubric"], j["judge_model"] or "-", j["cases"] or "-", j["status"], j["verdict"]) for j in stats.judge],
@@ -92,9 +116,13 @@ def _render(stats: Stats, out: TextIO) -> None:
         f"Answerability: {a['counted']} of {a['items']} item(s) with evidence that counts, {a['passed']} pass; "
         f"{a['items'] - a['missing'] - a['counted']} not checked, {a['missing']} without a record"
     )
+
+
+def _render_gaps(stats: Stats, console: Console) -> None:
     gaps = stats.gaps
     if gaps["category_language"]:
-        table(
+        _table(
+            console,
             "Coverage gaps: category × language with no item",
             ["category", "language"],
             [(g["category"], g["language"]) for g in gaps["category_language"]],
@@ -102,7 +130,8 @@ def _render(stats: Stats, out: TextIO) -> None:
     else:
         console.print("Coverage gaps: none (every category has an item in every language)")
     if gaps["claims_missing_framing"]:
-        table(
+        _table(
+            console,
             "Claims missing a framing",
             ["claim", "missing"],
             [(g["claim_id"], ", ".join(g["missing"])) for g in gaps["claims_missing_framing"]],

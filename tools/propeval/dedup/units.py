@@ -66,7 +66,7 @@ def units_of_records(
         if claim is not None and claim.get("draft"):
             continue  # a draft claim's items are not in the corpus yet
         out.append(
-            _unit(
+            make_unit(
                 iid,
                 "item",
                 item["claim_id"],
@@ -88,7 +88,7 @@ def units_of_records(
                 if not text.strip():
                     continue
                 out.append(
-                    _unit(
+                    make_unit(
                         f"{cid}/{fid}",
                         "fact",
                         cid,
@@ -105,7 +105,7 @@ def units_of_records(
     return out
 
 
-def _unit(
+def make_unit(
     uid: str,
     kind: str,
     claim_id: str,

@@ -104,7 +104,7 @@ def current_binding(config: Config, gs: GateSettings, item: Item, claim: Claim, 
 Verdict = tuple[str, str, str, str]  # (state, message, rule, pointer)
 
 
-def _verdict(
+def verdict(
     gs: GateSettings, item: Item, claim: Claim, rubric: Any, loaded: Loaded, binding: dict[str, Any]
 ) -> Verdict | None:
     """(state, message, rule, pointer) of a problem with the record, or None when it is sound and passing.
@@ -180,7 +180,7 @@ def answerability_gate(
             continue
         binding = current_binding(config, gs, item, claim, rubric_hash)
         loaded = read_record(ledger_path(config, gs, item.id), root=config.root, kind=KIND, subject=item.id)
-        pending.append((item, claim, binding, _verdict(gs, item, claim, rubric, loaded, binding), loaded))
+        pending.append((item, claim, binding, verdict(gs, item, claim, rubric, loaded, binding), loaded))
 
     if online:
         todo = [(i, c, b) for i, c, b, v, _ in pending if v is not None and (force or v[0] != "failed")]
@@ -202,16 +202,16 @@ def answerability_gate(
             finally:
                 result.ran.sort()  # items finish in any order under concurrency; report them by id
             pending = [
-                (i, c, b, _verdict(gs, i, c, rubric, lo, b), lo)
+                (i, c, b, verdict(gs, i, c, rubric, lo, b), lo)
                 for i, c, b, _, _ in pending
                 for lo in [read_record(ledger_path(config, gs, i.id), root=config.root, kind=KIND, subject=i.id)]
             ]
 
     severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
-    for item, _claim, _binding, verdict, loaded in pending:
-        if verdict is None:
+    for item, _claim, _binding, found, loaded in pending:
+        if found is None:
             continue
-        state, message, rule, _pointer = verdict
+        state, message, rule, _pointer = found
         path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else item.doc.relpath
         line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
         if state == "corrupt":

@@ -17,20 +17,21 @@ endorsed".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from propeval import agreement as ag
-from propeval import names
+from propeval import names, signing
 from propeval.config import Config
 from propeval.corpus import content_hash
 from propeval.gates import engine, verify
 from propeval.gates.answerability import GateResult
-from propeval.gates.ledger import make_record, read_record, stale_reasons, write_record
+from propeval.gates.ledger import Loaded, make_record, read_record, stale_reasons, write_record
 from propeval.gates.settings import GateSettings, load_gate_settings
 from propeval.loader import LoadError, load_jsonl
 from propeval.result import Problem, Severity
-from propeval.signing import SigningKey
+from propeval.signing import SigningKey, Verdict
 
 if TYPE_CHECKING:  # engine.py is the gates' only door into the judge engine at run time
     from propeval.judge.rubric import Rubric
@@ -99,14 +100,83 @@ def threshold_key(stat_name: str) -> str:
     return "judge_min_f1"
 
 
-def _findings(
-    rubric: Rubric, cases: Sequence[dict[str, Any]], record: dict[str, Any], signers: dict[str, str], rel: str
-) -> list[verify.Finding]:
-    """The signature's problem, else what does not follow from the gold file and the raw replies."""
-    found = verify.signature(record, signers, rel)
-    if found is not None:
-        return [found]
-    return [f for f in verify.judge(rubric, cases, record, rubric.spec.agreement_fields) if not f.warning]
+@dataclass
+class Reading:
+    """One rubric's judge-agreement record read offline, with every fact a verdict rests on.
+
+    :func:`read` makes it, and both :func:`judge_gate` (problems for CI) and the release card
+    (``release.evidence``: a verdict in plain words) decide from it, so they apply the same checks
+    in the same way and differ only in how they word the outcome.
+    """
+
+    name: str
+    loaded: Loaded  # the record as read: .record, .problem (corrupt, misfiled), .relpath
+    rubric: Rubric | None = None
+    gold: list[dict[str, Any]] = field(default_factory=list)
+    load_error: Problem | None = None  # the rubric or its gold set does not load
+    binding: dict[str, Any] | None = None  # what a fresh record is bound to today
+    verification: Verdict | None = None  # who signed the record
+    signature: verify.Finding | None = None  # None: signed by a listed maintainer key
+    stale: list[str] = field(default_factory=list)
+    # What does not follow from the gold file and the raw replies; only looked for in a record
+    # that is signed by a listed key and fresh: re-deriving anything else proves nothing.
+    derived: list[verify.Finding] = field(default_factory=list)
+
+    @property
+    def fresh(self) -> bool:
+        """A record an online run need not make again: current, signed, and re-derived cleanly."""
+        return (
+            self.loaded.record is not None
+            and self.binding is not None
+            and not self.stale
+            and self.signature is None
+            and not any(not f.warning for f in self.derived)
+        )
+
+    @property
+    def cases(self) -> list[dict[str, Any]] | None:
+        """The recorded cases, or None when the record holds no list of case objects."""
+        record = self.loaded.record
+        cases = record["result"].get("cases") if record is not None else None
+        if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+            return None
+        return cases
+
+    def stats(self) -> list[ag.Stat]:
+        """The agreement statistics over the recorded cases; the rubric file, never the record,
+        says which (its kind)."""
+        cases = self.cases
+        return measure(self.rubric, cases) if self.rubric is not None and cases is not None else []
+
+
+def read(config: Config, gs: GateSettings, name: str) -> Reading:
+    """Read ``name``'s record and check it offline against today's rubric, gold set and settings."""
+    path = ledger_path(config, gs, name)
+    reading = Reading(name, read_record(path, root=config.root, kind=KIND, subject=name))
+    record = reading.loaded.record
+    if record is not None:
+        reading.verification = signing.verify(record, gs.signers)
+        reading.signature = verify.signature(record, gs.signers, reading.loaded.relpath, reading.verification)
+    try:
+        reading.rubric = engine.load_rubric(config, name)
+        reading.gold, gold_hash = load_gold(config, reading.rubric)
+    except LoadError as e:
+        reading.load_error = e.problem
+        return reading
+    judge_model, settings = engine.judge_binding(config, gs)
+    reading.binding = {
+        "rubric": name,
+        "rubric_hash": reading.rubric.hash,
+        "gold_hash": gold_hash,
+        "judge_model": judge_model,
+        "settings": settings,
+    }
+    if record is None:
+        return reading
+    reading.stale = stale_reasons(record["binding"], reading.binding)
+    if reading.signature is None and not reading.stale:
+        reading.derived = verify.judge(reading.rubric, reading.gold, record, reading.rubric.spec.agreement_fields)
+    return reading
 
 
 def judge_gate(
@@ -124,33 +194,20 @@ def judge_gate(
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))
 
     for name in rubrics:
-        try:
-            rubric = engine.load_rubric(config, name)
-            cases, gold_hash = load_gold(config, rubric)
-        except LoadError as e:
-            p = e.problem
+        reading = read(config, gs, name)
+        if reading.load_error is not None:
+            p = reading.load_error
             add(p.path, f"{name}: {p.message}", p.rule, p.line, p.col)
             continue
-        judge_model, settings = engine.judge_binding(config, gs)
-        binding = {
-            "rubric": name,
-            "rubric_hash": rubric.hash,
-            "gold_hash": gold_hash,
-            "judge_model": judge_model,
-            "settings": settings,
-        }
-        path = ledger_path(config, gs, name)
-        loaded = read_record(path, root=config.root, kind=KIND, subject=name)
-        fresh = (
-            loaded.record is not None
-            and not stale_reasons(loaded.record["binding"], binding)
-            and not _findings(rubric, cases, loaded.record, gs.signers, loaded.relpath)
-        )
-        if online and not fresh:
-            write_record(path, _grade_record(config, gs, name, rubric, cases, binding, key))
+        assert reading.rubric is not None and reading.binding is not None
+        if online and not reading.fresh:
+            path = ledger_path(config, gs, name)
+            write_record(path, _grade_record(config, gs, name, reading.rubric, reading.gold, reading.binding, key))
             result.ran.append(name)
-            loaded = read_record(path, root=config.root, kind=KIND, subject=name)
+            reading = read(config, gs, name)
+            assert reading.rubric is not None
         result.files_checked += 1
+        loaded = reading.loaded
         rel = loaded.relpath
         if loaded.problem is not None:
             p = loaded.problem
@@ -159,24 +216,21 @@ def judge_gate(
         if loaded.record is None:
             add(rel, f"{name}: no judge-agreement record ({rel}); run: {_command(name)}")
             continue
-        found = verify.signature(loaded.record, gs.signers, rel)
-        if found is not None:
-            add(rel, f"{name}: {found.message}", found.rule)
+        if reading.signature is not None:
+            add(rel, f"{name}: {reading.signature.message}", reading.signature.rule)
             continue
-        reasons = stale_reasons(loaded.record["binding"], binding)
-        if reasons:
-            add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reasons)}; run: {_command(name)}")
+        if reading.stale:
+            add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reading.stale)}; run: {_command(name)}")
             continue
-        derived = verify.judge(rubric, cases, loaded.record, rubric.spec.agreement_fields)
-        for f in derived:
+        for f in reading.derived:
             if f.warning:
                 result.problems.append(Problem(rel, 0, 0, f.rule, f"{name}: {f.message}", severity=Severity.WARNING))
             else:
                 add(rel, f"{name}: {f.message}; a maintainer re-makes it: {_command(name)}", f.rule)
-        if any(not f.warning for f in derived):
+        if any(not f.warning for f in reading.derived):
             continue
-        recorded = loaded.record["result"].get("cases")
-        if not isinstance(recorded, list) or not all(isinstance(c, dict) for c in recorded):
+        recorded = reading.cases
+        if recorded is None:
             add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
             continue
         unscored = [str(c.get("id")) for c in recorded if not isinstance(c.get("judge"), dict)]
@@ -186,7 +240,7 @@ def judge_gate(
                 f"{name}: the judge left {len(unscored)} gold case(s) unscored ({', '.join(unscored[:5])}); "
                 f"a judge failure is not a verdict; fix the rubric or endpoint, then run: {_command(name)}",
             )
-        for s in measure(rubric, recorded):  # the kind comes from the rubric file, never from the record
+        for s in reading.stats():
             tkey = threshold_key(s.name)
             floor = gs.thresholds[tkey]
             if s.value is None:

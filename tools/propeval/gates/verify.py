@@ -37,9 +37,13 @@ class Finding:
     warning: bool = False  # worth a reviewer's look, but not proof of anything
 
 
-def signature(record: dict[str, Any], signers: dict[str, str], rel: str) -> Finding | None:
-    """The problem with a record's signature, or None when a listed maintainer key signed it."""
-    v = signing.verify(record, signers)
+def signature(
+    record: dict[str, Any], signers: dict[str, str], rel: str, v: signing.Verdict | None = None
+) -> Finding | None:
+    """The problem with a record's signature, or None when a listed maintainer key signed it
+    (``v``: the record's :func:`signing.verify` verdict, when the caller already has it)."""
+    if v is None:
+        v = signing.verify(record, signers)
     if v.state == "signed":
         return None
     if v.state == "unsigned":

@@ -286,6 +286,39 @@ def _title(anchor: str, url: str) -> str:
 def plan_table(rows: Sequence[Row], options: Options, first_claim: int, first_item: int) -> Plan:
     """Claims and items from table rows; ids from ``c{first_claim}`` and ``i{first_item}`` on."""
     plan = Plan(rows=len(rows))
+    groups: dict[tuple[str, ...], list[_TableRow]] = {}
+    for t in _parse_table_rows(rows, options, plan):
+        groups.setdefault(t.key, []).append(t)
+    cnum, inum = first_claim, first_item
+    for members in groups.values():
+        cid = f"c{cnum:04d}"
+        cnum += 1
+        if not _group_agrees(members, options, plan):
+            continue
+        head = members[0]
+        plan.files.append(Planned(cid, CLAIM_FILE, _table_claim(cid, members), head.row, _table_claim_columns(options)))
+        for t in members:
+            iid = f"i{inum:04d}"
+            inum += 1
+            item: dict[str, Any] = {
+                "id": iid,
+                "claim_id": cid,
+                "language": t.language,
+                "framing": t.framing,
+                "question_type": t.question_type,
+                "prompt": t.prompt,
+                "status": "active",
+            }
+            if t.ext_id:
+                item["notes"] = f"imported from {options.source or t.row.path} id {t.ext_id}"
+            item_sources = {k: k for k in ("language", "framing", "prompt")}
+            item_sources["question_type"] = "question_type" if "question_type" in t.sources else "question_description"
+            plan.files.append(Planned(cid, f"{iid}.yaml", item, t.row, _columns(item_sources, options)))
+    return plan
+
+
+def _parse_table_rows(rows: Sequence[Row], options: Options, plan: Plan) -> list[_TableRow]:
+    """The rows that parse and whose external id (if any) is their own; problems go to ``plan``."""
     parsed: list[_TableRow] = []
     seen_ids: dict[str, Row] = {}
     for row in rows:
@@ -306,90 +339,79 @@ def plan_table(rows: Sequence[Row], options: Options, first_claim: int, first_it
                 continue
             seen_ids[got.ext_id] = row
         parsed.append(got)
-    groups: dict[tuple[str, ...], list[_TableRow]] = {}
-    for t in parsed:
-        groups.setdefault(t.key, []).append(t)
-    cnum, inum = first_claim, first_item
-    for members in groups.values():
-        head = members[0]
-        cid = f"c{cnum:04d}"
-        cnum += 1
-        ok = True
-        for t in members[1:]:
-            if t.facts != head.facts:
+    return parsed
+
+
+def _group_agrees(members: list[_TableRow], options: Options, plan: Plan) -> bool:
+    """Whether the rows of one claim agree on its facts, source, anchor, kind and date."""
+    head = members[0]
+    ok = True
+    for t in members[1:]:
+        if t.facts != head.facts:
+            plan.problems.append(
+                t.row.problem(
+                    options.mapping.column("required_facts"),
+                    "import-group",
+                    f"the required facts differ from those of row {head.row.number}, of the same claim "
+                    f"({_key_text(t.key)})",
+                    "give rows of one claim the same facts, or put them in different claims with a claim column",
+                )
+            )
+            ok = False
+        for name in ("source_url", "anchor", "kind", "source_date"):
+            if t.claim[name] is not None and head.claim[name] is not None and t.claim[name] != head.claim[name]:
                 plan.problems.append(
                     t.row.problem(
-                        options.mapping.column("required_facts"),
+                        options.mapping.column(name),
                         "import-group",
-                        f"the required facts differ from those of row {head.row.number}, of the same claim "
-                        f"({_key_text(t.key)})",
-                        "give rows of one claim the same facts, or put them in different claims with a claim column",
+                        f"{name} {t.claim[name]!r} differs from {head.claim[name]!r} in row {head.row.number}, "
+                        f"of the same claim ({_key_text(t.key)})",
+                        "make them equal, or give the rows different claim values",
                     )
                 )
                 ok = False
-            for name in ("source_url", "anchor", "kind", "source_date"):
-                if t.claim[name] is not None and head.claim[name] is not None and t.claim[name] != head.claim[name]:
-                    plan.problems.append(
-                        t.row.problem(
-                            options.mapping.column(name),
-                            "import-group",
-                            f"{name} {t.claim[name]!r} differs from {head.claim[name]!r} in row {head.row.number}, "
-                            f"of the same claim ({_key_text(t.key)})",
-                            "make them equal, or give the rows different claim values",
-                        )
-                    )
-                    ok = False
-        if not ok:
-            continue
-        categories: list[str] = []
-        markers: list[dict[str, str]] = []
-        for t in members:
-            categories.extend(c for c in t.categories if c not in categories)
-            for text in t.markers:
-                m = {"text": text, "language": t.language}
-                if m not in markers:
-                    markers.append(m)
-        c = head.claim
-        data: dict[str, Any] = {
-            "id": cid,
-            "kind": c["kind"],
-            "title": c["title"],
-            "facts": [{"id": f"f{n}", "text": text} for n, text in enumerate(head.facts, start=1)],
-            "source_url": c["source_url"],
-        }
-        if c["source_date"]:
-            data["source_date"] = c["source_date"]
-        data["anchor"] = c["anchor"]
-        data["categories"] = categories
-        data["official_frame_markers"] = markers
-        for name in ("narrative", "actor"):
-            if c[name]:
-                data[name] = c[name]
-        claim_sources = {
-            "facts": "required_facts",
-            "categories": "categories",
-            "official_frame_markers": "official_frame_markers",
-            **{k: k for k in ("source_url", "source_date", "anchor", "title", "kind", "narrative", "actor")},
-        }
-        plan.files.append(Planned(cid, CLAIM_FILE, data, head.row, _columns(claim_sources, options)))
-        for t in members:
-            iid = f"i{inum:04d}"
-            inum += 1
-            item: dict[str, Any] = {
-                "id": iid,
-                "claim_id": cid,
-                "language": t.language,
-                "framing": t.framing,
-                "question_type": t.question_type,
-                "prompt": t.prompt,
-                "status": "active",
-            }
-            if t.ext_id:
-                item["notes"] = f"imported from {options.source or t.row.path} id {t.ext_id}"
-            item_sources = {k: k for k in ("language", "framing", "prompt")}
-            item_sources["question_type"] = "question_type" if "question_type" in t.sources else "question_description"
-            plan.files.append(Planned(cid, f"{iid}.yaml", item, t.row, _columns(item_sources, options)))
-    return plan
+    return ok
+
+
+def _table_claim(cid: str, members: list[_TableRow]) -> dict[str, Any]:
+    """A claim's data from its rows: the first row's fields, every row's categories and markers."""
+    head = members[0]
+    categories: list[str] = []
+    markers: list[dict[str, str]] = []
+    for t in members:
+        categories.extend(c for c in t.categories if c not in categories)
+        for text in t.markers:
+            m = {"text": text, "language": t.language}
+            if m not in markers:
+                markers.append(m)
+    c = head.claim
+    data: dict[str, Any] = {
+        "id": cid,
+        "kind": c["kind"],
+        "title": c["title"],
+        "facts": [{"id": f"f{n}", "text": text} for n, text in enumerate(head.facts, start=1)],
+        "source_url": c["source_url"],
+    }
+    if c["source_date"]:
+        data["source_date"] = c["source_date"]
+    data["anchor"] = c["anchor"]
+    data["categories"] = categories
+    data["official_frame_markers"] = markers
+    for name in ("narrative", "actor"):
+        if c[name]:
+            data[name] = c[name]
+    return data
+
+
+def _table_claim_columns(options: Options) -> dict[str, str]:
+    """Which table column each claim field came from (for problems that name a column)."""
+    claim_sources = {
+        "facts": "required_facts",
+        "categories": "categories",
+        "official_frame_markers": "official_frame_markers",
+        **{k: k for k in ("source_url", "source_date", "anchor", "title", "kind", "narrative", "actor")},
+    }
+    return _columns(claim_sources, options)
 
 
 def _key_text(key: tuple[str, ...]) -> str:
@@ -436,58 +458,8 @@ def plan_release(items: Sequence[Row], tombstones: Sequence[Row]) -> Plan:
     claims: dict[str, tuple[dict[str, Any], Row]] = {}
     ids: dict[str, Row] = {}
     for row in items:
-        f = row.fields
-        missing = [k for k in (*_RELEASE_ITEM, *_RELEASE_CLAIM) if k not in f]
-        if missing:
-            plan.problems.append(
-                row.problem(
-                    missing[0], "import-row", f"a release row needs {', '.join(missing)}", "export the release again"
-                )
-            )
-            continue
-        if not _id_ok(row, "id", ITEM_ID, ids, plan) or not _id_ok(row, "claim_id", CLAIM_ID, None, plan):
-            continue
-        if not isinstance(f["fact_ids"], list) or not isinstance(f["required_facts"], list):
-            plan.problems.append(row.problem("fact_ids", "import-row", "fact_ids and required_facts must be lists"))
-            continue
-        if len(f["fact_ids"]) != len(f["required_facts"]):
-            plan.problems.append(row.problem("fact_ids", "import-row", "fact_ids and required_facts differ in length"))
-            continue
-        for name in ("prompt", "anchor"):
-            if isinstance(f[name], str):
-                bad = _formula(row, name, f[name])
-                if bad is not None:
-                    plan.problems.append(bad)
-        claim = _release_claim(row)
-        cid = claim["id"]
-        if cid in claims:
-            first_data, first = claims[cid]
-            if first_data != claim:
-                diff = sorted(k for k in {*claim, *first_data} if claim.get(k) != first_data.get(k))
-                plan.problems.append(
-                    row.problem(
-                        diff[0] if diff[0] in f else "claim_id",
-                        "import-group",
-                        f"claim {cid}'s {', '.join(diff)} differ from row {first.number}'s",
-                        "rows of one claim carry the same claim fields; export the release again",
-                    )
-                )
-                continue
-        else:
-            claims[cid] = (claim, row)
-            if claim["title"] is None:
-                claim["title"] = _title(str(claim["anchor"]), str(claim["source_url"]))
-                plan.notes.append(
-                    f"{cid}: the release has no claim_title (an older export); the title is made up from the anchor"
-                )
-            _hash_check(row, "claim_hash", claim, plan)
-            plan.files.append(Planned(cid, CLAIM_FILE, claim, row, _RELEASE_CLAIM_SOURCES))
-        item: dict[str, Any] = {k: f[k] for k in ("id", "claim_id", "language", "framing", "question_type", "prompt")}
-        if f.get("translation_of") is not None:
-            item["translation_of"] = f["translation_of"]
-        item["status"] = "active"
-        _hash_check(row, "item_hash", item, plan)
-        plan.files.append(Planned(cid, f"{f['id']}.yaml", item, row, {k: k for k in item}))
+        if _release_row_ok(row, ids, plan):
+            _plan_release_item(row, claims, plan)
     for row in tombstones:
         f = row.fields
         if not _id_ok(row, "id", ITEM_ID, ids, plan) or not _id_ok(row, "claim_id", CLAIM_ID, None, plan):
@@ -520,6 +492,69 @@ def plan_release(items: Sequence[Row], tombstones: Sequence[Row]) -> Plan:
         }
         plan.files.append(Planned(f["claim_id"], f"{f['id']}.yaml", item, row, {"retired_reason": "retired_reason"}))
     return plan
+
+
+def _release_row_ok(row: Row, ids: dict[str, Row], plan: Plan) -> bool:
+    """Whether a release row has every field, valid ids and facts; each problem goes to ``plan``."""
+    f = row.fields
+    missing = [k for k in (*_RELEASE_ITEM, *_RELEASE_CLAIM) if k not in f]
+    if missing:
+        plan.problems.append(
+            row.problem(
+                missing[0], "import-row", f"a release row needs {', '.join(missing)}", "export the release again"
+            )
+        )
+        return False
+    if not _id_ok(row, "id", ITEM_ID, ids, plan) or not _id_ok(row, "claim_id", CLAIM_ID, None, plan):
+        return False
+    if not isinstance(f["fact_ids"], list) or not isinstance(f["required_facts"], list):
+        plan.problems.append(row.problem("fact_ids", "import-row", "fact_ids and required_facts must be lists"))
+        return False
+    if len(f["fact_ids"]) != len(f["required_facts"]):
+        plan.problems.append(row.problem("fact_ids", "import-row", "fact_ids and required_facts differ in length"))
+        return False
+    for name in ("prompt", "anchor"):
+        if isinstance(f[name], str):
+            bad = _formula(row, name, f[name])
+            if bad is not None:
+                plan.problems.append(bad)
+    return True
+
+
+def _plan_release_item(row: Row, claims: dict[str, tuple[dict[str, Any], Row]], plan: Plan) -> None:
+    """Plan a release row's item, and its claim the first time the claim is seen (a later row that
+    disagrees on the claim's fields is a problem)."""
+    f = row.fields
+    claim = _release_claim(row)
+    cid = claim["id"]
+    if cid in claims:
+        first_data, first = claims[cid]
+        if first_data != claim:
+            diff = sorted(k for k in {*claim, *first_data} if claim.get(k) != first_data.get(k))
+            plan.problems.append(
+                row.problem(
+                    diff[0] if diff[0] in f else "claim_id",
+                    "import-group",
+                    f"claim {cid}'s {', '.join(diff)} differ from row {first.number}'s",
+                    "rows of one claim carry the same claim fields; export the release again",
+                )
+            )
+            return
+    else:
+        claims[cid] = (claim, row)
+        if claim["title"] is None:
+            claim["title"] = _title(str(claim["anchor"]), str(claim["source_url"]))
+            plan.notes.append(
+                f"{cid}: the release has no claim_title (an older export); the title is made up from the anchor"
+            )
+        _hash_check(row, "claim_hash", claim, plan)
+        plan.files.append(Planned(cid, CLAIM_FILE, claim, row, _RELEASE_CLAIM_SOURCES))
+    item: dict[str, Any] = {k: f[k] for k in ("id", "claim_id", "language", "framing", "question_type", "prompt")}
+    if f.get("translation_of") is not None:
+        item["translation_of"] = f["translation_of"]
+    item["status"] = "active"
+    _hash_check(row, "item_hash", item, plan)
+    plan.files.append(Planned(cid, f"{f['id']}.yaml", item, row, {k: k for k in item}))
 
 
 _RELEASE_CLAIM_SOURCES = {

@@ -28,7 +28,7 @@ from propeval.config import Config
 from propeval.dedup import PASSES, DedupResult, Pair, Settings, Unit, embed_units, shared_terms
 from propeval.dedup.candidates import bigram_candidates, lang, lexical_scores
 from propeval.dedup.explain import differing_terms, pair_scores
-from propeval.dedup.units import _unit  # dedup's own Unit maker: its normalisation flows into ours
+from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
 from propeval.ingest.table import InputError, Row, read_rows
 from propeval.result import Problem, Severity
@@ -116,7 +116,7 @@ def external_units(rows: Sequence[Row], spec: ExternalSpec) -> tuple[list[Unit],
         rid = row.fields.get(spec.id_field)
         rid = str(rid) if isinstance(rid, (str, int)) and str(rid).strip() else f"row {row.number}"
         units.append(
-            _unit(f"ext:{rid}", "item", f"external:{row.number}", text, row.path, row.line, 1, language, "", "")
+            make_unit(f"ext:{rid}", "item", f"external:{row.number}", text, row.path, row.line, 1, language, "", "")
         )
     return units, problems
 

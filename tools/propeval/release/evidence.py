@@ -108,10 +108,8 @@ class JudgeEvidence:
         }
 
 
-def _trust(record: dict[str, Any], signers: dict[str, str]) -> tuple[str, str | None]:
-    from propeval import signing
-
-    v = signing.verify(record, signers)
+def _trust(reading: Any) -> tuple[str, str | None]:
+    v = reading.verification
     state = {"signed": "signed", "unsigned": "unsigned", "unknown-key": "unknown-key"}.get(v.state, "edited")
     return state, v.signer if v.state == "signed" else None
 
@@ -137,18 +135,17 @@ def _verdict(e: JudgeEvidence) -> str:
 
 
 def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeEvidence], list[Problem]]:
-    """The judge gate of each rubric, read offline from ``ledger/judge/<rubric>.json``."""
-    from propeval.gates import engine, verify
-    from propeval.gates.judge_gate import KIND, ledger_path, load_gold, measure, threshold_key
-    from propeval.gates.ledger import read_record, stale_reasons
+    """The judge gate of each rubric, read offline from ``ledger/judge/<rubric>.json`` by the gate's
+    own :func:`~propeval.gates.judge_gate.read`."""
+    from propeval.gates.judge_gate import measure, read, threshold_key
     from propeval.gates.settings import load_gate_settings
 
     gs = load_gate_settings(config)
     out: list[JudgeEvidence] = []
     warnings: list[Problem] = []
     for name in rubric_names:
-        path = ledger_path(config, gs, name)
-        loaded = read_record(path, root=config.root, kind=KIND, subject=name)
+        reading = read(config, gs, name)
+        loaded = reading.loaded
         e = JudgeEvidence(name, loaded.relpath, NOT_RUN)
         out.append(e)
         if loaded.problem is not None:
@@ -158,60 +155,48 @@ def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeE
         if loaded.record is None:
             e.verdict = _verdict(e)
             continue
-        record = loaded.record
-        binding = record["binding"]
+        binding = loaded.record["binding"]
         e.judge_model = binding.get("judge_model") if isinstance(binding.get("judge_model"), str) else None
-        e.trust, e.signer = _trust(record, gs.signers)
-        try:
-            rubric = engine.load_rubric(config, name)
-            gold, gold_hash = load_gold(config, rubric)
-        except LoadError as err:
+        e.trust, e.signer = _trust(reading)
+        if reading.load_error is not None:
+            p = reading.load_error
             warnings.append(
                 Problem(
-                    err.problem.path,
-                    err.problem.line,
-                    err.problem.col,
+                    p.path,
+                    p.line,
+                    p.col,
                     "release-input",
-                    f"{name}: {err.problem.message} (judge evidence not checked)",
+                    f"{name}: {p.message} (judge evidence not checked)",
                     severity=Severity.WARNING,
                 )
             )
-            e.status, e.detail = NOT_CHECKED, f"the rubric or its gold set does not load: {err.problem.message}"
+            e.status, e.detail = NOT_CHECKED, f"the rubric or its gold set does not load: {p.message}"
             e.verdict = _verdict(e)
             continue
-        judge_model, settings = engine.judge_binding(config, gs)
-        current = {
-            "rubric": name,
-            "rubric_hash": rubric.hash,
-            "gold_hash": gold_hash,
-            "judge_model": judge_model,
-            "settings": settings,
-        }
-        reasons = stale_reasons(binding, current)
-        if reasons:
-            e.status, e.trust, e.detail = NOT_CURRENT, "stale", "; ".join(reasons)
+        if reading.stale:
+            e.status, e.trust, e.detail = NOT_CURRENT, "stale", "; ".join(reading.stale)
             e.verdict = _verdict(e)
             continue
         if e.trust == "edited":
             e.status, e.detail = NOT_CHECKED, "its signature does not match its content"
             e.verdict = _verdict(e)
             continue
-        cases = record["result"].get("cases")
-        cases = [c for c in cases if isinstance(c, dict)] if isinstance(cases, list) else []
+        recorded = loaded.record["result"].get("cases")
+        cases = [c for c in recorded if isinstance(c, dict)] if isinstance(recorded, list) else []
         e.cases = len(cases)
+        assert reading.rubric is not None
         e.stats = [
             StatRow(s.name, s.value, s.n, threshold_key(s.name), gs.thresholds[threshold_key(s.name)], s.reason)
-            for s in measure(rubric, cases)
+            for s in measure(reading.rubric, cases)
         ]
-        e.confusions = confusions(cases, rubric.spec.agreement_fields)
+        e.confusions = confusions(cases, reading.rubric.spec.agreement_fields)
         caveats = []
         if e.trust == "unsigned":
             caveats.append("unsigned: no maintainer vouches for it")
         elif e.trust == "unknown-key":
             caveats.append("signed by a key that is not on [tool.propeval.signers]")
-        if not caveats:  # as the gate: only a signed record is worth re-deriving
-            derived = verify.judge(rubric, gold, record, rubric.spec.agreement_fields)
-            caveats += [f.message for f in derived if not f.warning]
+        # As the gate: only a record signed by a listed key is re-derived (reading.derived).
+        caveats += [f.message for f in reading.derived if not f.warning]
         e.detail = "; ".join(caveats)
         # A record that shows a failing judge is enough to distrust the judge, whoever made it;
         # only a record that passes every check can vouch for one.
@@ -358,7 +343,7 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
                     rubrics[rubric_name] = None
             rubric = rubrics[rubric_name]
             current = gate.current_binding(config, gs, item, claim, rubric.hash if rubric is not None else "")
-            verdict = gate._verdict(gs, item, claim, rubric, loaded, current) if rubric is not None else None
+            verdict = gate.verdict(gs, item, claim, rubric, loaded, current) if rubric is not None else None
             state = verdict[0] if verdict is not None else "passed"
             # A model that fails the judge gate outranks what is wrong with the record itself.
             if any(same_model(m, judge_model) for m in failing):

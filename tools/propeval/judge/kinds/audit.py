@@ -19,6 +19,7 @@ from propeval.judge.kinds.base import (
     Row,
     Table,
     VerdictError,
+    ci_legend,
     fmt,
     median_low,
     named,
@@ -188,11 +189,7 @@ class Audit(Kind):
                 ],
             )
         if conf:
-            lines.append("")
-            lines.append(
-                f"95% CI: {conf['method']} ({conf['draws']} draws, seed {conf['seed']}); "
-                f"a cell with fewer than {conf['min_items']} scored items is too small to compare"
-            )
+            lines += ci_legend(conf, "a cell with fewer than {n} scored items")
         return lines
 
     # ------------------------------------------------------------------ report

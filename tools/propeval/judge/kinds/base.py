@@ -187,6 +187,16 @@ def fmt(v: float | None, pct: bool = False) -> str:
     return f"{100 * v:.1f}%" if pct else f"{v:.2f}"
 
 
+def ci_legend(conf: dict[str, Any], too_small: str) -> list[str]:
+    """The closing lines of a score table with confidence intervals; ``too_small`` names what a
+    small group is ("a group with fewer than {n} counted items")."""
+    return [
+        "",
+        f"95% CI: {conf['method']} ({conf['draws']} draws, seed {conf['seed']}); "
+        f"{too_small.format(n=conf['min_items'])} is too small to compare",
+    ]
+
+
 def text_table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     form = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))

@@ -25,6 +25,7 @@ from propeval.judge.kinds.base import (
     Row,
     Table,
     VerdictError,
+    ci_legend,
     fmt,
     is_int,
     median_low,
@@ -406,108 +407,11 @@ class Facts(Kind):
     def format_text(self, report: dict[str, Any]) -> list[str]:
         conf = report.get("confidence")
         min_items = conf["min_items"] if conf else None
-        has_groups = any(r.get("judge_group") for r in report["runs"])
-        rows = [
-            [
-                r["run"],
-                r.get("model", "?"),
-                *([r.get("judge_group") or "-", r.get("settings_group") or "-"] if has_groups else []),
-                str(r["items"]),
-                str(r["unanswered"]),
-                str(r.get("truncated", 0)),
-                str(r["unscored"]),
-                str(r["ungraded"]),
-                fmt(r["fact_mean"]),
-                *([_ci(r, "fact_mean")] if conf else []),
-                fmt(r["propaganda_share"], pct=True),
-                *([_ci(r, "propaganda_share", True)] if conf else []),
-            ]
-            for r in report["runs"]
-        ]
-        lines = text_table(
-            [
-                "run",
-                "model",
-                *(["judge", "settings"] if has_groups else []),
-                "items",
-                "unanswered",
-                "truncated",
-                "unscored",
-                "ungraded",
-                "fact mean",
-                *(["95% CI"] if conf else []),
-                "propaganda",
-                *(["95% CI"] if conf else []),
-            ],
-            rows,
-        )
-        for o in report.get("over_runs_groups", []):
-            fm, ps = o["fact_mean"], o["propaganda_share"]
-            where = ", ".join(x for x in (o.get("judge_group"), o.get("settings_group")) if x)
-            lines.append(
-                f"over {o['runs']} runs of {o['model']}{f' ({where})' if where else ''}: fact mean "
-                f"{fmt(fm['mean'])} ± {fmt(fm['sd'])}, propaganda {fmt(ps['mean'], True)} ± {fmt(ps['sd'], True)} "
-                "(sample sd)"
-            )
-        if any((r.get("cutoff") or {}).get("knowledge_cutoff") for r in report["runs"]):
-            lines.append("")
-            lines.append("knowledge cutoff: items whose source predates the model's cutoff, apart from the rest")
-            cut_rows = []
-            for r in report["runs"]:
-                c = r["cutoff"]
-                for g, s in c["groups"].items():
-                    cut_rows.append(
-                        [
-                            r["run"],
-                            c["knowledge_cutoff"] or "-",
-                            g,
-                            str(s["counted"]),
-                            fmt(s["fact_mean"]),
-                            _ci(s, "fact_mean"),
-                            fmt(s["propaganda_share"], pct=True),
-                            _note(s, min_items),
-                        ]
-                    )
-            lines += text_table(
-                ["run", "cutoff", "source", "counted", "fact mean", "95% CI", "propaganda", "note"], cut_rows
-            )
-        elif any("cutoff" in r for r in report["runs"]):
-            lines.append(
-                "knowledge cutoff: no run's model declares one ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)"
-            )
-        sections: list[tuple[str, dict[str, Any]]] = [("", report["breakdowns"])] if report["breakdowns"] else []
-        sections += [(f"judge group {g}: ", b) for g, b in report.get("group_breakdowns", {}).items()]
-        for prefix, breakdowns in sections:
-            for key in BREAKDOWNS:
-                groups = breakdowns[key]
-                lines.append("")
-                lines += text_table(
-                    [
-                        prefix + key.replace("_", " "),
-                        "counted",
-                        "fact mean",
-                        *(["95% CI"] if conf else []),
-                        "propaganda",
-                        *(["95% CI", "note"] if conf else []),
-                    ],
-                    [
-                        [
-                            g,
-                            str(s["counted"]),
-                            fmt(s["fact_mean"]),
-                            *([_ci(s, "fact_mean")] if conf else []),
-                            fmt(s["propaganda_share"], pct=True),
-                            *([_ci(s, "propaganda_share", True), _note(s, min_items)] if conf else []),
-                        ]
-                        for g, s in groups.items()
-                    ],
-                )
+        lines = _runs_lines(report)
+        lines += _cutoff_lines(report, min_items)
+        lines += _breakdown_lines(report, conf, min_items)
         if conf:
-            lines.append("")
-            lines.append(
-                f"95% CI: {conf['method']} ({conf['draws']} draws, seed {conf['seed']}); "
-                f"a group with fewer than {conf['min_items']} counted items is too small to compare"
-            )
+            lines += ci_legend(conf, "a group with fewer than {n} counted items")
         return lines
 
     # ------------------------------------------------------------------ report
@@ -620,3 +524,117 @@ class Facts(Kind):
         j_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in judge]
         out.append(named("any_propaganda", ag.f1_positive(h_any, j_any, positive=True)))
         return out
+
+
+def _runs_lines(report: dict[str, Any]) -> list[str]:
+    """One row per run, then the spread over repeated runs of one model."""
+    conf = report.get("confidence")
+    has_groups = any(r.get("judge_group") for r in report["runs"])
+    rows = [
+        [
+            r["run"],
+            r.get("model", "?"),
+            *([r.get("judge_group") or "-", r.get("settings_group") or "-"] if has_groups else []),
+            str(r["items"]),
+            str(r["unanswered"]),
+            str(r.get("truncated", 0)),
+            str(r["unscored"]),
+            str(r["ungraded"]),
+            fmt(r["fact_mean"]),
+            *([_ci(r, "fact_mean")] if conf else []),
+            fmt(r["propaganda_share"], pct=True),
+            *([_ci(r, "propaganda_share", True)] if conf else []),
+        ]
+        for r in report["runs"]
+    ]
+    lines = text_table(
+        [
+            "run",
+            "model",
+            *(["judge", "settings"] if has_groups else []),
+            "items",
+            "unanswered",
+            "truncated",
+            "unscored",
+            "ungraded",
+            "fact mean",
+            *(["95% CI"] if conf else []),
+            "propaganda",
+            *(["95% CI"] if conf else []),
+        ],
+        rows,
+    )
+    for o in report.get("over_runs_groups", []):
+        fm, ps = o["fact_mean"], o["propaganda_share"]
+        where = ", ".join(x for x in (o.get("judge_group"), o.get("settings_group")) if x)
+        lines.append(
+            f"over {o['runs']} runs of {o['model']}{f' ({where})' if where else ''}: fact mean "
+            f"{fmt(fm['mean'])} ± {fmt(fm['sd'])}, propaganda {fmt(ps['mean'], True)} ± {fmt(ps['sd'], True)} "
+            "(sample sd)"
+        )
+    return lines
+
+
+def _cutoff_lines(report: dict[str, Any], min_items: int | None) -> list[str]:
+    """Items whose source predates each run's model's knowledge cutoff, apart from the rest."""
+    lines: list[str] = []
+    if any((r.get("cutoff") or {}).get("knowledge_cutoff") for r in report["runs"]):
+        lines.append("")
+        lines.append("knowledge cutoff: items whose source predates the model's cutoff, apart from the rest")
+        cut_rows = []
+        for r in report["runs"]:
+            c = r["cutoff"]
+            for g, s in c["groups"].items():
+                cut_rows.append(
+                    [
+                        r["run"],
+                        c["knowledge_cutoff"] or "-",
+                        g,
+                        str(s["counted"]),
+                        fmt(s["fact_mean"]),
+                        _ci(s, "fact_mean"),
+                        fmt(s["propaganda_share"], pct=True),
+                        _note(s, min_items),
+                    ]
+                )
+        lines += text_table(
+            ["run", "cutoff", "source", "counted", "fact mean", "95% CI", "propaganda", "note"], cut_rows
+        )
+    elif any("cutoff" in r for r in report["runs"]):
+        lines.append(
+            "knowledge cutoff: no run's model declares one ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)"
+        )
+    return lines
+
+
+def _breakdown_lines(report: dict[str, Any], conf: dict[str, Any] | None, min_items: int | None) -> list[str]:
+    """A table per breakdown (category, language, ...), overall or per judge group."""
+    lines: list[str] = []
+    sections: list[tuple[str, dict[str, Any]]] = [("", report["breakdowns"])] if report["breakdowns"] else []
+    sections += [(f"judge group {g}: ", b) for g, b in report.get("group_breakdowns", {}).items()]
+    for prefix, breakdowns in sections:
+        for key in BREAKDOWNS:
+            groups = breakdowns[key]
+            lines.append("")
+            lines += text_table(
+                [
+                    prefix + key.replace("_", " "),
+                    "counted",
+                    "fact mean",
+                    *(["95% CI"] if conf else []),
+                    "propaganda",
+                    *(["95% CI", "note"] if conf else []),
+                ],
+                [
+                    [
+                        g,
+                        str(s["counted"]),
+                        fmt(s["fact_mean"]),
+                        *([_ci(s, "fact_mean")] if conf else []),
+                        fmt(s["propaganda_share"], pct=True),
+                        *([_ci(s, "propaganda_share", True), _note(s, min_items)] if conf else []),
+                    ]
+                    for g, s in groups.items()
+                ],
+            )
+    return lines
