@@ -26,7 +26,7 @@ STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 setup: $(STAMP)
 
 $(STAMP):
-	@echo "setup: installing into $(VENV) (first time on a machine: about 3 min on 2 cores; nothing is compiled)"
+	@echo "setup: installing into $(VENV) (first time on a machine: about 4 min on 2 cores; nothing is compiled)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
