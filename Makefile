@@ -21,12 +21,12 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-fast check bench docs
+.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs
 
 setup: $(STAMP)
 
 $(STAMP):
-	@echo "setup: installing into $(VENV) (first time on a machine: about 3 min on 2 cores; nothing is compiled)"
+	@echo "setup: installing into $(VENV) (first time on a machine: about 4 min on 2 cores; nothing is compiled)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
@@ -56,11 +56,18 @@ lint: $(STAMP)
 # subprocess compiles the package from source, about 5 CPU-s of the fast lane alone.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
+# Lint and the whole suite side by side (make -j2): the suite leaves part of the two cores idle
+# while its tests wait on subprocesses, servers and git, and a cold mypy fills it. make fails when
+# either fails; --output-sync prints each one's output in one piece when it ends.
+test: $(STAMP)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint test-suite
+
 # The whole suite, the integration test included, on two workers (pytest-xdist): many tests wait
-# on subprocesses, servers and git, so two workers pay even on 2 cores. worksteal lets the worker
-# that finishes first take tests the other has queued.
-test: lint
-	$(PYTEST) -n 2 --dist worksteal
+# on subprocesses, servers and git, so two workers pay even on 2 cores. loadgroup sends the tests
+# that share a module or session fixture to one worker (tests/conftest.py marks them), so it is
+# built once; conftest also puts the long tests first. No reorder: conftest's order stands.
+test-suite: $(STAMP)
+	$(PYTEST) -n 2 --dist loadgroup --no-loadscope-reorder
 
 # The inner loop: every test under about 1 s (no real model, browser, local server or fresh clone),
 # on two workers too (each spends about 6 s collecting, so one worker alone is slower).

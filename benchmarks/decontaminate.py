@@ -4,10 +4,11 @@ Run from the repository root:  python benchmarks/decontaminate.py [--size-mb 100
 
 It writes the shards to a temporary folder (or --data DIR; never into the repository) and prints:
 
-  * MB/s of the n-gram pass: wall-clock, and per CPU-second (the scan's own process time summed
-    over workers: the per-core figure), for `--jobs 1`, `--jobs 2`, and a real Dask LocalCluster of
-    two single-threaded worker processes; each `propeval decontaminate` a fresh subprocess with an
-    empty state folder, medians over --reps;
+  * MB/s: wall-clock, and per CPU-second (the scan's own process time summed over workers: the
+    per-core figure; and the whole command's, start-up, index and report included), for `--jobs 1`
+    (the default command, with the near pass, and the n-gram pass alone, `--near 0`), `--jobs 2`,
+    and a real Dask LocalCluster of two single-threaded worker processes; each
+    `propeval decontaminate` a fresh subprocess with an empty state folder, medians over --reps;
   * the same 13-gram check written plainly (normalise, regex tokens, a Python set of n-gram tuples,
     one process), in the same run on the first shards (--baseline-mb), and the speed ratio;
   * recall on the planted texts, by kind: verbatim; lightly edited (case and punctuation changed,
@@ -44,6 +45,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 
+NGRAM_ONLY = "local, 1 process, the n-gram pass alone (--near 0)"
+
 WRAPPER = """
 import resource, sys
 from propeval.cli import main
@@ -52,7 +55,9 @@ try:
     main()
 finally:
     r = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local process pool's workers
     print(f"MAXRSS_KB {r.ru_maxrss}", file=sys.stderr)
+    print(f"CPU_S {r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime}", file=sys.stderr)
 """
 
 
@@ -126,7 +131,9 @@ def generate(
             return zh_doc(rng)
         return " ".join(rng.choices(pool, k=rng.randint(8, 40)))
 
-    def write_shard(path: Path, budget: int, plant: bool, first_text: str | None) -> tuple[str | None, int]:
+    def write_shard(
+        path: Path, budget: int, plant: bool, first_text: str | None, seam: bool = True
+    ) -> tuple[str | None, int]:
         lines: list[str] = []
         size = 0
         number = 0
@@ -162,7 +169,7 @@ def generate(
             size += len(line)
         # The seam to the next shard: this shard's last document ends with the first part of a text.
         carry = None
-        if plant:
+        if plant and seam:
             t = rng.choice(long)
             words = by_label[t.label].split(" ")
             k = rng.randint(3, len(words) - 3)
@@ -181,9 +188,8 @@ def generate(
         path = data / f"shard-{k:03d}.jsonl"
         if carry is not None:
             plants[-1]["at"].append((path.name, 1))
-        carry, _ = write_shard(path, per_shard, True, carry)
-    if carry is not None:  # the last shard's seam has no next shard: not a plant
-        plants.pop()
+        # The last shard has no next shard: no seam (its first half would be an unrecorded plant).
+        carry, _ = write_shard(path, per_shard, True, carry, seam=k < shards - 1)
     count = max(1, round(control_mb * shards / size_mb))
     for k in range(count):
         write_shard(data / f"control-{k:03d}.jsonl", control_mb * 1_000_000 // count, False, None)
@@ -193,8 +199,10 @@ def generate(
 # --------------------------------------------------------------------------- runs
 
 
-def run_cli(args: list[str]) -> tuple[dict[str, Any], float, int]:
-    """`propeval decontaminate ARGS` as a fresh process: its json report, wall seconds and peak RSS (KiB)."""
+def run_cli(args: list[str]) -> tuple[dict[str, Any], float, int, float]:
+    """`propeval decontaminate ARGS` as a fresh process: its json report, wall seconds, peak RSS
+    (KiB), and the CPU seconds of the whole command (start-up, index, scan, report; with its local
+    pool's workers, not Dask's)."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
     started = time.perf_counter()
     out = subprocess.run(
@@ -207,7 +215,8 @@ def run_cli(args: list[str]) -> tuple[dict[str, Any], float, int]:
     if out.returncode not in (0, 1):
         raise SystemExit(f"propeval decontaminate failed ({out.returncode}): {out.stderr[-2000:]}")
     rss = int(re.search(r"MAXRSS_KB (\d+)", out.stderr).group(1))  # type: ignore[union-attr]
-    return json.loads(out.stdout), wall, rss
+    cpu = float(re.search(r"CPU_S ([0-9.]+)", out.stderr).group(1))  # type: ignore[union-attr]
+    return json.loads(out.stdout), wall, rss, cpu
 
 
 def baseline(
@@ -309,20 +318,22 @@ def main() -> None:
             scheduler_kwargs={"dashboard": False},
             host="127.0.0.1",
         )
-        rows: dict[str, list[tuple[float, float, int]]] = {}
+        rows: dict[str, list[tuple[float, float, int, float]]] = {}
         report: dict[str, Any] = {}
         engines = {
             "local, 1 process": ["--jobs", "1"],
+            NGRAM_ONLY: ["--jobs", "1", "--near", "0"],
             "local, 2 processes": ["--jobs", "2"],
             "dask LocalCluster, 2 workers": ["--scheduler", cluster.scheduler_address],
         }
         for rep in range(args.reps):
             for name, extra in engines.items():
                 state = Path(tmp) / f"state-{rep}-{list(engines).index(name)}"  # empty: nothing reused
-                doc, wall, rss = run_cli([str(data), "--state-dir", str(state), *extra])
+                doc, wall, rss, command_cpu = run_cli([str(data), "--state-dir", str(state), *extra])
                 assert doc["run"]["shards_reused"] == 0, name
                 cpu = doc["run"]["cpu_seconds_scanning"]
-                rows.setdefault(name, []).append((doc["bytes"] / 1e6 / wall, doc["bytes"] / 1e6 / cpu, rss))
+                mb = doc["bytes"] / 1e6
+                rows.setdefault(name, []).append((mb / wall, mb / cpu, rss, mb / command_cpu))
                 report[name] = doc
         cluster.close()
         first = [f for f in files if f.name.startswith("shard-")]
@@ -332,22 +343,32 @@ def main() -> None:
                 break
             subset.append(f)
             size += f.stat().st_size
-        sub_doc, _, sub_rss = run_cli([*map(str, subset), "--jobs", "1", "--state-dir", str(Path(tmp) / "state-sub")])
+        sub_doc, _, sub_rss, _ = run_cli(
+            [*map(str, subset), "--jobs", "1", "--state-dir", str(Path(tmp) / "state-sub")]
+        )
         base_bytes, base_cpu, base_found = baseline(subset, entries, index.n, index.min_tokens)
 
     one = report["local, 1 process"]
     for name, doc in report.items():
+        if name == NGRAM_ONLY:  # the same findings but the near pass's; another index digest
+            assert doc["findings"] == [f for f in one["findings"] if f["kind"] != "near"]
+            continue
         assert {k: v for k, v in doc.items() if k != "run"} == {k: v for k, v in one.items() if k != "run"}, name
     print(
         f"\nThe same report from every engine: yes ({len(one['findings'])} findings, "
-        f"{len(one['drop'])} documents to drop)\n"
+        f"{len(one['drop'])} documents to drop; --near 0: the same but the near findings)\n"
     )
-    print("| engine | MB/s wall | MB per CPU-second (per core) | peak RSS of the main process |")
-    print("| --- | --- | --- | --- |")
+    print(
+        "| engine | MB/s wall | MB per CPU-second of the scan (per core) | MB per CPU-second of the whole command "
+        "| peak RSS of the main process |"
+    )
+    print("| --- | --- | --- | --- | --- |")
     for name, values in rows.items():
+        # Dask's workers are not children of the command: their CPU is only in the scan's figure.
+        whole = "—" if "dask" in name else f"{statistics.median(v[3] for v in values):.1f}"
         print(
             f"| {name} | {statistics.median(v[0] for v in values):.1f} | {statistics.median(v[1] for v in values):.1f} "
-            f"| {statistics.median(v[2] for v in values) / 1024:.0f} MiB |"
+            f"| {whole} | {statistics.median(v[2] for v in values) / 1024:.0f} MiB |"
         )
     ours_cpu = sub_doc["bytes"] / 1e6 / sub_doc["run"]["cpu_seconds_scanning"]
     base = base_bytes / 1e6 / base_cpu

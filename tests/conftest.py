@@ -18,6 +18,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from _pytest.nodeid import NodeId
+except ImportError:  # pytest before 9.2: node ids are strings, which xdist renames itself
+    NodeId = type(None)  # matches no item's id
+
 from helpers import GIT_ENV, CorpusDir, git
 from userdirs import GUARD, REAL_DIRS_ENV, SESSION_ENV, isolate_user_dirs, real_user_dirs
 
@@ -45,6 +50,57 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _OWNER = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which names the groups in the node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Send the tests that share a module or session fixture of ours to one xdist worker, and run
+    the costly tests first.
+
+    Groups: a test that uses one of this suite's module- or session-scoped fixtures (the MiniLM
+    export, the harness world, a Dask cluster, a signed main branch, a rendered report) gets
+    ``xdist_group(<fixture>)``. Under ``--dist loadgroup`` (the Makefile's) a group runs on one
+    worker, so the fixture is built once a run, not once on each worker that meets one of its
+    tests: seen, the harness world built twice (8 CPU-s each) and sentence-transformers imported
+    in both workers (7 CPU-s each). Other ``--dist`` modes ignore the mark.
+
+    Order: groups first (the largest first), then the fresh-clone main job (the longest single
+    test), the tests marked integration, slow, then the rest (each in collection order), so that
+    the long tests start early and the short ones fill the tail.
+    """
+    groups: dict[pytest.Item, str] = {}
+    loadgroup = bool(getattr(config.option, "loadgroup", False))  # set in xdist's workers
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        shared = sorted(
+            name
+            for name in info.names_closure
+            for fd in info.name2fixturedefs.get(name, ())[-1:]  # the definition this test gets
+            if fd.scope != "function" and fd.baseid.startswith("tests") and not getattr(fd, "_autouse", False)
+        )
+        if shared:
+            groups[item] = shared[0]
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
+            if loadgroup and isinstance(getattr(item, "_id", None), NodeId):
+                # xdist 3.8 tells the scheduler a test's group by renaming it "<nodeid>@<group>",
+                # through the attribute pytest 9.2 no longer reads (pytest-xdist issue #1386):
+                # the group is silently lost. Rename it the way pytest 9.2 reads; a fixed xdist
+                # makes this a no-op.
+                item._id = NodeId.parse(f"{item.nodeid}@{shared[0]}")
+    size = {g: list(groups.values()).count(g) for g in set(groups.values())}
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        if item in groups:
+            return (0, -size[groups[item]])
+        if item.nodeid.startswith("tests/test_mainjob.py::test_make_run_in_a_fresh_clone"):
+            return (1, 0)
+        if item.get_closest_marker("integration"):
+            return (2, 0)
+        return (3, 0) if item.get_closest_marker("slow") else (4, 0)
+
+    items.sort(key=rank)  # stable: collection order within each rank
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -7,11 +7,13 @@ from collections.abc import Iterator
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_cluster() -> Iterator[str]:
     """The scheduler address of a LocalCluster with two single-threaded worker processes (no dashboard).
 
-    Started once a session (about 2.5 CPU-s), shared by every test that needs it."""
+    Started once a module (about 2.5 CPU-s), shared by the tests that need it, and stopped after
+    them: its idle scheduler and workers kept burning CPU until the end of the session (seen: 13
+    CPU-s in one run)."""
     from distributed import LocalCluster
 
     cluster = LocalCluster(

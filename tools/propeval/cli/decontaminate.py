@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -13,6 +13,10 @@ from propeval.errors import UsageError
 from propeval.reporters import Report
 from propeval.result import Problem, Severity
 from propeval.rules import with_rules
+
+if TYPE_CHECKING:
+    from propeval.config import Config
+    from propeval.decontam.scan import Shard
 
 
 def _announce(message: str) -> None:
@@ -147,23 +151,14 @@ def command(
     from propeval.decontam.run import Options, connect, decontaminate, find_shards
 
     skip = [p for p in (state_dir, filtered_out) if p is not None]
-    found = find_shards(shards, text_field, id_field, embed_rate or 0.0, skip)
-    outputs = [p.resolve() for p in (drop_list, filtered_out) if p is not None]
-    for shard in found:
-        path = Path(shard.path).resolve()
-        if any(path == out or out in path.parents for out in outputs):
-            raise UsageError(f"{shard.path}: an output would overwrite or hold this shard; write it elsewhere")
-    corpus = load_corpus(config)
-    entries = corpus_entries(corpus)
+    _refuse_overwriting(find_shards(shards, text_field, id_field, embed_rate or 0.0, skip), drop_list, filtered_out)
+    entries = corpus_entries(load_corpus(config))
     index = build(entries, n=n, min_tokens=min_tokens, near=near)
-    encoder, texts, threshold = None, [], 0.0
+    encoder: Any = None
+    texts: list[tuple[str, str]] = []
+    threshold = 0.0
     if embed_rate:
-        from propeval.settings import DedupSettings
-
-        settings = DedupSettings.from_config(config)
-        threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
-        encoder = settings.encoder(config.root, announce=_announce)
-        texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
+        encoder, texts, threshold = _embedding(config, entries, embed_threshold)
     options = Options(
         shards=shards,
         text_field=text_field,
@@ -189,6 +184,28 @@ def command(
 
 
 command.help = with_rules(command.help or "", "decontaminate")
+
+
+def _refuse_overwriting(found: list[Shard], drop_list: Path | None, filtered_out: Path | None) -> None:
+    """A usage error when an output file or folder is, or holds, a shard to be read."""
+    outputs = [p.resolve() for p in (drop_list, filtered_out) if p is not None]
+    for shard in found:
+        path = Path(shard.path).resolve()
+        if any(path == out or out in path.parents for out in outputs):
+            raise UsageError(f"{shard.path}: an output would overwrite or hold this shard; write it elsewhere")
+
+
+def _embedding(
+    config: Config, entries: list[tuple[str, str, str, str]], embed_threshold: float | None
+) -> tuple[Any, list[tuple[str, str]], float]:
+    """The embedding pass's encoder (dedup's), the texts it compares and its cosine threshold."""
+    from propeval.settings import DedupSettings
+
+    settings = DedupSettings.from_config(config)
+    threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
+    encoder = settings.encoder(config.root, announce=_announce)
+    texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
+    return encoder, texts, threshold
 
 
 def _problem(f: Any, n: int, threshold: float, near: float) -> Problem:
@@ -274,6 +291,23 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
             for label, places in sorted(by_text.items()):
                 out.write(f"  {label}: {len(places)} document(s)\n")
 
+    summary = _summary(result, options, model, data)
+    return Report(
+        problems=problems,
+        notes=[],
+        files_checked=len(result.shards),
+        data=data,
+        view=view,
+        summary=summary,
+        footer=[f"wrote {w}" for w in result.written],
+    )
+
+
+def _summary(result: Any, options: Any, model: str, data: dict[str, Any]) -> str:
+    """The closing line: what was read, what was searched for, what was found, and how fast."""
+    index, docs, size = result.index, data["documents"], data["bytes"]
+    cpu = sum(r.cpu_seconds for r in result.shards)
+    flagged, by_text = result.flagged, data["texts_found"]
     summary = (
         f"decontaminate: {len(result.shards)} shard(s) ({result.reused} reused from the state folder), "
         f"{docs} document(s), {size / 1e6:.1f} MB on {result.engine}; "
@@ -288,12 +322,4 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
         )
     if cpu > 0:
         summary += f"; scanning {size / 1e6 / cpu:.1f} MB per CPU-second"
-    return Report(
-        problems=problems,
-        notes=[],
-        files_checked=len(result.shards),
-        data=data,
-        view=view,
-        summary=summary,
-        footer=[f"wrote {w}" for w in result.written],
-    )
+    return summary

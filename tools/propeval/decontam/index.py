@@ -13,6 +13,11 @@ An anchor found in a document is only a candidate: the document's tokens around 
 with the text's (:mod:`propeval.decontam.scan`), and a finding needs a similarity of at least
 ``near`` (0.9: one word in ten may differ).
 
+**Probe windows.** Every window of :data:`PROBE` tokens of every searched text is in the probe
+table: a window of the index of any width begins with one (an n-gram, a short text's first
+``min_tokens`` tokens, an anchor), so the scan hashes the longer windows only where a probe
+window is found, and the near pass looks up anchors only there.
+
 The index is small (the corpus's texts), so it is built once and shipped to every worker; the
 shards are searched *for* its n-grams, never turned into n-grams of their own.
 """
@@ -58,11 +63,19 @@ class Index:
     anchor: int = 0  # the anchors' width in tokens
     anchors: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # hash -> [(text, position)]
     anchor_table: ngrams.Table | None = None
+    # Every window of ``probe`` tokens of every searched text: a window of any width that is in the
+    # index begins with one of them, so only the tokens where one begins are hashed further.
+    probe: int = 0
+    probe_table: ngrams.Table | None = None
+    format_chars: str = ""  # :func:`ngrams.format_chars`, listed once for every worker
 
     @property
     def size(self) -> int:
         """Distinct windows in the index (what memory grows with)."""
         return sum(len(g) for g in self.grams.values())
+
+
+PROBE = 5  # the probe windows' width in tokens (fewer if --min-tokens or --ngram is smaller)
 
 
 def near_min_tokens(near: float) -> int:
@@ -89,10 +102,13 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
         near: the near pass's similarity threshold (0 or 1: no near pass).
     """
     near = near if 0 < near < 1 else 0.0
-    index = Index(n=n, min_tokens=min_tokens, near=near)
+    index = Index(n=n, min_tokens=min_tokens, near=near, format_chars=ngrams.format_chars())
+    ngrams.use_format_chars(index.format_chars)
     anchored = near_min_tokens(near) if near else 0
     index.anchor = anchor_width(near) if near else 0
     anchor_hashes: list[np.ndarray] = []
+    index.probe = min(PROBE, min_tokens, n)
+    probe_hashes: list[np.ndarray] = []
     seen: list[tuple[str, str]] = []
     collected: dict[int, list[np.ndarray]] = {}
     for label, kind, item, text in entries:
@@ -118,12 +134,15 @@ def build(entries: Iterable[tuple[str, str, str, str]], n: int = 13, min_tokens:
             for pos, h in enumerate(anchor.tolist()):
                 index.anchors.setdefault(h, []).append((number, pos))
             anchor_hashes.append(anchor)
+        probe_hashes.append(ngrams.windows(tok, index.probe))
         index.texts.append(Text(label, kind, item, len(toks), len(hashes), whole, words))
         seen.append((label, " ".join(toks)))
         collected.setdefault(width, []).append(hashes)
     index.hashes = {width: ngrams.Table(np.concatenate(parts)) for width, parts in sorted(collected.items())}
     if anchor_hashes:
         index.anchor_table = ngrams.Table(np.concatenate(anchor_hashes))
+    if probe_hashes:
+        index.probe_table = ngrams.Table(np.concatenate(probe_hashes))
     payload = json.dumps(
         [ngrams.VERSION, n, min_tokens, near, sorted(seen), sorted(index.too_short)], ensure_ascii=False
     )

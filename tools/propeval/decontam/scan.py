@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 import time
@@ -160,15 +161,6 @@ def _doc_id(value: Any, shard: str, line: int) -> str:
     return f"{shard}:{line}"
 
 
-def _loads(raw: bytes) -> Any:
-    """``json.loads``, twice as fast: orjson first; what orjson refuses (NaN, lone surrogates, deep
-    nesting, bad JSON) goes to ``json``, whose result or error message is the one reported."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
-
-
 def _records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
     """(line, doc id, text) of every good record; bad ones go to ``result.bad``."""
     if shard.fmt == "parquet":
@@ -183,30 +175,46 @@ def _jsonl_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str
     except OSError as e:
         result.bad.append(Bad(0, "decontam-bad-shard", f"cannot be read: {e.strerror or e}"))
         return
+    # The loop runs once a line: what every good line takes is inlined (orjson, the dict lookups),
+    # and what only a bad or blank line takes is not.
+    loads, field, id_field, path = orjson.loads, shard.text_field, shard.id_field, shard.path
     with fh:
         number = 0
         try:
             for number, raw in enumerate(fh, start=1):
                 result.bytes += len(raw)
-                if not raw.strip():
-                    continue
                 try:
-                    record = _loads(raw)
-                except (ValueError, RecursionError) as e:
-                    cut = "" if raw.endswith(b"\n") else "; the line has no end: the file looks truncated"
-                    reason = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
-                    result.bad.append(Bad(number, "decontam-bad-line", f"not a JSON line ({reason}){cut}"))
-                    continue
-                text = record.get(shard.text_field) if isinstance(record, dict) else None
-                if not isinstance(text, str):
-                    what = (
-                        "not a JSON object" if not isinstance(record, dict) else f"no string field {shard.text_field!r}"
-                    )
+                    record = loads(raw)
+                except orjson.JSONDecodeError:
+                    if not raw.strip():
+                        continue
+                    record = _slow_line(raw, number, result)
+                    if record is _BAD:
+                        continue
+                text = record.get(field) if type(record) is dict else None
+                if type(text) is not str:
+                    what = "not a JSON object" if type(record) is not dict else f"no string field {field!r}"
                     result.bad.append(Bad(number, "decontam-bad-record", f"{what}; the line was not scanned"))
                     continue
-                yield number, _doc_id(record.get(shard.id_field), shard.path, number), text
+                doc = record.get(id_field)
+                yield number, doc if type(doc) is str and doc else _doc_id(doc, path, number), text
         except OSError as e:
             result.bad.append(Bad(number + 1, "decontam-bad-shard", f"reading stopped: {e.strerror or e}"))
+
+
+_BAD = object()
+
+
+def _slow_line(raw: bytes, number: int, result: ShardResult) -> Any:
+    """A line orjson refuses: ``json``'s result (NaN, a lone surrogate, deep nesting), or ``_BAD``
+    with ``json``'s error reported."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        cut = "" if raw.endswith(b"\n") else "; the line has no end: the file looks truncated"
+        reason = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
+        result.bad.append(Bad(number, "decontam-bad-line", f"not a JSON line ({reason}){cut}"))
+        return _BAD
 
 
 def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
@@ -255,18 +263,24 @@ def sampled(shard: str, line: int, rate: float) -> bool:
 def scan_shard(shard: Shard, index: Index) -> ShardResult:
     """Search one shard for the index's windows. Never raises for a bad shard (see :class:`Bad`)."""
     started = time.process_time()
+    if index.format_chars:
+        ngrams.use_format_chars(index.format_chars)
     result = ShardResult(shard=shard.path)
     batch = _Batch()
     carried = False  # the batch begins with the last document of the batch before
     first: tuple[int, str, bytes] | None = None
+    canonical, rate = ngrams.canonical, shard.sample_rate
     for line, doc, text in _records(shard, result):
         result.docs += 1
-        if shard.sample_rate and sampled(shard.path, line, shard.sample_rate):
+        if rate and sampled(shard.path, line, rate):
             result.sample.append((line, doc, text[:SAMPLE_CHARS]))
-        buf = ngrams.canonical(text)
+        buf = text.encode("ascii") if text.isascii() else canonical(text)
         if first is None:
             first = (line, doc, buf)
-        batch.add(line, doc, buf)
+        batch.lines.append(line)
+        batch.ids.append(doc)
+        batch.bufs.append(buf)
+        batch.size += len(buf)
         if batch.size >= BATCH_BYTES:
             _scan_batch(index, batch, result, carried=carried)
             carry = _Batch()
@@ -309,8 +323,13 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
     # (first doc, second doc or -1, text number) -> (positions of the text matched, token indexes)
     found: dict[tuple[int, int, int], tuple[set[int], list[int]]] = {}
     last_token = len(tok.starts) - 1
+    # Only where a probe window of the index begins can a window of any width be in the index
+    # (it begins with one): one pass over every token, the other widths at those tokens only.
+    probes = ngrams.windows(tok, index.probe)
+    probed = index.probe_table.find(probes) if index.probe_table is not None else np.zeros(0, dtype=np.int64)
     for width, table in index.hashes.items():
-        for i in table.find(ngrams.windows(tok, width)).tolist():
+        at, hashes = ngrams.windows_at(tok, probed, width)
+        for i in at[table.find(hashes)].tolist():
             entries = index.grams[width].get(tok.text(i, i + width - 1))
             if not entries:  # a hash collision: not a finding
                 continue
@@ -357,7 +376,14 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
             result.flagged[batch.lines[pair]] = batch.ids[pair]
         result.findings.append(finding)
     if index.anchor_table is not None and not seams_only:
-        _near(index, batch, result, tok, doc_starts, doc_of, {(a, n) for a, _, n in found}, carried=carried)
+        if index.anchor == index.probe:  # every anchor is a probe window
+            anchored = probed[index.anchor_table.find(probes[probed])]
+            hashes = probes
+        else:
+            hashes = ngrams.windows(tok, index.anchor)
+            anchored = index.anchor_table.find(hashes)
+        done = {(a, n) for a, _, n in found}
+        _near(index, batch, result, tok, doc_starts, done, anchored, hashes, carried=carried)
 
 
 def _near(
@@ -366,8 +392,9 @@ def _near(
     result: ShardResult,
     tok: ngrams.Tokenised,
     doc_starts: np.ndarray,
-    doc_of: Any,
     done: set[tuple[int, int]],
+    anchored: np.ndarray,
+    hashes: np.ndarray,
     *,
     carried: bool,
 ) -> None:
@@ -379,23 +406,26 @@ def _near(
     ``2 * aligned / (text tokens + window tokens)``, aligned tokens in order. A replaced token
     costs one of L (one word in ten at 0.9); unrelated text that shares an anchor or two, and a
     document that holds only part of the text, score far below it."""
-    assert index.anchor_table is not None
     width = index.anchor
-    hashes = ngrams.windows(tok, width)
     # (document, text) -> where the text would start in the batch's tokens, by each anchor found
     offsets: dict[tuple[int, int], set[int]] = {}
-    for i in index.anchor_table.find(hashes).tolist():
-        a = doc_of(i)
-        if (carried and a == 0) or doc_of(i + width - 1) != a:
-            continue
-        for number, pos in index.anchors.get(int(hashes[i]), ()):
+    # The documents of every anchor's first and last token, in one numpy call each (tokenise adds
+    # a byte in front): an anchor across two documents is no anchor.
+    first = np.searchsorted(doc_starts, tok.starts[anchored] - 1, side="right") - 1
+    last = np.searchsorted(doc_starts, tok.starts[anchored + width - 1] - 1, side="right") - 1
+    inside = (first == last) & (first > 0 if carried else True)
+    anchors = index.anchors
+    for i, a, h in zip(
+        anchored[inside].tolist(), first[inside].tolist(), hashes[anchored[inside]].tolist(), strict=True
+    ):
+        for number, pos in anchors.get(h, ()):
             if (a, number) not in done:
                 offsets.setdefault((a, number), set()).add(i - pos)
     ends = np.append(doc_starts[1:], len(tok.mapped))
     for (a, number), starts in sorted(offsets.items()):
         text = index.texts[number]
         size = len(text.words)
-        slack = size - int(np.ceil(size * index.near - 1e-9)) + 1
+        slack = size - math.ceil(size * index.near - 1e-9) + 1
         # The document's tokens: those whose bytes lie inside it (a token of the batch never spans two)
         first_tok = int(np.searchsorted(tok.starts, doc_starts[a] + 1))
         last_tok = int(np.searchsorted(tok.starts, ends[a] + 1)) - 1
