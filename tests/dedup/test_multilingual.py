@@ -178,3 +178,22 @@ def test_a_precision_floor_raises_the_recommendation_to_the_best_f1_that_reaches
     # a floor no threshold reaches leaves best F1
     never = _sweep("semantic en-zh", np.array([0.9, 0.8]), np.array([0, 1]), None, min_precision=0.9)
     assert never.criterion == "best F1"
+
+
+def test_the_sweep_rows_are_sklearns_precision_recall_and_f1() -> None:
+    from dataclasses import astuple
+
+    import numpy as np
+    from sklearn.metrics import precision_recall_fscore_support
+
+    from propeval.dedup.calibrate import GRID, _row
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 7, 40):
+        scores = rng.uniform(0.4, 1.0, n)
+        for labels in (rng.integers(0, 2, n), np.zeros(n, dtype=int), np.ones(n, dtype=int)):
+            for t in GRID[::7]:
+                pred = (scores >= t - 1e-9).astype(int)
+                p, r, f, _ = precision_recall_fscore_support(labels, pred, average="binary", zero_division=0)
+                got = astuple(_row(t, scores, labels))
+                assert got == (t, float(p), float(r), float(f), int(pred.sum())), (n, t, labels)
