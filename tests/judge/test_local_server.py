@@ -149,11 +149,13 @@ def test_the_llama_cpp_build_uses_no_amx_and_no_avx512() -> None:
     libs = _llama_libs()
     assert libs, "no shared library in the installed xllamacpp package"
     # The search below finds AMX where objdump would print it (a line of a made-up disassembly).
-    sample = b"  29d480:\tjmp    29d486 <tiled_run@plt>\n  29d4a0:\ttileloadd (%rsi,%rdx,1),%tmm0\n"
+    sample = b"\tjmp    <tiled_run@plt>\n\ttileloadd (%rsi,%rdx,1),%tmm0\n"
     assert [m.group(0) for m in map(AMX.search, _lines_with(sample, (b"tile", b"tdp"))) if m] == [b"tileloadd"]
     for lib in libs:
-        # Bytes, not text: decoding the disassembly (about 170 MB) would cost more than searching it.
-        text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)], capture_output=True, check=True).stdout
+        # Bytes, not text: decoding the disassembly (about 130 MB) would cost more than searching it.
+        # Without addresses objdump prints a quarter less and spends about 1.5 CPU-s less.
+        argv = [objdump, "-d", "--no-show-raw-insn", "--no-addresses", str(lib)]
+        text = subprocess.run(argv, capture_output=True, check=True).stdout
         assert b"vfmadd" in text, f"{lib.name}: no FMA at all; is this the portable build?"
         amx = next(filter(None, map(AMX.search, _lines_with(text, (b"tile", b"tdp")))), None)
         assert amx is None, f"{lib.name} uses Intel AMX: {amx}"
