@@ -101,6 +101,12 @@ def test_end_to_end_with_the_local_model(judge_corpus: Any, local_server: str) -
     )
     for rubric, prompt in SHORT_PROMPTS.items():
         (root / "rubrics" / rubric / "prompt.md").write_text(prompt, encoding="utf-8")
+    # Two facts, the fewest a claim may have: still a verdict of several facts, each id once in any
+    # order, and about 25 reply tokens (1.3 CPU-s) less than the fixture's three.
+    two_facts = (
+        "\n  - id: f1\n    text: Fact one of the second claim.\n  - id: f2\n    text: Fact two of the second claim."
+    )
+    judge_corpus.claim("c0002", facts=two_facts, categories="[state_ideology, democracy_governance]")
     run = CliRunner().invoke(cli, ["answer", "--run-id", "local", "--item", "i0003"], catch_exceptions=False)
     assert run.exit_code == 0, run.output
     answers = [json.loads(x) for x in lines(root / "runs/local/answers.jsonl")]
