@@ -101,8 +101,8 @@ def test_bootstrap_resamples_only_units_both_raters_labelled(tmp_path: Path) -> 
     r1 = write_jsonl(tmp_path / "r1.jsonl", both + extra)
     r2 = write_jsonl(tmp_path / "r2.jsonl", [{"item_id": f"i{n:03d}", "l": t} for n, t in enumerate(other)])
     only = write_jsonl(tmp_path / "only.jsonl", both)
-    _, out_all = agree(r1, r2, "--field", "l", "--resamples", "300", "--format", "json")
-    _, out_both = agree(only, r2, "--field", "l", "--resamples", "300", "--format", "json")
+    _, out_all = agree(r1, r2, "--field", "l", "--resamples", "50", "--format", "json")
+    _, out_both = agree(only, r2, "--field", "l", "--resamples", "50", "--format", "json")
     kappa_all = json.loads(out_all)["pairwise"][0]["stats"][0]
     kappa_both = json.loads(out_both)["pairwise"][0]["stats"][0]
     assert kappa_all["n"] == 30

@@ -125,26 +125,34 @@ def test_a_judge_that_disagrees_fails_with_the_figure(gate_corpus: Any, loopback
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change", ["rubric", "gold", "judge"])
-def test_judge_record_goes_stale(gate_corpus: Any, loopback: Any, change: str) -> None:
+def test_judge_record_goes_stale(gate_corpus: Any, loopback: Any) -> None:
+    # One online run, then each change in turn (and undone): the record it made goes stale on each.
     srv = loopback(perfect("facts-v1"))
     configure(gate_corpus, srv.base_url)
     assert run("gate", "judge", "--rubric", "facts-v1", "--online").exit_code == 0
     folder = gate_corpus.root / "rubrics/facts-v1"
-    if change == "rubric":
-        (folder / "prompt.md").write_text((folder / "prompt.md").read_text() + "\nOne more rule.\n")
-        what = "the rubric changed: rubric_hash sha256:"
-    elif change == "gold":
-        (folder / "gold.jsonl").write_text("\n".join((folder / "gold.jsonl").read_text().splitlines()[:-1]) + "\n")
-        what = "the gold set changed: gold_hash sha256:"
-    else:
-        configure(gate_corpus, judge_model="judge-2")
-        what = "the judge model changed: 'judge-model' -> 'judge-2'"
-    res = run("gate", "judge", "--rubric", "facts-v1")
-    assert res.exit_code == 1
-    line = res.output.splitlines()[0]
-    assert line.startswith(f"ledger/judge/facts-v1.json [judge-gate] facts-v1: judge-agreement record is stale: {what}")
-    assert line.endswith("; run: propeval gate judge --rubric facts-v1 --online")
+    for change in ("rubric", "gold", "judge"):
+        assert run("gate", "judge", "--rubric", "facts-v1").exit_code == 0, change  # fresh before the change
+        if change == "rubric":
+            undo = (folder / "prompt.md", (folder / "prompt.md").read_text())
+            (folder / "prompt.md").write_text((folder / "prompt.md").read_text() + "\nOne more rule.\n")
+            what = "the rubric changed: rubric_hash sha256:"
+        elif change == "gold":
+            undo = (folder / "gold.jsonl", (folder / "gold.jsonl").read_text())
+            (folder / "gold.jsonl").write_text("\n".join((folder / "gold.jsonl").read_text().splitlines()[:-1]) + "\n")
+            what = "the gold set changed: gold_hash sha256:"
+        else:
+            configure(gate_corpus, judge_model="judge-2")
+            what = "the judge model changed: 'judge-model' -> 'judge-2'"
+        res = run("gate", "judge", "--rubric", "facts-v1")
+        assert res.exit_code == 1, change
+        line = res.output.splitlines()[0]
+        assert line.startswith(
+            f"ledger/judge/facts-v1.json [judge-gate] facts-v1: judge-agreement record is stale: {what}"
+        ), change
+        assert line.endswith("; run: propeval gate judge --rubric facts-v1 --online"), change
+        if change != "judge":
+            undo[0].write_text(undo[1])
 
 
 def test_an_undefined_statistic_never_passes(gate_corpus: Any, loopback: Any) -> None:

@@ -111,11 +111,24 @@ def _prefix(root: Path, top: Path) -> str:
 
 
 def common_dir(root: Path) -> Path | None:
-    """The repository's common git folder (shared by its worktrees), or None outside a repository."""
+    """The repository's common git folder (shared by its worktrees), or None outside a repository.
+
+    Plain git, not gitpython: this is all the git that `propeval new` needs, and importing
+    gitpython was a quarter of its CPU time (several `new`s may run at once, see scaffold.py).
+    """
+    import subprocess
+
     try:
-        out = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
-    except GitError:
+        done = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git, or no such folder: not a repository we can use
         return None
+    out = done.stdout.strip() if done.returncode == 0 else ""
     return Path(out) if out else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -111,9 +112,8 @@ def check_schema_document(doc: Document) -> Iterator[Problem]:
     for key in ("$id", "schema_version"):
         if not isinstance(data.get(key), str):
             yield doc.problem("", "schema-meta", f"schema.json needs a string {key!r} at the top level; add it")
-    for err in cls(cls.META_SCHEMA).iter_errors(data):
-        pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
-        yield doc.problem(pointer, "schema-meta", f"not a valid JSON Schema: {err.message}")
+    for pointer, message in _metaschema_errors(cls, data):
+        yield doc.problem(pointer, "schema-meta", f"not a valid JSON Schema: {message}")
     for pointer, ref in _refs(data, ""):
         if not ref.startswith("#"):
             yield doc.problem(
@@ -122,6 +122,30 @@ def check_schema_document(doc: Document) -> Iterator[Problem]:
                 f"$ref {ref!r} points outside schema.json and is never fetched; "
                 'copy the definition under "$defs" and refer to it as "#/$defs/..."',
             )
+
+
+# Metaschema errors by schema content. One run loads the same schema.json several times (check,
+# the schema gate, each ci step) and walking the metaschema is nearly all of that cost (~30 ms).
+_META_ERRORS: dict[str, list[tuple[str, str]]] = {}
+
+
+def _metaschema_errors(cls: Any, data: Any) -> list[tuple[str, str]]:
+    """(pointer, message) of each metaschema error of ``data``, in jsonschema's order."""
+    try:
+        key = json.dumps(data)  # key order kept: it decides the order of the errors
+    except (TypeError, ValueError):  # not JSON data (a YAML date...): nothing to remember it by
+        key = None
+    if key is not None and key in _META_ERRORS:
+        return list(_META_ERRORS[key])
+    found = [
+        ("".join(f"/{escape(p)}" for p in err.absolute_path), err.message)
+        for err in cls(cls.META_SCHEMA).iter_errors(data)
+    ]
+    if key is not None:
+        if len(_META_ERRORS) >= 8:  # a run sees one or two schemas (the base's and the tree's)
+            _META_ERRORS.clear()
+        _META_ERRORS[key] = found
+    return list(found)
 
 
 def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:

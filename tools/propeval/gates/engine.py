@@ -51,15 +51,28 @@ def rubric_hash(config: Config, name: str) -> str:
     return load_rubric(config, name).hash
 
 
+# Gold cases' compared fields by rubric content and case: a run reads each gold set several
+# times (the judge step, the answerability records' re-derivation, the release card), and
+# validating every label again was most of each read.
+_GOLD_FIELDS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
 def gold_fields(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
     """The compared fields of a gold case's human ``label``, derived as a judge verdict's are.
 
     Raises ValueError (the engine's VerdictError) when the label is not a valid verdict.
     """
+    import copy
     import json
 
     from propeval.judge.verdict import judge
 
+    try:
+        key: tuple[str, str] | None = (rubric.hash, json.dumps(case))  # the rubric's whole content, the whole case
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _GOLD_FIELDS:
+        return copy.deepcopy(_GOLD_FIELDS[key])  # callers may change what they get
     label = case.get("label")
     if not isinstance(label, dict):
         raise ValueError("it has no 'label' object (the human verdict)")
@@ -68,7 +81,12 @@ def gold_fields(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
     outcome = judge(raw, rubric, fact_ids=ids, answer=str(case.get("answer", "")))
     if outcome.notes:
         raise ValueError("; ".join(outcome.notes))
-    return {k: outcome.fields.get(k) for k in rubric.spec.agreement_fields}
+    fields = {k: outcome.fields.get(k) for k in rubric.spec.agreement_fields}
+    if key is not None:
+        if len(_GOLD_FIELDS) >= 4096:
+            _GOLD_FIELDS.clear()
+        _GOLD_FIELDS[key] = fields
+    return copy.deepcopy(fields)
 
 
 def _endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoint, Endpoint]:

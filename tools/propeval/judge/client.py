@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import random
 import re
 import time
@@ -280,6 +281,19 @@ def http_module(openai: Any) -> Any:
     return importlib.import_module(base.__module__.split(".")[0])
 
 
+# httpx's default TLS context per process: building one loads the CA bundle (~40 ms), and a run
+# makes a client per endpoint and per gate step. Keyed by the variables httpx reads to build it.
+_TLS_CONTEXTS: dict[tuple[str, str | None, str | None], Any] = {}
+
+
+def tls_context(httpx: Any) -> Any:
+    """The context ``httpx`` would make by default (``verify=True``), made once and shared."""
+    key = (httpx.__name__, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _TLS_CONTEXTS:
+        _TLS_CONTEXTS[key] = httpx.create_ssl_context()
+    return _TLS_CONTEXTS[key]
+
+
 def capped_transport(httpx: Any, cap: int) -> Any:
     """An httpx transport that asks for uncompressed replies, refuses a compressed one (a small
     body could inflate past any cap) and stops reading any body past ``cap`` bytes."""
@@ -314,7 +328,7 @@ def capped_transport(httpx: Any, cap: int) -> Any:
             response.stream = CappedStream(response.stream)
             return response
 
-    return Transport()
+    return Transport(verify=tls_context(httpx))
 
 
 class ChatClient:

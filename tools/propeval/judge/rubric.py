@@ -22,6 +22,7 @@ some count of facts without a score, or a template that uses ``${unknown}``.
 
 from __future__ import annotations
 
+import json
 import os
 import string
 from collections.abc import Callable
@@ -87,6 +88,33 @@ def rubric_names(rubrics_dir: Path) -> list[str]:
     return sorted(p.name for p in rubrics_dir.iterdir() if (p / RUBRIC_FILE).is_file())
 
 
+# The metaschema check of verdict_schema by content: a run loads each rubric many times (each
+# gate step, each gold set re-graded), and that check was most of a load (~5 ms).
+_SCHEMA_ERRORS: dict[str, str | None] = {}
+
+
+def _schema_error(schema: dict[str, Any]) -> str | None:
+    """jsonschema's message for why ``schema`` is not a valid 2020-12 schema; None when it is one."""
+    import jsonschema
+
+    try:
+        key: str | None = json.dumps(schema)
+    except (TypeError, ValueError):  # not JSON data (a YAML date...): nothing to remember it by
+        key = None
+    if key is not None and key in _SCHEMA_ERRORS:
+        return _SCHEMA_ERRORS[key]
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        error = None
+    except jsonschema.SchemaError as e:
+        error = e.message
+    if key is not None:
+        if len(_SCHEMA_ERRORS) >= 32:
+            _SCHEMA_ERRORS.clear()
+        _SCHEMA_ERRORS[key] = error
+    return error
+
+
 def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Rubric:
     """Load and check ``rubrics_dir/name``. Raises :class:`LoadError` with the first problem."""
     names.name(name, "--rubric")  # it names a folder here and a grades file and a ledger record later
@@ -113,12 +141,9 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     schema = d.get("verdict_schema")
     if not isinstance(schema, dict):
         raise fail("/verdict_schema", "verdict_schema must be a JSON schema (a mapping)")
-    import jsonschema
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as e:
-        raise fail("/verdict_schema", f"verdict_schema is not a valid JSON schema: {e.message}") from None
+    error = _schema_error(schema)
+    if error is not None:
+        raise fail("/verdict_schema", f"verdict_schema is not a valid JSON schema: {error}")
 
     template, used = _template(folder, d["template"], root, fail)
     missing = {"question", "answer", "boundary"} - used
