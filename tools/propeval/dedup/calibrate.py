@@ -165,9 +165,10 @@ def _row(t: float, scores: np.ndarray, labels: np.ndarray) -> Row:
     # arguments cost 2.8 ms a call, and a sweep makes 100 calls a pass (most of calibrate's time
     # on a small set).
     pred = scores >= t - 1e-9
-    flagged = int(pred.sum())
-    true = int(np.count_nonzero(labels == 1))
-    tp = int(np.count_nonzero(pred & (labels == 1)))
+    positive = labels == 1
+    flagged = int(np.count_nonzero(pred))
+    true = int(np.count_nonzero(positive))
+    tp = int(np.count_nonzero(pred & positive))
     p = tp / flagged if flagged else 0.0
     r = tp / true if true else 0.0
     f = 2 * tp / (true + flagged) if true + flagged else 0.0
