@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
-from sklearn.metrics import f1_score
 
 from propeval.cli import cli
 
@@ -73,6 +71,8 @@ def test_one_label_written_two_ways_is_refused_naming_both(tmp_path: Path) -> No
 
 
 def test_positive_true_matches_a_json_boolean(tmp_path: Path) -> None:
+    from sklearn.metrics import f1_score  # here: at the top, every worker's collection paid about 0.5 CPU-s
+
     human = [True, True, False, False, True, False, True, False]
     judge = [True, False, False, False, True, True, True, False]
     h = write_jsonl(tmp_path / "human.jsonl", [{"item_id": f"i{n}", "supports": v} for n, v in enumerate(human)])
@@ -91,6 +91,8 @@ def test_positive_true_matches_a_json_boolean(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_bootstrap_resamples_only_units_both_raters_labelled(tmp_path: Path) -> None:
+    import numpy as np
+
     rng = np.random.default_rng(5)
     labels = ["a", "b", "c"]
     truth = [labels[k] for k in rng.integers(0, 3, 30)]
@@ -110,6 +112,8 @@ def test_bootstrap_resamples_only_units_both_raters_labelled(tmp_path: Path) -> 
 
 
 def test_undefined_resamples_are_counted(tmp_path: Path) -> None:
+    import numpy as np
+
     # Two units, each labelled alike by both raters: kappa is defined (1.0) only on a resample
     # that draws both units; a resample of one unit twice has a single label.
     a = write_jsonl(tmp_path / "a.jsonl", [{"item_id": "i1", "l": "x"}, {"item_id": "i2", "l": "y"}])

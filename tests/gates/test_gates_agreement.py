@@ -6,17 +6,14 @@ import json
 import random
 from pathlib import Path
 
-import krippendorff
-import numpy as np
 import pytest
 from click.testing import CliRunner
-from sklearn.metrics import cohen_kappa_score, f1_score
-from statsmodels.stats.inter_rater import aggregate_raters
-from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from propeval import agreement as ag
 from propeval.cli import cli
 
+# The peer libraries (scikit-learn, statsmodels, krippendorff, numpy) are imported in the tests that
+# compare against them: at the top, every xdist worker paid about 0.6 CPU-s for them at collection.
 LABELS = ["Correct", "Partial", "Misleading", "Refusal"]
 
 
@@ -34,6 +31,8 @@ def hand_kappa(a: list[str], b: list[str]) -> float:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_cohen_kappa_matches_sklearn_and_the_formula(seed: int) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
     rng = random.Random(seed)
     a = [rng.choice(LABELS) for _ in range(60)]
     b = noisy(rng, a, 0.5, LABELS)
@@ -47,6 +46,8 @@ def test_cohen_kappa_matches_sklearn_and_the_formula(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_missing_ratings_are_dropped_pairwise_for_kappa(seed: int) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
     rng = random.Random(seed)
     a: list[str | None] = [rng.choice(LABELS) for _ in range(50)]
     b: list[str | None] = [x if rng.random() < 0.7 else rng.choice(LABELS) for x in a]
@@ -62,6 +63,9 @@ def test_missing_ratings_are_dropped_pairwise_for_kappa(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_krippendorff_alpha_matches_the_package_with_missing(seed: int) -> None:
+    import krippendorff
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     data = rng.integers(0, 5, size=(3, 40)).astype(float)
     data[1] = np.where(rng.random(40) < 0.6, data[0], data[1])
@@ -75,6 +79,10 @@ def test_krippendorff_alpha_matches_the_package_with_missing(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_fleiss_kappa_matches_statsmodels_on_complete_units(seed: int) -> None:
+    import numpy as np
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
     rng = random.Random(seed)
     truth = [rng.choice(LABELS) for _ in range(40)]
     raters: list[list[str | None]] = [list(noisy(rng, truth, 0.4, LABELS)) for _ in range(4)]
@@ -89,6 +97,8 @@ def test_fleiss_kappa_matches_statsmodels_on_complete_units(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_f1_positive_matches_sklearn(seed: int) -> None:
+    from sklearn.metrics import f1_score
+
     rng = random.Random(seed)
     truth = [rng.random() < 0.4 for _ in range(50)]
     pred = [t if rng.random() < 0.8 else not t for t in truth]
@@ -183,6 +193,8 @@ def test_agree_sample_blinds_and_unblind_restores(tmp_path: Path) -> None:
 
 
 def test_kappa_and_confusion_on_a_scale_mixing_numbers_and_strings() -> None:
+    from sklearn.metrics import cohen_kappa_score
+
     # audit-v1's propaganda inclusion: 0-3 or "Refusal". scikit-learn refuses mixed label types.
     scale: list[int | str] = [0, 1, 2, 3, "Refusal"]
     human: list[int | str] = [0, 1, 2, 3, "Refusal", 0, 2, 2]
