@@ -9,6 +9,7 @@ whole run its deadline; what finished is on disk and a rerun does the rest.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import tracemalloc
 from collections import Counter
@@ -152,14 +153,14 @@ def test_hostile_verdict_text_is_reasked_then_unscored(judge_corpus: Any, loopba
 def test_slow_drip_meets_the_request_deadline(judge_corpus: Any, loopback: Any) -> None:
     # one byte every 0.05 s: never idle long enough for the 5 s read timeout, but ~10 s in all
     srv = loopback(lambda seen: Reply("a reply that drips " * 10, drip=0.05))
-    configure(judge_corpus, srv.base_url, timeout=5.0, request_deadline=0.5, **FAST)
+    configure(judge_corpus, srv.base_url, timeout=5.0, request_deadline=0.25, **FAST)
     start = time.monotonic()
     r = invoke("answer", "--run-id", "r1", "--item", "i0001")
     took = time.monotonic() - start
     assert r.exit_code == 3
     rec = records(judge_corpus.root / "runs/r1/answers.jsonl")["i0001"]
     assert rec["status"] == "error"
-    assert rec["error"] == "no complete reply within the 0.5s request deadline; gave up after 2 attempt(s)"
+    assert rec["error"] == "no complete reply within the 0.25s request deadline; gave up after 2 attempt(s)"
     assert took < 3.0
 
 
@@ -201,15 +202,25 @@ def test_reply_past_max_tokens_is_cut_when_stored(judge_corpus: Any, loopback: A
 
 @pytest.mark.slow
 def test_run_deadline_keeps_what_finished_and_a_rerun_does_the_rest(judge_corpus: Any, loopback: Any) -> None:
-    srv = loopback(latency=0.6)
-    configure(judge_corpus, srv.base_url, concurrency=1, run_deadline=1.0, **FAST)
+    # The first request is answered at once; the next is held past the deadline (until the rerun),
+    # so the cut falls after one answer however slow the machine, and nothing waits on a delay.
+    release = threading.Event()
+
+    def one_then_hold(seen: Seen) -> Reply:
+        if seen.n > 0:
+            release.wait(30)
+        return default_script(seen)
+
+    srv = loopback(one_then_hold)
+    configure(judge_corpus, srv.base_url, concurrency=1, run_deadline=0.5, **FAST)
     r = invoke("answer", "--run-id", "r1")
     assert r.exit_code == 3
     assert r.output.splitlines()[0] == "answered run r1: 3 item(s), 0 already done; 1 answered, 2 not finished"
     assert (
-        "2 item(s) not finished: the 1s run deadline ([tool.propeval.judge] run_deadline) passed; "
+        "2 item(s) not finished: the 0.5s run deadline ([tool.propeval.judge] run_deadline) passed; "
         "rerun the same command to continue"
     ) in r.output
+    release.set()
     configure(judge_corpus, srv.base_url, concurrency=3, run_deadline=30.0, **FAST)
     r = invoke("answer", "--run-id", "r1")
     assert r.exit_code == 0

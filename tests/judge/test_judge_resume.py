@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 from judgekit import REPO, configure, lines, loopback  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
-from propeval.judge.loopback import default_script
+from propeval.judge.loopback import Reply, Seen, default_script, is_judge_request
 
 N = 40
 
@@ -32,10 +33,19 @@ def test_kill_9_mid_grade_then_resume(corpus: Any, loopback: Any) -> None:
     import shutil
 
     shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
-    srv = loopback(default_script)
+    # Grading stops half-way: after 8 verdicts the server holds every request until the kill, so
+    # the kill lands mid-run on any machine, and neither run waits on a delay.
+    release = threading.Event()
+
+    def eight_verdicts_then_hold(seen: Seen) -> Reply:
+        if is_judge_request(seen) and seen.n >= N + 8:
+            release.wait(60)
+        return default_script(seen)
+
+    srv = loopback(eight_verdicts_then_hold)
     configure(corpus, srv.base_url, concurrency=4)
     assert CliRunner().invoke(cli, ["answer", "--run-id", "r1"], catch_exceptions=False).exit_code == 0
-    srv.latency = 0.15  # grading is slow enough to be killed half-way
+    assert len(srv.seen) == N  # one request an answer: the 9th judge request is request N + 8
 
     grades = corpus.root / "runs/r1/grades-facts-v1.jsonl"
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
@@ -48,6 +58,7 @@ def test_kill_9_mid_grade_then_resume(corpus: Any, loopback: Any) -> None:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()
+    release.set()
     assert proc.returncode == -signal.SIGKILL
     done = len(lines(grades))
     assert 8 <= done < N
