@@ -103,7 +103,7 @@ def test_500_forever_stops_after_max_attempts(loopback: Any) -> None:
 
 def test_slow_read_times_out_and_is_retried(loopback: Any) -> None:
     srv = loopback(sequence(Reply("late", delay=1.5), Reply("on time")))
-    client, slept = make_client(srv.base_url, timeout=0.3)
+    client, slept = make_client(srv.base_url, timeout=0.15)
     c = ask(client)
     assert (c.text, c.attempts) == ("on time", 2)
     assert len(slept) == 1

@@ -70,10 +70,11 @@ def test_a_process_dying_of_sigill_before_ready_is_reported_with_its_log(tmp_pat
 def test_ready_means_a_completion_came_back(loopback: Any) -> None:
     """/models answering is not enough: a server whose completions fail is not ready."""
     srv = loopback(lambda seen: Reply(status=500))
+    # 0.5 s: two probes (one every 0.25 s); the first is made whatever the timeout
     with pytest.raises(
-        ModelError, match=r"did not become ready within 1.5s \(last: HTTP 500 from .*/chat/completions\)"
+        ModelError, match=r"did not become ready within 0.5s \(last: HTTP 500 from .*/chat/completions\)"
     ):
-        local.wait_ready(srv.base_url, timeout=1.5)
+        local.wait_ready(srv.base_url, timeout=0.5)
     assert srv.seen and srv.seen[0].body["max_tokens"] == 1
     ok = loopback()
     local.wait_ready(ok.base_url, timeout=5)
