@@ -3,6 +3,8 @@ keeps the others, the message gives the exact tally, and a rerun does only what 
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -57,9 +59,15 @@ def test_one_failed_answer_keeps_the_other_records(gate_corpus: Any, loopback: A
 
 @pytest.mark.slow
 def test_a_judge_that_goes_away_keeps_what_was_graded(gate_corpus: Any, loopback: Any) -> None:
+    first = gate_corpus.root / "ledger/answerability/i0001.json"
+
     def script(seen: Seen) -> Reply:
         if is_judge_request(seen) and RIOT in seen.prompt:
-            return Reply(status=401, delay=0.5)  # after i0001's grade is in
+            # refused only once i0001's record is on disk: an order of events, not a guessed delay
+            until = time.monotonic() + 30
+            while not first.is_file() and time.monotonic() < until:
+                time.sleep(0.01)
+            return Reply(status=401)
         return default_script(seen)
 
     srv = loopback(script)
@@ -95,25 +103,24 @@ def test_a_failed_grade_is_named_as_such(gate_corpus: Any, loopback: Any) -> Non
 
 @pytest.mark.slow
 def test_the_run_deadline_keeps_what_finished(gate_corpus: Any, loopback: Any) -> None:
-    slow = {"on": True}
+    release = threading.Event()  # i0002's question is held past the deadline, until the rerun
 
     def script(seen: Seen) -> Reply:
-        reply = default_script(seen)
-        if slow["on"] and seen.prompt == RIOT:
-            reply.delay = 2.0
-        return reply
+        if seen.prompt == RIOT:
+            release.wait(30)
+        return default_script(seen)
 
     srv = loopback(script)
     configure(gate_corpus, srv.base_url)
     path = gate_corpus.root / "pyproject.toml"
-    path.write_text(path.read_text().replace("max_reasks = 1\n", "max_reasks = 1\nrun_deadline = 1.0\n"))
+    path.write_text(path.read_text().replace("max_reasks = 1\n", "max_reasks = 1\nrun_deadline = 0.5\n"))
     res = run("gate", "answerability", "--online", "--all")
     assert res.exit_code == 3
     assert res.output.splitlines()[-1] == (
-        "propeval: error: 1 of 2 item(s) got no record (i0002: not answered within the 1s run deadline); "
+        "propeval: error: 1 of 2 item(s) got no record (i0002: not answered within the 0.5s run deadline); "
         "the 1 other(s) were recorded as each finished; rerun the same command to do the 1 left"
     )
     assert ledger(gate_corpus) == ["i0001"]
-    slow["on"] = False
+    release.set()
     assert run("gate", "answerability", "--online", "--all").exit_code == 0
     assert ledger(gate_corpus) == ["i0001", "i0002"]
