@@ -277,7 +277,8 @@ def test_the_embedding_pass_reports_a_paraphrase_in_the_sample_without_dropping_
 def test_an_unreachable_scheduler_is_exit_3_naming_it(shards: CorpusDir) -> None:
     import dask
 
-    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+    # nothing listens on port 9: refused at once, and Dask retries until its connect timeout
+    with dask.config.set({"distributed.comm.timeouts.connect": "200ms"}):
         result = run("train", "--scheduler", "tcp://127.0.0.1:9", "--state-dir", "state")
     assert result.exit_code == 3
     assert result.stderr.startswith("propeval: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
