@@ -202,6 +202,10 @@ class LoopbackServer:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            # socketserver listens with a backlog of 5: a client opening 8 connections at once
+            # (concurrency 8) overflows it while the accept thread waits for the GIL, the kernel
+            # drops the SYN, and that request waits out TCP's 1 s retransmit.
+            request_queue_size = 128
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass
