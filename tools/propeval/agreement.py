@@ -1,7 +1,13 @@
 """Agreement between raters: Cohen's and Fleiss' kappa, Krippendorff's alpha, F1, confusion matrices.
 
-The numbers come from the peer libraries (scikit-learn, statsmodels, krippendorff); this module only
-aligns the ratings, maps labels to codes, and decides when a statistic is *undefined*. An undefined
+Fleiss' kappa comes from statsmodels and Krippendorff's alpha from the ``krippendorff`` package.
+Cohen's kappa (unweighted, linear, quadratic), positive-class F1 and the confusion matrix are a few
+lines of numpy here, written by scikit-learn's own formulas in its order of float operations (the
+figures are the same to the last bit): importing ``sklearn.metrics``, which pulls in scipy.stats,
+cost about 2 CPU-s in every process that computes agreement (``run``, ``report``, ``ci``, ``stats``,
+the judge gate) for three small sums. ``tests/gates/test_agreement_parity.py`` holds them to
+scikit-learn on seeded random rating pairs and on the edge cases. Beyond that, this module aligns
+the ratings, maps labels to codes, and decides when a statistic is *undefined*. An undefined
 statistic (kappa when both raters use one class, alpha with a single value in the data, F1 with no
 positive case anywhere) is ``Stat.value is None`` with a reason, so a gate can refuse it instead of
 passing on a NaN.
@@ -80,12 +86,38 @@ def _np() -> Any:
     return np
 
 
-def _sklearn_metrics() -> Any:
-    try:
-        from sklearn import metrics
-    except ImportError as e:
-        raise DependencyError("sklearn", "stats") from e
-    return metrics
+def _confusion_counts(np: Any, xi: Sequence[int], yi: Sequence[int], k: int) -> Any:
+    """The k x k matrix of counts (rows: ``xi``, columns: ``yi``), as ``sklearn.metrics.confusion_matrix``
+    gives it for ``labels=range(k)``: int64."""
+    flat = np.asarray(xi, dtype=np.int64) * k + np.asarray(yi, dtype=np.int64)
+    return np.bincount(flat, minlength=k * k).reshape(k, k)
+
+
+def _kappa(np: Any, counts: Any, weights: str | None) -> float:
+    """Cohen's kappa of a confusion matrix; NaN when undefined.
+
+    ``sklearn.metrics.cohen_kappa_score`` step by step, in its float order, so the figures (and the
+    JSON that prints them) are the same to the last bit.
+    """
+    confusion = counts.astype(np.float64)
+    k = confusion.shape[0]
+    sum0 = np.sum(confusion, axis=0)
+    sum1 = np.sum(confusion, axis=1)
+    total = np.sum(sum0)
+    if total == 0:
+        return float("nan")
+    expected = np.outer(sum0, sum1) / total
+    if weights is None:
+        w_mat = np.ones([k, k], dtype=np.float64)
+        np.fill_diagonal(w_mat, 0)
+    else:
+        w_mat = np.zeros([k, k], dtype=np.float64)
+        w_mat += np.arange(k)
+        w_mat = np.abs(w_mat - w_mat.T) if weights == "linear" else (w_mat - w_mat.T) ** 2
+    denominator = np.sum(w_mat * expected)
+    if denominator == 0:
+        return float("nan")
+    return float(1 - np.sum(w_mat * confusion) / denominator)
 
 
 def label_order(ratings: Ratings, labels: Sequence[Label] | None = None) -> list[Label]:
@@ -106,9 +138,9 @@ def label_order(ratings: Ratings, labels: Sequence[Label] | None = None) -> list
 
 
 def _codes(values: Sequence[Label], order: Sequence[Label]) -> list[int]:
-    """Each label's position on the scale: scikit-learn refuses scales that mix numbers and strings
-    (audit-v1's propaganda inclusion is 0-3 or "Refusal"), and positions keep the order weighted
-    kappa needs."""
+    """Each label's position on the scale: the statistics count by position, so a scale may mix numbers
+    and strings (audit-v1's propaganda inclusion is 0-3 or "Refusal"), and positions keep the order
+    weighted kappa needs."""
     index = {label: i for i, label in enumerate(order)}
     return [index[v] for v in values]
 
@@ -127,7 +159,7 @@ def cohen_kappa(
     weights: str = "unweighted",
     labels: Sequence[Label] | None = None,
 ) -> Stat:
-    """Cohen's kappa of two raters over the units both rated (sklearn ``cohen_kappa_score``).
+    """Cohen's kappa of two raters over the units both rated (as sklearn's ``cohen_kappa_score``).
 
     ``weights`` is ``unweighted``, ``linear`` or ``quadratic``; weighted kappa uses ``labels`` as
     the order of the scale.
@@ -142,10 +174,8 @@ def cohen_kappa(
     if len({*x, *y}) < 2:
         return Stat(name, None, len(x), f"both raters used a single label ({x[0]!r}); kappa is undefined")
     np = _np()
-    metrics = _sklearn_metrics()
-    xi, yi = _codes(x, order), _codes(y, order)
-    codes = list(range(len(order)))
-    value = metrics.cohen_kappa_score(xi, yi, labels=codes, weights=KAPPA_WEIGHTS[weights], replace_undefined_by=np.nan)
+    counts = _confusion_counts(np, _codes(x, order), _codes(y, order), len(order))
+    value = _kappa(np, counts, KAPPA_WEIGHTS[weights])
     if not np.isfinite(value):
         return Stat(name, None, len(x), "chance agreement is 1 (each rater used one label); kappa is undefined")
     return Stat(name, float(value), len(x))
@@ -216,17 +246,22 @@ def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal", labels: Sequ
 
 
 def f1_positive(truth: Sequence[Label | None], pred: Sequence[Label | None], *, positive: Label) -> Stat:
-    """Positive-class F1 of ``pred`` against ``truth`` (sklearn ``f1_score``) over units both rated."""
+    """Positive-class F1 of ``pred`` against ``truth`` over units both rated.
+
+    As sklearn's ``f1_score(pos_label=True, zero_division=0.0)``: 2 tp / (true + predicted positives).
+    """
     name = "f1_positive"
     x, y = _pairs(truth, pred)
     if not x:
         return Stat(name, None, 0, "no unit was rated by both")
     if positive not in x and positive not in y:
         return Stat(name, None, len(x), f"no unit is labelled {positive!r} by either; F1 is undefined")
-    metrics = _sklearn_metrics()
-    tx = [v == positive for v in x]
-    ty = [v == positive for v in y]
-    value = metrics.f1_score(tx, ty, pos_label=True, zero_division=0.0)
+    np = _np()
+    tx = np.array([v == positive for v in x], dtype=bool)
+    ty = np.array([v == positive for v in y], dtype=bool)
+    tp = int(np.count_nonzero(tx & ty))
+    true, predicted = int(np.count_nonzero(tx)), int(np.count_nonzero(ty))
+    value = 2 * tp / (true + predicted) if true + predicted else 0.0  # zero_division=0.0
     return Stat(name, float(value), len(x))
 
 
@@ -253,8 +288,7 @@ def confusion(
     order = label_order([x, y], labels)
     if not x:
         return order, [[0] * len(order) for _ in order]
-    metrics = _sklearn_metrics()
-    matrix = metrics.confusion_matrix(_codes(x, order), _codes(y, order), labels=list(range(len(order))))
+    matrix = _confusion_counts(_np(), _codes(x, order), _codes(y, order), len(order))
     return order, [[int(v) for v in row] for row in matrix]
 
 
