@@ -13,15 +13,18 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 
 from propeval import agreement as ag
 
+# scikit-learn is imported where it is compared against: at the top, every xdist worker paid about
+# 1.5 CPU-s for it (and scipy, pandas) at collection, whether or not it ran these tests.
 WEIGHTS = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
 TOL = {"rtol": 1e-12, "atol": 1e-12}
 
 
 def sklearn_kappa(a: list[int], b: list[int], k: int, weights: str) -> float:
+    from sklearn.metrics import cohen_kappa_score
+
     return float(cohen_kappa_score(a, b, labels=list(range(k)), weights=WEIGHTS[weights], replace_undefined_by=np.nan))
 
 
@@ -112,6 +115,8 @@ def test_cohen_kappa_on_labels_equals_sklearn_on_their_codes() -> None:
 
 
 def test_f1_positive_equals_sklearn() -> None:
+    from sklearn.metrics import f1_score
+
     rng = random.Random(11)
     cases: list[tuple[list[str], list[str]]] = [
         (["y", "y", "y"], ["y", "y", "y"]),  # all positive, all agree
@@ -139,6 +144,8 @@ def test_f1_positive_equals_sklearn() -> None:
 
 
 def test_confusion_equals_sklearn() -> None:
+    from sklearn.metrics import confusion_matrix
+
     rng = random.Random(13)
     for _ in range(40):
         k = rng.randint(1, 6)
