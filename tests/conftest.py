@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -102,6 +102,59 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (3, 0) if item.get_closest_marker("slow") else (4, 0)
 
     items.sort(key=rank)  # stable: collection order within each rank
+
+
+# Libraries that cost a worker from about 0.1 to over 1 CPU-s to import. Each xdist worker collects,
+# so imports, every test module, whether or not it runs that module's tests: a test module imports
+# these in the tests or fixtures that use them, never at its top (tests/test_collection.py checks).
+HEAVY_AT_COLLECTION = frozenset(
+    {
+        "datasets",
+        "distributed",
+        "faiss",
+        "inspect_ai",
+        "krippendorff",
+        "matplotlib",
+        "onnxruntime",
+        "openai",
+        "pandas",
+        "pyarrow",
+        "scipy",
+        "sentence_transformers",
+        "sklearn",
+        "statsmodels",
+        "torch",
+        "transformers",
+    }
+)
+_HEAVY_IMPORTED = pytest.StashKey[dict[str, str]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # what was imported before collection (by pytest's plugins) is not collection's doing
+    session.config.stash[_HEAVY_IMPORTED] = {lib: "" for lib in HEAVY_AT_COLLECTION if lib in sys.modules}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Note what was being collected when each of HEAVY_AT_COLLECTION was first imported: a test
+    module, or the first one of a folder whose conftest.py imported it. A package's own name is in
+    sys.modules once any of its modules is."""
+    report = yield
+    seen = collector.config.stash.setdefault(_HEAVY_IMPORTED, {})
+    for lib in HEAVY_AT_COLLECTION - seen.keys():
+        if lib in sys.modules:
+            seen[lib] = collector.nodeid or "."
+    return report
+
+
+@pytest.fixture
+def heavy_imported_at_collection(pytestconfig: pytest.Config) -> dict[str, str]:
+    """Each library of HEAVY_AT_COLLECTION that this process imported while collecting, and what it
+    was collecting then."""
+    return {lib: where for lib, where in pytestconfig.stash.get(_HEAVY_IMPORTED, {}).items() if where}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
