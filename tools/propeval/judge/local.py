@@ -199,7 +199,11 @@ def wait_ready(
             last = f"HTTP {e.code} from {e.url}"
         except (urllib.error.URLError, OSError, ValueError) as e:
             last = str(getattr(e, "reason", e))
-        time.sleep(0.25)
+        if proc is None:
+            time.sleep(0.25)
+        else:  # the same pause, cut short when the server dies: that is reported at once
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.25)
     raise ModelError(
         f"the local server at {url} did not become ready within {timeout:g}s (last: {last})"
         + "".join(f"\n  | {line}" for line in log_tail(log))
