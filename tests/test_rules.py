@@ -162,9 +162,12 @@ def test_contributing_error_tables_list_exactly_the_registered_rules() -> None:
     assert expanded - set(RULES) == set(), "in CONTRIBUTING's error tables but not registered"
 
 
-def test_check_help_lists_every_check_rule_with_its_description() -> None:
-    out = CliRunner().invoke(cli, ["check", "--help"], terminal_width=200, catch_exceptions=False).output
-    for rule in in_area("check").values():
+@pytest.mark.parametrize("command", ["check", "groups", "decontaminate"])
+def test_help_lists_every_rule_of_its_area_with_its_description(command: str) -> None:
+    """The commands whose help carries a rule list (``with_rules``): each lists its whole area."""
+    out = CliRunner().invoke(cli, [command, "--help"], terminal_width=200, catch_exceptions=False).output
+    assert in_area(command)
+    for rule in in_area(command).values():
         assert re.search(rf"^\s+{re.escape(rule.id)}\s+(\(\w+\) )?{re.escape(rule.description)}$", out, re.M), rule.id
 
 

@@ -14,7 +14,6 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import REPO
-from propeval.checks import CHECKS
 from propeval.cli import COMMANDS, cli
 from userdirs import user_dirs_env
 
@@ -133,10 +132,9 @@ def test_every_command_has_help_with_an_example(path: tuple[str, ...]) -> None:
     assert f"propeval {path[0]} " in result.output.split("Example", 1)[1]
 
 
-def test_every_rule_and_hook_is_documented() -> None:
+def test_every_hook_is_documented() -> None:
+    """(Rule ids: tests/test_rules.py holds CONTRIBUTING's error tables to the registry.)"""
     contributing = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    for rule in CHECKS:
-        assert f"`{rule}`" in contributing, rule
     for hook in re.findall(r"^\s*- id: (\S+)", (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"), re.M):
         assert f"`{hook}`" in contributing, hook
 

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from propeval.config import load_config
-from propeval.dedup import Options, Settings, clusters, find_duplicates, load_allowlist, shared_terms
+from propeval.dedup import Options, clusters, find_duplicates, load_allowlist, shared_terms
 from propeval.embed.cache import EmbeddingCache
-from propeval.errors import ConfigError
 from propeval.textnorm import normalise, text_hash
 
 TIANANMEN = "What happened in central Beijing on the night of 3-4 June 1989?"
@@ -128,12 +127,6 @@ def test_shared_terms_ignore_question_words() -> None:
         "2021",
         "navalny",
     ]
-
-
-def test_unknown_config_key_is_a_config_error(dcorpus: Any, dedup_config: Any) -> None:
-    dedup_config(dcorpus, "semantic_treshold = 0.9\n")
-    with pytest.raises(ConfigError, match="unknown key 'semantic_treshold'"):
-        Settings.from_config(load_config(dcorpus.root))
 
 
 def test_warm_run_embeds_nothing_and_a_new_text_only_itself(dcorpus: Any, fake_encoder: Any) -> None:

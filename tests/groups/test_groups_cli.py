@@ -278,16 +278,6 @@ def test_bad_configuration_is_a_usage_error(corpus, groups):
     ]
 
 
-def test_unknown_configuration_key_is_named(corpus, groups):
-    add_config(corpus, "[tool.propeval.groups]\nlanguage = []\n")
-    corpus.claim()
-    result = groups()
-    assert result.exit_code == 2
-    assert result.output.splitlines() == [
-        "propeval: error: pyproject.toml: [tool.propeval.groups] unknown key 'language'; did you mean 'languages'?"
-    ]
-
-
 def test_normalise_folds_compatibility_forms_format_characters_space_and_case():
     assert normalise("  ＣＯＵＮＴＥＲ-Revolu\u200btionary\u00a0\n Riot ") == "counter-revolutionary riot"
     assert normalise("Straße") == normalise("STRASSE")
