@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from propeval.config import Config
@@ -191,6 +191,17 @@ class Corpus:
             yield c.doc
         for i in self.all_items:
             yield i.doc
+
+
+def ids_of(paths: list[str]) -> dict[str, str]:
+    """id -> path, read from the corpus paths (an id always equals its file or folder name)."""
+    out: dict[str, str] = {}
+    for p in paths:
+        pp = PurePosixPath(p)
+        if pp.suffix != ".yaml":
+            continue
+        out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem] = p
+    return out
 
 
 def corpus_scan(questions: Path, root: Path) -> Scan:

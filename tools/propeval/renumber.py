@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from propeval import gitutil, textnorm
-from propeval.checks.stable_ids import ids_of
 from propeval.config import Config
-from propeval.corpus import CLAIM_FILE, Corpus, Item, load_corpus
+from propeval.corpus import CLAIM_FILE, Corpus, Item, ids_of, load_corpus
 from propeval.errors import PropevalError, UsageError
 from propeval.filetypes import scan
 from propeval.fsutil import atomic_write

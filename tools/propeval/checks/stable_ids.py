@@ -8,27 +8,15 @@ file moved to another path that keeps its id is fine. The way out is to retire a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from propeval.corpus import CLAIM_FILE
+from propeval.corpus import CLAIM_FILE, ids_of
 from propeval.result import Problem
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "stable-ids"
-
-
-def ids_of(paths: list[str]) -> dict[str, str]:
-    """id -> path, read from the corpus paths (an id always equals its file or folder name)."""
-    out: dict[str, str] = {}
-    for p in paths:
-        pp = PurePosixPath(p)
-        if pp.suffix != ".yaml":
-            continue
-        out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem] = p
-    return out
 
 
 def check(ctx: Context) -> Iterator[Problem]:
