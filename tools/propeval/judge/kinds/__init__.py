@@ -1,9 +1,9 @@
 """Rubric kinds: one module, one class each, and the registry that names them.
 
 A rubric's ``kind`` (in ``rubric.yaml``) picks its class here; the class owns the kind's verdict
-validation, its grade-record fields, its scores and report panel, and its agreement statistics.
-Adding a kind: write ``kinds/<name>.py`` with a :class:`~propeval.judge.kinds.base.Kind` subclass
-and add it to ``KINDS``.
+validation, its own keys of ``rubric.yaml`` (kept as ``Rubric.kind_data``), its grade-record
+fields, its scores and report panel, and its agreement statistics. Adding a kind: write
+``kinds/<name>.py`` with a :class:`~propeval.judge.kinds.base.Kind` subclass and add it to ``KINDS``.
 """
 
 from __future__ import annotations

@@ -111,9 +111,10 @@ class Kind:
 
     # ------------------------------------------------------------------ the rubric file
 
-    def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> dict[str, Any]:
-        """Check the kind's own part of ``rubric.yaml``; the extra Rubric fields it gives."""
-        return {}
+    def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> Any:
+        """Check the kind's own part of ``rubric.yaml`` and return what the kind keeps of it (its
+        rules: kept as ``Rubric.kind_data``, read only by the kind)."""
+        return None
 
     # ------------------------------------------------------------------ verdicts
 
