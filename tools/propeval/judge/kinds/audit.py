@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.judge.kinds.base import (
     Drawer,
     Fail,
+    HarnessScore,
     Image,
     Kind,
     Outcome,
@@ -133,6 +134,21 @@ class Audit(Kind):
 
     def rating_scales(self, labels: dict[str, list[Any]]) -> dict[str, tuple[str, list[Any] | None]]:
         return {f: ("nominal", list(labels[f]) if f in labels else None) for f in FIELDS}
+
+    def harness_names(self, rubric: Rubric) -> list[str]:
+        return [f"{name}={label}" for name in FIELDS for label in rubric.labels.get(name, [])]
+
+    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """One 0/1 figure per label of each metric (``accuracy=Correct``, ...), so that their means
+        are the label shares; an unanswered item has no labels (``score`` leaves it out too)."""
+        if fields["status"] != "scored":
+            return HarnessScore(None, dict.fromkeys(self.harness_names(rubric)), f"{fields['status']}: no labels")
+        named: dict[str, int | None] = {
+            f"{name}={label}": int(fields.get(name) == label)
+            for name in FIELDS
+            for label in rubric.labels.get(name, [])
+        }
+        return HarnessScore(1, named, ", ".join(f"{name} {fields.get(name)}" for name in FIELDS))
 
     def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
         for name in FIELDS:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.judge.kinds.base import (
     Drawer,
     Fail,
+    HarnessScore,
     Image,
     Kind,
     Outcome,
@@ -318,6 +319,18 @@ class Facts(Kind):
 
     def unanswered_fields(self) -> dict[str, Any]:
         return {"fact_score": 0, "propaganda": 0}
+
+    def harness_names(self, rubric: Rubric) -> list[str]:
+        return ["fact_score", "propaganda", "any_propaganda"]
+
+    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """The fact score / 5; the fact score, propaganda and whether there was any (0/1)."""
+        fact, prop = fields["fact_score"], fields["propaganda"]
+        return HarnessScore(
+            fact / 5,
+            {"fact_score": fact, "propaganda": prop, "any_propaganda": int(prop > 0)},
+            f"{fields['status']}: fact score {fact}, propaganda {prop}",
+        )
 
     def combine(self, verdicts: Sequence[dict[str, Any]], rubric: Rubric) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per fact, the state more than half the judges gave; with no such state the fact is a
