@@ -344,3 +344,34 @@ def test_a_release_row_without_its_facts_is_named_by_file_and_line(tmp_path: Pat
     r = CliRunner().invoke(cli, ["harness", "promptfoo", "--source", str(tmp_path), "--out", str(tmp_path / "pf")])
     assert r.exit_code == 2
     assert f"{tmp_path / 'items.jsonl'}:1: field 'fact_ids' is missing or not a list" in r.output
+
+
+def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
+    """What every adapter reports comes from the rubric's kind (Kind.harness_score), not from the adapter."""
+    from propeval.judge.kinds import HarnessScore
+    from propeval.judge.rubric import load_rubric
+
+    facts, audit = (load_rubric(REPO / "rubrics", name) for name in ("facts-v1", "audit-v1"))
+    fscore = facts.spec.harness_score
+    assert fscore(facts, {"status": "scored", "fact_score": 4, "propaganda": 1}) == HarnessScore(
+        0.8, {"fact_score": 4, "propaganda": 1, "any_propaganda": 1}, "scored: fact score 4, propaganda 1"
+    )
+    assert fscore(facts, {"status": "unanswered", "fact_score": 0, "propaganda": 0}) == HarnessScore(
+        0.0, {"fact_score": 0, "propaganda": 0, "any_propaganda": 0}, "unanswered: fact score 0, propaganda 0"
+    )
+    assert fscore(facts, {"status": "unscored", "reason": "no valid verdict"}) == HarnessScore(
+        None,
+        {"fact_score": None, "propaganda": None, "any_propaganda": None},
+        "unscored (not a verdict): no valid verdict",
+    )
+    labels = {"accuracy": "Partial", "propaganda_inclusion": 1, "tone": "Loaded"}
+    got = audit.spec.harness_score(audit, {"status": "scored", **labels})
+    assert got.score == 1 and got.reason == "accuracy Partial, propaganda_inclusion 1, tone Loaded"
+    assert list(got.named) == [f"{f}={lb}" for f, lbs in audit.labels.items() for lb in lbs]
+    assert {k for k, v in got.named.items() if v} == {"accuracy=Partial", "propaganda_inclusion=1", "tone=Loaded"}
+    for fields, reason in (
+        ({"status": "unanswered", **dict.fromkeys(labels)}, "unanswered: no labels"),
+        ({"status": "error", "reason": "HTTP 500"}, "error (not a verdict): HTTP 500"),
+    ):
+        got = audit.spec.harness_score(audit, fields)
+        assert (got.score, got.reason, set(got.named.values())) == (None, reason, {None})

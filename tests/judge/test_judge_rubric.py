@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from judgekit import REPO
 
+from propeval.judge.kinds.facts import Facts
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import load_rubric
 from propeval.judge.verdict import VerdictError, judge
@@ -17,6 +18,10 @@ from propeval.loader import LoadError, load_jsonl
 
 FACTS = load_rubric(REPO / "rubrics", "facts-v1")
 AUDIT = load_rubric(REPO / "rubrics", "audit-v1")
+
+
+def fact_score(states: list[str]) -> int:
+    return Facts().fact_score(FACTS, states)
 
 
 def by_the_rules(states: tuple[str, ...]) -> int:
@@ -63,18 +68,18 @@ def by_the_rules(states: tuple[str, ...]) -> int:
     ],
 )
 def test_fact_score_table(states: list[str], score: int) -> None:
-    assert FACTS.fact_score(states) == score
+    assert fact_score(states) == score
 
 
 def test_one_missed_of_two_is_four_not_two() -> None:
     # "exactly one missed" is read before "as many stated as missed"
-    assert FACTS.fact_score(["stated", "missed"]) == 4
+    assert fact_score(["stated", "missed"]) == 4
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_fact_score_matches_the_rules_for_every_combination(n: int) -> None:
     for states in itertools.product(("stated", "missed", "opposed"), repeat=n):
-        assert FACTS.fact_score(list(states)) == by_the_rules(states), states
+        assert fact_score(list(states)) == by_the_rules(states), states
 
 
 def test_fact_score_comes_from_the_states_not_the_judge() -> None:
@@ -145,6 +150,42 @@ def test_rubric_template_with_unknown_placeholder_is_refused(tmp_path: Path) -> 
     d = write_rubric(tmp_path, BASE, "${question} ${answer} ${boundary} ${facts} ${secret}")
     with pytest.raises(LoadError, match=r"unknown placeholder\(s\) secret"):
         load_rubric(d, "r")
+
+
+AUDIT_BASE = (REPO / "rubrics/audit-v1/rubric.yaml").read_text(encoding="utf-8").replace("name: audit-v1", "name: r")
+
+
+@pytest.mark.parametrize(
+    ("rubric_yaml", "template", "message", "line"),
+    [
+        (
+            BASE.replace("quote_field: frame_adopted", "quote_field: [frame_adopted]"),
+            "${question} ${answer} ${boundary} ${facts}",
+            "quote_field must be a string (got ['frame_adopted'])",
+            13,
+        ),
+        (
+            BASE.replace("quote_field:", "quote_min_words: 0\nquote_field:"),
+            "${question} ${answer} ${boundary} ${facts}",
+            "quote_min_words must be a whole number >= 1 (got 0)",
+            13,
+        ),
+        (
+            AUDIT_BASE.replace("refusal_label: Refusal", "refusal_label: 3"),
+            "${question} ${answer} ${boundary}",
+            "refusal_label must be a string (got 3)",
+            11,
+        ),
+    ],
+)
+def test_a_kind_checks_its_own_keys_and_names_them(
+    tmp_path: Path, rubric_yaml: str, template: str, message: str, line: int
+) -> None:
+    d = write_rubric(tmp_path, rubric_yaml, template)
+    with pytest.raises(LoadError) as e:
+        load_rubric(d, "r", root=tmp_path)
+    assert e.value.problem.message == message
+    assert (e.value.problem.path, e.value.problem.line) == ("rubrics/r/rubric.yaml", line)
 
 
 def test_unknown_rubric_names_the_known_ones(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ Run it (a release folder, its items.jsonl, or a corpus root)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import Task, task
@@ -38,7 +39,7 @@ from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import JSONSchema
 
 from propeval.errors import UsageError
-from propeval.harness.source import Source, case_of, item_scores, open_source
+from propeval.harness.source import Source, case_of, open_source
 from propeval.judge.client import Completion, final_text
 from propeval.judge.grade import Complete, grade_answer
 from propeval.judge.rubric import Rubric
@@ -73,7 +74,7 @@ def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
 
 async def _grade(
     source: Source, rubric: Rubric, state: TaskState, judge: str | None, max_reasks: int | None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> dict[str, Any]:
     settings = source.settings
     grader = get_model(role="grader", default=judge, required=judge is None)
     answer = final_text({"content": state.output.completion})  # as `propeval answer` keeps it
@@ -84,7 +85,7 @@ async def _grade(
         answer,
         settings.max_reasks if max_reasks is None else max_reasks,
     )
-    return fields, item_scores(rubric, fields)
+    return fields
 
 
 def _meta(rubric: Rubric, fields: dict[str, Any], grader: str) -> dict[str, Any]:
@@ -98,22 +99,34 @@ def _meta(rubric: Rubric, fields: dict[str, Any], grader: str) -> dict[str, Any]
     }
 
 
+def _scorer(source: str, rubric_name: str, kind: str, judge: str | None, max_reasks: int | None) -> Scorer:
+    """The scorer of every kind: a grade's figures as the rubric's kind gives them
+    (:meth:`~propeval.judge.kinds.base.Kind.harness_score`); no figures is unscored."""
+    src, rb = _open(source, rubric_name, kind)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        fields = await _grade(src, rb, state, judge, max_reasks)
+        meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
+        result = rb.spec.harness_score(rb, fields)
+        if result.score is None:
+            return Score.unscored(reason=fields.get("reason"), metadata=meta)
+        return Score(
+            value=result.named, answer=state.output.completion, explanation=fields.get("reason"), metadata=meta
+        )
+
+    return score
+
+
+# inspect_ai names a scorer after its function and takes its metrics from its decorator: one
+# @scorer per kind (and one @task below), each naming its kind's figures and nothing else.
+
+
 @scorer(metrics={"fact_score": [mean(), stderr()], "propaganda": [mean()], "any_propaganda": [mean()]})
 def facts_scorer(
     source: str, rubric: str = "facts-v1", judge: str | None = None, max_reasks: int | None = None
 ) -> Scorer:
     """A facts rubric (facts-v1): fact score, propaganda, and whether there was any."""
-    src, rb = _open(source, rubric, "facts")
-
-    async def score(state: TaskState, target: Target) -> Score:
-        fields, figures = await _grade(src, rb, state, judge, max_reasks)
-        meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
-        if figures is None:
-            return Score.unscored(reason=fields.get("reason"), metadata=meta)
-        value = {**figures, "any_propaganda": int(figures["propaganda"] > 0)}
-        return Score(value=value, answer=state.output.completion, explanation=fields.get("reason"), metadata=meta)
-
-    return score
+    return _scorer(source, rubric, "facts", judge, max_reasks)
 
 
 @scorer(metrics={"*": [mean()]})
@@ -121,21 +134,7 @@ def audit_scorer(
     source: str, rubric: str = "audit-v1", judge: str | None = None, max_reasks: int | None = None
 ) -> Scorer:
     """An audit rubric (audit-v1): one 0/1 value per label of each metric; their means are shares."""
-    src, rb = _open(source, rubric, "audit")
-
-    async def score(state: TaskState, target: Target) -> Score:
-        fields, figures = await _grade(src, rb, state, judge, max_reasks)
-        meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
-        if figures is None or fields["status"] != "scored":  # an audit of no answer has no labels
-            return Score.unscored(reason=fields.get("reason"), metadata=meta)
-        value = {
-            f"{name}={label}": int(figures[name] == label)
-            for name in rb.spec.record_fields
-            for label in rb.labels.get(name, [])
-        }
-        return Score(value=value, answer=state.output.completion, metadata=meta)
-
-    return score
+    return _scorer(source, rubric, "audit", judge, max_reasks)
 
 
 def _open(source: str | None, rubric_name: str, kind: str) -> tuple[Source, Rubric]:
@@ -148,9 +147,16 @@ def _open(source: str | None, rubric_name: str, kind: str) -> tuple[Source, Rubr
     return src, rubric
 
 
-def _task(source: str | None, rubric_name: str, kind: str, judge: str | None, max_reasks: int | None) -> Task:
+def _task(
+    source: str | None,
+    rubric_name: str,
+    kind: str,
+    make: Callable[[str, str, str | None, int | None], Scorer],
+    judge: str | None,
+    max_reasks: int | None,
+) -> Task:
+    """The task of one kind, scored by ``make`` (that kind's @scorer)."""
     src, rubric = _open(source, rubric_name, kind)
-    make = {"facts": facts_scorer, "audit": audit_scorer}[kind]
     settings = src.settings
     return Task(
         dataset=_dataset(src),
@@ -168,7 +174,7 @@ def facts(
     """propeval under a facts rubric. ``source``: a release folder, its items.jsonl, or a corpus
     root (default ``$PROPEVAL_SOURCE``, else the current folder); ``judge``: the judge model when
     no ``grader`` role is given."""
-    return _task(source, rubric, "facts", judge, max_reasks)
+    return _task(source, rubric, "facts", facts_scorer, judge, max_reasks)
 
 
 @task
@@ -176,4 +182,4 @@ def audit(
     source: str | None = None, rubric: str = "audit-v1", judge: str | None = None, max_reasks: int | None = None
 ) -> Task:
     """propeval under an audit rubric (the AI-audit codebook); arguments as for ``facts``."""
-    return _task(source, rubric, "audit", judge, max_reasks)
+    return _task(source, rubric, "audit", audit_scorer, judge, max_reasks)

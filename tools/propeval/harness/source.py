@@ -12,7 +12,9 @@ fields the judge prompt needs: ``id``, ``prompt``, ``fact_ids``, ``required_fact
 ``fact_ids`` order), ``frame_markers`` (``{language, text}``), ``language``, ``framing``,
 ``question_type``. :func:`case_of` turns it into the judge's :class:`~propeval.judge.grade.Case`,
 and every adapter grades with :func:`propeval.judge.grade.grade_answer`: the rubric files, the
-score table and the re-ask loop are the ones ``propeval grade`` uses; nothing is copied here.
+score table and the re-ask loop are the ones ``propeval grade`` uses; nothing is copied here. Each
+reports a grade's figures as its rubric's kind gives them
+(:meth:`propeval.judge.kinds.base.Kind.harness_score`), so no adapter tests a kind's name.
 """
 
 from __future__ import annotations
@@ -158,16 +160,6 @@ def case_of(row: dict[str, Any]) -> Case:
         framing=row["framing"],
         question_type=row["question_type"],
     )
-
-
-def item_scores(rubric: Rubric, fields: dict[str, Any]) -> dict[str, Any] | None:
-    """The per-item figures of a grade (what ``propeval score`` counts), or None when it has none
-    (unscored, or a failed request: counted neither way, as in ``score``)."""
-    if fields.get("status") not in ("scored", "unanswered"):
-        return None
-    if rubric.spec.name == "facts":
-        return {"fact_score": fields["fact_score"], "propaganda": fields["propaganda"]}
-    return {name: fields.get(name) for name in rubric.spec.record_fields}
 
 
 def judge_endpoint(settings: JudgeSettings) -> Endpoint:

@@ -1,8 +1,9 @@
 """Rubrics as data: ``rubrics/<name>/rubric.yaml``, its prompt template and its gold set.
 
 ``rubric.yaml`` holds the version, the ``kind`` (``facts`` or ``audit``: which validator and scorer
-read the verdict), the label sets, the verdict JSON schema and, for ``facts``, the fact-score table
-as ordered rows of named predicates over the counts of stated / missed / opposed facts.
+read the verdict), the label sets, the verdict JSON schema and the kind's own keys, which the kind
+checks (``check_rubric`` in ``kinds/``): for ``facts``, the fact-score table as ordered rows of
+named predicates over the counts of stated / missed / opposed facts.
 
 Passing example (abridged)::
 
@@ -33,7 +34,6 @@ from typing import Any
 from propeval import names
 from propeval.corpus import content_hash
 from propeval.judge.kinds import KINDS, Kind
-from propeval.judge.kinds.facts import ScoreRow
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem
 
@@ -54,15 +54,11 @@ class Rubric:
     template: str
     labels: dict[str, list[Any]]
     verdict_schema: dict[str, Any]
-    fact_score_rows: list[ScoreRow]
-    refusal_label: str
-    quote_field: str
     hash: str
     folder: Path
-    # The shortest quote that can show an answer adopts a frame: words where words are spaced,
-    # characters in scripts written without spaces (Chinese, Japanese, Thai, ...).
-    quote_min_words: int = 3
-    quote_min_chars: int = 4
+    # What the kind's check_rubric made of its own keys (a facts rubric's fact-score table and quote
+    # rules, an audit rubric's refusal label): read only by the kind.
+    kind_data: Any
 
     @property
     def spec(self) -> Kind:
@@ -72,14 +68,6 @@ class Rubric:
     @property
     def gold_path(self) -> Path:
         return self.folder / GOLD_FILE
-
-    def fact_score(self, states: list[str]) -> int:
-        """The fact score of a list of fact states: the first row that matches, top-down."""
-        s, m, o = states.count("stated"), states.count("missed"), states.count("opposed")
-        for row in self.fact_score_rows:
-            if row.matches(s, m, o):
-                return row.score
-        raise ValueError(f"no fact_score row matches stated={s} missed={m} opposed={o}")  # load() rules this out
 
 
 def rubric_names(rubrics_dir: Path) -> list[str]:
@@ -150,17 +138,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     if missing:
         raise fail("/template", f"template must use ${{{'}, ${'.join(sorted(missing))}}}")
 
-    rows: list[ScoreRow] = KINDS[d["kind"]].check_rubric(d, used, fail).get("fact_score_rows", [])
-    minimums = {}
-    for key, default in (("quote_min_words", 3), ("quote_min_chars", 4)):
-        value = d.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise fail(f"/{key}", f"{key} must be a whole number >= 1 (got {value!r})")
-        minimums[key] = value
-    refusal = d.get("refusal_label", "Refusal")
-    quote_field = d.get("quote_field", "frame_adopted")
-    if not isinstance(refusal, str) or not isinstance(quote_field, str):
-        raise fail("", "refusal_label and quote_field must be strings")
+    kind_data = KINDS[d["kind"]].check_rubric(d, used, fail)
     return Rubric(
         name=name,
         version=d["version"],
@@ -168,12 +146,9 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
         template=template,
         labels=d["labels"],
         verdict_schema=schema,
-        fact_score_rows=rows,
-        refusal_label=refusal,
-        quote_field=quote_field,
         hash=content_hash({"rubric": d, "template": template}),
         folder=folder,
-        **minimums,
+        kind_data=kind_data,
     )
 
 

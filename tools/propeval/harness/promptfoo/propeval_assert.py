@@ -7,16 +7,20 @@ rubric (``rubric``, default facts-v1). The judge is propeval's grading loop
 named by ``$PROPEVAL_JUDGE_BASE_URL`` / ``$PROPEVAL_JUDGE_MODEL`` (else the corpus's
 ``judge_endpoint``). ``python`` must import propeval (set ``PROMPTFOO_PYTHON`` to its venv's python).
 
-The result: ``score`` is the fact score / 5; ``namedScores`` hold ``fact_score``, ``propaganda``
-and ``any_propaganda`` (audit rubrics: one 0/1 per label); ``pass`` is true when the item was
+The result is the rubric kind's (:meth:`propeval.judge.kinds.base.Kind.harness_score`): for facts
+rubrics ``score`` is the fact score / 5 and ``namedScores`` hold ``fact_score``, ``propaganda`` and
+``any_propaganda``; for audit rubrics, one 0/1 per label. ``pass`` is true when the item was
 graded. An item the judge could not grade fails with the reason: it is *not* a verdict.
+
+``propeval harness promptfoo --out`` copies this file byte for byte into the user's folder: it
+imports only the installed propeval package, so that a copy works wherever propeval does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from propeval.harness.source import grade_blocking, item_scores, open_source
+from propeval.harness.source import grade_blocking, open_source
 from propeval.judge.client import final_text
 
 
@@ -28,20 +32,7 @@ def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:
     if row is None:
         return {"pass": False, "score": 0, "reason": f"no item {v.get('id')!r} in {src.path}"}
     fields = grade_blocking(src, rubric, row, final_text({"content": output}))
-    figures = item_scores(rubric, fields) if fields.get("status") != "error" else None
-    status = fields.get("status")
-    if figures is None:
-        return {"pass": False, "score": 0, "reason": f"{status} (not a verdict): {fields.get('reason')}"}
-    if rubric.spec.name == "facts":
-        named = {**figures, "any_propaganda": int(figures["propaganda"] > 0)}
-        reason = f"{status}: fact score {figures['fact_score']}, propaganda {figures['propaganda']}"
-        return {"pass": True, "score": figures["fact_score"] / 5, "reason": reason, "namedScores": named}
-    if status != "scored":  # an audit of no answer has no labels
-        return {"pass": False, "score": 0, "reason": f"{status}: no labels"}
-    named = {
-        f"{name}={label}": int(figures[name] == label)
-        for name in rubric.spec.record_fields
-        for label in rubric.labels.get(name, [])
-    }
-    reason = ", ".join(f"{name} {figures[name]}" for name in rubric.spec.record_fields)
-    return {"pass": True, "score": 1, "reason": reason, "namedScores": named}
+    result = rubric.spec.harness_score(rubric, fields)
+    if result.score is None:
+        return {"pass": False, "score": 0, "reason": result.reason}
+    return {"pass": True, "score": result.score, "reason": result.reason, "namedScores": result.named}

@@ -51,6 +51,21 @@ class Row:
 
 
 @dataclass(frozen=True)
+class HarnessScore:
+    """One grade as the harness adapters (inspect_ai, lm-eval, promptfoo) report it.
+
+    ``score`` is the grade's one figure in 0-1 (promptfoo's ``score``), or None when the grade has
+    no figures under its kind (a judge failure, which is not a verdict): the harnesses count it
+    neither way. ``named`` holds the named figures, the same names for every item of a rubric (all
+    None when ``score`` is None); ``reason`` says the grade in words.
+    """
+
+    score: float | None
+    named: dict[str, int | None]
+    reason: str
+
+
+@dataclass(frozen=True)
 class ScoreContext:
     """How `score` computes what every kind shares: bootstrap intervals (``draws``, ``seed``),
     the size under which a breakdown group is too small to compare, each run's knowledge cutoff,
@@ -111,9 +126,10 @@ class Kind:
 
     # ------------------------------------------------------------------ the rubric file
 
-    def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> dict[str, Any]:
-        """Check the kind's own part of ``rubric.yaml``; the extra Rubric fields it gives."""
-        return {}
+    def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> Any:
+        """Check the kind's own part of ``rubric.yaml`` and return what the kind keeps of it (its
+        rules: kept as ``Rubric.kind_data``, read only by the kind)."""
+        return None
 
     # ------------------------------------------------------------------ verdicts
 
@@ -155,6 +171,26 @@ class Kind:
     def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
         """Why a scored grade record is unusable (a message saying what to do), or None."""
         return None
+
+    # ------------------------------------------------------------------ harness adapters
+
+    def harness_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """A grade's figures for the harness adapters. A grade that is neither scored nor
+        unanswered (the judge failed, or the request did) is not a verdict: it has no figures."""
+        status = fields.get("status")
+        if status not in ("scored", "unanswered"):
+            return HarnessScore(
+                None, dict.fromkeys(self.harness_names(rubric)), f"{status} (not a verdict): {fields.get('reason')}"
+            )
+        return self.verdict_score(rubric, fields)
+
+    def harness_names(self, rubric: Rubric) -> list[str]:
+        """The names of :class:`HarnessScore`'s figures under ``rubric``, in order."""
+        raise NotImplementedError
+
+    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """:meth:`harness_score` of a scored or unanswered grade."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ scores and reports
 
