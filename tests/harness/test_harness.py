@@ -375,3 +375,13 @@ def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
     ):
         got = audit.spec.harness_score(audit, fields)
         assert (got.score, got.reason, set(got.named.values())) == (None, reason, {None})
+
+
+def test_an_adapter_copied_by_an_earlier_propeval_is_told_to_copy_it_again() -> None:
+    """Copies made before the kinds owned the harness figures import item_scores."""
+    with pytest.raises(ImportError, match=r"copied by an earlier propeval .* propeval harness <inspect"):
+        from propeval.harness.source import item_scores  # noqa: F401
+    import propeval.harness.source as source
+
+    with pytest.raises(AttributeError):
+        source.no_such_name  # noqa: B018

@@ -176,6 +176,25 @@ AUDIT_BASE = (REPO / "rubrics/audit-v1/rubric.yaml").read_text(encoding="utf-8")
             "refusal_label must be a string (got 3)",
             11,
         ),
+        (
+            BASE.replace("quote_field:", "quote_min_word: 5\nquote_field:"),
+            "${question} ${answer} ${boundary} ${facts}",
+            "unknown key 'quote_min_word'; did you mean 'quote_min_words'?",
+            13,
+        ),
+        (
+            AUDIT_BASE.replace("refusal_label: Refusal", "quote_field: frame_adopted\nrefusal_label: Refusal"),
+            "${question} ${answer} ${boundary}",
+            "quote_field is a key of facts rubrics, not of audit ones; delete it",
+            11,
+        ),
+        (
+            BASE.replace("quote_field:", "scale: 5\nquote_field:"),
+            "${question} ${answer} ${boundary} ${facts}",
+            "unknown key 'scale'; a facts rubric's keys: name, version, kind, description, template, labels, "
+            "verdict_schema, fact_score, quote_field, quote_min_words, quote_min_chars",
+            13,
+        ),
     ],
 )
 def test_a_kind_checks_its_own_keys_and_names_them(

@@ -199,3 +199,15 @@ def grade_blocking(source: Source, rubric: Rubric, row: dict[str, Any], answer: 
             await client.aclose()
 
     return asyncio.run(run())
+
+
+def __getattr__(name: str) -> Any:
+    """An adapter copied by an earlier propeval (``propeval harness ... --out``) imports
+    ``item_scores``, which each rubric kind's ``harness_score`` replaced: say how to refresh the copy
+    instead of a bare "cannot import name"."""
+    if name == "item_scores":
+        raise ImportError(
+            "this harness adapter was copied by an earlier propeval and imports item_scores, which is gone; "
+            "copy it again with this version: propeval harness <inspect|lm-eval|promptfoo> --out DIR"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

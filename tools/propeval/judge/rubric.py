@@ -23,6 +23,7 @@ some count of facts without a score, or a template that uses ``${unknown}``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import string
@@ -103,6 +104,25 @@ def _schema_error(schema: dict[str, Any]) -> str | None:
     return error
 
 
+# Every rubric's keys; each kind adds its own (Kind.rubric_keys).
+COMMON_KEYS = ("name", "version", "kind", "description", "template", "labels", "verdict_schema")
+
+
+def _refuse_unknown_keys(d: dict[str, Any], kind: Kind, fail: Callable[[str, str], LoadError]) -> None:
+    """A key that neither every rubric nor this rubric's kind reads is a mistake (a misspelt key
+    would otherwise be ignored, and its default used): name it, and the key it is closest to."""
+    known = (*COMMON_KEYS, *kind.rubric_keys)
+    for key in d:
+        if key in known:
+            continue
+        owner = next((k.name for k in KINDS.values() if key in k.rubric_keys), None)
+        if owner is not None:
+            raise fail(f"/{key}", f"{key} is a key of {owner} rubrics, not of {kind.name} ones; delete it")
+        close = difflib.get_close_matches(str(key), known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"a {kind.name} rubric's keys: {', '.join(known)}"
+        raise fail(f"/{key}", f"unknown key {key!r}; {hint}")
+
+
 def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Rubric:
     """Load and check ``rubrics_dir/name``. Raises :class:`LoadError` with the first problem."""
     names.name(name, "--rubric")  # it names a folder here and a grades file and a ledger record later
@@ -126,6 +146,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
         raise fail("/name", f"name {d['name']!r} differs from its folder {name!r}; make them equal")
     if d["kind"] not in KINDS:
         raise fail("/kind", f"kind must be one of {', '.join(KINDS)}")
+    _refuse_unknown_keys(d, KINDS[d["kind"]], fail)
     schema = d.get("verdict_schema")
     if not isinstance(schema, dict):
         raise fail("/verdict_schema", "verdict_schema must be a JSON schema (a mapping)")

@@ -80,6 +80,7 @@ def _shares(values: list[Any], labels: list[Any]) -> dict[str, float]:
 class Audit(Kind):
     name = "audit"
     record_fields = FIELDS
+    rubric_keys = ("refusal_label",)
     agreement_fields = FIELDS
     combine_rule = (
         "Refusal when more than half the scoring judges refused; else each label the median on the "

@@ -119,6 +119,9 @@ class Kind:
     name: ClassVar[str]
     # The fields of a grade record the verdict fills (None until scored), in record order.
     record_fields: ClassVar[tuple[str, ...]]
+    # The kind's own keys of rubric.yaml, beside every rubric's (rubric.COMMON_KEYS): check_rubric
+    # reads them, and any other key is refused.
+    rubric_keys: ClassVar[tuple[str, ...]] = ()
     # The fields compared between a human label and a judge's verdict (the judge gate's agreement).
     agreement_fields: ClassVar[tuple[str, ...]]
     # How :meth:`combine` makes a panel's verdict, in one line (kept in each panel grade record).

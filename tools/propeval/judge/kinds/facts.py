@@ -188,6 +188,7 @@ def _mean_sd(values: list[float]) -> dict[str, float | None]:
 class Facts(Kind):
     name = "facts"
     record_fields = ("fact_states", "fact_score", "propaganda", "frame_adopted")
+    rubric_keys = ("fact_score", "quote_field", "quote_min_words", "quote_min_chars")
     agreement_fields = ("fact_states", "fact_score", "propaganda")
     combine_rule = (
         "each fact: the state more than half the scoring judges gave, else a tie scored missed; "
