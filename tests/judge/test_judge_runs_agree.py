@@ -168,3 +168,67 @@ def test_run_files_are_read_with_json_and_bad_lines_named(corpus: Any) -> None:
     assert message == (
         "runs/r1/grades-facts-v1.jsonl:3:1 [json-syntax] a run record is one JSON object per line; remove the line"
     )
+
+
+def agree(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["agree", *args], catch_exceptions=False)
+
+
+def test_agree_reads_a_grades_file_as_score_does(corpus: Any) -> None:
+    """The retried item is labelled once, by its retry; unscored is a missing rating; unanswered is 0."""
+    from propeval.agreement import read_rater_file
+
+    run = graded_run(corpus.root)
+    grades = "runs/r1/grades-facts-v1.jsonl"
+    judge = read_rater_file(run / "grades-facts-v1.jsonl", field="fact_score", config=load_config(corpus.root))
+    assert judge.labels == {("i0001",): 5, ("i0002",): 3, ("i0003",): None, ("i0004",): 0}
+    human = write_jsonl(
+        corpus.root / "human.jsonl", [{"item_id": f"i000{n}", "fact_score": s} for n, s in ((1, 5), (2, 3), (3, 4))]
+    )
+    result = agree(grades, str(human), "--field", "fact_score", "--resamples", "0", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["units"] == 4
+    assert doc["pairwise"][0]["stats"][0] == {"name": "cohen_kappa", "value": 1.0, "n": 2, "reason": None, "ci": None}
+
+
+def test_agree_names_a_bad_grade_record_and_keeps_labelled_twice_for_hand_files(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    with (run / "grades-facts-v1.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(facts("i0002", "scored", 7)) + "\n")
+    result = agree("runs/r1/grades-facts-v1.jsonl", "runs/r1/grades-facts-v1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        "runs/r1/grades-facts-v1.jsonl:6:1 [run-record] status is scored but fact_score is 7, "
+        "not an integer 0-5; re-grade the item"
+    )
+    # the same lines by hand, in a file that is not a grades file: two labels for one unit is an error
+    hand = corpus.root / "rater1.jsonl"
+    hand.write_text((run / "grades-facts-v1.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    result = agree("rater1.jsonl", "rater1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert "rater1.jsonl:5:1 [labels] unit i0001 is labelled twice; keep one line" in result.output
+
+
+def test_agree_on_a_grades_file_of_an_unknown_rubric_says_how_it_was_read(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    shutil.copy(run / "grades-facts-v1.jsonl", run / "grades-nope.jsonl")
+    result = agree("runs/r1/grades-nope.jsonl", "runs/r1/grades-facts-v1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        "rubrics/nope/rubric.yaml [rubric] no rubric 'nope' (looked for rubric.yaml; known: audit-v1, facts-v1) "
+        "(needed to read runs/r1/grades-nope.jsonl as a grades-<rubric>.jsonl file; "
+        "name a hand-written label file otherwise)"
+    )
+
+
+def test_agree_sample_takes_one_row_per_graded_item(corpus: Any) -> None:
+    graded_run(corpus.root)
+    result = agree(
+        "sample", "runs/r1/grades-facts-v1.jsonl", "--fraction", "1", "--seed", "1", "--field", "fact_score",
+        "--out", "sheet.jsonl", "--key", "key.json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output == "wrote 4 of 4 row(s) to sheet.jsonl; key in key.json (keep it from the rater)\n"
+    key = json.loads((corpus.root / "key.json").read_text(encoding="utf-8"))
+    assert sorted(r["item_id"] for r in key["rows"].values()) == ["i0001", "i0002", "i0003", "i0004"]

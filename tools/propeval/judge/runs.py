@@ -233,6 +233,7 @@ class GradedRun:
     path: Path  # the grades file
     rows: list[Row] = field(default_factory=list)
     grade_records: int = 0  # items with a grade record (their latest one was read)
+    lines: dict[str, int] = field(default_factory=dict)  # item_id -> line of its latest grade record
     problems: list[Problem] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # run.json (model, settings, knowledge_cutoff)
 
@@ -305,6 +306,7 @@ def read_graded(
     answers = latest(run_dir / ANSWERS, root)
     graded = _latest_grades(grades, relpath, root, out) if grades.is_file() else {}
     out.grade_records = len(graded)
+    out.lines = {item_id: n for item_id, (n, _) in graded.items()}
     for item_id in sorted(answers.keys() | graded.keys()):
         ans = answers.get(item_id, {})
         n, grade = graded.get(item_id, (0, None))
