@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.difficulty import Settings, load_runs
+from propeval.errors import UsageError
 from propeval.judge.runs import records
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
@@ -232,3 +233,42 @@ def test_agree_sample_takes_one_row_per_graded_item(corpus: Any) -> None:
     assert result.output == "wrote 4 of 4 row(s) to sheet.jsonl; key in key.json (keep it from the rater)\n"
     key = json.loads((corpus.root / "key.json").read_text(encoding="utf-8"))
     assert sorted(r["item_id"] for r in key["rows"].values()) == ["i0001", "i0002", "i0003", "i0004"]
+
+
+def test_every_reader_validates_under_the_named_rubric(corpus: Any) -> None:
+    """A rubric whose propaganda scale stops at 1: a 2 fails validation in score, report, difficulty and agree."""
+    graded_run(corpus.root)
+    folder = corpus.root / "rubrics/facts-x"
+    shutil.copytree(corpus.root / "rubrics/facts-v1", folder)
+    text = (folder / "rubric.yaml").read_text(encoding="utf-8")
+    text = text.replace("name: facts-v1", "name: facts-x").replace("propaganda: [0, 1, 2]", "propaganda: [0, 1]")
+    (folder / "rubric.yaml").write_text(text.replace("propaganda: {enum: [0, 1, 2]}", "propaganda: {enum: [0, 1]}"))
+    run = corpus.root / "runs/r2"
+    write_jsonl(run / "answers.jsonl", [answer("i0001", "en"), answer("i0002", "en")])
+    grades = [{**facts("i0001", "scored", 5, propaganda=2), "rubric": "facts-x"}, facts("i0002", "scored", 4)]
+    path = write_jsonl(run / "grades-facts-x.jsonl", grades)
+    where = (
+        "runs/r2/grades-facts-x.jsonl:1:1 [run-record] status is scored but propaganda is 2, not one of [0, 1]; "
+        "re-grade the item"
+    )
+    config = load_config(corpus.root)
+
+    result = CliRunner().invoke(cli, ["score", "r2", "--rubric", "facts-x"], catch_exceptions=False)
+    assert (result.exit_code, result.stderr.splitlines()) == (1, [where])
+    summary = summarise_runs(load_inputs(config))
+    assert [f"{p.path}:{p.line}:{p.col} [run-record] {p.message}" for p in summary.warnings] == [
+        f"{where} (item counted as ungraded)"
+    ]
+    table = load_runs(config, Settings(rubric="facts-x"), [path])
+    assert [f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in table.problems] == [where]
+    result = agree("runs/r2/grades-facts-x.jsonl", "runs/r2/grades-facts-x.jsonl", "--field", "propaganda")
+    assert (result.exit_code, result.output.splitlines()[0]) == (1, where)
+
+    try:
+        load_runs(config, Settings(rubric="audit-v1"), [run / "grades-audit-v1.jsonl"])
+    except UsageError as e:
+        message = str(e)
+    assert message == (
+        "[tool.propeval.difficulty] rubric: 'audit-v1' is a rubric of kind audit, and difficulty reads 0-5 fact "
+        "scores; name a facts rubric"
+    )
