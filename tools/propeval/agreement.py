@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from propeval.errors import DependencyError, UsageError
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, dumps_json, load_file, load_jsonl
+from propeval.loader import LoadError, dumps_json, load_jsonl, load_written
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
@@ -733,6 +733,7 @@ def run_agree(options: AgreeOptions, root: Path | None = None, config: Config | 
     return AgreeResult(rep, warnings=warnings)
 
 
+MAX_KEY_BYTES = 1 << 30  # a key holds a few ids per sampled row; a source file is capped at this size too
 HIDDEN_FIELDS = ("model", "judge_model", "base_url", "run_id", "raw", "verdict", "reason")
 
 
@@ -784,8 +785,12 @@ def write_sheet(sheet: Sheet, sheet_path: Path, key_path: Path) -> None:
 
 
 def unblind(sheet_path: Path, key_path: Path, *, root: Path | None = None) -> list[dict[str, Any]]:
-    """The filled sheet's labels under the original unit ids, ready for ``propeval agree``."""
-    key = load_file(key_path, root=root).data
+    """The filled sheet's labels under the original unit ids, ready for ``propeval agree``.
+
+    The sheet was filled by a person and is read by the strict loader; the key was written by
+    :func:`write_sheet` and kept by whoever drew the sample, so it is read with the standard parser.
+    """
+    key = load_written(key_path, root=root, max_bytes=MAX_KEY_BYTES)
     rows = key.get("rows")
     fields = key.get("fields")
     if not isinstance(rows, dict) or not isinstance(fields, list):

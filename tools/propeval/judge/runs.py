@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.errors import UsageError
 from propeval.fsutil import append_line
 from propeval.judge.kinds.base import Kind, Row
-from propeval.loader import LoadError, relative_path
+from propeval.loader import LoadError, load_written, relative_path
 from propeval.result import Problem
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ MAX_RUN_FILE = 1 << 20  # run.json holds a few settings; anything bigger is not 
 
 
 def run_meta(run_dir: Path, *, root: Path | None = None, strict: bool = False) -> dict[str, Any]:
-    """``run.json`` of a run (written by `answer`), read with the standard parser.
+    """``run.json`` of a run (written by `answer`), read by :func:`propeval.loader.load_written`.
 
     It is {} when the file is missing, or is damaged (not UTF-8 JSON, not one object, over
     :data:`MAX_RUN_FILE` bytes); with ``strict``, a damaged file raises :class:`LoadError` that
@@ -250,46 +250,14 @@ def run_meta(run_dir: Path, *, root: Path | None = None, strict: bool = False) -
     cannot check.
     """
     path = run_dir / RUN_FILE
-    relpath = relative_path(path, root)
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_RUN_FILE + 1)
-    except OSError:
+    if not path.is_file():
         return {}
     try:
-        if len(raw) > MAX_RUN_FILE:
-            raise LoadError(Problem(relpath, 1, 1, "file-size", f"file is over {MAX_RUN_FILE} bytes"))
-        data = _json_document(raw, relpath)
-        if not isinstance(data, dict):
-            what = type(data).__name__.replace("dict", "mapping").replace("str", "string")
-            raise LoadError(Problem(relpath, 1, 1, "not-a-mapping", f"file holds a {what}, not a mapping of fields"))
+        return load_written(path, root=root, max_bytes=MAX_RUN_FILE)
     except LoadError:
         if strict:
             raise
         return {}
-    return data
-
-
-def _json_document(raw: bytes, relpath: str) -> Any:
-    """A whole file's JSON by the standard parser, or a LoadError at the line and column."""
-
-    def fail(offset: int, rule: str, message: str) -> LoadError:
-        line = raw.count(b"\n", 0, offset) + 1
-        return LoadError(Problem(relpath, line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1, rule, message))
-
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise fail(e.start, "encoding", f"not valid UTF-8 at byte offset {e.start}; the file is damaged") from None
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as e:
-        offset = len(text[: e.pos].encode("utf-8"))
-        raise fail(offset, "json-syntax", f"{e.msg}; the file is damaged") from None
-    except RecursionError:
-        raise fail(0, "json-depth", "the file nests too deeply to read") from None
-    except ValueError as e:  # NaN/Infinity, or an integer past Python's digit limit
-        raise fail(0, "json-syntax", str(e)) from None
 
 
 def rubric_of(grades: Path) -> str | None:
