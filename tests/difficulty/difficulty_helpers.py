@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
 
 # item -> model -> fact score (None: no grade line at all). The hand-computed example.
 HAND = {
@@ -38,6 +41,9 @@ def grade(item: str, model: str, score: int | None, status: str = "scored") -> d
 
 
 def write_run(root: Path, run_id: str, lines: list[dict[str, Any]]) -> Path:
+    """A grades file of facts-v1, and the rubric it is read under (as a corpus that graded holds it)."""
+    if not (root / "rubrics/facts-v1").is_dir():
+        shutil.copytree(REPO / "rubrics/facts-v1", root / "rubrics/facts-v1")
     path = root / "runs" / run_id / "grades-facts-v1.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")

@@ -192,6 +192,34 @@ def test_agree_sample_blinds_and_unblind_restores(tmp_path: Path) -> None:
     assert all(r["tone"] == "Loaded" and r["model"].startswith("secret-model") for r in back)
 
 
+def test_unblind_reads_back_a_key_over_a_mebibyte(tmp_path: Path) -> None:
+    """The key is written by `agree sample`, never by a person or a pull request: it is read with the
+    standard parser, so a key of a large sample is read back, not refused by the strict loader's 1 MiB cap."""
+    model = "m" * 200
+    src = write_jsonl(tmp_path / "judge.jsonl", [{"item_id": f"i{i:05d}", "model": model} for i in range(5000)])
+    sheet, key, out = tmp_path / "sheet.jsonl", tmp_path / "key.json", tmp_path / "rater2.jsonl"
+    args = ["agree", "sample", str(src), "--fraction", "1", "--seed", "1", "--field", "tone", "--show", "answer"]
+    res = CliRunner().invoke(cli, [*args, "--out", str(sheet), "--key", str(key)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert key.stat().st_size > 1 << 20
+    res = CliRunner().invoke(
+        cli, ["agree", "unblind", str(sheet), "--key", str(key), "--out", str(out)], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.output
+    assert res.output == "wrote 5000 labelled row(s) to " + str(out) + "\n"
+
+
+def test_a_damaged_key_is_named_at_its_line(tmp_path: Path) -> None:
+    sheet, key = write_jsonl(tmp_path / "sheet.jsonl", [{"row": "r001", "tone": "x"}]), tmp_path / "key.json"
+    key.write_text('{\n  "rows": {,\n}\n', encoding="utf-8")
+    res = CliRunner().invoke(cli, ["agree", "unblind", str(sheet), "--key", str(key), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 1
+    assert res.output == (
+        f"propeval: error: {key.as_posix()}:2:12 [json-syntax] Expecting property name enclosed in double quotes; "
+        "the file is damaged\n"
+    )
+
+
 def test_kappa_and_confusion_on_a_scale_mixing_numbers_and_strings() -> None:
     from sklearn.metrics import cohen_kappa_score
 

@@ -193,3 +193,22 @@ def test_starter_corpus_end_to_end(corpus: Any, loopback: Any) -> None:
     assert row[:5] == ["starter", "answer-model", "J1", "S1", str(active)]
     for lang in ("en", "zh", "ru", "uk", "de"):
         assert any(line.startswith(lang + " ") for line in r.stdout.splitlines()), lang
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (b'{"run_id": "r1", "model": ', "1:27 [json-syntax] Expecting value; the file is damaged"),
+        (b'["r1"]\n', "1:1 [not-a-mapping] file holds a list, not a mapping of fields"),
+        (b'{"model": "m"}\n\xff\n', "2:1 [encoding] not valid UTF-8 at byte offset 15; the file is damaged"),
+    ],
+)
+def test_a_damaged_run_json_is_named_with_its_fix(judge_corpus: Any, loopback: Any, text: bytes, why: str) -> None:
+    """run.json is read by runs.run_meta (the standard parser), and a damaged one stops `answer`."""
+    configure(judge_corpus, loopback().base_url)
+    path = judge_corpus.root / "runs/r1/run.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text)
+    r = invoke("answer", "--run-id", "r1")
+    assert r.exit_code == 2
+    assert r.output == f"propeval: error: runs/r1/run.json:{why}; remove {path} or pick a new --run-id\n"

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.difficulty import Settings, load_runs
+from propeval.errors import UsageError
 from propeval.judge.runs import records
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
@@ -167,4 +168,107 @@ def test_run_files_are_read_with_json_and_bad_lines_named(corpus: Any) -> None:
         message = str(e)
     assert message == (
         "runs/r1/grades-facts-v1.jsonl:3:1 [json-syntax] a run record is one JSON object per line; remove the line"
+    )
+
+
+def agree(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["agree", *args], catch_exceptions=False)
+
+
+def test_agree_reads_a_grades_file_as_score_does(corpus: Any) -> None:
+    """The retried item is labelled once, by its retry; unscored is a missing rating; unanswered is 0."""
+    from propeval.agreement import read_rater_file
+
+    run = graded_run(corpus.root)
+    grades = "runs/r1/grades-facts-v1.jsonl"
+    judge = read_rater_file(run / "grades-facts-v1.jsonl", field="fact_score", config=load_config(corpus.root))
+    assert judge.labels == {("i0001",): 5, ("i0002",): 3, ("i0003",): None, ("i0004",): 0}
+    human = write_jsonl(
+        corpus.root / "human.jsonl", [{"item_id": f"i000{n}", "fact_score": s} for n, s in ((1, 5), (2, 3), (3, 4))]
+    )
+    result = agree(grades, str(human), "--field", "fact_score", "--resamples", "0", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["units"] == 4
+    assert doc["pairwise"][0]["stats"][0] == {"name": "cohen_kappa", "value": 1.0, "n": 2, "reason": None, "ci": None}
+
+
+def test_agree_names_a_bad_grade_record_and_keeps_labelled_twice_for_hand_files(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    with (run / "grades-facts-v1.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(facts("i0002", "scored", 7)) + "\n")
+    result = agree("runs/r1/grades-facts-v1.jsonl", "runs/r1/grades-facts-v1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        "runs/r1/grades-facts-v1.jsonl:6:1 [run-record] status is scored but fact_score is 7, "
+        "not an integer 0-5; re-grade the item"
+    )
+    # the same lines by hand, in a file that is not a grades file: two labels for one unit is an error
+    hand = corpus.root / "rater1.jsonl"
+    hand.write_text((run / "grades-facts-v1.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    result = agree("rater1.jsonl", "rater1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert "rater1.jsonl:5:1 [labels] unit i0001 is labelled twice; keep one line" in result.output
+
+
+def test_agree_on_a_grades_file_of_an_unknown_rubric_says_how_it_was_read(corpus: Any) -> None:
+    run = graded_run(corpus.root)
+    shutil.copy(run / "grades-facts-v1.jsonl", run / "grades-nope.jsonl")
+    result = agree("runs/r1/grades-nope.jsonl", "runs/r1/grades-facts-v1.jsonl", "--field", "fact_score")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        "rubrics/nope/rubric.yaml [rubric] no rubric 'nope' (looked for rubric.yaml; known: audit-v1, facts-v1) "
+        "(needed to read runs/r1/grades-nope.jsonl as a grades-<rubric>.jsonl file; "
+        "name a hand-written label file otherwise)"
+    )
+
+
+def test_agree_sample_takes_one_row_per_graded_item(corpus: Any) -> None:
+    graded_run(corpus.root)
+    result = agree(
+        "sample", "runs/r1/grades-facts-v1.jsonl", "--fraction", "1", "--seed", "1", "--field", "fact_score",
+        "--out", "sheet.jsonl", "--key", "key.json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output == "wrote 4 of 4 row(s) to sheet.jsonl; key in key.json (keep it from the rater)\n"
+    key = json.loads((corpus.root / "key.json").read_text(encoding="utf-8"))
+    assert sorted(r["item_id"] for r in key["rows"].values()) == ["i0001", "i0002", "i0003", "i0004"]
+
+
+def test_every_reader_validates_under_the_named_rubric(corpus: Any) -> None:
+    """A rubric whose propaganda scale stops at 1: a 2 fails validation in score, report, difficulty and agree."""
+    graded_run(corpus.root)
+    folder = corpus.root / "rubrics/facts-x"
+    shutil.copytree(corpus.root / "rubrics/facts-v1", folder)
+    text = (folder / "rubric.yaml").read_text(encoding="utf-8")
+    text = text.replace("name: facts-v1", "name: facts-x").replace("propaganda: [0, 1, 2]", "propaganda: [0, 1]")
+    (folder / "rubric.yaml").write_text(text.replace("propaganda: {enum: [0, 1, 2]}", "propaganda: {enum: [0, 1]}"))
+    run = corpus.root / "runs/r2"
+    write_jsonl(run / "answers.jsonl", [answer("i0001", "en"), answer("i0002", "en")])
+    grades = [{**facts("i0001", "scored", 5, propaganda=2), "rubric": "facts-x"}, facts("i0002", "scored", 4)]
+    path = write_jsonl(run / "grades-facts-x.jsonl", grades)
+    where = (
+        "runs/r2/grades-facts-x.jsonl:1:1 [run-record] status is scored but propaganda is 2, not one of [0, 1]; "
+        "re-grade the item"
+    )
+    config = load_config(corpus.root)
+
+    result = CliRunner().invoke(cli, ["score", "r2", "--rubric", "facts-x"], catch_exceptions=False)
+    assert (result.exit_code, result.stderr.splitlines()) == (1, [where])
+    summary = summarise_runs(load_inputs(config))
+    assert [f"{p.path}:{p.line}:{p.col} [run-record] {p.message}" for p in summary.warnings] == [
+        f"{where} (item counted as ungraded)"
+    ]
+    table = load_runs(config, Settings(rubric="facts-x"), [path])
+    assert [f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in table.problems] == [where]
+    result = agree("runs/r2/grades-facts-x.jsonl", "runs/r2/grades-facts-x.jsonl", "--field", "propaganda")
+    assert (result.exit_code, result.output.splitlines()[0]) == (1, where)
+
+    try:
+        load_runs(config, Settings(rubric="audit-v1"), [run / "grades-audit-v1.jsonl"])
+    except UsageError as e:
+        message = str(e)
+    assert message == (
+        "[tool.propeval.difficulty] rubric: 'audit-v1' is a rubric of kind audit, and difficulty reads 0-5 fact "
+        "scores; name a facts rubric"
     )

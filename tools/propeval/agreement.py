@@ -27,16 +27,19 @@ not in the files. ``true`` and ``1`` are refused together too, since Python trea
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.errors import DependencyError, UsageError
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, dumps_json, load_file, load_jsonl
-from propeval.result import Problem
+from propeval.loader import LoadError, dumps_json, load_jsonl, load_written
+from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.config import Config
 
 Label = Hashable
 Ratings = Sequence[Sequence[Label | None]]  # raters x units
@@ -343,6 +346,7 @@ class RaterFile:
     fields: set[str] = field(default_factory=set)  # every key on any line
     with_field: int = 0  # lines that have the labelled field at all (null included)
     first_line: dict[tuple[str, Label], int] = field(default_factory=dict)  # (kind, label) -> first line
+    problems: list[Problem] = field(default_factory=list)  # a grades file's records left out, and warnings
 
 
 def align(raters: Sequence[RaterFile]) -> tuple[list[tuple[str, ...]], list[list[Label | None]]]:
@@ -445,19 +449,98 @@ def sample_rows(rows: Sequence[dict[str, Any]], *, fraction: float, seed: int) -
     return picked
 
 
+def is_grades_file(path: Path) -> bool:
+    """A file `propeval grade` wrote: its name is ``grades-<rubric>.jsonl``, as in ``runs/<id>/``."""
+    from propeval.judge.runs import rubric_of
+
+    return rubric_of(path) is not None
+
+
+def read_graded_units(path: Path, config: Config) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """The units of a grades file, ``(line, record)``, and the problems of reading it.
+
+    The file is read as `score` reads it (:func:`propeval.judge.runs.read_graded`, under the rubric
+    its name gives): one unit per item with a grade record, its latest one (a retry supersedes an
+    error), validated. Its labels are what `score` counts: an unanswered item's are the kind's
+    unanswered values (fact 0, propaganda 0), and an unscored or errored item's are missing. A
+    record that fails validation is an error Problem; a line that is not JSON raises LoadError.
+    """
+    from propeval.judge import runs
+    from propeval.judge.rubric import load_rubric
+    from propeval.judge.settings import load_settings
+    from propeval.loader import relative_path
+
+    rel = relative_path(path, config.root)
+    try:
+        rubric = load_rubric(
+            config.root / load_settings(config).rubrics_dir, runs.rubric_of(path) or "", root=config.root
+        )
+    except (LoadError, UsageError) as e:
+        p = e.problem if isinstance(e, LoadError) else Problem(rel, 1, 1, "labels", str(e))
+        why = f"needed to read {rel} as a grades-<rubric>.jsonl file; name a hand-written label file otherwise"
+        raise LoadError(Problem(p.path, p.line, p.col, p.rule, f"{p.message} ({why})")) from None
+    kind = rubric.spec
+    graded = runs.read_graded(path, kind, root=config.root, rubric=rubric)
+    units = []
+    for row in graded.rows:
+        if row.grade is None:  # no grade record, or one that failed validation (a problem)
+            continue
+        record = dict(row.grade)
+        if row.status != "scored":  # not a verdict: labels are what score counts, nothing or the rule's
+            record.update(kind.empty_fields())
+            if row.status == "unanswered":
+                record.update(kind.unanswered_fields())
+        units.append((graded.lines[row.item_id], record))
+    return units, graded.problems
+
+
 def read_rater_file(
-    path: Path, *, field: str, id_fields: Sequence[str] = ("item_id",), root: Path | None = None
+    path: Path,
+    *,
+    field: str,
+    id_fields: Sequence[str] = ("item_id",),
+    root: Path | None = None,
+    config: Config | None = None,
 ) -> RaterFile:
     """One rater's labels for ``field`` from a JSON Lines file (one unit per line).
 
     A unit is named by ``id_fields`` (e.g. ``item_id`` and ``model``). A missing or null label is
-    a missing rating. A line without an id, or an id given twice, is a :class:`LoadError`.
+    a missing rating. A line without an id, or an id given twice, is a :class:`LoadError`: a
+    label file is written by people and read by the strict loader. A grades file
+    (:func:`is_grades_file`) was written by `propeval grade`, which appends a retry after an
+    error: it is read by :func:`read_graded_units` (which needs ``config``), and the records that
+    fail validation are left out and listed in ``problems``.
     """
+    if not is_grades_file(path):
+        return rater_labels(path, load_jsonl(path, root=root), field=field, id_fields=id_fields)
+    if config is None:
+        raise UsageError(f"{path}: a grades file is read under its rubric, which needs the corpus")
+    units, problems = read_graded_units(path, config)
+    out = rater_labels(path, units, field=field, id_fields=id_fields)
+    out.problems = problems
+    return out
+
+
+def sample_source(path: Path, config: Config | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """The rows `agree sample` draws from, and the problems of reading them: a label file's lines
+    (strict loader), or a grades file's units (:func:`read_graded_units`, one per graded item)."""
+    if not is_grades_file(path):
+        return [row for _, row in load_jsonl(path)], []
+    if config is None:
+        raise UsageError(f"{path}: a grades file is read under its rubric, which needs the corpus")
+    units, problems = read_graded_units(path, config)
+    return [row for _, row in units], problems
+
+
+def rater_labels(
+    path: Path, rows: Iterable[tuple[int, dict[str, Any]]], *, field: str, id_fields: Sequence[str] = ("item_id",)
+) -> RaterFile:
+    """A :class:`RaterFile` from ``(line, row)`` pairs (see :func:`read_rater_file`)."""
     field_name = field
     labels: dict[tuple[str, ...], Label | None] = {}
     rel = path.as_posix()
     out = RaterFile(path.stem, labels, rel)
-    for line, row in load_jsonl(path, root=root):
+    for line, row in rows:
         if not isinstance(row, dict):
             raise LoadError(Problem(rel, line, 1, "labels", "each line must be a JSON object (one rated unit)"))
         out.lines += 1
@@ -578,26 +661,32 @@ class AgreeOptions:
 
 @dataclass
 class AgreeResult:
-    """The report, or the problems in the label files that stopped it."""
+    """The report, or the problems in the label files that stopped it; ``warnings`` (records a
+    grades file skipped unread) do not stop it."""
 
     report: FieldReport | None
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
 
-def run_agree(options: AgreeOptions, root: Path | None = None) -> AgreeResult:
+def run_agree(options: AgreeOptions, root: Path | None = None, config: Config | None = None) -> AgreeResult:
     """Read the label files, refuse what cannot be compared, and compute every figure.
 
     A file that does not load, holds no unit, or has no line with the field is a Problem; so is a
-    label written two ways. All of them are collected before anything is computed.
+    label written two ways, and a grades file's record that fails validation. All of them are
+    collected before anything is computed. ``config`` is needed to read a grades file.
     """
     raters: list[RaterFile] = []
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     for path in options.files:
         try:
-            r = read_rater_file(path, field=options.field, id_fields=options.id_fields, root=root)
+            r = read_rater_file(path, field=options.field, id_fields=options.id_fields, root=root, config=config)
         except LoadError as e:
             problems.append(e.problem)
             continue
+        problems += [p for p in r.problems if p.severity == Severity.ERROR]
+        warnings += [p for p in r.problems if p.severity != Severity.ERROR]
         example = "{" + ", ".join(f'"{f}": ...' for f in (*options.id_fields, options.field)) + "}"
         if r.lines == 0:
             problems.append(
@@ -624,7 +713,7 @@ def run_agree(options: AgreeOptions, root: Path | None = None) -> AgreeResult:
         raters.append(r)
     problems.extend(label_clashes(raters, options.field))
     if problems:
-        return AgreeResult(None, problems)
+        return AgreeResult(None, problems, warnings)
     names = [r.name for r in raters]
     for i, r in enumerate(raters):  # two files with the same stem stay apart
         if names.count(r.name) > 1:
@@ -641,9 +730,10 @@ def run_agree(options: AgreeOptions, root: Path | None = None) -> AgreeResult:
         resamples=options.resamples,
         seed=options.seed,
     )
-    return AgreeResult(rep)
+    return AgreeResult(rep, warnings=warnings)
 
 
+MAX_KEY_BYTES = 1 << 30  # a key holds a few ids per sampled row; a source file is capped at this size too
 HIDDEN_FIELDS = ("model", "judge_model", "base_url", "run_id", "raw", "verdict", "reason")
 
 
@@ -695,8 +785,12 @@ def write_sheet(sheet: Sheet, sheet_path: Path, key_path: Path) -> None:
 
 
 def unblind(sheet_path: Path, key_path: Path, *, root: Path | None = None) -> list[dict[str, Any]]:
-    """The filled sheet's labels under the original unit ids, ready for ``propeval agree``."""
-    key = load_file(key_path, root=root).data
+    """The filled sheet's labels under the original unit ids, ready for ``propeval agree``.
+
+    The sheet was filled by a person and is read by the strict loader; the key was written by
+    :func:`write_sheet` and kept by whoever drew the sample, so it is read with the standard parser.
+    """
+    key = load_written(key_path, root=root, max_bytes=MAX_KEY_BYTES)
     rows = key.get("rows")
     fields = key.get("fields")
     if not isinstance(rows, dict) or not isinstance(fields, list):

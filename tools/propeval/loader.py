@@ -1,7 +1,19 @@
 """The one strict reader of user files (YAML and JSON).
 
-Every command that reads a claim, an item, a rubric, a ledger record or a config file goes
-through here. The rules are the same for YAML and JSON:
+Which files go through it: every file that a person writes, and every file that can arrive in a
+pull request, whoever wrote it. A pull request is hostile input, so a file committed to the
+repository is untrusted even when propeval wrote it: claims, items, rubrics and gold sets, config,
+allowlists, and the ledger records under ``ledger/`` (answerability, judge, dedup, difficulty),
+which propeval writes but which reach the base branch through pull requests. So are label files
+and filled rater sheets, and files handed in to ``propeval import``.
+
+Which do not: files propeval writes and reads back itself, which no pull request brings, are read
+with the standard parser (15x faster, and no positions are needed): the run files under ``runs/``,
+which are not committed (:mod:`propeval.judge.runs`; ``run.json`` through :func:`load_written`),
+the key of a rater sheet (``agree sample`` writes it for whoever drew the sample, who keeps it from
+the rater), and the caches. No kind of file is read both ways.
+
+The rules of the strict loader are the same for YAML and JSON:
 
 * UTF-8 only. A byte-order mark, UTF-16, Latin-1 or any invalid byte is an error that gives the
   byte offset.
@@ -51,6 +63,7 @@ __all__ = [
     "load_json_text",
     "load_jsonl",
     "load_text",
+    "load_written",
     "read_text",
 ]
 
@@ -699,6 +712,45 @@ def load_jsonl(
             p = e.problem
             raise LoadError(Problem(relpath, i, p.col, p.rule, p.message)) from None
         yield i, doc.data
+
+
+def load_written(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> dict[str, Any]:
+    """One JSON object from a file propeval wrote and reads back itself, never one that can come
+    in a pull request (see the module docstring): the standard parser, with the size capped at
+    ``max_bytes`` and NaN/Infinity refused. Raises :class:`LoadError` naming the line and column."""
+    relpath = relative_path(path, root)
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as e:
+        raise _fail(relpath, 1, 1, "read", f"cannot read file: {e.strerror}") from e
+
+    def fail(offset: int, rule: str, message: str) -> LoadError:
+        line = raw.count(b"\n", 0, offset) + 1
+        return _fail(relpath, line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1, rule, message)
+
+    if len(raw) > max_bytes:
+        raise fail(0, "file-size", f"file is over the {max_bytes}-byte limit; the file is damaged")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise fail(e.start, "encoding", f"not valid UTF-8 at byte offset {e.start}; the file is damaged") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise fail(len(text[: e.pos].encode("utf-8")), "json-syntax", f"{e.msg}; the file is damaged") from None
+    except RecursionError:
+        raise fail(0, "json-depth", "the file nests too deeply to read; the file is damaged") from None
+    except ValueError as e:  # NaN/Infinity, or an integer past Python's digit limit
+        raise fail(0, "json-syntax", f"{e}; the file is damaged") from None
+    if not isinstance(data, dict):
+        what = {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(data), "number")
+        raise fail(0, "not-a-mapping", f"file holds a {what}, not a mapping of fields")
+    return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def read_text(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> str:

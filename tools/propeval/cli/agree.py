@@ -28,7 +28,15 @@ def command() -> None:
     \b
     A label file is JSON Lines, one rated unit per line: its id fields (default item_id)
     and the labelled field, e.g. {"item_id": "i0001", "model": "m", "tone": "Neutral"}.
-    A judge's runs/<id>/grades-<rubric>.jsonl is a label file as it stands.
+    A unit labelled twice is an error.
+
+    \b
+    A file named grades-<rubric>.jsonl is a grades file, as `propeval grade` writes it in
+    runs/<id>/, and is read as `propeval score` reads it: the rubric is loaded from the
+    rubrics folder, each item's latest record counts (a retry replaces an error), a
+    record that fails validation is an error naming its line, an unanswered item's labels
+    are the rubric's unanswered values (fact 0, propaganda 0) and an unscored or errored
+    item's labels are missing. Name a hand-written label file anything else.
 
     \b
     Examples:
@@ -99,7 +107,9 @@ def judges_cmd(ctx: click.Context, runs: tuple[str, ...], rubric: str, human: Pa
 )
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
 @format_choice(("text", "json"), "text: figures and confusion matrices; json: one document.")
+@click.pass_context
 def stats_cmd(
+    ctx: click.Context,
     files: tuple[Path, ...],
     field_: str,
     id_fields: tuple[str, ...],
@@ -127,7 +137,9 @@ def stats_cmd(
       propeval agree human.jsonl judge.jsonl --field supports --positive true --format json
     """
     from propeval import agreement as ag
+    from propeval.cli._common import config_from
 
+    config = config_from(ctx) if any(ag.is_grades_file(f) for f in files) else None
     result = ag.run_agree(
         ag.AgreeOptions(
             files=files,
@@ -138,13 +150,16 @@ def stats_cmd(
             positive=positive,
             resamples=resamples,
             seed=seed,
-        )
+        ),
+        config=config,
     )
     if result.report is None:
-        report(result.problems, fmt, sys.stdout, files_checked=len(files))
+        report([*result.problems, *result.warnings], fmt, sys.stdout, files_checked=len(files))
         sys.exit(1)
     rep = result.report
     show(Report(data=rep.to_dict(), json_options={"default": str}, view=lambda out, styled: _figures(rep, out)), fmt)
+    if result.warnings:  # grade records skipped unread: their items are missing ratings
+        report(result.warnings, "text", sys.stderr, summary=False)
 
 
 def _figures(rep: Any, stream: TextIO) -> None:
@@ -186,7 +201,9 @@ def _stat_line(s: Any) -> str:
 @click.option("--id-field", "id_fields", multiple=True, help="Fields the key keeps. Default: item_id, model.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The sheet.")
 @click.option("--key", "key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The key.")
+@click.pass_context
 def sample_cmd(
+    ctx: click.Context,
     source: Path,
     fraction: float,
     seed: int,
@@ -199,7 +216,8 @@ def sample_cmd(
     """Write a blinded sheet of a random sample for a second rater, and its key apart.
 
     The sheet hides model names and every id, shuffles the rows and blanks the label fields;
-    the key maps each sheet row back. Give the rater the sheet only.
+    the key maps each sheet row back. Give the rater the sheet only. A grades file
+    (grades-<rubric>.jsonl) gives one row per graded item, read as `agree` reads it.
 
     \b
     Example:
@@ -207,9 +225,14 @@ def sample_cmd(
           --field accuracy --field propaganda_inclusion --field tone --out sheet.jsonl --key private/key.json
     """
     from propeval import agreement as ag
-    from propeval.loader import load_jsonl
+    from propeval.cli._common import config_from
+    from propeval.result import Severity
 
-    rows = [row for _, row in load_jsonl(source)]
+    rows, problems = ag.sample_source(source, config_from(ctx) if ag.is_grades_file(source) else None)
+    if problems:
+        report(problems, "text", sys.stderr, summary=False)
+    if any(p.severity == Severity.ERROR for p in problems):
+        ctx.exit(1)
     sheet = ag.blind_sample(
         rows,
         fields=fields,

@@ -77,18 +77,28 @@ def find_runs(config: Config, settings: Settings) -> list[Path]:
 def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -> ScoreTable:
     """Read graded runs with the judge engine's one reader (the latest, validated grade per item).
 
-    A bad record is an error Problem and its item adds nothing; a file that is not JSON Lines is
-    one Problem and adds nothing. Difficulty needs 0-5 fact scores, so the grades are read as the
-    ``facts`` kind's.
+    The rubric ``settings.rubric`` is loaded from ``[tool.propeval.judge] rubrics_dir`` and the
+    grades are validated under it, as `score` and `report` validate them. Difficulty needs 0-5
+    fact scores, so it must be a ``facts`` rubric (else a UsageError); a rubric that does not
+    load raises its LoadError. A bad record is an error Problem and its item adds nothing; a
+    file that is not JSON Lines is one Problem and adds nothing.
     """
     from propeval.judge.kinds.facts import Facts
+    from propeval.judge.rubric import load_rubric
     from propeval.judge.runs import read_graded
+    from propeval.judge.settings import load_settings as judge_settings
 
-    facts = Facts()
+    rubric = load_rubric(config.root / judge_settings(config).rubrics_dir, settings.rubric, root=config.root)
+    facts = rubric.spec
+    if not isinstance(facts, Facts):
+        raise UsageError(
+            f"[tool.propeval.difficulty] rubric: {rubric.name!r} is a rubric of kind {facts.name}, and difficulty "
+            "reads 0-5 fact scores; name a facts rubric"
+        )
     table = ScoreTable(scale="0-5")
     for path in grade_files:
         try:
-            run = read_graded(path, facts, root=config.root)
+            run = read_graded(path, facts, root=config.root, rubric=rubric)
         except LoadError as e:
             table.problems.append(e.problem)
             continue

@@ -16,7 +16,7 @@ from propeval.judge import runs
 from propeval.judge._engine import Progress, make_client, run_all_closing
 from propeval.judge.client import ChatClient, RequestError
 from propeval.judge.settings import Endpoint, JudgeSettings
-from propeval.loader import LoadError, load_file
+from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 
 
@@ -115,7 +115,7 @@ def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
         atomic_write(path, runs.dump(meta) + "\n")
         return
     try:
-        old = load_file(path, root=root).data
+        old = runs.run_meta(run_dir, root=root, strict=True)
     except LoadError as e:
         raise UsageError(f"{e}; remove {path} or pick a new --run-id") from None
     for key in ("model", "settings"):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.errors import UsageError
 from propeval.fsutil import append_line
 from propeval.judge.kinds.base import Kind, Row
-from propeval.loader import LoadError, relative_path
+from propeval.loader import LoadError, load_written, relative_path
 from propeval.result import Problem
 
 if TYPE_CHECKING:
@@ -233,17 +233,31 @@ class GradedRun:
     path: Path  # the grades file
     rows: list[Row] = field(default_factory=list)
     grade_records: int = 0  # items with a grade record (their latest one was read)
+    lines: dict[str, int] = field(default_factory=dict)  # item_id -> line of its latest grade record
     problems: list[Problem] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # run.json (model, settings, knowledge_cutoff)
 
 
-def run_meta(run_dir: Path) -> dict[str, Any]:
-    """``run.json`` of a run (written by `answer`), or {} when it is missing or not one object."""
-    try:
-        data = json.loads((run_dir / RUN_FILE).read_bytes()[: 1 << 20], parse_constant=_refuse_constant)
-    except (OSError, ValueError):
+MAX_RUN_FILE = 1 << 20  # run.json holds a few settings; anything bigger is not one
+
+
+def run_meta(run_dir: Path, *, root: Path | None = None, strict: bool = False) -> dict[str, Any]:
+    """``run.json`` of a run (written by `answer`), read by :func:`propeval.loader.load_written`.
+
+    It is {} when the file is missing, or is damaged (not UTF-8 JSON, not one object, over
+    :data:`MAX_RUN_FILE` bytes); with ``strict``, a damaged file raises :class:`LoadError` that
+    names its line, column and what is wrong, for `answer`, which must not resume a run it
+    cannot check.
+    """
+    path = run_dir / RUN_FILE
+    if not path.is_file():
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        return load_written(path, root=root, max_bytes=MAX_RUN_FILE)
+    except LoadError:
+        if strict:
+            raise
+        return {}
 
 
 def rubric_of(grades: Path) -> str | None:
@@ -305,6 +319,7 @@ def read_graded(
     answers = latest(run_dir / ANSWERS, root)
     graded = _latest_grades(grades, relpath, root, out) if grades.is_file() else {}
     out.grade_records = len(graded)
+    out.lines = {item_id: n for item_id, (n, _) in graded.items()}
     for item_id in sorted(answers.keys() | graded.keys()):
         ans = answers.get(item_id, {})
         n, grade = graded.get(item_id, (0, None))
