@@ -9,6 +9,7 @@ The rules every table follows:
 
 * an unknown key is refused, with the file and the key named and the closest known key suggested:
   ``pyproject.toml: [tool.propeval.dedup] unknown key 'treshold'; did you mean 'threshold'?``;
+  so is a claim kind in ``[tool.propeval.groups.languages]`` that the corpus's schema does not allow;
 * a value of the wrong type or out of range names the key and what it must be;
 * each setting lives in one table: a key that moved (``runs_dir`` in ``[tool.propeval.difficulty]``)
   is refused with where it lives now, and the tables that need it read it from there;
@@ -57,7 +58,9 @@ from propeval.settings.groups import (
     DEFAULT_DRIFT_THRESHOLD,
     DEFAULT_LANGUAGES,
     DRIFT_ENCODERS,
+    ClaimKinds,
     GroupsSettings,
+    read_groups,
 )
 from propeval.settings.judge import (
     DEFAULT_ENDPOINTS,
@@ -126,6 +129,7 @@ __all__ = [
     "USE_SECOND_GATE",
     "USE_SECOND_SAME",
     "Boolean",
+    "ClaimKinds",
     "CoreSettings",
     "DedupSettings",
     "DifficultySettings",
@@ -155,6 +159,7 @@ __all__ = [
     "language_pair",
     "primary_subtag",
     "read_endpoints",
+    "read_groups",
     "read_judge",
     "read_settings",
     "read_signers",

@@ -1,10 +1,22 @@
-"""``[tool.propeval.groups]``: the languages each claim kind must cover, closed-exit cues, drift."""
+"""``[tool.propeval.groups]``: the languages each claim kind must cover, closed-exit cues, drift.
+
+The kinds ``languages`` may name are the corpus's: the claim kinds its schema allows
+(``$defs.claim.properties.kind.enum``), so a kind the corpus's schema adds is accepted and a
+misspelt one is refused. Settings reading does not load the schema; :func:`read_groups` asks its
+caller for the kinds (:class:`propeval.config.Config` reads them from the schema it names) only
+when the table gives a kind.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Any
 
-from propeval.settings.table import ListMap, Number, Table, Text, key
+from propeval.settings.table import ListMap, Number, Table, Text, Where, key, read_table, unknown_key
+
+# The claim kinds a corpus allows, or None when they cannot be known (a broken schema: check says why).
+ClaimKinds = Callable[[], Collection[str] | None]
 
 DEFAULT_LANGUAGES: dict[str, tuple[str, ...]] = {
     "censorship": ("en",),
@@ -83,3 +95,15 @@ class GroupsSettings(Table):
     @property
     def cues(self) -> dict[str, tuple[str, ...]]:
         return self.closed_exit_cues
+
+
+def read_groups(raw: Any, where: Where, claim_kinds: ClaimKinds | None = None) -> GroupsSettings:
+    """``[tool.propeval.groups]``; a kind in ``languages`` that ``claim_kinds`` lacks is refused."""
+    settings = read_table(GroupsSettings, raw, where)
+    given = raw.get("languages") or {}
+    known = claim_kinds() if given and claim_kinds is not None else None
+    if known is not None:
+        for kind in given:
+            if kind not in known:
+                raise unknown_key(Where(where.source, f"{where.table}.languages"), str(kind), known, noun="claim kind")
+    return settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -9,7 +10,7 @@ from propeval.settings.core import CoreSettings
 from propeval.settings.dedup import DedupSettings
 from propeval.settings.difficulty import DifficultySettings
 from propeval.settings.gates import GateSettings, read_signers
-from propeval.settings.groups import GroupsSettings
+from propeval.settings.groups import GroupsSettings, read_groups
 from propeval.settings.judge import Endpoint, JudgeSettings, read_judge
 from propeval.settings.release import ReleaseSettings
 from propeval.settings.table import T, Table, Where, read_table
@@ -49,8 +50,20 @@ class ProjectSettings:
         raise TypeError(f"{cls.__name__} is not a table of [tool.propeval]")
 
 
-def read_settings(raw: Any, source: str = DEFAULT_SOURCE) -> ProjectSettings:
-    """Read and check every table of ``[tool.propeval]`` (``raw``: the parsed TOML table)."""
+def read_settings(
+    raw: Any,
+    source: str = DEFAULT_SOURCE,
+    *,
+    claim_kinds: Callable[[CoreSettings], Collection[str] | None] | None = None,
+) -> ProjectSettings:
+    """Read and check every table of ``[tool.propeval]``.
+
+    Args:
+        raw: the parsed TOML table.
+        source: the file every error names.
+        claim_kinds: the claim kinds of the schema ``[tool.propeval]`` names (None: unknown), asked
+            only when ``[tool.propeval.groups.languages]`` gives a kind; unset, any kind is taken.
+    """
     top = Where(source, "")
     core = read_table(CoreSettings, raw, top, tables=SUBTABLES)
 
@@ -66,7 +79,7 @@ def read_settings(raw: Any, source: str = DEFAULT_SOURCE) -> ProjectSettings:
     return ProjectSettings(
         core=core,
         dedup=read_table(DedupSettings, *sub("dedup")),
-        groups=read_table(GroupsSettings, *sub("groups")),
+        groups=read_groups(*sub("groups"), (lambda: claim_kinds(core)) if claim_kinds is not None else None),
         judge=judge,
         gates=gates,
         difficulty=difficulty,

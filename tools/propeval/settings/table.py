@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
@@ -302,10 +302,11 @@ class Table:
         return table
 
 
-def unknown_key(where: Where, name: str, known: Sequence[str]) -> ConfigError:
+def unknown_key(where: Where, name: str, known: Collection[str], *, noun: str = "key") -> ConfigError:
+    """``unknown key 'treshold'; did you mean 'threshold'?``, or the known names when none is close."""
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
-    return where.error(f"unknown key {name!r}; {hint}", key=name)
+    hint = f"did you mean {close[0]!r}?" if close else f"known {noun}s: {', '.join(sorted(known))}"
+    return where.error(f"unknown {noun} {name!r}; {hint}", key=name)
 
 
 def read_table(cls: type[T], raw: Any, where: Where, *, tables: Sequence[str] = ()) -> T:
