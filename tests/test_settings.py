@@ -102,6 +102,32 @@ def test_the_claim_kinds_are_the_corpus_schemas(corpus: CorpusDir) -> None:
 
 
 @pytest.mark.parametrize(
+    ("extra", "used"),
+    [
+        ("", "local"),
+        ('\n[tool.propeval.judge]\nanswer_endpoint = "ans"\n', "ans"),
+        (
+            '\n[tool.propeval.judge]\nanswer_endpoint = "ans"\n\n[tool.propeval.gates]\nanswer_endpoint = "gate-ans"\n',
+            "gate-ans",
+        ),
+    ],
+)
+def test_online_gates_ask_for_the_endpoints_the_settings_name(
+    corpus: CorpusDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str, used: str
+) -> None:
+    """--online without --base needs the maintainer's own copy of each endpoint a gate uses:
+    [tool.propeval.gates]' answer_endpoint when set, else [tool.propeval.judge]'s, else local."""
+    from propeval.errors import UsageError
+    from propeval.policy import online_config
+
+    monkeypatch.setenv("PROPEVAL_CONFIG", str(tmp_path / "no-config.toml"))
+    corpus.write("pyproject.toml", PYPROJECT + extra)
+    with pytest.raises(UsageError) as e:
+        online_config(load_config(corpus.root), None)
+    assert f"define [endpoints.{used}] in your config" in str(e.value)
+
+
+@pytest.mark.parametrize(
     ("extra", "message"),
     [
         (

@@ -1,5 +1,5 @@
 """``[tool.propeval.gates]`` and ``[tool.propeval.signers]``: which gates fail a run, their
-thresholds, the ledger folder and endpoints, and the maintainers' keys.
+thresholds, the ledger folder, the endpoints the gates use, and the maintainers' keys.
 
 The signers' keys are only checked to be strings here; :func:`propeval.gates.settings.load_signers`
 parses them (it imports cryptography, which reading settings must not).
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from propeval.settings.judge import JudgeSettings
 from propeval.settings.table import Integer, Number, Table, Text, TextList, Where, key
 
 GATE_MODES = ("required", "advisory")
@@ -57,6 +58,11 @@ class GateSettings(Table):
 
     def mode(self, gate: str) -> str:
         return self.modes.get(gate, "required")
+
+    def endpoint_names(self, judge: JudgeSettings) -> tuple[str, str]:
+        """The names of the reference (answer) and judge endpoints the gates use: this table's
+        ``answer_endpoint`` and ``judge_endpoint`` when set, else ``[tool.propeval.judge]``'s."""
+        return self.answer_endpoint or judge.answer_endpoint, self.judge_endpoint or judge.judge_endpoint
 
 
 def read_signers(raw: Any, where: Where) -> dict[str, str]:
