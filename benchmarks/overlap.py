@@ -123,9 +123,10 @@ def main() -> None:
         ext.write_text("".join(json.dumps({"id": f"x{n}", "prompt": t}) + "\n" for n, t in enumerate(external)))
         from propeval.config import load_config
         from propeval.dedup import Settings
+        from propeval.embed.registry import configured_encoder
 
         settings = Settings.from_config(load_config(root))
-        encoder = settings.encoder(root)
+        encoder = configured_encoder(settings, root)
         encoder.encode(["warm up the model"])  # the one-off ONNX export and model load, outside the timing
         cold, warm = [], []
         result = None

@@ -3,6 +3,7 @@ wrong types, and keys that moved; the docs are generated from it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -69,6 +70,61 @@ def test_a_key_unlike_any_lists_the_known_keys(corpus: CorpusDir) -> None:
         "propeval: error: pyproject.toml: [tool.propeval.groups] unknown key 'zzz'; known keys: "
         "closed_exit_cues, drift_encoder, drift_threshold, languages\n",
     )
+
+
+def test_a_misspelt_claim_kind_is_refused_with_a_suggestion(corpus: CorpusDir) -> None:
+    """A kind in [tool.propeval.groups.languages] is a key like any other, not a new kind."""
+    for schema in ("schema.json", "builtin"):
+        corpus.write("pyproject.toml", PYPROJECT.replace('"schema.json"', f'"{schema}"'))
+        code, out = run_check(corpus, '\n[tool.propeval.groups.languages]\nnarative = ["en"]\n')
+        assert (code, out) == (
+            2,
+            "propeval: error: pyproject.toml: [tool.propeval.groups.languages] unknown claim kind 'narative'; "
+            "did you mean 'narrative'?\n",
+        )
+
+
+def test_the_claim_kinds_are_the_corpus_schemas(corpus: CorpusDir) -> None:
+    """A kind the corpus's schema adds can be given its languages; the known kinds are listed."""
+    schema = json.loads((corpus.root / "schema.json").read_text(encoding="utf-8"))
+    schema["$defs"]["claim"]["properties"]["kind"]["enum"].append("disinfo")
+    corpus.write("schema.json", json.dumps(schema))
+    code, out = run_check(corpus, '\n[tool.propeval.groups.languages]\ndisinfo = ["en", "RU"]\n')
+    assert (code, out) == (0, "ok: 0 file(s) checked, no problems\n")
+    languages = load_config(corpus.root).settings.groups.languages
+    assert languages["disinfo"] == ("en", "ru") and languages["narrative"] == ("en", "ru", "uk", "de")
+    code, out = run_check(corpus, '\n[tool.propeval.groups.languages]\nzzz = ["en"]\n')
+    assert (code, out) == (
+        2,
+        "propeval: error: pyproject.toml: [tool.propeval.groups.languages] unknown claim kind 'zzz'; "
+        "known claim kinds: audit, censorship, disinfo, narrative\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "used"),
+    [
+        ("", "local"),
+        ('\n[tool.propeval.judge]\nanswer_endpoint = "ans"\n', "ans"),
+        (
+            '\n[tool.propeval.judge]\nanswer_endpoint = "ans"\n\n[tool.propeval.gates]\nanswer_endpoint = "gate-ans"\n',
+            "gate-ans",
+        ),
+    ],
+)
+def test_online_gates_ask_for_the_endpoints_the_settings_name(
+    corpus: CorpusDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str, used: str
+) -> None:
+    """--online without --base needs the maintainer's own copy of each endpoint a gate uses:
+    [tool.propeval.gates]' answer_endpoint when set, else [tool.propeval.judge]'s, else local."""
+    from propeval.errors import UsageError
+    from propeval.policy import online_config
+
+    monkeypatch.setenv("PROPEVAL_CONFIG", str(tmp_path / "no-config.toml"))
+    corpus.write("pyproject.toml", PYPROJECT + extra)
+    with pytest.raises(UsageError) as e:
+        online_config(load_config(corpus.root), None)
+    assert f"define [endpoints.{used}] in your config" in str(e.value)
 
 
 @pytest.mark.parametrize(

@@ -152,6 +152,11 @@ def test_report_tables_json_and_plot(hand_corpus, tmp_path: Path) -> None:
     data = json.loads("\n".join(lines))
     assert data["tables"]["language"]["ru"] == {"easy": 1, "hard": 1, "medium": 0, "none": 0}
     assert data["basis"] == "mean"
+    # Every registered format works: github shows the tables in the log, sarif has no results.
+    text = run("difficulty", "--report")
+    assert run("difficulty", "--report", "--format", "github") == text
+    code, lines = run("difficulty", "--report", "--format", "sarif")
+    assert code == 0 and json.loads("\n".join(lines))["runs"][0]["results"] == []
 
 
 def test_matrix_inputs_csv_and_jsonl(corpus) -> None:

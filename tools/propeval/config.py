@@ -1,6 +1,7 @@
 """``[tool.propeval]`` in the corpus repository's pyproject.toml: finding it, parsing it safely.
 
-The tables themselves (keys, types, defaults, errors) are :mod:`propeval.settings`.
+The tables themselves (keys, types, defaults, errors) are :mod:`propeval.settings`; the claim kinds
+``[tool.propeval.groups.languages]`` may name come from the schema the config names.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from propeval.errors import ConfigError
 from propeval.result import clip
-from propeval.settings import DEFAULT_SOURCE, ProjectSettings, read_settings
+from propeval.settings import DEFAULT_SOURCE, CoreSettings, ProjectSettings, read_settings
 
 MAX_PYPROJECT_BYTES = 1_048_576
 
@@ -33,7 +34,21 @@ class Config:
     @functools.cached_property
     def settings(self) -> ProjectSettings:
         """Every table, read and checked once; a ConfigError names the first problem."""
-        return read_settings(self.raw, self.source)
+        return read_settings(self.raw, self.source, claim_kinds=self._claim_kinds)
+
+    def _claim_kinds(self, core: CoreSettings) -> tuple[str, ...] | None:
+        """The claim kinds of the schema ``core`` names, for ``[tool.propeval.groups.languages]``."""
+        from propeval.schema import claim_kinds
+
+        return claim_kinds(*self._schema_file(core.schema))
+
+    def _schema_file(self, schema: str) -> tuple[Path, Path | None]:
+        """The schema file the ``schema`` key names, and the root to read it under (None: the built-in one)."""
+        from propeval.builtin import BUILTIN, SCHEMA
+
+        if schema == BUILTIN or ("schema" not in self.raw and not (self.root / schema).is_file()):
+            return SCHEMA, None
+        return self.root / schema, self.root
 
     @property
     def questions_dir(self) -> str:
@@ -59,24 +74,16 @@ class Config:
     def builtin_schema(self) -> bool:
         """True when claims and items are checked against the schema propeval ships: ``schema =
         "builtin"``, or no ``schema`` key and no schema.json at the root."""
-        from propeval.builtin import BUILTIN
-
-        if self.schema == BUILTIN:
-            return True
-        return "schema" not in self.raw and not (self.root / self.schema).is_file()
+        return self.schema_root is None
 
     @property
     def schema_path(self) -> Path:
-        if self.builtin_schema:
-            from propeval.builtin import SCHEMA
-
-            return SCHEMA
-        return self.root / self.schema
+        return self._schema_file(self.schema)[0]
 
     @property
     def schema_root(self) -> Path | None:
         """The root to read the schema under (its links checked there); None for the built-in one."""
-        return None if self.builtin_schema else self.root
+        return self._schema_file(self.schema)[1]
 
 
 def find_root(start: Path | None = None) -> Path:

@@ -27,7 +27,7 @@ from typing import Any
 from propeval import gitutil
 from propeval.config import Config, config_from_table, parse_toml
 from propeval.errors import ConfigError, PolicyError, UsageError
-from propeval.settings import Where, read_endpoints, unknown_key
+from propeval.settings import ProjectSettings, Where, read_endpoints, read_settings, unknown_key
 
 CONFIG_ENV = "PROPEVAL_CONFIG"
 # The keys that say where requests (and keys) go, and which endpoint a gate uses.
@@ -133,14 +133,9 @@ def user_config() -> dict[str, Any]:
     return data
 
 
-def _used_endpoints(table: dict[str, Any]) -> list[str]:
-    gates = table.get("gates", {}) if isinstance(table.get("gates"), dict) else {}
-    judge = table.get("judge", {}) if isinstance(table.get("judge"), dict) else {}
-    names = [
-        gates.get("answer_endpoint") or judge.get("answer_endpoint") or "local",
-        gates.get("judge_endpoint") or judge.get("judge_endpoint") or "local",
-    ]
-    return list(dict.fromkeys(str(n) for n in names))
+def _used_endpoints(settings: ProjectSettings) -> list[str]:
+    """The endpoints the gates send requests to, each once."""
+    return list(dict.fromkeys(settings.gates.endpoint_names(settings.judge)))
 
 
 def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
@@ -170,10 +165,11 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
             notes.append(f"this tree changes [tool.propeval] {', '.join(other[:5])}: --online uses {base}'s values")
         table = copy.deepcopy(base_table)
         source = f"pyproject.toml at {base}"
+        used = _used_endpoints(read_settings(table, source))
     else:
         table = copy.deepcopy(tree.raw)
         source = str(user_config_path())
-        used = _used_endpoints(table)
+        used = _used_endpoints(tree.settings)
         missing = [n for n in used if n not in my_eps]
         if missing:
             raise UsageError(
@@ -186,7 +182,7 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
         endpoints = judge.setdefault("endpoints", {})
         tree_eps = _lookup(tree.raw, "judge.endpoints") or {}
         for name, ep in my_eps.items():
-            if name in _used_endpoints(table):
+            if name in used:
                 endpoints[name] = dict(ep)
                 source = str(user_config_path())
                 if name in tree_eps and tree_eps[name] != ep:
@@ -195,7 +191,7 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
     from propeval.judge.settings import check_url, load_settings
 
     js = load_settings(cfg)
-    for name in _used_endpoints(table):
+    for name in used:
         check_url(js.endpoint(name))
     notes.append(f"--online endpoints from {source}")
     return cfg, notes

@@ -290,10 +290,8 @@ class Plots:
 
 
 def _render(**context: Any) -> str:
-    try:
-        import jinja2
-    except ImportError as e:
-        raise DependencyError("jinja2", "stats") from e
+    import jinja2  # a base dependency (the dataset card is a template too), loaded only to render
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True,

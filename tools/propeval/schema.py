@@ -87,6 +87,16 @@ def _explain(err: Any) -> tuple[str, str | None]:
     return err.message, None
 
 
+def claim_kinds(path: Path, root: Path | None = None) -> tuple[str, ...] | None:
+    """The claim kinds a schema allows (``$defs.claim.properties.kind.enum``); None when the file
+    cannot be read or does not list them (``propeval check`` reports a broken schema)."""
+    try:
+        kinds = load_file(path, root=root).data["$defs"]["claim"]["properties"]["kind"]["enum"]
+    except (LoadError, KeyError, TypeError):
+        return None
+    return tuple(kinds) if isinstance(kinds, list) and all(isinstance(k, str) for k in kinds) else None
+
+
 def load_schema(path: Path, root: Path | None = None) -> tuple[Schema | None, list[Problem]]:
     """Load schema.json and check it. Returns (schema or None, problems)."""
     try:

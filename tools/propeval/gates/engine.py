@@ -93,9 +93,8 @@ def _endpoints(config: Config, gs: GateSettings) -> tuple[JudgeSettings, Endpoin
     from propeval.judge.settings import load_settings
 
     js = load_settings(config)
-    answer = js.endpoint(gs.answer_endpoint or js.answer_endpoint)
-    judge = js.endpoint(gs.judge_endpoint or js.judge_endpoint)
-    return js, answer, judge
+    answer, judge = gs.endpoint_names(js)
+    return js, js.endpoint(answer), js.endpoint(judge)
 
 
 def models(config: Config, gs: GateSettings) -> Models:

@@ -1,7 +1,7 @@
 """``[tool.propeval.gates]``: which gates are required, their thresholds, and the ledger folder.
 
-The table itself is :class:`propeval.settings.GateSettings`; this module adds the signers' keys,
-parsed with cryptography only when a gate needs them.
+The table itself is :class:`propeval.settings.gates.GateSettings`; this module adds the signers'
+keys, parsed with cryptography only when a gate needs them.
 """
 
 from __future__ import annotations

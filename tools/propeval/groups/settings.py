@@ -1,4 +1,4 @@
-"""``[tool.propeval.groups]``: the model lives in :mod:`propeval.settings` with every other table."""
+"""``[tool.propeval.groups]``: the model lives in :mod:`propeval.settings.groups`, in the one settings layer."""
 
 from __future__ import annotations
 

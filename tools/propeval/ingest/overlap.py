@@ -30,6 +30,7 @@ from propeval.dedup.candidates import bigram_candidates, lang, lexical_scores
 from propeval.dedup.explain import differing_terms, pair_scores
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
+from propeval.embed.registry import configured_encoder
 from propeval.ingest.table import InputError, Row, read_rows
 from propeval.result import Problem, Severity
 
@@ -214,7 +215,7 @@ def _compare(
     if ("semantic" in result.passes or "lexical" in result.passes) and rows:
         dd = DedupResult(settings=settings)
         if encoder is None:
-            encoder = settings.encoder(config.root, announce=announce)
+            encoder = configured_encoder(settings, config.root, announce=announce)
         vectors = embed_units([units[i] for i in rows], settings, config.root, dd, encoder=encoder, announce=announce)
         result.encoder = str(getattr(encoder, "name", "") or getattr(encoder, "fingerprint", ""))
         our_paths = {u.path for u in ours}  # a long external text is theirs to worry about

@@ -1,7 +1,7 @@
 """``[tool.propeval.judge]``: where the models are and how hard to try.
 
-The table itself (keys, defaults, checks) is :class:`propeval.settings.JudgeSettings`; every key
-has a default, so an empty section works against a local server on port 8080.
+The table itself (keys, defaults, checks) is :class:`propeval.settings.judge.JudgeSettings`;
+every key has a default, so an empty section works against a local server on port 8080.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``[tool.propeval.release]``: the dataset's name, licence and task categories, and where the ledgers lie.
 
-The model, its defaults and its checks are ``propeval.settings.ReleaseSettings``.
+The model, its defaults and its checks are :class:`propeval.settings.release.ReleaseSettings`.
 """
 
 from __future__ import annotations
