@@ -1,9 +1,9 @@
 """Cohen's kappa, F1 and the confusion matrix are numpy in propeval.agreement: held to scikit-learn here.
 
-agreement.py computes them by scikit-learn's own formulas so that the processes computing agreement
-need not import sklearn (and scipy.stats with it). These tests compare the two on seeded random
-rating pairs (scales with labels that a rater, or nobody, uses; every weighting) and on the edge
-cases, where an undefined figure must be ``None`` exactly where sklearn gives NaN.
+propeval.agreement.stats computes them by scikit-learn's own formulas so that the processes
+computing agreement need not import sklearn (and scipy.stats with it). These tests compare the two
+on seeded random rating pairs (scales with labels that a rater, or nobody, uses; every weighting)
+and on the edge cases, where an undefined figure must be ``None`` exactly where sklearn gives NaN.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from propeval import agreement as ag
+from propeval.agreement.stats import _kappa
 
 # scikit-learn is imported where it is compared against: at the top, every xdist worker paid about
 # 1.5 CPU-s for it (and scipy, pandas) at collection, whether or not it ran these tests.
@@ -96,8 +97,8 @@ def test_chance_agreement_one_is_nan_like_sklearn(k: int, weights: str) -> None:
         warnings.simplefilter("ignore")
         theirs = sklearn_kappa([k - 1] * 7, [k - 1] * 7, k, weights)
     assert np.isnan(theirs)
-    assert np.isnan(ag._kappa(np, counts, WEIGHTS[weights]))
-    assert np.isnan(ag._kappa(np, np.zeros((k, k), dtype=np.int64), WEIGHTS[weights]))  # no unit at all
+    assert np.isnan(_kappa(np, counts, WEIGHTS[weights]))
+    assert np.isnan(_kappa(np, np.zeros((k, k), dtype=np.int64), WEIGHTS[weights]))  # no unit at all
 
 
 def test_cohen_kappa_on_labels_equals_sklearn_on_their_codes() -> None:
