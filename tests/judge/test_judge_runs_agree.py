@@ -12,12 +12,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.difficulty import Settings, load_runs
-from propeval.errors import UsageError
+from propeval.errors import ConfigError
 from propeval.judge.runs import records
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
@@ -264,11 +265,9 @@ def test_every_reader_validates_under_the_named_rubric(corpus: Any) -> None:
     result = agree("runs/r2/grades-facts-x.jsonl", "runs/r2/grades-facts-x.jsonl", "--field", "propaganda")
     assert (result.exit_code, result.output.splitlines()[0]) == (1, where)
 
-    try:
+    with pytest.raises(ConfigError) as e:
         load_runs(config, Settings(rubric="audit-v1"), [run / "grades-audit-v1.jsonl"])
-    except UsageError as e:
-        message = str(e)
-    assert message == (
-        "[tool.propeval.difficulty] rubric: 'audit-v1' is a rubric of kind audit, and difficulty reads 0-5 fact "
-        "scores; name a facts rubric"
+    assert str(e.value) == (
+        "pyproject.toml: [tool.propeval.difficulty] rubric: 'audit-v1' is a rubric of kind audit, and difficulty "
+        "reads 0-5 fact scores; name a facts rubric"
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from propeval.config import Config
 from propeval.difficulty.settings import Settings
-from propeval.errors import UsageError
+from propeval.errors import ConfigError, UsageError
 from propeval.loader import LoadError, load_jsonl
 from propeval.result import Problem
 
@@ -79,7 +79,7 @@ def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -
 
     The rubric ``settings.rubric`` is loaded from ``[tool.propeval.judge] rubrics_dir`` and the
     grades are validated under it, as `score` and `report` validate them. Difficulty needs 0-5
-    fact scores, so it must be a ``facts`` rubric (else a UsageError); a rubric that does not
+    fact scores, so it must be a ``facts`` rubric (else a ConfigError); a rubric that does not
     load raises its LoadError. A bad record is an error Problem and its item adds nothing; a
     file that is not JSON Lines is one Problem and adds nothing.
     """
@@ -91,9 +91,10 @@ def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -
     rubric = load_rubric(config.root / judge_settings(config).rubrics_dir, settings.rubric, root=config.root)
     facts = rubric.spec
     if not isinstance(facts, Facts):
-        raise UsageError(
-            f"[tool.propeval.difficulty] rubric: {rubric.name!r} is a rubric of kind {facts.name}, and difficulty "
-            "reads 0-5 fact scores; name a facts rubric"
+        raise ConfigError(
+            f"{config.source}: [tool.propeval.difficulty] rubric: {rubric.name!r} is a rubric of kind {facts.name}, "
+            "and difficulty reads 0-5 fact scores; name a facts rubric",
+            key="rubric",
         )
     table = ScoreTable(scale="0-5")
     for path in grade_files:
