@@ -10,6 +10,11 @@ runs).
 * A corrupt file, a file of another fingerprint or of the wrong dimension is set aside with a
   warning and rebuilt; it never crashes a run.
 * A model change changes the fingerprint, so old entries are simply never read.
+* Every entry carries a MAC (HMAC-SHA256 under this user's cache key, :mod:`propeval.cachekey`)
+  over the fingerprint, the text's key, the vector's bytes and the token count. An entry whose MAC
+  does not check out (a vector changed in the file, or a file written by another user or machine)
+  is dropped with a warning and embedded again: a cached vector never decides a result unless
+  this user's propeval wrote it.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from propeval import cachekey
 from propeval.embed.protocol import Encoder
 
-FORMAT = 1
+FORMAT = 2  # 2: every entry carries a MAC
 
 
 def default_cache_dir() -> Path:
@@ -69,16 +75,49 @@ class EmbeddingCache:
                 keys = npz["keys"]
                 vecs = npz["vecs"]
                 ntok = npz["ntok"]
-            if meta.get("fingerprint") != self.fingerprint or meta.get("format") != FORMAT:
+                npz_macs = npz["macs"]
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"it is in cache format {meta.get('format')!r}, this propeval writes {FORMAT}")
+            if meta.get("fingerprint") != self.fingerprint:
                 raise ValueError("it belongs to another model fingerprint")
             if vecs.ndim != 2 or vecs.shape[0] != keys.shape[0] or ntok.shape[0] != keys.shape[0]:
                 raise ValueError(f"its arrays disagree (keys {keys.shape}, vectors {vecs.shape})")
             if meta.get("dim") != vecs.shape[1]:
                 raise ValueError(f"its vectors have dimension {vecs.shape[1]}, its header says {meta.get('dim')}")
-            return keys, vecs.astype(np.float32, copy=False), ntok
+            macs = npz_macs
+            if macs.shape[0] != keys.shape[0]:
+                raise ValueError(f"it has {macs.shape[0]} MACs for {keys.shape[0]} entries")
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
             self.warnings.append(f"embedding cache {path} is unreadable ({e}); rebuilding it")
             return empty, None, None
+        vecs = vecs.astype(np.float32, copy=False)
+        good = self._authentic(keys, vecs, ntok, macs)
+        bad = int(keys.shape[0] - good.sum())
+        if bad:
+            self.warnings.append(
+                f"embedding cache {path}: {bad} of {keys.shape[0]} entries failed authentication (their MAC does not "
+                "match: changed after they were written, or not written by this user's propeval); they are not "
+                "used, and their texts are embedded again"
+            )
+            keys, vecs, ntok = keys[good], vecs[good], ntok[good]
+        return keys, vecs, ntok
+
+    def _macs(self, keys: np.ndarray, vecs: np.ndarray, ntok: np.ndarray) -> list[str]:
+        """The MAC of each entry: fingerprint, text key, the vector's little-endian float32 bytes, the token count."""
+        key = cachekey.cache_key()
+        fp = self.fingerprint.encode("utf-8")
+        le = np.ascontiguousarray(vecs, dtype="<f4")
+        counts = np.asarray(ntok, dtype="<i8")
+        return [
+            cachekey.mac(key, b"propeval embedding cache v2", fp, bytes(k), le[i].tobytes(), counts[i].tobytes())
+            for i, k in enumerate(keys)
+        ]
+
+    def _authentic(self, keys: np.ndarray, vecs: np.ndarray, ntok: np.ndarray, macs: np.ndarray) -> np.ndarray:
+        want = self._macs(keys, vecs, ntok)
+        return np.array(
+            [cachekey.same(w, bytes(m).decode("ascii", "replace")) for w, m in zip(want, macs, strict=True)], dtype=bool
+        )
 
     def lookup(self, keys: Sequence[bytes]) -> tuple[dict[bytes, np.ndarray], dict[bytes, int]]:
         """Vectors and token counts for the keys present."""
@@ -136,8 +175,9 @@ class EmbeddingCache:
                 tok = np.asarray([ntok[i] for i in fresh], dtype=np.int32)
                 all_ntok = tok if old_ntok is None else np.concatenate([old_ntok.astype(np.int32), tok])
                 meta = json.dumps({"format": FORMAT, "fingerprint": self.fingerprint, "dim": int(vecs.shape[1])})
+                macs = np.array(self._macs(new_keys, all_vecs, all_ntok), dtype="S64")
                 buf = io.BytesIO()
-                np.savez(buf, meta=np.array(meta), keys=new_keys, vecs=all_vecs, ntok=all_ntok)
+                np.savez(buf, meta=np.array(meta), keys=new_keys, vecs=all_vecs, ntok=all_ntok, macs=macs)
                 atomic_write(self.path, buf.getvalue())
             self._set(new_keys, all_vecs, all_ntok)
         except OSError as e:
