@@ -67,8 +67,8 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
 @click.option(
     "--accept-policy-change",
     is_flag=True,
-    help="For a run a maintainer starts: use this tree's [tool.propeval] instead of REF's, and pass the "
-    "policy step. Never set it in a workflow that pull requests trigger.",
+    help="For a run a maintainer starts: use this tree's [tool.propeval] and schema instead of REF's, and "
+    "accept its policy files. Never set it in a workflow that pull requests trigger.",
 )
 @click.option(
     "--summary",
@@ -104,8 +104,14 @@ def command(
     Steps: policy (always first), check, ledger (deleted records), groups, dedup,
     answerability (ledger), judge (ledger, changed rubrics), schema.
     Policy comes from REF: every step runs with [tool.propeval] as it is at REF (gate
-    modes, thresholds, signers, blocklist, endpoints, ...), and each key this tree changed
-    is a "policy change: needs a maintainer" error. Only records signed by a key on REF's
+    modes, thresholds, signers, blocklist, endpoints, ...) and checks claims and items
+    with REF's schema. Each key this tree changed, and each changed file that decides what
+    runs or what is enforced (.github/, .pre-commit-config.yaml, .pre-commit-hooks.yaml,
+    scripts/, Makefile, .ci/, pyproject.toml outside [tool.propeval], the schema, rubrics/,
+    .gitattributes, .gitmodules, CODEOWNERS, unsigned allowlist entries), is a "policy
+    change: needs a maintainer" error, unless a maintainer's signed approval of those exact
+    bytes covers it (propeval ledger approve). A private key in any changed file or commit
+    of the branch is an error. Only records signed by a key on REF's
     [tool.propeval.signers] count. No API key is needed.
     Changed means added, modified, deleted, renamed or retyped (a file turned link); ids the
     branch adds are also looked up in REF's current tip (id-collision).
