@@ -318,8 +318,9 @@ def worktree_remove(root: Path, path: Path) -> None:
 def commit_nohooks(worktree: Path, paths: list[str], message: str) -> str | None:
     """Commit ``paths`` (relative to the work tree's top) in ``worktree`` with no hook running
     (``core.hooksPath`` at an empty folder, and ``--no-verify``); the new commit, or None when
-    nothing under them changed."""
-    _git_nohooks(worktree, "add", "--all", "--", *paths)
+    nothing under them changed. ``--force``: a pull request's own .gitignore does not decide which
+    records are committed."""
+    _git_nohooks(worktree, "add", "--all", "--force", "--", *paths)
     staged = _git_nohooks(worktree, "diff", "--cached", "--name-only", "-z", "--", *paths)
     if not staged.strip("\0"):
         return None
