@@ -57,9 +57,11 @@ def main() -> None:
                 assert c.vectors is not None and not c.warnings
 
             def unchecked(path: Path = cache.path) -> None:
+                # the format-1 load: read the arrays, check the header, index the keys
                 with np.load(path, allow_pickle=False) as npz:
                     json.loads(str(npz["meta"]))
-                    _ = npz["keys"], npz["vecs"].astype(np.float32, copy=False), npz["ntok"]
+                    keys, _, _ = npz["keys"], npz["vecs"].astype(np.float32, copy=False), npz["ntok"]
+                {bytes(k): i for i, k in enumerate(keys)}
 
             a, b = [], []
             for _ in range(args.rounds):  # interleaved, so drift in the machine's load hits both

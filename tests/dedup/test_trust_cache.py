@@ -55,7 +55,7 @@ def test_random_vectors_in_the_embedding_cache_change_nothing(corpus: Any, dedup
 
     pairs = {(p["a"]["id"], p["b"]["id"]) for p in json.loads(first.stdout)["pairs"]}
     assert {("i0001", "i0002"), ("i0003", "i0004")} <= pairs
-    # Random unit vectors in place of every cached one; keys, token counts and MACs left as they are.
+    # Random unit vectors in place of every cached one; keys, token counts and the MAC left as they are.
     [cache] = list((corpus.root / ".cache/embeddings").glob("*.npz"))
     with np.load(cache, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
@@ -70,9 +70,9 @@ def test_random_vectors_in_the_embedding_cache_change_nothing(corpus: Any, dedup
     assert {(p["a"]["id"], p["b"]["id"]) for p in doc["pairs"]} == pairs
     warned = [p for p in doc["problems"] if p["rule"] == "dedup-cache"]
     n = arrays["keys"].shape[0]
-    assert warned and warned[0]["message"].startswith(
-        f"embedding cache {cache}: {n} of {n} entries failed authentication (their MAC does not match: changed "
-        "after they were written, or not written by this user's propeval); they are not used, and their texts are "
+    assert warned and warned[0]["message"] == (
+        f"embedding cache {cache} failed authentication (its MAC does not match: it was changed after it was "
+        f"written, or not written by this user's propeval); none of its {n} entries is used, and their texts are "
         "embedded again"
     ), warned
     # the cache is whole again: a third run reads every vector from it, with no warning

@@ -104,6 +104,11 @@ def mac(key: bytes, *parts: bytes) -> str:
     return h.hexdigest()
 
 
+def digest(key: bytes, data: bytes) -> str:
+    """The hex HMAC-SHA256 of one message (the one-shot C path: for many small entries)."""
+    return hmac.digest(key, data, "sha256").hex()
+
+
 def same(a: str, b: object) -> bool:
     """Whether ``b`` is the MAC ``a`` (constant time)."""
     return isinstance(b, str) and hmac.compare_digest(a, b)
