@@ -41,6 +41,8 @@ ATTACKS = {
     ".pre-commit-hooks.yaml": ("replace", "the hooks other repositories install from this one"),
     "scripts/in-venv": ("replace", "what the hooks and the Makefile run"),
     "Makefile": ("replace", "what make setup, run and test run"),
+    "GNUmakefile": ("add", "what make setup, run and test run"),
+    "setup.py": ("add", "code an install runs"),
     ".ci/run": ("delete", "what CI runs on a fresh clone"),
     "CODEOWNERS": ("delete", "who must review what"),
     "questions/.gitattributes": ("add", "how git checks out, diffs and merges files"),

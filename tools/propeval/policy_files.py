@@ -9,7 +9,10 @@ path                                      why
 ``.pre-commit-config.yaml``               the hooks every ``git commit`` runs
 ``.pre-commit-hooks.yaml``                the hooks other repositories install from this one
 ``scripts/``                              what the hooks and the Makefile run
-``Makefile``                              what ``make setup``, ``run`` and ``test`` run
+``Makefile`` (and ``GNUmakefile``,         what ``make setup``, ``run`` and ``test`` run (make reads the
+``makefile``)                             other two first)
+``setup.py``, ``setup.cfg``,              code an install runs (a setuptools build, a hatch build hook)
+``hatch_build.py``
 ``.ci/``                                  what CI runs on a fresh clone
 ``pyproject.toml`` outside                how propeval is built and installed (``[build-system]``,
 ``[tool.propeval]``                       ``[project]``: dependencies, extras, entry points), and how
@@ -47,6 +50,13 @@ REPO_POLICY: tuple[tuple[str, bool, str], ...] = (
     (".pre-commit-hooks.yaml", False, "the hooks other repositories install from this one"),
     ("scripts", True, "what the hooks and the Makefile run"),
     ("Makefile", False, "what make setup, run and test run"),
+    # make reads GNUmakefile, then makefile, before Makefile: adding one replaces it
+    ("GNUmakefile", False, "what make setup, run and test run"),
+    ("makefile", False, "what make setup, run and test run"),
+    # what a build backend may run at install time (with setuptools, or a hatch build hook)
+    ("setup.py", False, "code an install runs"),
+    ("setup.cfg", False, "code an install runs"),
+    ("hatch_build.py", False, "code an install runs"),
     (".ci", True, "what CI runs on a fresh clone"),
     (".gitmodules", False, "code fetched from other repositories"),
     ("CODEOWNERS", False, "who must review what"),

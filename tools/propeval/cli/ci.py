@@ -107,12 +107,12 @@ def command(
     modes, thresholds, signers, blocklist, endpoints, ...) and checks claims and items
     with REF's schema. Each key this tree changed, and each changed file that decides what
     runs or what is enforced (.github/, .pre-commit-config.yaml, .pre-commit-hooks.yaml,
-    scripts/, Makefile, .ci/, pyproject.toml outside [tool.propeval], the schema, rubrics/,
-    .gitattributes, .gitmodules, CODEOWNERS, unsigned allowlist entries), is a "policy
-    change: needs a maintainer" error, unless a maintainer's signed approval of those exact
-    bytes covers it (propeval ledger approve). A private key in any changed file or commit
-    of the branch is an error. Only records signed by a key on REF's
-    [tool.propeval.signers] count. No API key is needed.
+    scripts/, Makefile, .ci/, setup.py, pyproject.toml outside [tool.propeval], the
+    schema, rubrics/, .gitattributes, .gitmodules, CODEOWNERS, unsigned allowlist entries;
+    SECURITY.md has the list), is a "policy change: needs a maintainer" error, unless a
+    maintainer's signed approval of those exact bytes covers it (propeval ledger approve).
+    A private key in any changed file or commit of the branch is an error. Only records
+    signed by a key on REF's [tool.propeval.signers] count. No API key is needed.
     Changed means added, modified, deleted, renamed or retyped (a file turned link); ids the
     branch adds are also looked up in REF's current tip (id-collision).
     Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).

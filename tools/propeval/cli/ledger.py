@@ -163,8 +163,9 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...], base: str, pr: str |
     """Approve the policy changes a pull request makes, after reviewing them: a signed record.
 
     Policy files (.github/, .pre-commit-config.yaml, .pre-commit-hooks.yaml, scripts/, the
-    Makefile, .ci/, pyproject.toml, the schema, the rubrics folder, .gitattributes,
-    .gitmodules, CODEOWNERS) changed since the merge base with REF fail ci with policy-change
+    Makefile, .ci/, setup.py, pyproject.toml, the schema, the rubrics folder, .gitattributes,
+    .gitmodules, CODEOWNERS; SECURITY.md has the list) changed since the merge base with REF
+    fail ci with policy-change
     until a key on REF's [tool.propeval.signers] approves them. The record
     (ledger/approvals/<id>.json) binds each path to its blob at the merge base and in the
     pull request: one more byte, and it no longer applies. PATHS limit it to those paths
