@@ -151,10 +151,9 @@ def test_the_procedure_makes_and_commits_records_without_running_the_pull_reques
     record = json.loads(git(root, "show", "pr:ledger/answerability/i0004.json"))
     assert record["signature"]["key"] == maintainer_key().public
     assert "propeval-pr-" not in git(root, "worktree", "list")  # the temporary work tree is gone
-    # 3. ci on the pull request: the record counts; the hostile tooling is named as a policy change.
-    monkeypatch.chdir(root)
-    git(root, "-c", "core.hooksPath=/dev/null", "checkout", "-q", "pr")
-    res = run("ci", "--base", "main", "--skip", "dedup", "--skip", "groups")
+    # 3. ci on the pull request, also read from git objects: the record counts; the hostile tooling
+    #    is named as a policy change.
+    res = run("ci", "--base", "main", "--pr", "pr", "--skip", "dedup", "--skip", "groups")
     assert res.exit_code == 1
     out = res.output.splitlines()
     assert "answerability  ok       0" in out, res.output
@@ -167,9 +166,9 @@ def test_the_procedure_makes_and_commits_records_without_running_the_pull_reques
             for line in out
         ), res.output
     assert not canary.exists()
-    # 4. The old procedure, for contrast: check the pull request out and commit. Its hooks run, and
-    #    the API key and the signing key end up in the canary.
-    git(root, "checkout", "-q", "main")
+    # 4. The old procedure, for contrast: check the pull request out. Its hooks run, and the API key
+    #    and the signing key end up in the canary.
+    monkeypatch.chdir(root)
     git(root, "checkout", "-q", "pr")  # post-checkout: the pull request's hook, the pull request's script
     assert canary.exists()
     stolen = canary.read_text()

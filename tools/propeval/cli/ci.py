@@ -86,11 +86,20 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
     help="Also write the report as SARIF 2.1.0 to FILE (for github/codeql-action/upload-sarif), "
     "whatever --format prints.",
 )
+@click.option(
+    "--pr",
+    metavar="REF",
+    default=None,
+    help="Check the pull request at REF (a branch or commit) instead of this work tree, read from git objects: "
+    "a temporary work tree of REF made with every git hook off, removed after. For a maintainer's trusted "
+    "install of the base (SECURITY.md): nothing of the pull request runs.",
+)
 @format_option
 @click.pass_context
 def command(
     ctx: click.Context,
     base: str,
+    pr: str | None,
     steps: tuple[str, ...],
     skip: tuple[str, ...],
     accept_policy_change: bool,
@@ -125,9 +134,18 @@ def command(
       propeval ci --base origin/main --format github --summary "$GITHUB_STEP_SUMMARY" --sarif propeval.sarif
       propeval ci --base main --skip dedup
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
+      propeval ci --base origin/main --pr pr-123               # a maintainer, from a trusted install
     """
     config = config_from(ctx)
-    result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+    if pr is None:
+        result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+    else:
+        from propeval.config import require_corpus
+        from propeval.trusted import pr_checkout, pr_root
+
+        with pr_checkout(config.root, pr) as tree:
+            data = require_corpus(pr_root(tree, config.root))
+            result = run_ci(data, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
     rep = ci_report(result.steps, result.exit_code)
     if summary_path is not None:
         append_line(summary_path, summary_markdown(result.steps, result.exit_code))
