@@ -71,6 +71,14 @@ def _run(
             )
         if name is None:
             notes.append(f'ci counts them only once your key is listed: propeval keys add NAME "{key.public}"')
+        if base is None:
+            from propeval.trusted import running_package
+
+            notes.append(
+                f"no --base: this propeval ({running_package()}) was not compared with the base branch's code, and "
+                "the records were checked under this tree's [tool.propeval]; sign a pull request's records from a "
+                "trusted install of the base, with --base and --pr (SECURITY.md)"
+            )
         notes += [*(result.notes if result else []), *(entries.notes if entries else [])]
         if signed:
             touched = sorted({allowlist if s.startswith(f"{allowlist}:") else s for s in signed})
