@@ -325,8 +325,9 @@ def test_a_pr_cannot_switch_the_gates_off(repo: Any, in_git: Any) -> None:
     ):
         assert (
             f"pyproject.toml [policy-change] policy change: needs a maintainer: [tool.propeval] {key} is {here} "
-            f"here but {there} at main; this run uses main's value. A maintainer accepts it by merging, or runs "
-            "`propeval ci --accept-policy-change`"
+            f"here but {there} at main; this run uses main's value. A maintainer who reviewed it approves it "
+            "(`propeval ledger approve --base main`: a signed record of this pyproject.toml) or accepts it in the "
+            "merge queue (`propeval ci --accept-policy-change`)"
         ) in res.output.splitlines()
     # main's policy still applies: the blocklisted source and the missing record fail
     assert "globaltimes.cn" in line_of(res, "questions/c0002/claim.yaml:")

@@ -224,3 +224,30 @@ def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, 
         "schema  advisory  0 error(s), 2 warning(s)",
         "ci: exit 1",
     ], res.output
+
+
+def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any) -> None:
+    """A [tool.propeval] change approved for its exact bytes: that run uses the tree's policy."""
+    pyproject = repo.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('source_blocklist = ["globaltimes.cn", "rt.com"]', "source_blocklist = []")
+    )
+    repo.claim("c0002", source_url="https://www.globaltimes.cn/page/201906/1153000.shtml", title="Another claim")
+    commit(in_git, "an empty blocklist, and a claim it lets through")
+    res = ci()
+    assert res.exit_code == 1
+    assert "[tool.propeval] source_blocklist is [] here but ['globaltimes.cn', 'rt.com'] at main" in res.output
+    assert "globaltimes.cn" in next(line for line in res.output.splitlines() if line.startswith("questions/c0002"))
+    approved = run("ledger", "approve", "--base", "main", "pyproject.toml")
+    assert approved.exit_code == 0, approved.output
+    assert (
+        "note: approved pyproject.toml (changed; the policy in [tool.propeval]: [tool.propeval] source_blocklist)"
+        in approved.output.splitlines()
+    )
+    commit(in_git, "approved")
+    res = ci()
+    assert res.exit_code == 0, res.output
+    assert any(
+        line.startswith("note: policy: pyproject.toml: change approved by ledger/approvals/")
+        for line in res.output.splitlines()
+    )

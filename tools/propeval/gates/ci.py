@@ -320,7 +320,7 @@ def policy_step(tree: Config, base: str, accept: bool, scratch: Path | None = No
                 "(a signed record for these exact bytes), or accepts it in the merge queue",
             )
         )
-    pyproject_ok = policy.changed and not any(c.path.endswith("pyproject.toml") for c in unapproved)
+    pyproject_ok = policy.changed and not any(_shown(tree, c.path) == "pyproject.toml" for c in unapproved)
     effective = tree if pyproject_ok else base_cfg
     if policy.changed and not pyproject_ok:
         base_table = table_at(tree.root, base)
