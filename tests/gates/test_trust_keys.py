@@ -40,6 +40,7 @@ def main_with_records(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
     in_git("checkout", "-qb", "pr")
 
 
+@pytest.mark.slow  # an --online run against a loopback server
 def test_unknown_fields_in_a_signature_are_refused(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
     main_with_records(gate_corpus, in_git, loopback)
     rel = "ledger/answerability/i0001.json"

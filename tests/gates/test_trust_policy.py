@@ -132,6 +132,7 @@ def test_comments_and_layout_of_pyproject_are_not_a_change(repo: Any, in_git: An
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.slow  # five ci runs and two signed approvals
 def test_an_approval_counts_for_those_exact_bytes_only(repo: Any, in_git: Any, tmp_path: Path) -> None:
     repo.write("Makefile", "test:\n\tpytest -q\n")
     repo.write(".github/workflows/pr.yml", TOOLING[".github/workflows/pr.yml"] + "      - run: make test\n")
