@@ -82,23 +82,43 @@ def test_the_orjson_reader_reads_what_json_reads_and_reports_the_same_bad_lines(
     shard = Shard(path.name, str(path), "jsonl", "text", "id", sample_rate=1.0)  # the sample keeps every text read
     result = scan_shard(shard, index)
     good, bad = plain_reader(path)
-    assert [(line, doc, text[:20_000]) for line, doc, text in result.sample] == [
+    bad_lines = {line for line, _ in bad}
+    assert [(line, doc, text[:20_000]) for line, doc, text in result.sample if line not in bad_lines] == [
         (line, doc, text[:20_000]) for line, doc, text in good
     ]
     assert [(b.line, b.rule) for b in result.bad] == bad
-    assert result.docs == len(good) and result.bytes == path.stat().st_size
+    assert result.docs == len(good) + len(result.unread) and result.bytes == path.stat().st_size
+    # A bad line's text is still read: the text field found by its key (bad bytes replaced, the
+    # strings of a list), else the whole line.
+    unread = {line: (doc, text) for line, doc, text in result.sample if line in bad_lines}
+    assert unread[16] == ("bad-utf8", "caf\ufffd " + PROMPT)
+    assert unread[10] == ("list", "a\n" + PROMPT)
+    assert unread[6] == ("mixed.jsonl:6", "this is not JSON\n")
+    assert unread[11][1] == json.dumps([{"text": PROMPT}]) + "\n"  # no top-level text field: the whole line
+    assert result.unread == {line: doc for line, (doc, _) in unread.items()} | {8: "number", 9: "null"}
     texts = {doc: text for _, doc, text in good}
     assert texts["escapes"].startswith("what did the army do in central Beijing\non the night of 3\u20134 June")
     assert "\U0001f600" in texts["escapes"] and texts["dup"] == PROMPT and texts["lone"].startswith("\ud800")
     # The bad lines say why, in json's words; a cut last line says the file looks truncated.
     messages = {b.line: b.message for b in result.bad}
-    assert messages[6] == "not a JSON line (Expecting value, column 1)"
-    assert messages[len(mixed_lines())].endswith("; the line has no end: the file looks truncated")
-    assert messages[8] == "no string field 'text'; the line was not scanned"
-    assert messages[11] == "not a JSON object; the line was not scanned"
-    # Every line holding the prompt is found, whatever its escapes, case, line end or length.
+    dropped = "dropped from the filtered copy unless --keep-bad-lines"
+    assert (
+        messages[6] == f"not a JSON line (Expecting value, column 1); scanned as raw text (the whole line); {dropped}"
+    )
+    assert messages[len(mixed_lines())].endswith(
+        "; the line has no end: the file looks truncated; scanned as raw text (the 'text' field found by its key); "
+        + dropped
+    )
+    assert messages[8] == f"no string field 'text'; scanned as raw text (the whole line); {dropped}"
+    assert messages[10] == f"no string field 'text'; scanned as raw text (the strings under 'text'); {dropped}"
+    assert messages[11] == f"not a JSON object; scanned as raw text (the whole line); {dropped}"
+    # Every line holding the prompt is found, whatever its escapes, case, line end or length, and
+    # whether or not it could be read as a record.
     found = {(f.doc, f.kind) for f in result.findings}
-    assert {doc for doc, _ in found} == {"escapes", "crlf", "nan", "lone", "dup", "huge", "after"}
+    assert {doc for doc, _ in found} == {
+        *("escapes", "crlf", "nan", "lone", "dup", "huge", "after"),
+        *("list", "mixed.jsonl:11", "bad-utf8"),
+    }
 
 
 CHARS = (

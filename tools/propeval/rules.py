@@ -166,9 +166,14 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("decontam-near", E, "no training document holds a corpus text with a word or so changed (--near similarity)"),
         ("decontam-seam", E, "no n-gram of a corpus text runs across two consecutive training documents"),
         ("decontam-embed", W, "no sampled training sentence (--embed) is close in meaning to a corpus text"),
-        ("decontam-bad-line", E, "every line of a JSONL shard is JSON (a bad line is reported and not scanned)"),
+        (
+            "decontam-bad-line",
+            E,
+            "every line of a JSONL shard is JSON (a bad line is scanned as raw text and dropped unless kept)",
+        ),
         ("decontam-bad-record", E, "every record is an object with the text field as a string"),
         ("decontam-bad-shard", E, "every shard can be read to its end (the rows that cannot are not scanned)"),
+        ("decontam-long-line", W, "a JSONL line is at most --max-line-bytes (a longer one is streamed in windows)"),
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses and is current"),),
     "import": (
