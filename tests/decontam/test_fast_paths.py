@@ -179,3 +179,27 @@ def test_windows_of_every_width_are_found_behind_the_probe_windows(tmp_path: Pat
         ("d2", "short fact", "exact", 1, 1),
         ("d3", "long prompt", "near", 4, 5),
     ]
+
+
+def test_the_field_stream_reads_any_chunking_as_json_reads_the_whole_line() -> None:
+    """A long line is streamed in chunks: whatever byte an escape, a surrogate pair or a UTF-8
+    character is cut at, the text is json's."""
+    from propeval.decontam.rawtext import FieldStream
+
+    rng = random.Random(7)
+    lines = [
+        b'{"id": "escapes", "text": ' + ESCAPED.encode() + b', "after": "x"}',
+        json.dumps({"meta": {"text": "not this"}, "text": "据报道，军队 \U0001f600 " + PROMPT, "id": 12}).encode(),
+        json.dumps({"text": "据报道，军队 \U0001f600 " + PROMPT, "id": "ascii-escaped"}, ensure_ascii=False).encode(),
+        json.dumps({"id": "list", "text": ["one", {"k": "two"}, 3, None, "four"]}).encode(),
+    ]
+    for raw in lines:
+        record = json.loads(raw)
+        want = record["text"] if isinstance(record["text"], str) else "one\nk\ntwo\nfour\n"
+        for _ in range(30):
+            stream = FieldStream("text", "id")
+            cuts = sorted(rng.sample(range(1, len(raw)), k=min(len(raw) - 1, rng.randint(1, 12))))
+            parts = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+            got = "".join(stream.feed(part) for part in parts) + stream.close()
+            assert got == want, (raw, cuts)
+            assert stream.found and stream.doc_id == str(record["id"])

@@ -162,11 +162,17 @@ class FieldStream:
         A run of content with well-formed escapes is decoded by the json module in one call (C
         speed: a Chinese text written as ``\\uXXXX`` escapes is one call, not one per character);
         what stops a run is the closing quote, a malformed escape, or the end of the chunk."""
-        stop = _RUN.match(s, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
-        if not final and (stop == len(s) or (s[stop] == "\\" and not _unescape(s, stop)[0])):
-            stop = _hold_surrogate(s, pos, stop)
-        if stop > pos and self._role != "skip":
-            self._content(_DECODER.decode('"' + s[pos:stop] + '"'), out)
+        quote, backslash = s.find('"', pos), s.find("\\", pos)
+        if backslash < 0 or 0 <= quote < backslash:  # no escape before the end: a plain slice (memchr speed)
+            stop = quote if quote >= 0 else len(s)
+            if stop > pos and self._role != "skip":
+                self._content(s[pos:stop], out)
+        else:
+            stop = _RUN.match(s, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
+            if not final and (stop == len(s) or (s[stop] == "\\" and not _unescape(s, stop)[0])):
+                stop = _hold_surrogate(s, pos, stop)
+            if stop > pos and self._role != "skip":
+                self._content(_DECODER.decode('"' + s[pos:stop] + '"'), out)
         if stop == len(s):
             return stop
         if s[stop] == '"':
