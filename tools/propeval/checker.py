@@ -16,7 +16,9 @@ from propeval.schema import load_schema
 
 # The rules a draft claim or item is held to (besides loading): schema, and the rules that keep
 # ids stable and unique and files safe to read.
-DRAFT_RULES = frozenset({"schema", "ids", "hidden-text", "stable-ids", "id-collision", *files.EMITS})
+DRAFT_RULES = frozenset(
+    {"schema", "ids", "hidden-text", "workflow-command", "stable-ids", "id-collision", *files.EMITS}
+)
 
 # A change to one of these re-checks the whole corpus, whatever else changed.
 GLOBAL_FILES = ("schema.json", "pyproject.toml")

@@ -64,6 +64,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("files", E, "no symlink, hard link, FIFO, socket or device (file-symlink, -hardlink, -special)"),
         ("difficulty", W, "active items have a current band in ledger/difficulty.json"),
         ("judge-text", E, "facts and frame markers hold no fence, line break, heading or rubric title"),
+        ("workflow-command", E, "no line of a claim or item starts with '::' (a GitHub Actions workflow command)"),
     ),
     "schema": (
         ("schema-meta", E, "schema.json is itself a valid JSON Schema with its top-level keys"),

@@ -15,7 +15,7 @@ from propeval.cli._common import format_choice, show
 from propeval.config import Config
 from propeval.judge.answer import RunResult
 from propeval.judge.settings import JudgeSettings, load_settings
-from propeval.reporters import Report, report
+from propeval.reporters import Report, printable, report
 
 summary_format_option = format_choice(("text", "json"), "text: one summary line; json: one document.")
 
@@ -77,8 +77,8 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
         stream.write(out + "\n")
 
     show(Report(data=payload, view=view), fmt)
-    for item_id, error in result.errors:
-        click.echo(f"{item_id}: {error}", err=True)
+    for item_id, error in result.errors:  # a server's words: escaped, so they cannot start a line
+        click.echo(printable(f"{item_id}: {error}"), err=True)
     if result.errors:
         click.echo(f"{len(result.errors)} item(s) failed; rerun the same command to retry them", err=True)
     if result.unfinished:

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import format_choice, show
-from propeval.reporters import Report, report
+from propeval.reporters import Report, printable, report
 
 
 class DefaultGroup(click.Group):
@@ -164,16 +164,20 @@ def stats_cmd(
 
 def _figures(rep: Any, stream: TextIO) -> None:
     """Each pair of raters' figures and confusion matrix, then the figures over all raters."""
-    out = [f"field {rep.field} ({rep.level}), {rep.units} unit(s), raters: {', '.join(rep.raters)}"]
+    # Labels and rater names come from the label files: escaped (printable), like every text output.
+    labels = [printable(str(x)) for x in rep.labels]
+    raters = [printable(r) for r in rep.raters]
+    out = [f"field {printable(rep.field)} ({rep.level}), {rep.units} unit(s), raters: {', '.join(raters)}"]
     for p in rep.pairwise:
-        out.append(f"{p['a']} vs {p['b']}:")
+        a, b = printable(p["a"]), printable(p["b"])
+        out.append(f"{a} vs {b}:")
         out.extend(f"  {_stat_line(s)}" for s in p["stats"])
-        out.append("  confusion (rows: " + p["a"] + ", columns: " + p["b"] + ")")
-        cells = [*rep.labels, *[v for row in p["confusion"] for v in row]]
-        width = max((len(str(x)) for x in cells), default=1)
-        out.append("    " + " " * width + " " + " ".join(str(x).rjust(width) for x in rep.labels))
-        for lab, row in zip(rep.labels, p["confusion"], strict=True):
-            out.append("    " + str(lab).rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
+        out.append("  confusion (rows: " + a + ", columns: " + b + ")")
+        cells = [*labels, *[str(v) for row in p["confusion"] for v in row]]
+        width = max((len(x) for x in cells), default=1)
+        out.append("    " + " " * width + " " + " ".join(x.rjust(width) for x in labels))
+        for lab, row in zip(labels, p["confusion"], strict=True):
+            out.append("    " + lab.rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
     out.append("all raters:")
     out.extend(f"  {_stat_line(s)}" for s in rep.overall)
     stream.write("\n".join(out) + "\n")
