@@ -349,9 +349,7 @@ def test_one_item_deadline_bounds_every_attempt_wait_and_reask(judge_corpus: Any
     assert r.exit_code == 3
     rec = records(judge_corpus.root / "runs/r1/answers.jsonl")["i0001"]
     assert rec["status"] == "error" and 1 < rec["attempts"] < 40
-    assert rec["error"].startswith(
-        "HTTP 500; gave up after the 0.4s item deadline ([tool.propeval.judge] item_deadline)"
-    )
+    assert "the 0.4s item deadline ([tool.propeval.judge] item_deadline)" in rec["error"]
     # grade: the judge replies slowly with verdicts that never validate; the re-asks share the deadline.
     good = loopback(default_script)
     configure(judge_corpus, good.base_url)

@@ -158,6 +158,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
             "compared runs share sampling settings; few answers hit the token cap; usage is well formed",
         ),
         ("response-cache", W, "a response cache entry read is a valid stored reply"),
+        ("partial-run", W, "a graded or scored run's answers are complete (`propeval answer` finished every item)"),
         ("self-judged", W, "the answer model is not one of its own judges"),
         ("reference-model", W, "the answer model is not the answerability reference model"),
     ),
