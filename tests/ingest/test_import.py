@@ -388,3 +388,48 @@ def test_an_import_killed_during_its_renames_is_finished_by_the_next_run(good_co
             if path.name != "c0001":
                 subprocess.run(["rm", "-rf", str(path)], check=True)
         assert snap(good_corpus) == original
+
+
+@pytest.mark.slow  # one export (pyarrow writes the Parquet configs)
+def test_a_release_import_verifies_every_file_against_sha256sums(source: Any, tmp_path: Path) -> None:
+    """#35: a release file missing from SHA256SUMS was skipped silently on import."""
+    import shutil
+
+    release = tmp_path / "release"
+    assert run(source.root, "export", "--out", str(release))[0] == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "questions").mkdir()
+    shutil.copy(source.root / "pyproject.toml", target / "pyproject.toml")
+    shutil.copy(source.root / "schema.json", target / "schema.json")
+
+    def refused(folder: Path) -> dict[str, Any]:
+        code, doc = run_json(target, str(folder))
+        assert code == 1 and not doc["written"] and not any((target / "questions").iterdir())
+        [problem] = doc["problems"]
+        return problem
+
+    extra = tmp_path / "extra"
+    shutil.copytree(release, extra)
+    (extra / "data" / "notes.txt").write_text("added after export\n")
+    p = refused(extra)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{extra}/data/notes.txt")
+    assert p["message"].startswith("1 file(s) in the release folder but not in SHA256SUMS (data/notes.txt): added")
+    missing = tmp_path / "missing"
+    shutil.copytree(release, missing)
+    (missing / "data" / "test.parquet").unlink()
+    p = refused(missing)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{missing}/SHA256SUMS")
+    assert p["message"].startswith("1 file(s) listed in SHA256SUMS but not in the release folder (data/test.parquet)")
+    changed = tmp_path / "changed"
+    shutil.copytree(release, changed)
+    (changed / "README.md").write_text("# another card\n")
+    p = refused(changed)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{changed}/README.md")
+    linked = tmp_path / "linked"
+    shutil.copytree(release, linked)
+    (linked / "README.md").unlink()
+    (linked / "README.md").symlink_to(release / "README.md")
+    assert refused(linked)["rule"] == "file-symlink"
+    code, doc = run_json(target, str(release))  # the unmodified release imports (groups warns, as before)
+    assert doc["written"] and {p["rule"] for p in doc["problems"]} == {"groups-completeness"}

@@ -156,15 +156,84 @@ def _read_verified(folder: Path, shown: str, name: str, digest: str) -> bytes:
     return data
 
 
+def _complete(folder: Path, shown: str, sums: dict[str, str]) -> None:
+    """Every file of the release folder is listed in SHA256SUMS, every listed file is there, and
+    each matches its hash (read in chunks: a Parquet file may be large); InputError names the first
+    that does not. Nothing but regular files and folders may be in it."""
+    from propeval.filetypes import RefusedFileError, open_regular
+
+    present: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        for d in list(dirnames):
+            if (base / d).is_symlink():
+                filenames.append(d)  # a link to a folder is refused as a file below
+                dirnames.remove(d)
+        for name in filenames:
+            present.add((base / name).relative_to(folder).as_posix())
+    present.discard(SUMS_FILE)
+    fix = "the release was changed after export: import an unmodified release, or export it again"
+    unlisted, missing = sorted(present - sums.keys()), sorted(sums.keys() - present)
+    if unlisted:
+        raise InputError(
+            Problem(
+                f"{shown}/{unlisted[0]}",
+                1,
+                1,
+                "import-sums",
+                f"{len(unlisted)} file(s) in the release folder but not in {SUMS_FILE} ({_names(unlisted)}): added "
+                "after export, or an export cut short; nothing in a release is trusted unless its hash is listed",
+                fix=fix,
+            )
+        )
+    if missing:
+        raise InputError(
+            Problem(
+                f"{shown}/{SUMS_FILE}",
+                1,
+                1,
+                "import-sums",
+                f"{len(missing)} file(s) listed in {SUMS_FILE} but not in the release folder ({_names(missing)}): "
+                "the release is incomplete",
+                fix=fix,
+            )
+        )
+    for name in sorted(present):
+        try:
+            fd = open_regular(folder / name, f"{shown}/{name}", None)
+        except RefusedFileError as e:
+            raise InputError(e.problem) from None
+        except OSError as e:
+            raise InputError(Problem(f"{shown}/{name}", 1, 1, "import-input", f"cannot read: {e.strerror}")) from None
+        with os.fdopen(fd, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        if digest != sums[name]:
+            raise InputError(
+                Problem(
+                    f"{shown}/{name}",
+                    1,
+                    1,
+                    "import-sums",
+                    f"{name} does not match its line in {SUMS_FILE}: the release was changed after export",
+                    fix="import an unmodified release, or export it again",
+                )
+            )
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def read_release(folder: Path, shown: str) -> tuple[list[Row], list[Row], dict[str, bytes]]:
-    """items.jsonl and tombstones.jsonl rows and the rubric files of a release, every file checked
-    against SHA256SUMS first."""
+    """items.jsonl and tombstones.jsonl rows and the rubric files of a release, after the whole
+    folder is checked against SHA256SUMS (:func:`_complete`)."""
     sums = _sums(folder, shown)
     for name in ("items.jsonl", "tombstones.jsonl"):
         if name not in sums:
             raise InputError(
                 Problem(f"{shown}/{SUMS_FILE}", 1, 1, "import-sums", f"{name} is not listed", fix="export it again")
             )
+    _complete(folder, shown, sums)
     rubrics = {n: _read_verified(folder, shown, n, d) for n, d in sorted(sums.items()) if n.startswith("rubrics/")}
     for name in ("items.jsonl", "tombstones.jsonl"):
         _read_verified(folder, shown, name, sums[name])
