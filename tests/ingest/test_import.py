@@ -431,5 +431,5 @@ def test_a_release_import_verifies_every_file_against_sha256sums(source: Any, tm
     (linked / "README.md").unlink()
     (linked / "README.md").symlink_to(release / "README.md")
     assert refused(linked)["rule"] == "file-symlink"
-    code, doc = run_json(target, str(release))  # the unmodified release imports (groups warns, as before)
+    _, doc = run_json(target, str(release))  # the unmodified release imports (groups warns, as before)
     assert doc["written"] and {p["rule"] for p in doc["problems"]} == {"groups-completeness"}

@@ -140,7 +140,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("saturated", N, "not every model scores at or above the pass mark"),
         ("unanswered-by-all", N, "not every model scores 0"),
         ("non-discriminating", N, "stronger models do better than weaker ones (discrimination > 0)"),
-        ("unstable", N, "the band holds over bootstrap draws of models"),
+        ("unstable", N, "the band holds over bootstrap draws of models (IRT: item-only refits, abilities held)"),
         ("too-few-models", N, "enough models scored the item to give it a band"),
     ),
     "judge": (

@@ -26,26 +26,11 @@ def settings_from(config: Config) -> JudgeSettings:
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[object]:
-    """A progress bar on stderr, hidden when stderr is not a terminal. Yields a (done, total) callback."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    """A progress bar on stderr (:func:`propeval.progress.bar`: a terminal only, never in CI).
+    Yields a (done, total) callback, or None."""
+    from propeval.progress import bar
 
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with bar(label) as update:
         yield update
 
 
