@@ -433,6 +433,16 @@ def test_a_line_over_max_line_bytes_is_streamed_in_windows_and_still_found(corpu
     assert report["documents"] == 4
     assert (corpus.root / "drop.txt").read_text() == "a4\nthe-long-one\n"
     assert (corpus.root / "clean/a.jsonl").read_text() == line("a1", "clean") + line("a3", "clean too")
+    # A long last line cut short (the file truncated): its text is still scanned, and it is dropped.
+    corpus.write("cut/b.jsonl", line("b1", "clean") + '{"id": "b2", "text": "' + "filler " * 30_000 + PROMPT)
+    cut = json.loads(
+        run("cut/b.jsonl", "--state-dir", "state3", "--max-line-bytes", "100000", "--format", "json").stdout
+    )
+    assert [(f["line"], f["doc"], f["kind"]) for f in cut["findings"]] == [(2, "b2", "exact")]
+    assert [b["rule"] for b in cut["bad"]] == ["decontam-bad-line", "decontam-long-line"]
+    assert cut["bad"][0]["message"].startswith(
+        "not a JSON line (it ends inside a string or bracket); the line has no end: the file looks truncated"
+    )
     # Under the default cap the same line is read whole, scanned in windows, and found alike.
     whole = json.loads(run("train/a.jsonl", "--state-dir", "state2", "--format", "json").stdout)
     assert [(f["line"], f["label"], f["kind"]) for f in whole["findings"]] == [(ln, lb, k) for ln, _, lb, k in found]

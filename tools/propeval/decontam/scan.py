@@ -348,6 +348,17 @@ def _long_line(
             Bad(number, "decontam-bad-record", f"{what}; scanned as raw text (the whole line); {_SCANNED_AS}")
         )
         result.unread[number] = stream.doc_id or placeholder
+    elif not stream.complete:  # its text was read, but the line is not one whole JSON value
+        cut = "" if chunk.endswith(b"\n") else "; the line has no end: the file looks truncated"
+        result.bad.append(
+            Bad(
+                number,
+                "decontam-bad-line",
+                f"not a JSON line (it ends inside a string or bracket){cut}; scanned as raw text (the "
+                f"{shard.text_field!r} field found by its key); {_SCANNED_AS}",
+            )
+        )
+        result.unread[number] = stream.doc_id or placeholder
     if stream.doc_id:
         late[number] = stream.doc_id
     result.bad.append(
