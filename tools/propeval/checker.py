@@ -71,6 +71,13 @@ def check_corpus(
         result.notes.append(
             f"{len(drafts)} draft file(s) checked for syntax, schema, ids and safety only (status: draft)"
         )
+    from propeval.ingest.run import JOURNAL, STAGE
+
+    if (config.root / STAGE / JOURNAL).is_file():
+        result.notes.append(
+            f"an import was interrupted half-way ({STAGE}/{JOURNAL} lists its renames): the corpus holds part of "
+            "it; run `propeval import` (of anything, or the same input again) to finish it"
+        )
     if selected is not None:
         problems = [p for p in problems if p.path in selected or p.rule in UNNARROWED]
         result.files_checked = len(selected & set(corpus.files))
