@@ -31,5 +31,5 @@ ID = "schema"
 def check(ctx: Context) -> Iterator[Problem]:
     if ctx.schema is None:
         return
-    for doc in ctx.corpus.documents():
+    for doc in ctx.documents():
         yield from ctx.schema.validate(doc)

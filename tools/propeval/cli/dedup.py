@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.cli._common import changed_since_option, config_from, format_option, show, workspace_from
 from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -53,7 +53,7 @@ def _announce(message: str) -> None:
 @click.option(
     "--record",
     is_flag=True,
-    help="Also write the run's record to ledger/dedup.json ([tool.propeval.release] dedup_report) for the "
+    help="Also write the run's record to ledger/dedup.json (under [tool.propeval.gates] ledger_dir) for the "
     "dataset card: date, commit, encoder, thresholds per language pair, pairs found and allowlisted per pass. "
     "Whole-corpus runs only.",
 )
@@ -89,7 +89,7 @@ def command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     from propeval.errors import UsageError
     from propeval.extras import require_extra
 
@@ -99,11 +99,13 @@ def command(
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
-    result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
+    # Not ws.corpus: the hook compares a few texts with the corpus, and dedup's record cache
+    # reads an unchanged corpus faster than a full load.
+    result = find_duplicates(ws.config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
     if record:
         from propeval.dedup_record import record_run
 
-        result.notes.append(record_run(config, result, options.passes, sign=sign))
+        result.notes.append(record_run(ws, result, options.passes, sign=sign))
     show(dedup_report(result), fmt)
     ctx.exit(result.exit_code)
 

@@ -7,7 +7,7 @@ from typing import TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, emit, format_option, show
+from propeval.cli._common import changed_since_option, emit, format_option, show, workspace_from
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
 from propeval.reporters import Report
@@ -54,11 +54,11 @@ def command(
       propeval groups --changed-since origin/main --format github
       propeval groups --matrix c0001
     """
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     only = list(claims)
     if matrix not in (None, ALL):
         only.append(matrix)
-    result = check_groups(config, only, changed_since=changed_since)
+    result = check_groups(ws, only, changed_since=changed_since)
     if matrix is not None:
         wanted = [matrix] if matrix != ALL else sorted(result.matrices)
         missing = [c for c in wanted if c not in result.matrices]

@@ -11,6 +11,7 @@ import numpy as np
 
 from propeval import gitutil
 from propeval.config import Config
+from propeval.corpus import Corpus
 from propeval.dedup.allowlist import (
     AllowEntry,
     load_allowlist,
@@ -47,6 +48,7 @@ def find_duplicates(
     encoder: Encoder | None = None,
     progress_factory: Callable[[int], Progress | None] | None = None,
     announce: Callable[[str], None] | None = None,
+    corpus: Corpus | None = None,
 ) -> DedupResult:
     """Run the passes over the corpus and explain every flagged pair.
 
@@ -57,13 +59,14 @@ def find_duplicates(
         encoder: an :class:`propeval.embed.Encoder`; default: the configured model.
         progress_factory: called with the number of texts to embed; returns a per-batch callback.
         announce: told about slow one-off work as it starts (the model's ONNX export).
+        corpus: the corpus, when the caller has loaded it already (a Workspace's).
     """
     options = options or Options()
     settings = Settings.from_config(config)
     if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
         settings = replace(settings, cross_lingual_model="")
     result = DedupResult(settings=settings)
-    units, problems = load_units(config, settings, facts=settings.compare_facts)
+    units, problems = load_units(config, settings, facts=settings.compare_facts, corpus=corpus)
     result.problems.extend(problems)
     result.units = len(units)
     focus = None if options.changed_since is None else _focus(config, settings, options.changed_since, units, result)
