@@ -65,16 +65,12 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-PYPROJECT_CACHE = 'cache_dir = ".cache/embeddings"\n'
-
-
-def pyproject(dedup: str = "") -> str:
-    """The starter corpus's own ``[tool.propeval]`` tables, with the embedding cache inside the corpus
-    (so a benchmark never touches the user's cache) and ``dedup`` lines added to ``[tool.propeval.dedup]``."""
+def pyproject(cache_dir: str = ".cache/embeddings") -> str:
+    """The starter corpus's own ``[tool.propeval]`` tables, with the embedding cache at ``cache_dir``
+    (by default inside the corpus, so that a benchmark never touches the user's cache)."""
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     table = text[text.index("[tool.propeval]") :]
-    table = re.sub(r'(?m)^cache_dir = ".*"\n', PYPROJECT_CACHE + dedup, table)
-    return table
+    return re.sub(r'(?m)^cache_dir = ".*"$', f'cache_dir = "{cache_dir}"', table)
 
 
 def claim_text(rng: random.Random, cid: str, n: int) -> str:
@@ -95,7 +91,9 @@ def item_text(rng: random.Random, iid: str, cid: str, lang: str, source: str | N
     )
 
 
-def write_corpus(root: Path, items: int, shape: str, *, seed: int = 0, dedup: str = "") -> list[Path]:
+def write_corpus(
+    root: Path, items: int, shape: str, *, seed: int = 0, cache_dir: str = ".cache/embeddings"
+) -> list[Path]:
     """``items`` items in ``shape`` under ``root``/questions, with schema.json and pyproject.toml; the
     files written, in order."""
     if shape not in SHAPES:
@@ -103,7 +101,7 @@ def write_corpus(root: Path, items: int, shape: str, *, seed: int = 0, dedup: st
     per_claim = 1 if shape == "single" else len(LANGUAGES)
     (root / "questions").mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "schema.json", root / "schema.json")
-    (root / "pyproject.toml").write_text(pyproject(dedup), encoding="utf-8")
+    (root / "pyproject.toml").write_text(pyproject(cache_dir), encoding="utf-8")
     rng = random.Random(f"{seed}-{shape}")
     written: list[Path] = []
     made = 0

@@ -1,0 +1,393 @@
+"""Scale benchmark (#40): every per-commit path and the main job at 1k, 10k and 50k items, before and after.
+
+    .venv/bin/python benchmarks/scale.py --before 30647d1 [--sizes 1000,10000,50000] [--shapes single,five]
+        [--reps 3] [--timeout 300] [--only check,groups,...] [--work /tmp/scale]
+
+Corpora (``benchmarks/scale_corpus.py``): 1k, 10k and 50k items in two shapes, one item per claim
+(``single``) and five languages per claim with ``translation_of`` (``five``), each a git repository
+with the starter corpus's ``[tool.propeval]``, schema and rubrics. Commands, each a fresh process:
+
+* ``check``, ``groups``: the whole corpus;
+* ``dedup``: the whole corpus, warm (every text already in the embedding cache);
+* ``hook``: ``pre-commit run`` with every propeval hook of ``.pre-commit-config.yaml`` (check on the
+  staged files, groups, dedup --changed-since HEAD) on one new item in a new claim, staged in a
+  real git repository; a new text each round, so the model is loaded as in a real commit;
+* ``ci``: ``propeval ci --base main`` on a branch that adds one item;
+* ``run``: ``propeval run`` (every step and the HTML report), warm;
+* ``import``: ``propeval import --dry-run`` of 2,000 new rows (CPE JSONL, 2 facts each; new texts
+  each round).
+
+"before" is the code of ``--before REV`` (a ``git worktree`` of it, on PYTHONPATH), "after" this
+tree's; each version has its own copy of every corpus (its own load and record caches) and both
+share one embedding cache, warmed before timing. Rounds interleave the two versions (the order
+alternating), and each figure is the median of ``--reps`` rounds. A command over ``--timeout``
+seconds is stopped and shown as ``>T``. Printed: each median, after/before, the growth exponent
+from 1k to 10k (log10 of the ratio of the 10k to the 1k time; 1.0 is linear), and the peak
+resident memory of the command (its process tree, from wait4's rusage) in MB.
+
+The machine is shared: read ratios of the same run, not absolute seconds; the load average is
+printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_corpus import SHAPES, _phrase, new_item, write_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = ("check", "groups", "dedup", "hook", "ci", "run", "import")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+HOOKS = """\
+# The propeval hooks of this repository's .pre-commit-config.yaml, calling the version under test.
+repos:
+  - repo: local
+    hooks:
+      - id: propeval-check
+        name: propeval check
+        entry: {python} -m propeval check
+        language: system
+        files: ^questions/.*\\.(ya?ml|json)$
+        types: []
+        types_or: [file, symlink]
+      - id: propeval-groups
+        name: propeval groups
+        entry: {python} -m propeval groups
+        language: system
+        files: ^questions/
+        types: []
+        types_or: [file, symlink]
+        pass_filenames: false
+        require_serial: true
+      - id: propeval-dedup
+        name: propeval dedup
+        entry: {python} -m propeval dedup --changed-since HEAD
+        language: system
+        files: ^(questions/|dedup-allowlist\\.yaml$)
+        types: []
+        types_or: [file, symlink]
+        pass_filenames: false
+        require_serial: true
+"""
+
+
+@dataclass
+class Version:
+    name: str
+    tools: Path
+    work: Path
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_")}
+        env |= GIT_ENV
+        env |= {
+            "PYTHONPATH": str(self.tools),
+            "XDG_CACHE_HOME": str(self.work / "xdg-cache"),
+            "XDG_CONFIG_HOME": str(self.work / "xdg-config"),
+            "XDG_STATE_HOME": str(self.work / "xdg-state"),
+            "PRE_COMMIT_HOME": str(self.work / "pre-commit"),
+            "HF_HUB_OFFLINE": "1",
+            "CI": "1",  # no progress bars
+            "NO_COLOR": "1",
+        }
+        return env
+
+
+@dataclass
+class Timing:
+    seconds: list[float] = field(default_factory=list)
+    peak_mb: list[float] = field(default_factory=list)
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.seconds) if self.seconds and not self.timed_out else None
+
+
+def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env={**os.environ, **GIT_ENV, **(env or {})}, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed in {root}: {proc.stderr}")
+    return proc.stdout
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS in MB of the process tree, exit code and output of ``cmd``; seconds
+    is inf when it ran past ``timeout``."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                return math.inf, usage.ru_maxrss / 1024, -9, ""
+            time.sleep(0.02)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return elapsed, usage.ru_maxrss / 1024, proc.returncode, text
+
+
+def import_rows(path: Path, n: int, seed: str) -> None:
+    """``n`` CPE rows, two facts each, every text new (a seed of its own), in English."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for k in range(n):
+            row = {
+                "id": f"bench-{seed}-{k}",
+                "prompt": f"What happened: {_phrase(rng, 'en', 6, 10)}?",
+                "required_facts": [_phrase(rng, "en", 7, 11).capitalize() + "." for _ in range(2)],
+                "question_description": "named fact",
+                "categories": ["freedom of expression"],
+                "source_url": f"https://example.org/import/{seed}/{k}",
+                "source_date": "2024-05-01",
+                "anchor": f"Section {k}",
+                "official_frame_markers": [],
+                "language": "en",
+            }
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+class Corpus:
+    """One corpus of one version: a git repository on ``main``, with a branch ``pr`` adding one item."""
+
+    def __init__(self, root: Path, shape: str, items: int, version: Version, embeddings: Path) -> None:
+        self.root, self.shape, self.items, self.version = root, shape, items, version
+        self.embeddings = embeddings
+
+    def make(self) -> None:
+        if (self.root / ".git").is_dir():
+            return
+        write_corpus(self.root, self.items, self.shape, cache_dir=str(self.embeddings))
+        shutil.copytree(REPO / "rubrics", self.root / "rubrics")
+        (self.root / ".gitignore").write_text("report.html\nledger/dedup.json\nruns/\n", encoding="utf-8")
+        python = sys.executable
+        (self.root / ".pre-commit-config.yaml").write_text(HOOKS.format(python=python), encoding="utf-8")
+        git(self.root, "init", "-q", "-b", "main")
+        git(self.root, "config", "commit.gpgsign", "false")
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-qm", "corpus")
+        git(self.root, "checkout", "-qb", "pr")
+        new_item(self.root, self.shape, seed=7)
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-qm", "one new item")
+        git(self.root, "checkout", "-q", "main")
+        # Files a minute old: the load cache keeps only files that did not change in the last seconds.
+        then = time.time() - 60
+        for p in (self.root / "questions").rglob("*"):
+            os.utime(p, (then, then))
+
+    def command(self, name: str, rnd: int) -> tuple[list[str], Path | None]:
+        """The command line of ``name`` for round ``rnd``, and a file to remove after it."""
+        propeval = [sys.executable, "-m", "propeval"]
+        if name in ("check", "groups"):
+            return [*propeval, name], None
+        if name == "dedup":
+            return [*propeval, "dedup", "--format", "json"], None
+        if name == "run":
+            return [*propeval, "run", "--report", str(self.root / "report.html")], None
+        if name == "ci":
+            return [*propeval, "ci", "--base", "main", "--format", "json"], None
+        if name == "import":
+            rows = self.root.parent / f"{self.root.name}-import-{rnd}.jsonl"
+            import_rows(rows, 2000, f"{self.version.name}-{rnd}")
+            return [*propeval, "import", str(rows), "--language", "en", "--dry-run", "--format", "json"], rows
+        if name == "hook":
+            return [sys.executable, "-m", "pre_commit", "run"], None
+        raise ValueError(name)
+
+    def before(self, name: str, rnd: int) -> None:
+        if name == "ci":
+            git(self.root, "checkout", "-q", "pr")
+        if name == "hook":
+            path = new_item(self.root, self.shape, seed=1000 + rnd + (0 if self.version.name == "after" else 500))
+            git(self.root, "add", str(path.parent))
+
+    def after(self, name: str) -> None:
+        if name == "ci":
+            git(self.root, "checkout", "-q", "main")
+        if name == "hook":
+            git(self.root, "reset", "-q")
+            git(self.root, "clean", "-qfd", "questions")
+
+    def time(self, name: str, rnd: int, timeout: float) -> tuple[float, float, int, str]:
+        cmd, scratch = self.command(name, rnd)
+        self.before(name, rnd)
+        try:
+            return timed(cmd, self.root, self.version.env(), timeout)
+        finally:
+            self.after(name)
+            if scratch is not None:
+                scratch.unlink(missing_ok=True)
+
+
+def warm(corpus: Corpus, timeout: float) -> list[str]:
+    """Fill the caches (embeddings, load and record caches, the ONNX export, pre-commit's own)."""
+    notes = []
+    for name in ("check", "dedup", "dedup", "groups"):
+        seconds, _, _, _ = corpus.time(name, 0, timeout * 20)
+        if math.isinf(seconds):
+            notes.append(f"warm-up {name} timed out")
+    _, _, _, out = corpus.time("dedup", 0, timeout * 20)
+    with contextlib.suppress(ValueError, KeyError):
+        encoded = json.loads(out[out.index("{") :])["texts_encoded_now"]
+        if encoded:
+            notes.append(f"dedup still encoded {encoded} text(s) after warming")
+    return notes
+
+
+@contextlib.contextmanager
+def before_tree(rev: str, work: Path) -> Iterator[Path]:
+    tree = work / "before-tree"
+    if not tree.exists():
+        git(REPO, "worktree", "add", "--detach", str(tree), rev)
+    try:
+        yield tree / "tools"
+    finally:
+        git(REPO, "worktree", "remove", "--force", str(tree))
+
+
+def exponent(t1: float | None, t10: float | None) -> str:
+    if t1 is None or t10 is None or t1 <= 0:
+        return "-"
+    return f"{math.log10(t10 / t1):.2f}"
+
+
+def fmt(t: Timing, timeout: float) -> str:
+    if t.timed_out:
+        return f">{timeout:g}"
+    m = t.median
+    return "-" if m is None else f"{m:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", required=True, help="the git revision to compare with (the starting commit)")
+    ap.add_argument("--sizes", default="1000,10000,50000")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps-large", type=int, default=1, help="rounds at sizes over 10k")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--only", default=",".join(COMMANDS))
+    ap.add_argument("--versions", default="before,after")
+    ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = args.shapes.split(",")
+    commands = [c for c in COMMANDS if c in args.only.split(",")]
+    work = args.work or Path(tempfile.mkdtemp(prefix="propeval-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    loads: list[float] = []
+    results: dict[tuple[str, int, str, str], Timing] = {}
+    with before_tree(args.before, work) as old_tools:
+        versions = [
+            v
+            for v in (Version("before", old_tools, work / "before"), Version("after", REPO / "tools", work / "after"))
+            if v.name in args.versions.split(",")
+        ]
+        for shape in shapes:
+            embeddings = work / f"embeddings-{shape}"
+            for size in sizes:
+                corpora = [Corpus(v.work / f"{shape}-{size}", shape, size, v, embeddings) for v in versions]
+                for c in corpora:
+                    c.make()
+                    for note in warm(c, args.timeout):
+                        print(f"{c.version.name} {shape} {size}: {note}", flush=True)
+                reps = args.reps if size <= 10000 else args.reps_large
+                for name in commands:
+                    for rnd in range(1, reps + 1):
+                        order = corpora if rnd % 2 else corpora[::-1]
+                        for c in order:
+                            t = results.setdefault((c.version.name, size, shape, name), Timing())
+                            if t.timed_out:
+                                continue
+                            loads.append(os.getloadavg()[0])
+                            seconds, peak, code, out = c.time(name, rnd, args.timeout)
+                            if math.isinf(seconds):
+                                t.timed_out = True
+                            else:
+                                t.seconds.append(seconds)
+                            t.peak_mb.append(peak)
+                            if code not in (0, 1):
+                                t.notes.append(f"exit {code}: {out.strip().splitlines()[-1:] if out else ''}")
+                            print(
+                                f"{c.version.name:6} {shape:6} {size:>6} {name:7} round {rnd}: "
+                                f"{seconds:8.2f} s  exit {code}  peak {peak:7.0f} MB",
+                                flush=True,
+                            )
+    print()
+    print(f"load average during the timings: median {statistics.median(loads):.1f}, max {max(loads):.1f} (2 cores)")
+    print(f"medians of {args.reps} interleaved rounds (over 10k: {args.reps_large}); seconds; '>T': stopped at T")
+    names = [v.name for v in versions]
+    head = f"{'command':8} {'shape':6} " + " ".join(f"{n} {s // 1000}k".rjust(12) for s in sizes for n in names)
+    head += "  after/before " + " ".join(f"{s // 1000}k".rjust(5) for s in sizes)
+    head += "  exponent 1k-10k " + " ".join(n[:6].rjust(7) for n in names) + "  peak MB (largest)"
+    print(head)
+    for name in commands:
+        for shape in shapes:
+            row = f"{name:8} {shape:6} "
+            row += " ".join(
+                fmt(results.get((n, s, shape, name), Timing()), args.timeout).rjust(12) for s in sizes for n in names
+            )
+            ratios = []
+            for s in sizes:
+                b = results.get(("before", s, shape, name))
+                a = results.get(("after", s, shape, name))
+                if a and b and a.median is not None and b.median is not None:
+                    ratios.append(f"{a.median / b.median:.2f}")
+                elif a and b and a.median is not None and b.timed_out:
+                    ratios.append(f"<{a.median / args.timeout:.2f}")
+                else:
+                    ratios.append("-")
+            row += "  " + " " * 12 + " ".join(r.rjust(5) for r in ratios)
+            exps = []
+            for n in names:
+                t1 = results.get((n, 1000, shape, name))
+                t10 = results.get((n, 10000, shape, name))
+                exps.append(exponent(t1.median if t1 else None, t10.median if t10 else None))
+            row += "  " + " " * 16 + " ".join(e.rjust(7) for e in exps)
+            peaks = [
+                max(results[(n, max(sizes), shape, name)].peak_mb or [0])
+                for n in names
+                if (n, max(sizes), shape, name) in results
+            ]
+            row += "  " + " ".join(f"{p:.0f}" for p in peaks)
+            print(row)
+    notes = [(k, n) for k, t in results.items() for n in t.notes]
+    for (v, s, shape, name), n in notes[:20]:
+        print(f"note: {v} {shape} {s} {name}: {n}")
+
+
+if __name__ == "__main__":
+    main()
