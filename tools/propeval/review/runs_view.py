@@ -1,0 +1,212 @@
+"""The run viewer and the answerability ledger, read through propeval's own readers.
+
+* A run under a rubric: :func:`propeval.judge.runs.read_graded` (the one reader of graded runs) joins
+  each item's latest answer with its latest grade, validated. Each row shows the answer, the judge's
+  raw reply, the validated verdict, the fact states and the scores, filtered by status (scored,
+  unscored, unanswered, ungraded, truncated) and by disagreement with a human label file (``item_id``
+  and the rubric's fields, as `agree unblind` writes them), compared unit by unit as `agree judges`
+  compares them (the kind's ``rating_units``).
+* The answerability ledger: every active item's record judged as the gate judges it
+  (:func:`propeval.gates.answerability.verdict`): passing, or why not (missing, corrupt, unsigned,
+  forged, stale, unscored, failed), with the reference answer and its verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from propeval.loader import load_jsonl, relative_path
+
+if TYPE_CHECKING:
+    from propeval.config import Config
+    from propeval.corpus import Corpus
+
+STATUSES = ("scored", "unscored", "unanswered", "ungraded", "truncated")
+
+
+@dataclass(frozen=True)
+class GradedFile:
+    run: str
+    rubric: str
+    path: Path
+
+
+def graded_files(config: Config) -> list[GradedFile]:
+    """Every ``<runs_dir>/<run>/grades-<rubric>.jsonl``."""
+    from propeval.judge import runs
+    from propeval.judge.settings import load_settings
+
+    out = []
+    for p in runs.find_graded(config.root / load_settings(config).runs_dir):
+        rubric = runs.rubric_of(p)
+        if rubric:
+            out.append(GradedFile(p.parent.name, rubric, p))
+    return out
+
+
+@dataclass
+class RunRow:
+    item_id: str
+    model: str
+    status: str
+    truncated: bool
+    question: str
+    answer: str | None
+    finish_reason: str | None
+    raw: str | None
+    verdict: Any
+    fields: dict[str, Any]  # the kind's record fields (fact_states, fact_score, propaganda, ...)
+    reason: str | None
+    human: dict[str, Any] | None = None  # the human labels of the item, unit by unit
+    disagree: list[str] = field(default_factory=list)  # "fact_state f2: judge stated, human missed"
+
+
+@dataclass
+class RunView:
+    run: str
+    rubric: str
+    kind: str
+    rows: list[RunRow]
+    counts: dict[str, int]
+    problems: list[str]
+    partial: str | None
+    human: str | None = None
+    shown: list[RunRow] = field(default_factory=list)
+
+
+def _human_labels(path: Path, kind: Any, root: Path) -> dict[str, dict[str, Any]]:
+    """item_id -> unit -> label, from a human label file (strict loader)."""
+    out: dict[str, dict[str, Any]] = {}
+    for _, line in load_jsonl(path, root=root):
+        item = line.get("item_id")
+        if not isinstance(item, str):
+            continue
+        units = out.setdefault(item, {})
+        for fname, rated in kind.rating_units(line).items():
+            for suffix, label in rated.items():
+                if label is not None:
+                    units[f"{fname} {suffix}".strip()] = label
+    return out
+
+
+def run_view(
+    config: Config,
+    corpus: Corpus,
+    graded: GradedFile,
+    *,
+    status: str | None = None,
+    human: Path | None = None,
+    disagree_only: bool = False,
+) -> RunView:
+    """One run under one rubric, every row, and the rows the filters keep in ``shown``.
+
+    Raises:
+        LoadError: a line of the grades, answers or human file is not JSON; the rubric does not load.
+    """
+    from propeval.judge import runs
+    from propeval.judge.rubric import load_rubric
+    from propeval.judge.settings import load_settings
+
+    rubric = load_rubric(config.root / load_settings(config).rubrics_dir, graded.rubric, root=config.root)
+    kind = rubric.spec
+    items = {i.id: i.data for i in corpus.items.values()}
+    run = runs.read_graded(graded.path, kind, root=config.root, rubric=rubric, items=items)
+    humans = _human_labels(human, kind, config.root) if human is not None else {}
+    rows: list[RunRow] = []
+    for r in run.rows:
+        ans = r.answer or {}
+        grade = r.grade or {}
+        item = corpus.items.get(r.item_id)
+        row = RunRow(
+            item_id=r.item_id,
+            model=r.model,
+            status=r.status,
+            truncated=ans.get("finish_reason") == "length",
+            question=item.prompt if item is not None else "",
+            answer=ans.get("answer") if isinstance(ans.get("answer"), str) else None,
+            finish_reason=ans.get("finish_reason"),
+            raw=grade.get("raw") if isinstance(grade.get("raw"), str) else None,
+            verdict=grade.get("verdict"),
+            fields={f: grade.get(f) for f in (*kind.record_fields, "propaganda_judged") if f in grade},
+            reason=grade.get("reason") if isinstance(grade.get("reason"), str) else None,
+        )
+        if human is not None and r.item_id in humans:
+            row.human = humans[r.item_id]
+            if r.status == "scored":
+                judged = {
+                    f"{fname} {suffix}".strip(): label
+                    for fname, rated in kind.rating_units(grade).items()
+                    for suffix, label in rated.items()
+                }
+                row.disagree = [
+                    f"{unit}: judge {judged.get(unit)!s}, human {label!s}"
+                    for unit, label in sorted(row.human.items())
+                    if unit in judged and judged[unit] != label
+                ]
+        rows.append(row)
+    counts = {s: sum(1 for r in rows if (r.truncated if s == "truncated" else r.status == s)) for s in STATUSES}
+    view = RunView(
+        graded.run,
+        graded.rubric,
+        rubric.kind,
+        rows,
+        counts,
+        [f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in run.problems],
+        run.partial,
+        relative_path(human, config.root) if human is not None else None,
+    )
+    view.shown = [
+        r
+        for r in rows
+        if (status is None or (r.truncated if status == "truncated" else r.status == status))
+        and (not disagree_only or r.disagree)
+    ]
+    return view
+
+
+# --------------------------------------------------------------------------- answerability
+
+
+@dataclass
+class LedgerRow:
+    item_id: str
+    path: str
+    state: str  # "pass" or the gate's state: missing, corrupt, unsigned, forged, stale, unscored, failed
+    why: str
+    record: dict[str, Any] | None  # the evidence: answer, fact states, score, models
+
+
+def answerability_rows(config: Config, corpus: Corpus) -> tuple[list[LedgerRow], str]:
+    """Every active item's answerability record as the gate judges it, and the gate's mode.
+
+    Raises:
+        LoadError: the gate's rubric does not load.
+    """
+    from propeval.gates import answerability as gate
+    from propeval.gates import engine
+    from propeval.gates.ledger import read_record
+    from propeval.gates.settings import load_gate_settings
+
+    gs = load_gate_settings(config)
+    rubric = engine.load_rubric(config, gs.rubric)
+    out: list[LedgerRow] = []
+    for item in sorted(corpus.active_items(), key=lambda i: i.id):
+        claim = corpus.claim_of(item)
+        path = gate.ledger_path(config, gs, item.id)
+        rel = relative_path(path, config.root)
+        if claim is None:
+            out.append(LedgerRow(item.id, rel, "missing", f"its claim {item.claim_id!r} is missing", None))
+            continue
+        binding = gate.current_binding(config, gs, item, claim, rubric.hash)
+        loaded = read_record(path, root=config.root, kind=gate.KIND, subject=item.id)
+        found = gate.verdict(gs, item, claim, rubric, loaded, binding)
+        record = loaded.record if isinstance(loaded.record, dict) else None
+        if found is None:
+            score = (record or {}).get("result", {}).get("fact_score")
+            out.append(LedgerRow(item.id, rel, "pass", f"fact score {score} >= {gs.min_fact_score}", record))
+        else:
+            out.append(LedgerRow(item.id, rel, found[0], found[1], record))
+    return out, gs.mode(gate.KIND)
+
