@@ -176,6 +176,7 @@ class LedgerRow:
     state: str  # "pass" or the gate's state: missing, corrupt, unsigned, forged, stale, unscored, failed
     why: str
     record: dict[str, Any] | None  # the evidence: answer, fact states, score, models
+    content: str = ""  # for a record no listed key signed: what its content would give once signed
 
 
 def answerability_rows(config: Config, corpus: Corpus) -> tuple[list[LedgerRow], str]:
@@ -207,6 +208,30 @@ def answerability_rows(config: Config, corpus: Corpus) -> tuple[list[LedgerRow],
             score = (record or {}).get("result", {}).get("fact_score")
             out.append(LedgerRow(item.id, rel, "pass", f"fact score {score} >= {gs.min_fact_score}", record))
         else:
-            out.append(LedgerRow(item.id, rel, found[0], found[1], record))
+            row = LedgerRow(item.id, rel, found[0], found[1], record)
+            if record is not None and found[2] in ("ledger-unsigned", "ledger-signer"):
+                row.content = _content(gs, item, claim, rubric, record, binding)
+            out.append(row)
     return out, gs.mode(gate.KIND)
+
+
+def _content(gs: Any, item: Any, claim: Any, rubric: Any, record: dict[str, Any], binding: dict[str, Any]) -> str:
+    """What an unsigned record says, checked as the gate checks a signed one: fresh, derivable,
+    scored and passing, or which of them it is not."""
+    from propeval.gates import verify
+    from propeval.gates.ledger import stale_reasons
+
+    reasons = stale_reasons(record.get("binding") or {}, binding)
+    if reasons:
+        return "stale: " + "; ".join(reasons)
+    derived = verify.answerability(rubric, item, claim, record)
+    if derived:
+        return "does not follow: " + "; ".join(f.message for f in derived)
+    result = record.get("result") or {}
+    score = result.get("fact_score")
+    if result.get("status") != "scored" or not isinstance(score, int) or isinstance(score, bool):
+        return f"unscored: {result.get('reason') or result.get('status')}"
+    if score < gs.min_fact_score:
+        return f"fails: fact score {score} is below {gs.min_fact_score}"
+    return f"passes: fact score {score} >= {gs.min_fact_score}"
 
