@@ -118,3 +118,4 @@ def command(
             click.echo("no browser could be opened here: open the URL above", err=True)
 
     run(app, bound, on_start=started)
+    click.echo("propeval review: stopped")

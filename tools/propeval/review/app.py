@@ -73,17 +73,17 @@ def build_app(
     env = _env()
     state = ReviewApp(workspace, dedup or DedupRunner(workspace.config), token)
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(request: Request, name: str, http_status: int = 200, **context: Any) -> HTMLResponse:
         session = request.session
         context.update(
             csrf=security.csrf_token(session),
             rater=session.get("rater") or "",
             nav=name.split(".")[0],
         )
-        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
+        return HTMLResponse(env.get_template(name).render(**context), status_code=http_status)
 
     def error(request: Request, status: int, message: str) -> HTMLResponse:
-        return page(request, "error.html.j2", status=status, message=message)
+        return page(request, "error.html.j2", http_status=status, message=message)
 
     async def form_of(request: Request) -> dict[str, str] | Response:
         if int(request.headers.get("content-length") or 0) > MAX_BODY:
@@ -447,5 +447,12 @@ def build_app(
         ),
         Middleware(security.Guard, token=token),
     ]
-    return Starlette(routes=routes, middleware=middleware)
+    async def bug(request: Request, exc: Exception) -> Response:
+        """An unexpected exception is a bug: its traceback goes to a file, the page says where."""
+        from propeval import crash
+
+        line = crash.bug_line(exc, crash.write_report(exc))
+        return PlainTextResponse(line + "\n", status_code=500)
+
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={Exception: bug})
 

@@ -64,8 +64,22 @@ def bind(host: str, port: int, *, allow_remote: bool) -> Bound:
     return Bound(sock, host, sock.getsockname()[1], token, remote)
 
 
+class _OneLine:
+    """uvicorn logs a request's exception with its traceback; the app's handler has written that to a
+    crash report and named it on the page, so the terminal gets one line."""
+
+    def filter(self, record: Any) -> bool:
+        if record.exc_info:
+            record.msg = "propeval review: a request hit a bug; the page names the file with its traceback"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def run(app: Any, bound: Bound, *, on_start: Callable[[], None] | None = None) -> None:
-    """Serve ``app`` on the bound socket until interrupted (uvicorn's own Ctrl-C handling)."""
+    """Serve ``app`` on the bound socket until Ctrl-C (or SIGTERM): uvicorn finishes the requests in
+    flight, then this returns (a stop is the normal end of a server, not a failure)."""
     import uvicorn
 
     config = uvicorn.Config(
@@ -76,7 +90,13 @@ def run(app: Any, bound: Bound, *, on_start: Callable[[], None] | None = None) -
         timeout_graceful_shutdown=3,
         server_header=False,
     )
+    import logging
+
+    logging.getLogger("uvicorn.error").addFilter(_OneLine())
     server = uvicorn.Server(config)
     if on_start is not None:
         on_start()
-    server.run(sockets=[bound.sock])
+    try:
+        server.run(sockets=[bound.sock])
+    except KeyboardInterrupt:  # uvicorn raises the signal again once it has shut down
+        pass
