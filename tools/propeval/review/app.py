@@ -12,6 +12,7 @@ script with ``textContent`` (never ``innerHTML``).
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ def _env() -> Any:
     )
     env.filters["qs"] = lambda d: urlencode({k: v for k, v in d.items() if v not in (None, "")})
     env.filters["url"] = lambda s: quote(str(s), safe="")
+    env.filters["pretty"] = lambda v: json.dumps(v, ensure_ascii=False, indent=1)  # text, escaped on output
     env.filters["num"] = lambda v: "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
     return env
 
