@@ -199,7 +199,7 @@ def review_command(root: Path, *args: str, env: dict[str, str] | None = None) ->
         served.close_clients()
         proc.send_signal(signal.SIGINT)
         try:
-            out, err = proc.communicate(timeout=15)
+            _, err = proc.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             raise

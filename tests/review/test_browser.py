@@ -156,7 +156,9 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
         # retire one: the reworded Hong Kong question
         review_pair(page, served.base, "i0003", "i0004")
         assert page.locator(".diff mark").count() >= 2  # "June" / "the summer of"
-        page.fill("form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003")
+        page.fill(
+            "form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003"
+        )
         page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
         page.wait_for_selector("#result-output")
         assert page.text_content("#result-output").splitlines()[-1] == "retired i0004 (questions/c0004/i0004.yaml)"

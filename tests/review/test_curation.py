@@ -78,7 +78,10 @@ def test_move_as_translation_keeps_the_id_and_checks(two_claims: Any) -> None:
     [
         (["i0003", "--to-claim", "c0001", "--translation-of", "i0001"], "[translation] i0003 and i0001 are both in en"),
         (["i0002", "--to-claim", "c0001", "--translation-of", "i0009"], "[translation] --translation-of i0009 is not"),
-        (["i0003", "--to-claim", "c0001"], "[groups-conflict] claim c0001 already has i0001 in en, neutral, named_fact"),
+        (
+            ["i0003", "--to-claim", "c0001"],
+            "[groups-conflict] claim c0001 already has i0001 in en, neutral, named_fact",
+        ),
         (["i0002", "--to-claim", "c0002"], "i0002 is in claim c0002 already"),
         (["i0002", "--to-claim", "c0009"], "no claim 'c0009'"),
     ],
@@ -99,7 +102,6 @@ def test_move_refuses_another_framing_and_stranded_translations(two_claims: Any)
     two_claims.item("i0004", "c0002", language="de", prompt='"Eine Frage?"', translation_of="i0002")
     res = run("move", "i0002", "--to-claim", "c0001", "--translation-of", "i0001")
     assert "[groups-translation-claim] i0004 in claim c0002 is a translation of i0002" in res.output
-
 
 
 @pytest.mark.slow

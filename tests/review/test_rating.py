@@ -160,7 +160,7 @@ def test_two_raters_at_once_write_their_own_files(sheet: Path) -> None:
             try:
                 for n in range(1, 7):
                     raters[name].save("sheet", n, {**facts(state, state, state, state), "propaganda": 0})
-            except BaseException as e:  # noqa: BLE001 (re-raised in the test's thread)
+            except BaseException as e:  # reported by the test's own thread
                 errors.append(e)
 
         threads = [threading.Thread(target=label, args=a) for a in (("alice", "stated"), ("bob", "missed"))]
@@ -265,7 +265,10 @@ def test_a_sheet_without_answers_or_facts_is_refused_at_start(rcorpus: Any) -> N
     )
     write_jsonl(root / "s.jsonl", [{"row": "r001", "prompt": "q", "answer": "a", "fact_score": None}])
     res = CliRunner().invoke(cli, ["review", "--sheet", "s.jsonl", "--no-browser"], catch_exceptions=False)
-    assert res.exit_code == 1 and "has no facts, and rating fact_score needs them; make the sheet with --show facts" in res.output
+    assert (
+        res.exit_code == 1
+        and "has no facts, and rating fact_score needs them; make the sheet with --show facts" in res.output
+    )
     write_jsonl(root / "s.jsonl", [{"row": "r001", "prompt": "q", "answer": "a", "colour": None}])
     res = CliRunner().invoke(cli, ["review", "--sheet", "s.jsonl", "--no-browser"], catch_exceptions=False)
     assert res.exit_code == 2 and "its blank fields (colour) are none that a rubric labels" in res.output

@@ -71,7 +71,9 @@ def _one_item(config: Config, corpus: Corpus, item_id: str, option: str) -> Item
         raise UsageError(f"no item {item_id!r} under {config.questions_dir}/; give an item id such as i0001")
     if len(found) > 1:
         paths = ", ".join(sorted(i.doc.relpath for i in found))
-        raise UsageError(f"{len(found)} files have the id {item_id!r} ({paths}); renumber one first (propeval renumber)")
+        raise UsageError(
+            f"{len(found)} files have the id {item_id!r} ({paths}); renumber one first (propeval renumber)"
+        )
     return found[0]
 
 

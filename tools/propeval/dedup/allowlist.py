@@ -301,9 +301,7 @@ def _yaml() -> Any:
     return yaml
 
 
-def allow_messages(
-    config: Config, path: Path, entry: AllowEntry, replaced: bool, key: SigningKey | None
-) -> list[str]:
+def allow_messages(config: Config, path: Path, entry: AllowEntry, replaced: bool, key: SigningKey | None) -> list[str]:
     """What `propeval dedup allow` says about the entry :func:`add_allow_entry` wrote (the review app
     shows the same lines): where it went, and whether it counts yet."""
     rel = path.relative_to(config.root).as_posix()

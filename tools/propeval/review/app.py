@@ -69,7 +69,12 @@ def _env() -> Any:
 
 
 def build_app(
-    workspace: Workspace, *, token: str, port: int, allowed_hosts: list[str] | None = None, dedup: DedupRunner | None = None
+    workspace: Workspace,
+    *,
+    token: str,
+    port: int,
+    allowed_hosts: list[str] | None = None,
+    dedup: DedupRunner | None = None,
 ) -> Starlette:
     """The ASGI app. ``allowed_hosts`` (default: the loopback names) are the Host headers served."""
     env = _env()
@@ -275,7 +280,7 @@ def build_app(
 
     # ------------------------------------------------------------------ dedup
 
-    def dedup(request: Request) -> Response:
+    def dedup_queue(request: Request) -> Response:
         state.dedup.ensure()
         return page(request, "dedup.html.j2", run=state.dedup.status)
 
@@ -426,7 +431,7 @@ def build_app(
         Route("/rate/{source}/files", rate_files),
         Route("/rate/{source}/{n:int}", rate_unit),
         Route("/rate/{source}/{n:int}/label", rate_save, methods=["POST"]),
-        Route("/dedup", dedup),
+        Route("/dedup", dedup_queue),
         Route("/dedup/status", dedup_status),
         Route("/dedup/rerun", dedup_rerun, methods=["POST"]),
         Route("/dedup/pair", dedup_pair),
@@ -449,6 +454,7 @@ def build_app(
         ),
         Middleware(security.Guard, token=token),
     ]
+
     async def bug(request: Request, exc: Exception) -> Response:
         """An unexpected exception is a bug: its traceback goes to a file, the page says where."""
         from propeval import crash
@@ -457,4 +463,3 @@ def build_app(
         return PlainTextResponse(line + "\n", status_code=500)
 
     return Starlette(routes=routes, middleware=middleware, exception_handlers={Exception: bug})
-

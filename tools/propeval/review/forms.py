@@ -107,7 +107,9 @@ class Form:
     def needs_facts(self) -> bool:
         return False
 
-    def outcome(self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str) -> Outcome:
+    def outcome(
+        self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str
+    ) -> Outcome:
         raise NotImplementedError
 
     def values_of(self, fields: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -135,7 +137,9 @@ class FactsForm(Form):
             out.append(Step("propaganda", "propaganda", _choices(self.rubric.labels.get("propaganda", [0, 1, 2]))))
         return out
 
-    def outcome(self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str) -> Outcome:
+    def outcome(
+        self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str
+    ) -> Outcome:
         from propeval.judge.kinds.facts import rules
 
         steps = self.steps(facts)
@@ -191,7 +195,9 @@ class AuditForm(Form):
             if f in self.fields
         ]
 
-    def outcome(self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str) -> Outcome:
+    def outcome(
+        self, values: dict[str, Any], quote: str | None, facts: Sequence[tuple[str, str]], answer: str
+    ) -> Outcome:
         from propeval.judge.kinds.audit import FIELDS, rules
 
         if any(f not in values for f in self.fields):

@@ -131,10 +131,8 @@ def load_source(
     first = rows[0][1]
     kind = kind or ("sheet" if "row" in first else "cases")
     id_field = "row" if kind == "sheet" else "id"
-    if kind == "sheet":
-        fields = [k for k in first if k not in SHOWN and k != "row"]
-    else:
-        fields = []
+    # a sheet's labels are its blank fields; a gold case is labelled with all the rubric's fields
+    fields = [k for k in first if k not in SHOWN and k != "row"]
     form = form_for(rubric, fields)
     if kind == "cases":
         form = form_for(rubric, form.labelled)
@@ -151,8 +149,7 @@ def load_source(
     for line, row in rows:
         key = row.get(id_field)
         if not isinstance(key, str) or not key:
-            raise _fail(rel, line, f"line has no {id_field!r} string; every {kind[:-1] if kind == 'cases' else kind} "
-                        f"line needs one")  # fmt: skip
+            raise _fail(rel, line, f"line has no {id_field!r} string; every line needs one")
         if key in index:
             raise _fail(rel, line, f"{id_field} {key!r} is given twice; keep one line")
         answer = row.get("answer")
@@ -174,10 +171,8 @@ def load_source(
             )
         markers = _pairs(row.get("frame_markers"), ("language", "text"), rel, line, "frame_markers")
         language = row.get("language")
-        if kind == "sheet":
-            base = {**row, **dict.fromkeys(form.fields)}
-        else:
-            base = {"id": key, **dict.fromkeys(form.fields)}
+        base: dict[str, Any] = {**row} if kind == "sheet" else {"id": key}
+        base.update(dict.fromkeys(form.fields))
         index[key] = len(units)
         units.append(
             RatingUnit(

@@ -234,4 +234,3 @@ def _content(gs: Any, item: Any, claim: Any, rubric: Any, record: dict[str, Any]
     if score < gs.min_fact_score:
         return f"fails: fact score {score} is below {gs.min_fact_score}"
     return f"passes: fact score {score} >= {gs.min_fact_score}"
-

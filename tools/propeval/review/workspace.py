@@ -160,7 +160,16 @@ class Workspace:
                 self.source(entry.slug)
 
     def sources(self) -> list[SourceEntry]:
-        """The sheets named on the command line, then each rubric's gold cases and candidates."""
+        """The sheets named on the command line, then each rubric's gold cases and candidates (read
+        again when a sheet or the rubrics folder changed)."""
+        stamp = (tuple(_file_stamp(p) for p in self.sheets), _tree_stamp(self.rubrics_dir()))
+        with self._lock:
+            hit = self._cache.get("sources")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache["sources"] = _Cached(stamp, self._sources())
+            return list(hit.value)  # type: ignore[call-overload]
+
+    def _sources(self) -> list[SourceEntry]:
         out: list[SourceEntry] = []
         taken: set[str] = set()
 
