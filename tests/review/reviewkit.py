@@ -173,11 +173,14 @@ def serving(workspace: Any, **kw: Any) -> Iterator[Served]:
 
 
 @contextmanager
-def review_command(root: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
+def review_command(
+    root: Path, *args: str, env: dict[str, str] | None = None, open_browser: bool = False
+) -> Iterator[Served]:
     """``python -m propeval review --no-browser --port 0 ARGS`` in ``root``, until the block ends
-    (then Ctrl-C, and the command must exit 0)."""
+    (then Ctrl-C, and the command must exit 0); ``open_browser`` leaves out ``--no-browser``."""
+    flags = [] if open_browser else ["--no-browser"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0", *args],
+        [sys.executable, "-m", "propeval", "review", *flags, "--port", "0", *args],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -272,3 +272,20 @@ def test_a_sheet_without_answers_or_facts_is_refused_at_start(rcorpus: Any) -> N
     write_jsonl(root / "s.jsonl", [{"row": "r001", "prompt": "q", "answer": "a", "colour": None}])
     res = CliRunner().invoke(cli, ["review", "--sheet", "s.jsonl", "--no-browser"], catch_exceptions=False)
     assert res.exit_code == 2 and "its blank fields (colour) are none that a rubric labels" in res.output
+
+
+def test_a_rubric_s_gold_candidates_are_offered_with_its_gold_set(rcorpus: Any) -> None:
+    root = rcorpus.root
+    gold = read_jsonl(root / "rubrics/facts-v1/gold.jsonl")[:2]
+    write_jsonl(root / "rubrics/facts-v1/gold-candidates.jsonl", [{k: v for k, v in c.items() if k != "label"}
+                                                                   for c in gold])  # fmt: skip
+    with serving(workspace(root)) as served:
+        alice = Rater(served, "alice")
+        home = alice.client.get("/").text
+        assert "facts-v1: gold candidates (gold-candidates.jsonl)" in home and "0 of 2" in home
+        got = alice.save("facts-v1-gold-candidates", 1, {**facts("stated", "stated"), "propaganda": 0})
+        assert got["labelled"] and got["progress"] == [1, 2]
+    assert read_jsonl(root / "labels/facts-v1-gold-candidates/alice.jsonl")[0] == {
+        "id": gold[0]["id"], "fact_states": {"f1": "stated", "f2": "stated"}, "fact_score": 5,
+        "propaganda": 0, "frame_adopted": None,
+    }  # fmt: skip

@@ -4,6 +4,7 @@ session's CSRF token, escaped text and the page headers; and `review` refuses a 
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +120,16 @@ def test_the_command_serves_and_stops_on_ctrl_c(rcorpus: Any) -> None:
         client = signed_in(served)
         page = client.get("/").text
         assert "facts-v1: gold set (gold.jsonl)" in page and "audit-v1: gold set (gold.jsonl)" in page
+
+
+@pytest.mark.slow
+def test_the_command_opens_the_browser_at_the_url_it_prints(rcorpus: Any, tmp_path: Path) -> None:
+    """webbrowser runs $BROWSER with the URL: here a command that writes it to a file."""
+    opened = tmp_path / "opened.txt"
+    env = {"BROWSER": f"sh -c 'echo \"$0\" > {opened}' %s", "DISPLAY": ""}
+    with review_command(rcorpus.root, env=env, open_browser=True) as served:
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.05)
+        assert opened.read_text().strip() == served.url
