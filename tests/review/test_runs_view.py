@@ -64,3 +64,19 @@ def test_ledger_says_why_each_item_passes_or_fails(rcorpus: Any) -> None:
         assert 'id="ledger-i0001"' in page and "corrupt" in page
         only = client.get("/ledger?state=missing").text
         assert 'id="ledger-i0001"' not in only and 'id="ledger-i0006"' in only
+
+
+def test_judge_gate_view_shows_where_the_judge_disagreed_with_people(rcorpus: Any) -> None:
+    root = rcorpus.root
+    shutil.copytree(REPO / "ledger" / "judge", root / "ledger" / "judge")
+    ws = Workspace(load_config(root), labels=root / "labels")
+    with serving(ws) as served:
+        client = signed_in(served)
+        page = client.get("/ledger/judge").text
+        assert 'id="judge-facts-v1"' in page and 'id="judge-audit-v1"' in page
+        assert "record: unsigned: not checked" in page
+        case = page.split('id="case-facts-v1-g001"', 1)[1].split("</details>", 1)[0]
+        assert "fact_state f2: judge missed, human stated" in case
+        assert "Soldiers opened fire on unarmed protesters" in case
+        only = client.get("/ledger/judge?disagree=1").text
+        assert only.count("<details") < page.count("<details")

@@ -424,6 +424,16 @@ def build_app(
         shown = [r for r in rows if state_filter is None or r.state == state_filter]
         return page(request, "ledger.html.j2", rows=shown, counts=counts, mode=mode, state_filter=state_filter)
 
+    def ledger_judge(request: Request) -> Response:
+        from propeval.review.runs_view import judge_views
+
+        try:
+            views = judge_views(workspace.config)
+        except PropevalError as e:
+            return error(request, 422, str(e))
+        only = request.query_params.get("disagree") == "1"
+        return page(request, "judge.html.j2", views=views, only=only)
+
     routes = [
         Route("/", home),
         Route("/rater", set_rater, methods=["POST"]),
@@ -440,6 +450,7 @@ def build_app(
         Route("/runs", runs_list),
         Route("/runs/{run}/{rubric}", run_page),
         Route("/ledger", ledger),
+        Route("/ledger/judge", ledger_judge),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     middleware = [

@@ -234,3 +234,94 @@ def _content(gs: Any, item: Any, claim: Any, rubric: Any, record: dict[str, Any]
     if score < gs.min_fact_score:
         return f"fails: fact score {score} is below {gs.min_fact_score}"
     return f"passes: fact score {score} >= {gs.min_fact_score}"
+
+
+# --------------------------------------------------------------------------- the judge gate
+
+
+@dataclass
+class JudgeCase:
+    id: str
+    question: str
+    answer: str
+    status: str
+    human: dict[str, Any]  # unit -> label, as agree judges compares them
+    judge: dict[str, Any]
+    raw: str | None
+    reason: str | None
+    disagree: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JudgeView:
+    rubric: str
+    path: str
+    state: str  # "signed", or why the gate would not count the record
+    stats: list[str]
+    cases: list[JudgeCase]
+    error: str = ""
+
+
+def judge_views(config: Config) -> list[JudgeView]:
+    """Each rubric's judge-agreement record (``ledger/judge/<rubric>.json``), read as the judge gate
+    reads it: every gold case's human and judge labels side by side, and where they differ."""
+    from propeval.gates import judge_gate
+    from propeval.gates.settings import load_gate_settings
+    from propeval.judge.rubric import rubric_names
+    from propeval.judge.settings import load_settings
+
+    gs = load_gate_settings(config)
+    out: list[JudgeView] = []
+    for name in rubric_names(config.root / load_settings(config).rubrics_dir):
+        reading = judge_gate.read(config, gs, name)
+        view = JudgeView(name, reading.loaded.relpath, "signed", [], [])
+        if reading.load_error is not None:
+            p = reading.load_error
+            view.error = f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}"
+        if reading.loaded.problem is not None:
+            view.state = f"corrupt: {reading.loaded.problem.message}"
+        elif reading.loaded.record is None:
+            view.state = f"missing: run propeval gate judge --rubric {name} --online"
+        elif reading.signature is not None:
+            view.state = reading.signature.message
+        elif reading.stale:
+            view.state = "stale: " + "; ".join(reading.stale)
+        view.stats = [
+            f"{s.name}: {'undefined' if s.value is None else f'{s.value:.3f}'} (n={s.n})" for s in reading.stats()
+        ]
+        gold = {str(c.get("id")): c for c in reading.gold}
+        kind = reading.rubric.spec if reading.rubric is not None else None
+        for case in reading.cases or []:
+            cid = str(case.get("id"))
+            g = gold.get(cid, {})
+            human = _units(kind, case.get("human"))
+            judged = _units(kind, case.get("judge"))
+            row = JudgeCase(
+                cid,
+                str(g.get("question", "")),
+                str(g.get("answer", "")),
+                str(case.get("status")),
+                human,
+                judged,
+                case.get("raw") if isinstance(case.get("raw"), str) else None,
+                case.get("reason") if isinstance(case.get("reason"), str) else None,
+            )
+            row.disagree = [
+                f"{unit}: judge {judged.get(unit)!s}, human {label!s}"
+                for unit, label in sorted(human.items())
+                if unit in judged and judged[unit] != label
+            ]
+            view.cases.append(row)
+        out.append(view)
+    return out
+
+
+def _units(kind: Any, labels: Any) -> dict[str, Any]:
+    if kind is None or not isinstance(labels, dict):
+        return {}
+    return {
+        f"{fname} {suffix}".strip(): label
+        for fname, rated in kind.rating_units(labels).items()
+        for suffix, label in rated.items()
+        if label is not None
+    }
