@@ -2,8 +2,10 @@
 
 * exact: equal normalised-text hashes;
 * semantic: faiss k nearest neighbours of each text among other claims' texts of its kind, in each
-  language (:class:`SemanticSpace`), scored by cosine (a second model's for languages the first
-  does not know);
+  language (:class:`SemanticSpace`), scored by the margin (or the bare cosine) of the model that
+  scores the pair (a second model's for languages the first does not know), and decided by
+  :meth:`SemanticSpace.decide`: at or above the language pair's threshold, and no differing numbers
+  or names (:func:`propeval.dedup.explain.conflict`);
 * lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours.
 
 Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
@@ -42,15 +44,27 @@ def _by_claim(units: Sequence[Unit]) -> dict[tuple[str, str], list[int]]:
     return out
 
 
-def exact_pairs(units: Sequence[Unit], focus: set[int] | None) -> Iterable[PairIndex]:
+def exact_groups(units: Sequence[Unit], focus: set[int] | None) -> list[list[int]]:
+    """Groups of units of one kind whose normalised texts are identical, spanning two or more
+    claims (with a ``focus``: those that hold a changed text), each in the run's order.
+
+    A group is one finding however large: an import of 4,000 rows that repeat one fact is one group,
+    not 8 million pairs, so memory and output grow with the number of texts, not its square."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, u in enumerate(units):
         groups[(u.kind, u.key)].append(i)
+    out = []
     for members in groups.values():
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:
-                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
-                    yield (i, j)
+        if len(members) < 2 or len({units[i].claim_id for i in members}) < 2:
+            continue
+        if focus is None or any(i in focus for i in members):
+            out.append(members)
+    return out
+
+
+def group_of(groups: Sequence[Sequence[int]]) -> dict[int, int]:
+    """Unit index -> the index of its exact group in ``groups``."""
+    return {i: g for g, members in enumerate(groups) for i in members}
 
 
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
@@ -79,6 +93,23 @@ def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> di
 
 
 @dataclass
+class Decision:
+    """What the semantic pass made of a candidate pair: its score, the cosine and neighbourhood means
+    it came from, the threshold it met or missed, and the evidence that vetoed it ("" if none)."""
+
+    score: float
+    cosine: float
+    means: tuple[float, float]  # each text's mean cosine to its nearest in the other's language
+    threshold: float
+    source: str
+    veto: str = ""
+
+    @property
+    def flagged(self) -> bool:
+        return self.score >= self.threshold - 1e-6 and not self.veto
+
+
+@dataclass
 class SemanticSpace:
     """The units the semantic pass embeds (all facts; items in the model's languages), their vectors
     once embedded, and what the neighbour search found.
@@ -86,12 +117,18 @@ class SemanticSpace:
     ``rows[n]`` is the index into the run's units of row ``n``; ``knn_rank`` maps (query row,
     neighbour row) to the neighbour's 1-based rank among the query's other-claim neighbours.
 
+    A text's *neighbours in a language* are the nearest texts of that language of its kind and of
+    other claims (and, with ``side``, of the other side: ``overlap`` matches corpus items against
+    external texts only). Its *mean* there is the mean cosine of the ``margin_k`` nearest; with
+    ``score = "margin"`` a pair scores ``cos - w * (mean_a + mean_b) / 2``, each text's mean taken in
+    the other's language (w: :data:`propeval.settings.dedup.MARGIN_WEIGHT_CROSS` or ``_SAME``).
+
     With a ``rescorer`` (the ``use`` backend), a pair in which a text's language is not one the
     model knows (``known_languages``: USE multilingual v3 was not trained on Ukrainian) is scored by
-    the second model instead (multilingual-e5-small): the first model's neighbours of such a text
-    are its candidates, and only their texts are embedded by the slower second model. So is a pair
-    of items in one language of ``second_same`` (ru, zh: USE cannot tell related questions of one
-    topic from paraphrases there) whose first-model cosine reaches ``second_gate``.
+    the second model instead (multilingual-e5-small). So is a pair of items in one language of
+    ``second_same`` (ru, zh: USE cannot tell related questions of one topic from paraphrases there)
+    whose first-model cosine reaches ``second_gate``. The second model's margins need its own
+    neighbourhoods, so with ``score = "margin"`` it embeds every row once it scores a pair.
     """
 
     units: list[Unit]
@@ -105,12 +142,24 @@ class SemanticSpace:
     second_gate: float = 1.0  # ... when the first model's cosine is at least this
     second_across: frozenset[str] | None = None  # the second model scores items of two of these languages
     second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
+    side: list[int] | None = None  # overlap: 0 corpus row, 1 external row; neighbours are of the other side
+    score_kind: str = "cosine"
+    margin_k: int = 4
+    decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> the pass's decision
+    settings: Settings | None = None
+    _kept: dict[tuple[int, int, str], list[tuple[float, int]]] = field(default_factory=dict)
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
-        return cls([units[i] for i in rows], rows)
+        return cls(
+            [units[i] for i in rows],
+            rows,
+            score_kind=settings.score,
+            margin_k=settings.margin_neighbours,
+            settings=settings,
+        )
 
     def focus_rows(self, focus: set[int] | None) -> list[int]:
         """Rows whose neighbours are searched: every row, or those of changed texts."""
@@ -119,31 +168,87 @@ class SemanticSpace:
     def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
-        return the scores (:meth:`score`) of the pairs at or above their language pair's threshold."""
+        decide each candidate pair (:meth:`decide`) and return the scores of those flagged. Every
+        decision is kept in ``decisions`` (the vetoed ones too)."""
         assert self.vectors is not None, "embed the space before searching it"
-        hits: dict[PairIndex, float] = {}
-        unknown: set[PairIndex] = set()  # (row, row) pairs the second model scores
-        for target, found in self._neighbours(list(queries), settings):
-            for qn, kept in found.items():
-                q_unit = self.units[qn]
-                for rank, (s_, jn) in enumerate(kept, start=1):
+        queries = list(queries)
+        self._search(0, queries, sorted(self.by_language), settings)
+        candidates: set[tuple[int, int]] = set()
+        for qn in queries:
+            for target in self.by_language:
+                for rank, (_, jn) in enumerate(self._kept.get((0, qn, target), [])[: settings.neighbours], start=1):
                     self.knn_rank[(qn, jn)] = rank
                     qi, j = self.rows[qn], self.rows[jn]
-                    pair = (min(qi, j), max(qi, j))
-                    self.neighbour_pairs.add(pair)
-                    if self.second_scores(qn, jn):
-                        if not self.same_language_second(qn, jn) or s_ >= self.second_gate - 1e-6:
-                            unknown.add((min(qn, jn), max(qn, jn)))
-                    elif s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
-                        hits[pair] = s_
-        self.rescore({r for pair in unknown for r in pair})
-        for a, b in unknown:
-            score = self.score(a, b)
-            ua = self.units[a]
-            if score >= settings.pair_limit(lang(ua), lang(self.units[b]), ua.kind)[0] - 1e-6:
-                ia, ib = self.rows[a], self.rows[b]
-                hits[(min(ia, ib), max(ia, ib))] = score
+                    self.neighbour_pairs.add((min(qi, j), max(qi, j)))
+                    candidates.add((min(qn, jn), max(qn, jn)))
+        # A pair the second model scores only when the first model's cosine reaches its gate.
+        candidates = {
+            (a, b)
+            for a, b in candidates
+            if not (self.second_scores(a, b) and self.same_language_second(a, b))
+            or float(self.vectors[a] @ self.vectors[b]) >= self.second_gate - 1e-6
+        }
+        hits: dict[PairIndex, float] = {}
+        for a, b in sorted(candidates):
+            decision = self.decide(a, b, settings)
+            ia, ib = self.rows[a], self.rows[b]
+            pair = (min(ia, ib), max(ia, ib))
+            self.decisions[pair] = decision
+            if decision.flagged:
+                hits[pair] = decision.score
         return hits
+
+    def decide(self, a: int, b: int, settings: Settings) -> Decision:
+        """The semantic pass's decision on rows ``a`` and ``b``, as dedup and overlap both make it:
+        the pair's score (:meth:`scored`) against its language pair's threshold, vetoed when the
+        two texts write different numbers, or (in one language) name different people or places."""
+        from propeval.dedup.explain import conflict
+
+        ua, ub = self.units[a], self.units[b]
+        score, cosine, means = self.scored(a, b)
+        threshold, source = settings.pair_limit(lang(ua), lang(ub), ua.kind)
+        veto = ""
+        if score >= threshold - 1e-6:
+            veto = conflict(ua.text, ub.text, same_language=lang(ua) == lang(ub), language=lang(ua))
+        return Decision(score, cosine, means, threshold, source, veto)
+
+    def scored(self, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
+        """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
+        the pair: the cosine, less the margin's share of the two neighbourhood means."""
+        model = 1 if self.second_scores(a, b) else 0
+        cosine = self._cosine(model, a, b)
+        if self.score_kind != "margin":
+            return cosine, cosine, (0.0, 0.0)
+        from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+
+        la, lb = lang(self.units[a]), lang(self.units[b])
+        means = (self.mean(model, a, lb), self.mean(model, b, la))
+        weight = MARGIN_WEIGHT_SAME if la == lb else MARGIN_WEIGHT_CROSS
+        return cosine - weight * (means[0] + means[1]) / 2, cosine, means
+
+    def mean(self, model: int, row: int, target: str) -> float:
+        """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
+        model 0, the first, or 1, the second); 0.0 when it has none there."""
+        key = (model, row, target)
+        if key not in self._kept:
+            self._search(model, [row], [target], self.settings or Settings())
+        kept = self._kept[key][: self.margin_k]
+        return sum(c for c, _ in kept) / len(kept) if kept else 0.0
+
+    def _cosine(self, model: int, a: int, b: int) -> float:
+        if model == 1:
+            self._embed_second()
+            return float(self.second[a] @ self.second[b])
+        assert self.vectors is not None
+        return float(self.vectors[a] @ self.vectors[b])
+
+    def _embed_second(self, rows: Iterable[int] | None = None) -> None:
+        """Embed rows with the second model (every row when ``rows`` is None, as margins need)."""
+        wanted = range(len(self.units)) if rows is None or self.score_kind == "margin" else rows
+        todo = sorted(set(wanted) - set(self.second))
+        if todo and self.rescorer is not None:
+            vecs = self.rescorer([self.units[r] for r in todo])
+            self.second.update(zip(todo, vecs, strict=True))
 
     def second_scores(self, a: int, b: int) -> bool:
         """Whether the second model scores the pair of rows ``a`` and ``b``: a text's language is
@@ -169,19 +274,22 @@ class SemanticSpace:
 
     def rescore(self, rows: Iterable[int]) -> None:
         """Embed the texts of ``rows`` with the second model (those it has not embedded yet)."""
-        todo = sorted(set(rows) - set(self.second))
-        if todo and self.rescorer is not None:
-            vecs = self.rescorer([self.units[r] for r in todo])
-            self.second.update(zip(todo, vecs, strict=True))
+        self._embed_second(rows)
 
-    def _neighbours(
-        self, queries: list[int], settings: Settings, targets: Iterable[str] | None = None
-    ) -> Iterable[tuple[str, dict[int, list[tuple[float, int]]]]]:
-        """Per target language: each query row's nearest other-claim rows of its kind there, up to
-        ``neighbours`` of them, as (cosine, row), nearest first."""
+    def _matrix(self, model: int) -> np.ndarray:
+        if model == 0:
+            assert self.vectors is not None
+            return self.vectors
+        self._embed_second()
+        return np.stack([self.second[r] for r in range(len(self.units))])
+
+    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: Settings) -> None:
+        """Per target language: each query row's nearest rows of its kind, of other claims (and of
+        the other side), up to max(neighbours, margin_k) of them, as (cosine, row), nearest first,
+        into ``_kept[(model, row, target)]``."""
         from propeval.embed.index import IndexSettings, neighbours
 
-        assert self.vectors is not None
+        vectors = self._matrix(model)
         idx_settings = IndexSettings(
             settings.exact_index_below,
             settings.hnsw_m,
@@ -189,36 +297,53 @@ class SemanticSpace:
             approximate=settings.approximate_index,
             ivf_nprobe=settings.ivf_nprobe,
         )
-        qvecs = self.vectors[queries]
-        for target in sorted(self.by_language if targets is None else targets):
-            rows = self.by_language[target]
-            # Ask for extra neighbours: same-claim ones are dropped afterwards.
-            widest = max(len(v) for v in _by_claim([self.units[r] for r in rows]).values())
-            k = min(len(rows), settings.neighbours + widest)
-            scores, ids = neighbours(self.vectors[rows], qvecs, k, idx_settings)
-            found: dict[int, list[tuple[float, int]]] = {}
-            for row, qn in enumerate(queries):
-                q_unit = self.units[qn]
-                kept: list[tuple[float, int]] = []
-                for s_, local in zip(scores[row], ids[row], strict=True):
-                    if local < 0:
-                        continue
-                    jn = rows[int(local)]
-                    if jn == qn or not comparable(q_unit, self.units[jn]):
-                        continue
-                    kept.append((float(s_), jn))
-                    if len(kept) == settings.neighbours:
-                        break
-                found[qn] = kept
-            yield target, found
+        want = max(settings.neighbours, self.margin_k)
+        side_of = self.side
+        sides: list[int | None] = [None]
+        if side_of is not None:
+            sides = [*sorted({side_of[q] for q in queries})]
+        for target in targets:
+            for side in sides:
+                todo = [
+                    q
+                    for q in queries
+                    if (side_of is None or side_of[q] == side) and (model, q, target) not in self._kept
+                ]
+                if not todo:
+                    continue
+                pool = self._pool(target, side)
+                if not pool:
+                    for q in todo:
+                        self._kept[(model, q, target)] = []
+                    continue
+                # Ask for extra neighbours: same-claim ones are dropped afterwards.
+                widest = max(len(v) for v in _by_claim([self.units[r] for r in pool]).values())
+                k = min(len(pool), want + widest)
+                scores, ids = neighbours(vectors[pool], vectors[todo], k, idx_settings)
+                for row, qn in enumerate(todo):
+                    q_unit = self.units[qn]
+                    kept: list[tuple[float, int]] = []
+                    for s_, local in zip(scores[row], ids[row], strict=True):
+                        if local < 0:
+                            continue
+                        jn = pool[int(local)]
+                        if jn == qn or not comparable(q_unit, self.units[jn]):
+                            continue
+                        kept.append((float(s_), jn))
+                        if len(kept) == want:
+                            break
+                    self._kept[(model, qn, target)] = kept
+
+    def _pool(self, target: str, side: int | None) -> list[int]:
+        """Rows of language ``target`` a row of ``side`` may meet."""
+        rows = self.by_language.get(target, [])
+        if side is None or self.side is None:
+            return rows
+        return [r for r in rows if self.side[r] != side]
 
     def score(self, a: int, b: int) -> float:
-        """The cosine of rows ``a`` and ``b``: the second model's when it scores the pair."""
-        assert self.vectors is not None
-        if self.second_scores(a, b):
-            self.rescore((a, b))
-            return float(self.second[a] @ self.second[b])
-        return float(self.vectors[a] @ self.vectors[b])
+        """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
+        return self.scored(a, b)[0]
 
     @functools.cached_property
     def by_language(self) -> dict[str, list[int]]:
@@ -259,11 +384,13 @@ class SemanticSpace:
 
     def _rank(self, q: int, other: int) -> int:
         """1-based rank of row ``other`` among row ``q``'s neighbours from other claims (same kind) in
-        ``other``'s language."""
+        ``other``'s language (by the first model's cosine)."""
         assert self.vectors is not None
         kind, claim = self.codes
         sims = self.vectors @ self.vectors[q]
         same = np.zeros(len(self.units), dtype=bool)
         same[self.by_language[lang(self.units[other])]] = True
         mask = (kind == kind[q]) & (claim != claim[q]) & same
+        if self.side is not None:
+            mask &= np.array(self.side) != self.side[q]
         return int(np.count_nonzero((sims > sims[other]) & mask)) + 1
