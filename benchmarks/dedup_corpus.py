@@ -337,3 +337,270 @@ def unique_texts(corpora: Iterable[Corpus]) -> list[Text]:
         for t in c.texts:
             seen.setdefault((t.text, t.lang), t)
     return list(seen.values())
+
+
+# --------------------------------------------------------------------------- running propeval on a corpus
+
+
+def corpus_rows(corpora: Iterable[Corpus]) -> list[dict[str, object]]:
+    """The corpora as ``propeval dedup calibrate`` reads them (JSON Lines, one text a line)."""
+    rows = []
+    for c in corpora:
+        for t in c.texts:
+            rows.append(
+                {
+                    "text": t.text,
+                    "language": t.lang,
+                    "meaning": t.meaning,
+                    "near": sorted(t.near),
+                    "corpus": c.name,
+                    "split": c.split,
+                    "source": t.source,
+                }
+            )
+    return rows
+
+
+def dedup_table(tree: Path, cache: Path) -> dict[str, object]:
+    """``[tool.propeval.dedup]`` of a tree's pyproject.toml, with the benchmark's cache and no facts."""
+    import tomllib
+
+    doc = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))
+    table = dict(doc.get("tool", {}).get("propeval", {}).get("dedup", {}))
+    table.update(cache_dir=str(cache), compare_facts=False, allowlist="dedup-allowlist.yaml")
+    return table
+
+
+def write_corpus(root: Path, corpus: Corpus, table: dict[str, object], schema: Path) -> dict[str, Text]:
+    """A real corpus folder: one claim per text, so every text meets every other."""
+    import shutil
+
+    import tomlkit
+
+    q = root / "questions"
+    q.mkdir(parents=True)
+    shutil.copy(schema, root / "schema.json")
+    doc = tomlkit.document()
+    tool = tomlkit.table(is_super_table=True)
+    prop = tomlkit.table()
+    prop["questions_dir"] = "questions"
+    prop["dedup"] = table
+    tool["propeval"] = prop
+    doc["tool"] = tool
+    (root / "pyproject.toml").write_text(tomlkit.dumps(doc), encoding="utf-8")
+    by_id: dict[str, Text] = {}
+    for n, t in enumerate(corpus.texts, start=1):
+        cid, iid = f"c{n:05d}", f"i{n:05d}"
+        folder = q / cid
+        folder.mkdir()
+        (folder / "claim.yaml").write_text(
+            f"id: {cid}\nkind: censorship\ntitle: t\nfacts:\n  - id: f1\n    text: fact {cid} a\n"
+            f"  - id: f2\n    text: fact {cid} b\nsource_url: https://example.org/{cid}\nanchor: a\n"
+            "categories: [freedom_of_expression]\nofficial_frame_markers: []\n",
+            encoding="utf-8",
+        )
+        (folder / f"{iid}.yaml").write_text(
+            f"id: {iid}\nclaim_id: {cid}\nlanguage: {t.lang}\nframing: neutral\nquestion_type: named_fact\n"
+            f"prompt: {json.dumps(t.text, ensure_ascii=False)}\nstatus: active\n",
+            encoding="utf-8",
+        )
+        by_id[iid] = t
+    return by_id
+
+
+def run_dedup(tools: Path, root: Path) -> dict[str, object]:
+    """``propeval dedup --format json`` of the code under ``tools`` on the corpus at ``root``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(tools), "HF_HUB_OFFLINE": "1", "CI": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "propeval", "--root", str(root), "dedup", "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"propeval dedup ({tools}) failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    data: dict[str, object] = json.loads(proc.stdout)
+    return data
+
+
+@dataclass
+class Score:
+    """Flags of one run on one corpus, against its planted duplicates."""
+
+    planted: dict[str, int] = field(default_factory=dict)  # language pair -> duplicate pairs planted
+    found: dict[str, int] = field(default_factory=dict)  # ... of them flagged
+    false: dict[str, int] = field(default_factory=dict)  # flags of two different meanings
+    uncounted: int = 0  # flags of two meanings too close to call
+    false_questions: int = 0  # false flags between two TruthfulQA questions
+    questions: int = 0  # TruthfulQA questions in the corpus
+    meanings: int = 0  # distinct items
+    texts: int = 0
+    false_examples: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def add(self, other: Score) -> None:
+        for mine, theirs in ((self.planted, other.planted), (self.found, other.found), (self.false, other.false)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        self.uncounted += other.uncounted
+        self.false_questions += other.false_questions
+        self.questions += other.questions
+        self.meanings += other.meanings
+        self.texts += other.texts
+        self.false_examples.extend(other.false_examples)
+
+
+def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -> Score:
+    out = Score(planted=corpus.pairs(), meanings=len({t.meaning for t in corpus.texts}), texts=len(corpus.texts))
+    out.questions = sum(t.source == "truthfulqa" for t in corpus.texts)
+    seen: set[tuple[str, str]] = set()
+    for pair in data["pairs"]:  # type: ignore[attr-defined]
+        ids = [pair["a"]["id"], pair["b"]["id"]]
+        group = pair.get("group") or {}
+        if group and group.get("size", 2) > 2:
+            ids = list(group["ids"])
+        for x, y in itertools.combinations(ids, 2):
+            key = (min(x, y), max(x, y))
+            if key in seen:
+                continue
+            seen.add(key)
+            a, b = by_id[x], by_id[y]
+            lp = lang_pair(a.lang, b.lang)
+            if a.meaning == b.meaning:
+                out.found[lp] = out.found.get(lp, 0) + 1
+            elif b.meaning in a.near or a.meaning in b.near:
+                out.uncounted += 1
+            else:
+                out.false[lp] = out.false.get(lp, 0) + 1
+                out.false_examples.append((lp, a.text, b.text))
+                out.false_questions += a.source == b.source == "truthfulqa"
+    return out
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _ratio(n: int, d: int) -> str:
+    return f"{n / d:.2f}" if d else "  - "
+
+
+def pair_table(split: str, before: Score, after: Score) -> list[str]:
+    pairs = sorted(set(after.planted) | set(after.false) | set(before.false), key=lambda k: (k[:2] != k[3:], k))
+    lines = [
+        f"per language pair, {split} split (all corpora; recall = planted duplicates flagged, precision = flags "
+        "that are planted duplicates; a pair of two meanings too close to call is not counted):",
+        "  pair   planted | before: recall precision  false | after: recall precision  false | positives",
+    ]
+    for k in pairs:
+        planted = after.planted.get(k, 0)
+        cells = []
+        for run in (before, after):
+            found, false = run.found.get(k, 0), run.false.get(k, 0)
+            cells.append(f"{_ratio(found, planted):>6} {_ratio(found, found + false):>9} {false:6d}")
+        weak = "" if planted >= 50 else ("  (none)" if not planted else "  (weak: < 50)")
+        lines.append(f"  {k}  {planted:7d} | {cells[0]} | {cells[1]} |{weak}")
+    return lines
+
+
+def templated_table(split: str, before: Score, after: Score) -> list[str]:
+    lines = [f"templated English, {split} split ({after.questions} TruthfulQA questions, STS-B pairs):"]
+    for name, run in (("before", before), ("after", after)):
+        planted = run.planted.get("en-en", 0)
+        found = run.found.get("en-en", 0)
+        false = sum(run.false.values())
+        lines.append(
+            f"  {name:6}: rewordings found {found}/{planted} = {_ratio(found, planted)}; false flags {false} = "
+            f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items; between questions "
+            f"{run.false_questions} = {100 * run.false_questions / max(run.questions, 1):.2f} per 100 questions"
+        )
+    return lines
+
+
+def main() -> None:
+    import argparse
+    import subprocess
+    import tempfile
+    import time
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="the shared data folder (stsb-multi-mt/, ...)")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "propeval-dedup-corpus")
+    ap.add_argument("--cache", type=Path, default=None, help="embedding cache folder (default: OUT/cache)")
+    ap.add_argument("--before", default="main", help="git ref whose code is the 'before' column (default main)")
+    ap.add_argument("--only", default="", help="comma-separated corpus names to run (default: all)")
+    ap.add_argument("--examples", type=int, default=0, help="print this many false flags per split and run")
+    args = ap.parse_args()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    cache = (args.cache or out / "cache").resolve()
+    texts = load_sources(args.data, ROOT / "questions")
+    corpora = [c for split in ("calibration", "heldout") for c in build_corpora(texts, split)]
+    if args.only:
+        keep = set(args.only.split(","))
+        corpora = [c for c in corpora if c.name in keep]
+    rows = corpus_rows(corpora)
+    (out / "corpus.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    before_tree = out / f"tree-{args.before.replace('/', '_')}"
+    if not before_tree.exists():
+        before_tree.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.before, "tools", "pyproject.toml", "schema.json"],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(before_tree)], input=archive.stdout, check=True)
+    trees = {"before": before_tree, "after": ROOT}
+    scores: dict[tuple[str, str, str], Score] = {}
+    took: dict[str, float] = {"before": 0.0, "after": 0.0}
+    for c in corpora:
+        for name, tree in trees.items():
+            root = out / "corpora" / name / f"{c.split}-{c.name}"
+            if root.exists():
+                import shutil
+
+                shutil.rmtree(root)
+            by_id = write_corpus(root, c, dedup_table(tree, cache), tree / "schema.json")
+            t0 = time.perf_counter()
+            data = run_dedup(tree / "tools", root)
+            took[name] += time.perf_counter() - t0
+            scores[(name, c.split, c.name)] = score_run(c, by_id, data)
+        print(f"  ran {c.split} {c.name} ({len(c.texts)} texts)", flush=True)
+    print()
+    print(f"corpus-level benchmark: {len(rows)} texts, {len(corpora)} corpora; before: {args.before}; after: this tree")
+    print(f"corpora written to {out}/corpora; `propeval dedup calibrate {out}/corpus.jsonl` calibrates from them")
+    print(f"propeval dedup wall time, all corpora: before {took['before']:.0f} s, after {took['after']:.0f} s")
+    for split in ("calibration", "heldout"):
+        total = {name: Score() for name in trees}
+        for (name, sp, _), sc in scores.items():
+            if sp == split:
+                total[name].add(sc)
+        print()
+        print("\n".join(pair_table(split, total["before"], total["after"])))
+        tq = {name: scores.get((name, split, "templated")) for name in trees}
+        if tq["before"] and tq["after"]:
+            print("\n".join(templated_table(split, tq["before"], tq["after"])))
+        print(f"no planted translation, {split} split: flags between the two languages (before -> after), texts")
+        line = []
+        for a, b in itertools.combinations(LANGS, 2):
+            key = (split, f"no-translation-{a}-{b}")
+            if ("after", *key) not in scores:
+                continue
+            fb = scores[("before", *key)].false.get(f"{a}-{b}", 0)
+            fa = scores[("after", *key)].false.get(f"{a}-{b}", 0)
+            line.append(f"{a}-{b} {fb} -> {fa} ({scores[('after', *key)].texts})")
+        print("  " + "; ".join(line))
+        if args.examples:
+            for name in trees:
+                print(f"  false flags, {name} (first {args.examples}):")
+                for lp, x, y in total[name].false_examples[: args.examples]:
+                    print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
+
+
+if __name__ == "__main__":
+    main()

