@@ -533,6 +533,7 @@ def main() -> None:
     ap.add_argument("--before", default="main", help="git ref whose code is the 'before' column (default main)")
     ap.add_argument("--only", default="", help="comma-separated corpus names to run (default: all)")
     ap.add_argument("--examples", type=int, default=0, help="print this many false flags per split and run")
+    # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, text, text)
     args = ap.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -543,9 +544,7 @@ def main() -> None:
         keep = set(args.only.split(","))
         corpora = [c for c in corpora if c.name in keep]
     rows = corpus_rows(corpora)
-    (out / "corpus.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-    )
+    (out / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     before_tree = out / f"tree-{args.before.replace('/', '_')}"
     if not before_tree.exists():
         before_tree.mkdir()
@@ -595,6 +594,12 @@ def main() -> None:
             fa = scores[("after", *key)].false.get(f"{a}-{b}", 0)
             line.append(f"{a}-{b} {fb} -> {fa} ({scores[('after', *key)].texts})")
         print("  " + "; ".join(line))
+        for name in trees:
+            dump = out / f"false-flags-{split}-{name}.tsv"
+            dump.write_text(
+                "".join(f"{lp}\t{x}\t{y}\n".replace("\r", " ") for lp, x, y in sorted(total[name].false_examples)),
+                encoding="utf-8",
+            )
         if args.examples:
             for name in trees:
                 print(f"  false flags, {name} (first {args.examples}):")
