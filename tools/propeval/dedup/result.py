@@ -42,6 +42,9 @@ class Pair:
     cosine: float | None = None  # score = "margin": the cosine the semantic score was made from
     means: tuple[float, float] | None = None  # ... and each text's mean cosine to its nearest in the other's language
     veto: str = ""  # evidence that kept a pair above its threshold from being flagged ("numbers 1991 / 1993")
+    # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
+    # maintainer), and why: the pair is unreviewed, and says so.
+    review_refused: str = ""
 
     def edges(self) -> list[tuple[str, str]]:
         """The pair's links for clusters: a group of identical texts links its first text to each other."""
@@ -49,6 +52,10 @@ class Pair:
             return [(self.a.id, self.b.id)]
         first = self.group[0].id
         return [(first, u.id) for u in self.group[1:]]
+
+    # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
+    # maintainer), and why: the pair is unreviewed, and says so.
+    review_refused: str = ""
 
     @property
     def score(self) -> float:
@@ -99,6 +106,7 @@ class Pair:
             "threshold": None if self.threshold is None else {"value": self.threshold, "source": self.threshold_source},
             "shared_source": self.shared_source or None,
             "reviewed": self.reviewed,
+            "review_refused": self.review_refused or None,
             "review": None
             if self.allowed is None
             else {"reviewer": self.allowed.reviewer, "reason": self.allowed.reason, "date": self.allowed.date},

@@ -16,6 +16,7 @@ from propeval.dedup.allowlist import (
     AllowEntry,
     load_allowlist,
     load_boilerplate_allowlist,
+    load_trust,
     pair_key,
     stale_reviews,
 )
@@ -131,18 +132,27 @@ def find_duplicates(
 
     entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
     result.problems.extend(allow_problems)
+    # An entry is an approval: it counts when it is on the base or a listed maintainer signed it.
+    trust = load_trust(config, settings.allowlist, options.changed_since)
     if "semantic" in options.passes and space.vectors is not None:
         boiler, _ = load_boilerplate_allowlist(config.root / settings.allowlist, config.root)
-        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, {e.fact: e for e in boiler}, focus)
+        counted = {e.fact: e for e in boiler if trust.refusal(e) is None}
+        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, counted, focus)
         result.problems.extend(found)
         result.notes.extend(kept)
-    allow = {pair_key(e.a, e.b): e for e in entries}
+    allow = {pair_key(e.a, e.b): e for e in entries if trust.refusal(e) is None}
+    refused: dict[tuple[str, str], tuple[AllowEntry | None, str]] = {
+        pair_key(e.a, e.b): (e, str(trust.refusal(e))) for e in entries if trust.refusal(e) is not None
+    }
     for (i, j), scores in flagged.items():
         flag = _explain(units, i, j, scores, space, lexical, allow, options.passes, settings)
         members = representative.get((i, j))
         if members is not None:
             flag.group = [units[k] for k in members]
             flag.allowed = _group_review(flag.group, allow)
+        entry, why = refused.get(flag.ids, (None, ""))
+        if entry is not None and entry.a_hash == flag.a.hash and entry.b_hash == flag.b.hash:
+            flag.review_refused = f"its entry in {settings.allowlist}:{entry.line} does not count: {why}"
         result.pairs.append(flag)
     result.pairs.sort(key=lambda p: (-p.score, p.a.id, p.b.id))
     for (i, j), veto in vetoed.items():
@@ -153,7 +163,8 @@ def find_duplicates(
         result.vetoed.append(held)
     result.vetoed.sort(key=lambda p: (-(p.semantic or 0.0), p.a.id, p.b.id))
     result.uncalibrated = _uncalibrated(result, settings)
-    result.problems.extend(stale_reviews(allow, units, focus, settings.allowlist))
+    every = {**{k: e for k, (e, _) in refused.items() if e is not None}, **allow}
+    result.problems.extend(stale_reviews(every, units, focus, settings.allowlist))
 
     for name in PASSES:
         result.counts[name] = sum(name in p.scores for p in result.pairs)
