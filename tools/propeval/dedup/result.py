@@ -53,10 +53,6 @@ class Pair:
         first = self.group[0].id
         return [(first, u.id) for u in self.group[1:]]
 
-    # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
-    # maintainer), and why: the pair is unreviewed, and says so.
-    review_refused: str = ""
-
     @property
     def score(self) -> float:
         """The highest score among the passes that flagged it (the report's sort key)."""
