@@ -97,7 +97,9 @@ def find_duplicates(
     space.via_translations = True
     queries = space.focus_rows(focus)
     _languages(units, space, settings, result)
-    if ("semantic" in options.passes or "lexical" in options.passes) and queries:
+    # Only the semantic pass needs vectors: a lexical pass alone scores the pairs that share a rare
+    # word bigram, and embeds nothing (#40: `import --pass lexical` embedded every new text).
+    if "semantic" in options.passes and queries:
         space.vectors = embed_units(
             space.units,
             settings,
@@ -117,6 +119,7 @@ def find_duplicates(
     lexical: dict[PairIndex, float] = {}
     vetoed: dict[PairIndex, str] = {}
     if "lexical" in options.passes:
+        # with the semantic pass, its neighbours are lexical candidates too
         candidates = bigram_candidates(units, focus, settings.max_bigram_df) | space.neighbour_pairs
         lexical = lexical_scores(units, candidates)
         for pair, score in lexical.items():

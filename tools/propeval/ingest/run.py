@@ -591,7 +591,10 @@ def _validate(
                     duplicates.append(p)
                 elif set(pair.scores) & set(validation.dedup_passes):
                     found.append(p)
-        result.notes.append(f"dedup ({', '.join(passes)}) compared {dd.units} text(s) of the corpus with the import")
+        embedded = f"; {dd.encoded} embedded now, the rest from the cache" if "semantic" in passes else ""
+        result.notes.append(
+            f"dedup ({', '.join(passes)}) compared {dd.units} text(s) of the corpus with the import{embedded}"
+        )
     else:
         result.notes.append("dedup not run (--no-dedup --allow-duplicates)")
     if duplicates:
