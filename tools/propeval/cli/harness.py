@@ -54,7 +54,7 @@ def command(
 
     \b
     Examples:
-      inspect eval "$(propeval harness inspect)@facts" -T source=dist/release \\
+      inspect eval propeval/facts -T source=dist/release \\
           --model openai-api/local/MODEL --model-role grader=openai-api/local/JUDGE   # LOCAL_BASE_URL
       lm_eval --include_path "$(propeval harness lm-eval)" --tasks propeval_facts \\
           --metadata '{"source": "dist/release"}' --apply_chat_template \\

@@ -22,8 +22,11 @@ OpenAI's newest reasoning model, and then sends no temperature::
 
     LOCAL_BASE_URL=http://127.0.0.1:8080/v1 LOCAL_API_KEY=none inspect eval propeval/facts \\
         -T source=dist/release --model openai-api/local/gemma-3-270m --model-role grader=openai-api/local/gemma-3-270m
-    inspect eval "$(propeval harness inspect)@audit" -T source=. \\
+    inspect eval propeval/audit -T source=. \\
         --model openrouter/meta-llama/llama-3.3-70b-instruct --model-role grader=openrouter/openai/gpt-4o-mini
+
+By file (``inspect eval "$(propeval harness inspect)@facts"``), give ``source`` as an absolute path:
+inspect runs a task file from the file's own folder.
 """
 
 from __future__ import annotations

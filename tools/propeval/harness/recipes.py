@@ -162,10 +162,12 @@ def inspect_recipe(target: Target, task: str = "facts") -> Recipe:
         prefix = target.service.upper().replace("-", "_")
         key: Word = var(target.key_env) if target.key_env else "none"
         env = {f"{prefix}_BASE_URL": target.base_url, f"{prefix}_API_KEY": key}
+    # The task by its registered name (the `inspect_ai` entry point), not by file: inspect runs a
+    # task file from the file's own folder, where a relative source such as dist/release is not.
     words: tuple[Word, ...] = (
         "inspect",
         "eval",
-        adapter("inspect", f"@{task}"),
+        f"propeval/{task}",
         "-T",
         ("source=", SOURCE),
         "--model",

@@ -611,7 +611,6 @@ def run_smoke(
         write_pyproject(corpus, settings, Target(server.base_url, name, name))
         values = {
             "source": str(corpus),
-            "adapter:inspect@facts": f"{location('inspect')}@facts",
             "adapter:lm-eval": str(location("lm-eval")),
             "python": sys.executable,
         }
