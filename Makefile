@@ -52,7 +52,7 @@ eval-smoke: $(STAMP)
 	$(VENV)/bin/propeval eval-smoke
 
 # The same with the bundled Gemma 3 270M on llama.cpp, with caps a CPU affords (256 answer tokens,
-# a 192-token verdict, no re-ask): about 5-6 minutes on 2 cores (see README).
+# a 256-token verdict, no re-ask): about 5-6 minutes on 2 cores (see README).
 eval-smoke-local: $(STAMP)
 	$(VENV)/bin/propeval eval-smoke --model local
 

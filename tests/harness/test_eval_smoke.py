@@ -181,9 +181,19 @@ def test_eval_smoke_refuses_a_folder_with_files_in_it(corpus: CorpusDir, tmp_pat
 @pytest.mark.slow
 def test_eval_smoke_runs_every_harness_to_the_stub_s_known_score(corpus: CorpusDir, tmp_path: Path) -> None:
     """Each installed harness (and promptfoo's assertion) on 3 items: fact mean 10/3, and every
-    request carried the corpus's temperature and token caps (unusual ones, so a default cannot pass)."""
+    request carried the corpus's settings: temperature and token caps (unusual ones, so a default
+    cannot pass), top_p, seed and system prompt."""
     three_claims(corpus)
-    configure(corpus, "http://127.0.0.1:9/v1", max_tokens=321, judge_max_tokens=654, max_reasks=2)
+    configure(
+        corpus,
+        "http://127.0.0.1:9/v1",
+        max_tokens=321,
+        judge_max_tokens=654,
+        max_reasks=2,
+        top_p=0.5,
+        seed=7,
+        system_prompt='Answer in full sentences; say "I do not know" when unsure.',
+    )
     r = invoke(corpus.root, "eval-smoke", "--format", "json", "--keep", str(tmp_path / "work"))
     report = json.loads(r.stdout)
     assert r.exit_code == 0, json.dumps(report, indent=2)
@@ -196,8 +206,10 @@ def test_eval_smoke_runs_every_harness_to_the_stub_s_known_score(corpus: CorpusD
         assert (run["fact_mean"], run["propaganda_share"], run["scored"]) == (pytest.approx(10 / 3), 0, 3)
         answers, verdicts = run["answer_requests"], run["judge_requests"]
         assert sorted(a["item"] for a in answers) == ["i0001", "i0002", "i0003"], name
-        assert {(a["temperature"], a["max_tokens"]) for a in answers} == {(0, 321)}, name
+        asked = {(a["temperature"], a["max_tokens"], a["top_p"], a["seed"], a["system_prompt"]) for a in answers}
+        assert asked == {(0, 321, 0.5, 7, 'Answer in full sentences; say "I do not know" when unsure.')}, name
         assert len(verdicts) == 3 and {(v["temperature"], v["max_tokens"]) for v in verdicts} == {(0, 654)}, name
+        assert {v["system_prompt"] for v in verdicts} == {None}, name  # the judge gets the rubric prompt alone
     assert runs["promptfoo"]["note"].startswith("the assertion alone, promptfoo not run: ")
     # The smoke corpus it kept: the three items, the corpus's settings, and the runs of each harness.
     work = tmp_path / "work"

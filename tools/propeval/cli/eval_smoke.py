@@ -83,7 +83,12 @@ def render(result: SmokeResult, stream: TextIO) -> None:
     multiple=True,
     help="Only this harness (repeatable). Default: every one; those not installed are listed as such.",
 )
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="--model local: llama.cpp's CPU threads.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="--model local: llama.cpp's CPU threads. Default: 1 (on a busy machine, more wait on each other).",
+)
 @click.option(
     "--keep",
     type=click.Path(file_okay=False, path_type=Path),
@@ -113,7 +118,7 @@ def command(
     last is answered with its facts and the last is refused, so every harness must give fact
     mean 5 x (items - 1) / items and no propaganda: 3.33 for 3 items. A harness that gives any
     other number, or none, makes the exit code 1. With --model local, the bundled Gemma 3 270M
-    answers with CPU-sized caps (256 answer tokens, a 192-token verdict, no re-ask): its scores
+    answers with CPU-sized caps (256 answer tokens, a 256-token verdict, no re-ask): its scores
     are whatever a 270M model earns, and the run checks that each harness gave one.
 
     Exit codes: 0 every installed harness gave the expected figures, 1 one did not, 3 the model

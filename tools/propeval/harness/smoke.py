@@ -12,7 +12,7 @@ temperature and the token caps each harness really sent, beside its score.
   5 x (items - 1) / items, with no propaganda; any other number is an adapter that lost something,
   and the run exits 1.
 * ``local`` (``make eval-smoke-local``): the bundled Gemma 3 270M on llama.cpp, behind a recording
-  proxy, with caps that fit a CPU (256 answer tokens, a 192-token verdict, no re-ask). Its scores
+  proxy, with caps that fit a CPU (256 answer tokens, a 256-token verdict, no re-ask). Its scores
   are whatever a 270M model earns; the run checks only that each harness produced one.
 
 promptfoo runs when its CLI is installed with Node.js 22 or later. Otherwise its row is the
@@ -62,7 +62,7 @@ MODELS = ("stub", "local")
 RUN_ID = "smoke"
 # The local profile: what a 2-core CPU affords per request with a 270M model.
 LOCAL_ANSWER_TOKENS = 256
-LOCAL_JUDGE_TOKENS = 192
+LOCAL_JUDGE_TOKENS = 256  # the verdict of 3-4 facts that the 270M model writes takes about 160 tokens
 PROMPTFOO_NODE = 22  # promptfoo's own requirement (major version of Node.js)
 
 
@@ -113,7 +113,7 @@ def _num(v: Any) -> str:
 
 
 def _brief(r: Request) -> dict[str, Any]:
-    return {"model": r.model, "temperature": r.temperature, "max_tokens": r.max_tokens, "item": r.item}
+    return {"model": r.model, "item": r.item, **r.settings()}
 
 
 @dataclass
@@ -200,12 +200,9 @@ def write_corpus(config: Config, settings: JudgeSettings, dest: Path, n: int) ->
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(claim.doc.path, folder / claim.doc.path.name)
         shutil.copyfile(item.doc.path, folder / item.doc.path.name)
-    schema = "builtin"
     if not config.builtin_schema:
         shutil.copyfile(config.schema_path, dest / "schema.json")
-        schema = "schema.json"
     shutil.copytree(config.root / settings.rubrics_dir, dest / "rubrics")
-    (dest / ".schema").write_text(schema, encoding="utf-8")
     write_pyproject(dest, settings, PLACEHOLDER)
     return [item.id for item, _ in picked]
 
@@ -232,7 +229,7 @@ def write_pyproject(dest: Path, settings: JudgeSettings, endpoint: Target) -> No
         "judge_temperature": settings.judge_temperature,
         "judge_max_tokens": settings.judge_max_tokens,
     }
-    schema = (dest / ".schema").read_text(encoding="utf-8")
+    schema = "schema.json" if (dest / "schema.json").is_file() else "builtin"
     lines = [
         "# Written by `propeval eval-smoke`: a few items of the corpus, and the settings every harness must send.",
         "[tool.propeval]",
@@ -314,7 +311,10 @@ def serve_model(
         return
     from propeval.judge import local
 
-    options = local.LocalServerOptions(port=free_port(), n_ctx=4096, threads=threads)
+    # One thread unless told: llama.cpp's threads wait for each other at every token, and on a busy
+    # 2-core machine (a test suite, other jobs) two threads were seen at about 1 token/s, where one
+    # keeps about 10.
+    options = local.LocalServerOptions(port=free_port(), n_ctx=4096, threads=threads or 1)
     log = workdir / "llama-server.log"
     proc = local.start(options, log=log, timeout=300.0)
     try:
@@ -367,14 +367,13 @@ def available(harness: str) -> tuple[bool, str]:
     raise UsageError(f"no harness {harness!r}; use one of {', '.join(HARNESSES)}")
 
 
-def _env(extra: Mapping[str, str], home: Path) -> dict[str, str]:
+def _env(extra: Mapping[str, str]) -> dict[str, str]:
     env = {**os.environ, **extra}
     # Nothing is fetched from a hub: lm-eval's datasets and tokenizers stay offline.
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("HF_DATASETS_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    env["INSPECT_LOG_DIR"] = str(home / "inspect-logs")
-    env.pop("PROPEVAL_SOURCE", None)
+    env.pop("PROPEVAL_SOURCE", None)  # each recipe names its source
     return env
 
 
@@ -410,7 +409,7 @@ def run_inspect(recipe: Recipe, ctx: Context) -> HarnessRun:
     argv[0] = _bin("inspect") or "inspect"
     argv += ["--log-dir", str(logs), "--log-format", "json", "--display", "none"]
     argv += ["--max-connections", str(ctx.concurrency)]
-    proc = _run(argv, _env(env, ctx.work), ctx.corpus, ctx.timeout)
+    proc = _run(argv, _env(env), ctx.corpus, ctx.timeout)
     found = sorted(logs.glob("*.json"))
     if proc.returncode != 0 or not found:
         return HarnessRun("inspect", "failed", note=f"inspect exited {proc.returncode}", log=_tail(proc))
@@ -442,7 +441,7 @@ def run_lm_eval(recipe: Recipe, ctx: Context) -> HarnessRun:
     env, argv = _steps(recipe, ctx)[0]
     argv[0] = _bin("lm_eval") or "lm_eval"
     argv += ["--output_path", str(out), "--log_samples"]
-    proc = _run(argv, _env(env, ctx.work), ctx.corpus, ctx.timeout)
+    proc = _run(argv, _env(env), ctx.corpus, ctx.timeout)
     found = sorted(out.rglob("results_*.json"))
     if proc.returncode != 0 or not found:
         return HarnessRun("lm-eval", "failed", note=f"lm_eval exited {proc.returncode}", log=_tail(proc))
@@ -473,7 +472,7 @@ def run_propeval(recipe: Recipe, ctx: Context) -> HarnessRun:
     for env, argv in steps:
         assert argv[0] == "propeval"
         extra = ["--format", "json"]
-        last = _run([*propeval, *argv[1:], *extra], _env(env, ctx.work), ctx.corpus, ctx.timeout)
+        last = _run([*propeval, *argv[1:], *extra], _env(env), ctx.corpus, ctx.timeout)
         if last.returncode != 0:
             note = f"propeval {argv[1]} exited {last.returncode}"
             return HarnessRun("propeval", "failed", note=note, log=_tail(last))
@@ -495,14 +494,14 @@ def run_promptfoo(recipe: Recipe, ctx: Context, *, real: bool, missing: str = ""
     steps = _steps(recipe, ctx)
     (emit_env, emit_argv), (_, cd), (eval_env, eval_argv) = steps
     emit = [sys.executable, "-m", "propeval", *emit_argv[1:]]
-    proc = _run(emit, _env(emit_env, ctx.work), ctx.work, ctx.timeout)
+    proc = _run(emit, _env(emit_env), ctx.work, ctx.timeout)
     folder = ctx.work / cd[1]
     if proc.returncode != 0:
         return HarnessRun("promptfoo", "failed", note="propeval harness promptfoo failed", log=_tail(proc))
     if real:
         out = folder / "results.json"
         eval_argv = [_bin("promptfoo") or "promptfoo", *eval_argv[1:], "--output", str(out), "--no-cache"]
-        proc = _run(eval_argv, _env(eval_env, ctx.work), folder, ctx.timeout)
+        proc = _run(eval_argv, _env(eval_env), folder, ctx.timeout)
         if not out.is_file():
             return HarnessRun("promptfoo", "failed", note=f"promptfoo exited {proc.returncode}", log=_tail(proc))
         return _promptfoo_results(json.loads(out.read_text(encoding="utf-8")))
@@ -547,7 +546,7 @@ def _promptfoo_assertion(folder: Path, env: dict[str, str], ctx: Context, missin
         str(folder),
         json.dumps({"base": base, "model": model, "settings": settings, "config": config}),
     ]
-    proc = _run(script, _env(env, ctx.work), folder, ctx.timeout)
+    proc = _run(script, _env(env), folder, ctx.timeout)
     if proc.returncode != 0:
         return HarnessRun("promptfoo", "failed", note="the assertion failed", log=_tail(proc))
     named = json.loads(proc.stdout)
@@ -564,9 +563,13 @@ mod_spec = importlib.util.spec_from_file_location("propeval_assert", folder + "/
 module = importlib.util.module_from_spec(mod_spec)
 mod_spec.loader.exec_module(module)
 out = []
+template = config["prompts"][0]
 for test in config["tests"]:
     vars_ = {**config["defaultTest"]["vars"], **test["vars"]}
-    body = {"model": spec["model"], "messages": [{"role": "user", "content": vars_["prompt"]}], **spec["settings"]}
+    # the prompt as promptfoo renders it: the item's prompt, or a chat (a JSON list of messages)
+    text = template.replace("{{prompt | dump}}", json.dumps(vars_["prompt"])).replace("{{prompt}}", vars_["prompt"])
+    messages = json.loads(text) if text.startswith("[") else [{"role": "user", "content": text}]
+    body = {"model": spec["model"], "messages": messages, **spec["settings"]}
     req = urllib.request.Request(spec["base"] + "/chat/completions", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(req, timeout=1800) as resp:

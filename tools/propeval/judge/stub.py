@@ -127,6 +127,24 @@ class Request:
     item: str | None  # the item an answer request asked, if known
     body: dict[str, Any]
 
+    @property
+    def system(self) -> str | None:
+        """The system message, if the request had one."""
+        for m in self.body.get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "system":
+                return _text(m.get("content"))
+        return None
+
+    def settings(self) -> dict[str, Any]:
+        """What the request asked for: the settings ``propeval answer`` records (None: not sent)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_p": self.body.get("top_p"),
+            "seed": self.body.get("seed"),
+            "system_prompt": self.system,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,

@@ -33,14 +33,14 @@ def _source(path: str) -> Source:
     return open_source(path)
 
 
-class PropevalTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no type information
+class PropevalTask(ConfigurableTask):
     """A propeval task: its YAML, with the source's sampling settings as ``generation_kwargs``."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = dict(config or {})
         config.pop("class", None)  # how lm-eval found this class; not a task setting
-        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
-        settings = open_source(meta.get("source")).settings
+        meta = config.get("metadata")
+        settings = open_source(meta.get("source") if isinstance(meta, dict) else None).settings
         config["generation_kwargs"] = {**(config.get("generation_kwargs") or {}), **lm_eval_generation(settings)}
         if settings.system_prompt:
             config["description"] = settings.system_prompt
