@@ -294,11 +294,16 @@ def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: d
             changed.append((n, side, rename[uid]))
     if not changed:
         return
+    # A signed entry's signature covers its ids: renamed, it no longer verifies. It is dropped, and
+    # the entry counts again once a maintainer signs it (the pull request's renamed review is new).
+    unsigned = sorted({n for n, _, _ in changed if isinstance(pairs[n], dict) and "signature" in pairs[n]})
 
     class _Pairs:
         def apply(self, doc: Any, kind: str) -> None:
             for n, side, value in changed:
                 doc["pairs"][n][side] = value
+            for n in unsigned:
+                del doc["pairs"][n]["signature"]
 
     try:
         new_text, _ = rewrite(text, rel, "allowlist", [_Pairs()])
@@ -306,6 +311,11 @@ def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: d
         raise UsageError(f"{rel}:{e.line} [{e.rule}] {e}; edit the allowlist by hand") from None
     plan.writes[path] = new_text.encode("utf-8")
     plan.result.edited.append(rel)
+    if unsigned:
+        plan.result.notes.append(
+            f"{rel}: {len(unsigned)} signed entr{'y' if len(unsigned) == 1 else 'ies'} renamed, so no longer signed; "
+            f"a maintainer signs them again: propeval ledger sign {rel}"
+        )
 
 
 def _plan_item(config: Config, corpus: Corpus, plan: _Plan, path: Path, old: str, new: str) -> None:

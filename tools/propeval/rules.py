@@ -90,7 +90,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("dedup-stale-review", W, "an allowlist entry still applies: both texts and ids are unchanged"),
         ("dedup-allowlist", E, "dedup-allowlist.yaml entries are well formed"),
         ("dedup-truncated", W, "a text fits the embedding model's max_seq_length"),
-        ("dedup-cache", W, "the embedding cache can be read and written"),
+        ("dedup-cache", W, "the embedding cache can be read and written, and its entries authenticate (MAC)"),
         ("dedup-encoder", W, "the embedding model runs through onnxruntime, not the slower torch fallback"),
     ),
     "groups": (
@@ -118,7 +118,8 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("ledger-deleted", E, "a pull request deletes or moves no ledger record"),
         ("ledger-orphan", E, "a pull request adds or changes no ledger record for a missing item or rubric"),
         ("ledger-sign", E, "`propeval ledger sign` can sign the record: not corrupt, stale or underived"),
-        ("policy-change", E, "a pull request leaves [tool.propeval] as the base branch has it"),
+        ("policy-change", E, "no [tool.propeval] key, policy file or allowlist entry changes without approval"),
+        ("private-key", E, "no private key is in a pull request's files or in any commit of its branch"),
     ),
     # One per step of `propeval ci` and `propeval run`: the step could not run.
     "ci": (
@@ -156,7 +157,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
             W,
             "compared runs share sampling settings; few answers hit the token cap; usage is well formed",
         ),
-        ("response-cache", W, "a response cache entry read is a valid stored reply"),
+        ("response-cache", W, "a response cache entry read is a valid stored reply, and authenticates (MAC)"),
         ("self-judged", W, "the answer model is not one of its own judges"),
         ("reference-model", W, "the answer model is not the answerability reference model"),
     ),

@@ -203,16 +203,27 @@ def _summary(result: Any) -> str:
 @click.argument("b")
 @click.option("--reason", required=True, help="Why the pair is kept (it is recorded).")
 @click.option("--reviewer", default=None, help="Who reviewed it. Default: git config user.name.")
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Sign the entry with your maintainer key ($PROPEVAL_SIGNING_KEY, or signing-key.pem in your user config "
+    "folder): a maintainer's review, which counts in a pull request.",
+)
 @click.pass_context
-def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | None) -> None:
+def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | None, sign: bool) -> None:
     """Record that the pair A B was reviewed and is kept (writes dedup-allowlist.yaml).
 
     A and B are item ids (i0003) or fact ids (c0001/f2). The entry stores both texts' hashes, so
     it stops applying when either text changes.
 
+    An entry is an approval. One that is not on the base branch counts only when a maintainer
+    signed it (--sign here, or propeval ledger sign dedup-allowlist.yaml for an entry someone
+    else wrote) with a key on [tool.propeval.signers]; until then its pair stays unreviewed.
+
     \b
-    Example:
+    Examples:
       propeval dedup allow i0003 i0042 --reason "same event, different facts asked"
+      propeval dedup allow i0003 i0042 --reason "same event, different facts asked" --sign
     """
     from propeval import gitutil
     from propeval.dedup import add_allow_entry
@@ -222,10 +233,30 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
     name = reviewer or gitutil.config_value(config.root, "user.name")
     if not name:
         raise UsageError("say who reviewed the pair: --reviewer NAME (or set git config user.name)")
-    path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name)
+    key = None
+    if sign:
+        from propeval.signing import load_key
+
+        key = load_key()
+    path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name, key=key)
     rel = path.relative_to(config.root).as_posix()
     verb = "updated" if replaced else "added"
     click.echo(f"{rel}: {verb} {entry.a} / {entry.b} (reviewer {entry.reviewer}, {entry.date})")
+    if key is None:
+        click.echo(
+            "unsigned: in a pull request it counts once a maintainer signs it "
+            f"(propeval ledger sign {rel}, or propeval dedup allow ... --sign)"
+        )
+    else:
+        from propeval.gates.settings import load_signers
+
+        signer = next((n for n, k in load_signers(config).items() if k == key.public), None)
+        click.echo(
+            f"signed by {signer}"
+            if signer
+            else "signed with a key that is not on [tool.propeval.signers]: it counts "
+            "nowhere until that key is listed on the base branch"
+        )
 
 
 # --------------------------------------------------------------------------- calibrate

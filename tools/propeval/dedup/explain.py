@@ -96,13 +96,20 @@ def pair_problem(pair: Any) -> Problem:
     if threshold is not None and "semantic" in pair.scores:
         shared += f"; threshold {threshold:.3f} ({pair.threshold_source})"
     source = f"; same source {pair.shared_source}" if pair.shared_source else ""
+    refused = getattr(pair, "review_refused", "")
+    if refused:
+        how = f"unreviewed: {refused}"
+    else:
+        how = (
+            "retire or rewrite one, or if both belong, review and run "
+            f"`propeval dedup allow {a.id} {b.id} --reason ...`"
+        )
     return Problem(
         b.path,
         b.line,
         b.col,
         pair_rule(pair),
         f"{b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) are near-duplicate {what}: "
-        f"{pair_scores(pair)}{rank}{shared}{source}; retire or rewrite one, or if both belong, "
-        f"review and run `propeval dedup allow {a.id} {b.id} --reason ...`",
+        f"{pair_scores(pair)}{rank}{shared}{source}; {how}",
         severity=Severity.ERROR,
     )

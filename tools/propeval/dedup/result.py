@@ -36,6 +36,9 @@ class Pair:
     allowed: AllowEntry | None = None
     threshold: float | None = None  # the semantic threshold of this pair's kind and languages
     threshold_source: str = ""  # which setting it came from ("pair_thresholds en-zh", ...)
+    # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
+    # maintainer), and why: the pair is unreviewed, and says so.
+    review_refused: str = ""
 
     @property
     def score(self) -> float:
@@ -75,6 +78,7 @@ class Pair:
             "threshold": None if self.threshold is None else {"value": self.threshold, "source": self.threshold_source},
             "shared_source": self.shared_source or None,
             "reviewed": self.reviewed,
+            "review_refused": self.review_refused or None,
             "review": None
             if self.allowed is None
             else {"reviewer": self.allowed.reviewer, "reason": self.allowed.reason, "date": self.allowed.date},

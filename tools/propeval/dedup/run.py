@@ -15,6 +15,7 @@ from propeval.dedup.allowlist import (
     AllowEntry,
     load_allowlist,
     load_boilerplate_allowlist,
+    load_trust,
     pair_key,
     stale_reviews,
 )
@@ -101,16 +102,27 @@ def find_duplicates(
 
     entries, allow_problems = load_allowlist(config.root / settings.allowlist, config.root)
     result.problems.extend(allow_problems)
+    # An entry is an approval: it counts when it is on the base or a listed maintainer signed it.
+    trust = load_trust(config, settings.allowlist, options.changed_since)
     if "semantic" in options.passes and space.vectors is not None:
         boiler, _ = load_boilerplate_allowlist(config.root / settings.allowlist, config.root)
-        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, {e.fact: e for e in boiler}, focus)
+        counted = {e.fact: e for e in boiler if trust.refusal(e) is None}
+        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, counted, focus)
         result.problems.extend(found)
         result.notes.extend(kept)
-    allow = {pair_key(e.a, e.b): e for e in entries}
+    allow = {pair_key(e.a, e.b): e for e in entries if trust.refusal(e) is None}
+    refused: dict[tuple[str, str], tuple[AllowEntry | None, str]] = {
+        pair_key(e.a, e.b): (e, str(trust.refusal(e))) for e in entries if trust.refusal(e) is not None
+    }
     for (i, j), scores in flagged.items():
-        result.pairs.append(_explain(units, i, j, scores, space, lexical, allow, options.passes, settings))
+        explained = _explain(units, i, j, scores, space, lexical, allow, options.passes, settings)
+        entry, why = refused.get(explained.ids, (None, ""))
+        if entry is not None and entry.a_hash == explained.a.hash and entry.b_hash == explained.b.hash:
+            explained.review_refused = f"its entry in {settings.allowlist}:{entry.line} does not count: {why}"
+        result.pairs.append(explained)
     result.pairs.sort(key=lambda p: (-p.score, p.a.id, p.b.id))
-    result.problems.extend(stale_reviews(allow, units, focus, settings.allowlist))
+    every = {**{k: e for k, (e, _) in refused.items() if e is not None}, **allow}
+    result.problems.extend(stale_reviews(every, units, focus, settings.allowlist))
 
     for name in PASSES:
         result.counts[name] = sum(name in p.scores for p in result.pairs)

@@ -55,6 +55,9 @@ class GradeOptions:
     # Several judges: the panel (``endpoint`` is then unused). Empty: ``endpoint`` judges alone.
     panel: tuple[Endpoint, ...] = ()
     use_cache: bool = True  # read and fill the response cache (``--no-cache``: neither)
+    # A panel item scored by fewer than a majority of its judges is unscored, unless this is set
+    # (``--allow-partial-panel``): then it is scored on the judges that gave a verdict, and says so.
+    allow_partial_panel: bool = False
 
     @property
     def judges(self) -> tuple[Endpoint, ...]:
@@ -350,8 +353,17 @@ async def _ask_judge(
     return await _ask(client, job, rubric, options, sub, cache)
 
 
-def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric) -> None:
-    """Fill a panel's grade record from its judges' own records (see the module docstring)."""
+def majority(size: int) -> int:
+    """How many judges of a panel of ``size`` are a majority: more than half."""
+    return size // 2 + 1
+
+
+def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric, allow_partial: bool = False) -> None:
+    """Fill a panel's grade record from its judges' own records (see the module docstring).
+
+    A panel's verdict needs a majority of its judges: an item fewer of them scored is unscored,
+    with each missing judge's reason, unless ``allow_partial`` (then it is scored on the judges
+    that gave a verdict, and its reason names those left out)."""
     record["judges"] = subs
     record["prompt_hash"] = next((s["prompt_hash"] for s in subs if s.get("prompt_hash")), None)
     record["attempts"] = sum(s["attempts"] for s in subs)
@@ -367,6 +379,16 @@ def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric)
         record.update(status="error", verdict=None, raw=None, reason=why(failed))
     elif not scored:
         record.update(status="unscored", verdict=None, raw=None, reason=why(subs))
+    elif len(scored) < majority(len(subs)) and not allow_partial:
+        left_out = [s for s in subs if s["status"] != "scored"]
+        record.update(
+            status="unscored",
+            verdict=None,
+            raw=None,
+            reason=f"only {len(scored)} of the panel's {len(subs)} judges gave a valid verdict, and a panel verdict "
+            f"needs a majority ({majority(len(subs))}): {why(left_out)}; grade again with --retry-unscored, or "
+            "score on the judges that answered with --allow-partial-panel",
+        )
     else:
         fields, ties = rubric.spec.combine([{k: s.get(k) for k in s} for s in scored], rubric)
         record.update(fields)
@@ -402,7 +424,7 @@ async def _grade_one(
         await _ask(clients[0], job, rubric, options, record, cache)
     else:
         subs = await asyncio.gather(*(_ask_judge(c, job, rubric, options, cache) for c in clients))
-        _combine(record, list(subs), rubric)
+        _combine(record, list(subs), rubric, options.allow_partial_panel)
     record["created"] = runs.now()
     return record
 

@@ -154,6 +154,17 @@ def _tokens_table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cache_lines(report: dict[str, Any]) -> list[str]:
+    """How many grades of each run took their verdict from the response cache instead of a judge."""
+    lines = ["", "grades from the response cache (a verdict read back, MAC-checked, not asked again):"]
+    for p in report.get("provenance", []):
+        g = p.get("grades", {})
+        judged, cached = int(g.get("judged", 0)), int(g.get("from_cache", 0))
+        share = f" ({100 * cached / judged:.0f}%)" if judged else ""
+        lines.append(f"  {p['run']}: {cached} of {judged}{share}")
+    return lines
+
+
 def format_text(report: dict[str, Any]) -> str:
     from propeval.judge.kinds import KINDS
 
@@ -167,6 +178,7 @@ def format_text(report: dict[str, Any]) -> str:
             shown = ", ".join(f"{k} {'-' if v is None else json.dumps(v, ensure_ascii=False)}" for k, v in s.items())
             lines.append(f"  {g}: {shown}")
         lines += _tokens_table(report)
+        lines += _cache_lines(report)
         notes = [*(f"MIXED (--allow-mixed): {r}" for r in comparison["refusals"]), *comparison["flags"]]
         if notes:
             lines += ["", "flags:", *(f"  ! {n}" for n in notes)]
