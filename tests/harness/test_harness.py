@@ -293,6 +293,16 @@ def test_each_harness_sends_the_settings_propeval_records(world: World) -> None:
         else:
             assert not any(is_judge_request(s) for s in by_model[model])
     assert (d.temperature, d.max_tokens, d.judge_max_tokens) == (0.0, 32768, 1024)
+    # The judge gets the same verdict schema from every harness, minItems/maxItems included (inspect's
+    # own copy of a schema drops them; without them the bundled model listed facts until cut off).
+    schemas = {
+        model: {json.dumps(s.body["response_format"], sort_keys=True) for s in seen if len(s.body["messages"]) == 1}
+        for model, seen in by_model.items()
+        if model in ("inspect-judge", "lmeval-judge", "judge-model")
+    }
+    assert schemas["inspect-judge"] and schemas["inspect-judge"] <= schemas["judge-model"]
+    assert schemas["lmeval-judge"] <= schemas["judge-model"]
+    assert all('"maxItems"' in s for s in schemas["inspect-judge"] if '"facts"' in s)
 
 
 def test_lm_eval_audit_yaml_names_every_label_of_the_rubric() -> None:

@@ -65,6 +65,26 @@ def _dataset(source: Source) -> MemoryDataset:
     )
 
 
+def _schema_as_is(grader: Model, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The verdict schema as propeval's own client sends it, for a grader on an OpenAI-compatible
+    chat API (``openai-api/...``, ``openrouter/...``, vLLM, ...); None for any other provider.
+
+    inspect's ``JSONSchema`` has no ``minItems``/``maxItems``, so its copy of the schema lets a judge
+    list the facts without end: the bundled 270M model did, until every verdict was cut at its
+    token cap (0 of 3 graded, where the same judge graded 3 of 3 through propeval's client). The
+    request's ``extra_body`` goes over inspect's ``response_format``, so the judge gets the
+    rubric's schema whole; any other provider keeps inspect's own translation of the schema.
+    """
+    try:
+        from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+    except ImportError:  # a later inspect moved it: its own translation of the schema stays
+        return None
+    api = getattr(grader, "api", None)
+    if not isinstance(api, OpenAICompatibleAPI) or getattr(api, "responses_api", False):
+        return None
+    return {"response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}}
+
+
 def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
     """propeval's ``Complete`` over an inspect model."""
 
@@ -77,6 +97,7 @@ def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
             temperature=temperature,
             max_tokens=max_tokens,
             response_schema=ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema)),
+            extra_body=_schema_as_is(grader, schema),
         )
         out = await grader.generate(chat, config=config)
         return Completion(out.completion, "length" if out.stop_reason == "max_tokens" else out.stop_reason, 1)
