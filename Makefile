@@ -52,7 +52,8 @@ eval-smoke: $(STAMP)
 	$(VENV)/bin/propeval eval-smoke
 
 # The same with the bundled Gemma 3 270M on llama.cpp, with caps a CPU affords (256 answer tokens,
-# a 256-token verdict, no re-ask): about 5-6 minutes on 2 cores (see README).
+# a 256-token verdict, no re-ask): about 280 CPU-s on one llama.cpp thread, 11 min measured on a busy
+# 2-core machine (load 8); about 5 min when it is quiet (see README).
 eval-smoke-local: $(STAMP)
 	$(VENV)/bin/propeval eval-smoke --model local
 
