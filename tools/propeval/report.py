@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
 
 TEMPLATE = "report.html.j2"
-_SELF_JUDGING = ("self-judged", "reference-model")
+_SELF_JUDGING = ("self-judged", "reference-model", "partial-run")  # shown in the runs panel
 
 
 # --------------------------------------------------------------------------- scored runs
@@ -137,6 +137,17 @@ def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSu
             continue
         out.files.append(rel)
         out.warnings += [_warning(p, " (item counted as ungraded)") for p in graded.problems]
+        if graded.partial:
+            out.warnings.append(
+                Problem(
+                    rel,
+                    0,
+                    0,
+                    "partial-run",
+                    f"run {graded.run} is PARTIAL: {graded.partial}; its figures cover only the items answered so far",
+                    severity=Severity.WARNING,
+                )
+            )
         metas[graded.run] = graded.meta
         by_rubric.setdefault(name, (rubric, []))[1].extend(graded.rows)
     # Self-judging is read on the models as recorded, before --allow-mixed labels them.

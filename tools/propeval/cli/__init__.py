@@ -81,12 +81,13 @@ class LazyGroup(click.Group):
         "problems found"), one line that says so, and the traceback in a file, not on the terminal.
         click's own usage errors (exit 2) and exits pass through untouched.
         """
+        from propeval.reporters.text import printable
         from propeval.result import clip
 
         try:
             return super().invoke(ctx)
         except PropevalError as e:
-            click.echo(f"propeval: error: {clip(str(e))}", err=True)
+            click.echo(f"propeval: error: {printable(clip(str(e)))}", err=True)
             ctx.exit(e.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
             raise
@@ -102,7 +103,7 @@ class LazyGroup(click.Group):
                 ctx.exit(3)
             if os.environ.get("PROPEVAL_TRACEBACK"):  # a developer's switch: let it propagate
                 raise
-            click.echo(crash.bug_line(e, crash.write_report(e)), err=True)
+            click.echo(printable(crash.bug_line(e, crash.write_report(e))), err=True)
             ctx.exit(3)
 
 

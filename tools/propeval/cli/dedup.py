@@ -11,7 +11,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
-from propeval.reporters import Report
+from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -155,7 +155,8 @@ def dedup_report(result: Any) -> Report:
             out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
             for pair in result.reviewed:
                 e = pair.allowed
-                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+                why = printable(f"{e.reason} ({e.reviewer}, {e.date})")
+                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {why}\n")
         if result.clusters:
             out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
             for n, group in enumerate(result.clusters, start=1):

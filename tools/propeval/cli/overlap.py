@@ -8,7 +8,7 @@ from typing import TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
-from propeval.reporters import Report
+from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -97,7 +97,8 @@ def command(
 
     def view(out: TextIO, styled: bool) -> None:
         for p in result.matches:
-            out.write(f"  ours  {p.a.id}: {p.a.text}\n  theirs {p.b.path}:{p.b.line}: {p.b.text}\n")
+            theirs = printable(f"{p.b.path}:{p.b.line}: {p.b.text}")
+            out.write(f"  ours  {p.a.id}: {printable(p.a.text)}\n  theirs {theirs}\n")
 
     show(
         Report(

@@ -58,6 +58,7 @@ class GradeOptions:
     # A panel item scored by fewer than a majority of its judges is unscored, unless this is set
     # (``--allow-partial-panel``): then it is scored on the judges that gave a verdict, and says so.
     allow_partial_panel: bool = False
+    partial: bool = False  # grade a run whose answers are incomplete (``--partial``); else refuse it
 
     @property
     def judges(self) -> tuple[Endpoint, ...]:
@@ -439,10 +440,26 @@ def grade_run(
     """Grade every answer of a run that has no final grade yet under ``options.rubric``;
     ``on_record`` sees each grade record as soon as it is on disk."""
     run_dir = runs.resolve_run(config.root / settings.runs_dir, options.run)
+    incomplete = runs.answers_incomplete(run_dir)
+    if incomplete and not options.partial:
+        raise UsageError(
+            f"run {run_dir.name} is not complete: {incomplete}; grading it now would score a part of the run as "
+            f"the whole. Wait for it, or finish it (propeval answer --run-id {run_dir.name}, with the same "
+            "settings), or pass --partial to grade the answers there now (score and report then label the run "
+            "partial)"
+        )
     rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
     answers_path = run_dir / runs.ANSWERS
     out = run_dir / runs.grades_file(rubric.name)
-    result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline)
+    result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline, partial=incomplete)
+    if incomplete:
+        result.problems.append(
+            _warn(
+                relative_path(run_dir / runs.ANSWERS, config.root),
+                "partial-run",
+                f"graded with --partial: {incomplete}; score and report label the run partial until it is finished",
+            )
+        )
     corpus = load_corpus(config)
 
     with runs.locked(run_dir, f"grades-{rubric.name}"):

@@ -1,0 +1,48 @@
+"""Progress for long work: a rich bar on a terminal's stderr, nothing in CI, in pipes or with json.
+
+One helper for every command (``agree`` and ``difficulty`` bootstraps, ``answer`` and ``grade``):
+core functions take a ``(done, total)`` callback and never print; the command asks :func:`bar`
+for one. The bar is shown only when stderr is a terminal, the ``CI`` environment variable is unset
+and the output format is not json, so logs and machine-read output stay clean. rich is imported
+only when a bar is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+
+Update = Callable[[int, int], None]  # (done, total)
+
+
+def shown(fmt: str = "text") -> bool:
+    """Whether a progress bar belongs on stderr now (see the module docstring)."""
+    return sys.stderr.isatty() and not os.environ.get("CI") and fmt != "json"
+
+
+@contextlib.contextmanager
+def bar(label: str, *, enabled: bool = True) -> Iterator[Update | None]:
+    """A transient bar on stderr labelled ``label``; yields its ``(done, total)`` update, or None
+    when ``enabled`` is false or :func:`shown` says no bar belongs there."""
+    if not (enabled and shown()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
