@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs eval-smoke eval-smoke-local
+.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs screenshots eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -31,7 +31,8 @@ $(STAMP):
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(PIP) install --quiet --disable-pip-version-check -e '.[all,dev,local]'
-	# Headless Chromium renders the HTML report in the release tests (CI runs as root on a fresh machine).
+	# Headless Chromium renders the HTML report in the release tests and runs the review app's browser
+	# tests through Playwright (CI runs as root on a fresh machine).
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
@@ -92,3 +93,9 @@ check: $(STAMP)
 # README's and CONTRIBUTING's output examples, rerun (cog blocks; scripts/docs_examples.py).
 docs: $(STAMP)
 	$(PY) -m cogapp -r -I scripts README.md CONTRIBUTING.md
+
+# The review app's screenshots in docs/ (README's "Review in the browser"): a copy of the corpus with
+# demo answers, in Debian's Chromium through Playwright.
+screenshots: $(STAMP)
+	dpkg -s fonts-wqy-zenhei >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get install -y -qq fonts-wqy-zenhei; }
+	$(PY) scripts/review_screenshots.py

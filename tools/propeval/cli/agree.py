@@ -225,7 +225,12 @@ def _stat_line(s: Any) -> str:
 @click.option("--fraction", type=float, default=0.4, show_default=True, help="Share of rows to sample.")
 @click.option("--seed", type=int, required=True, help="Seed of the draw and the shuffle (write it down).")
 @click.option("--field", "fields", multiple=True, required=True, help="A field the second rater labels (repeatable).")
-@click.option("--show", multiple=True, help="A field the rater sees. Default: prompt, answer, language.")
+@click.option(
+    "--show",
+    multiple=True,
+    help="A field the rater sees. Default: prompt, answer, language (and, for a grades file, the claim's facts "
+    "and frame_markers).",
+)
 @click.option("--id-field", "id_fields", multiple=True, help="Fields the key keeps. Default: item_id, model.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The sheet.")
 @click.option("--key", "key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The key.")
@@ -245,7 +250,9 @@ def sample_cmd(
 
     The sheet hides model names and every id, shuffles the rows and blanks the label fields;
     the key maps each sheet row back. Give the rater the sheet only. A grades file
-    (grades-<rubric>.jsonl) gives one row per graded item, read as `agree` reads it.
+    (grades-<rubric>.jsonl) gives one row per graded item, read as `agree` reads it, with
+    the item's prompt, the run's answer and the claim's facts and frame markers to show.
+    `propeval review --sheet SHEET` labels a sheet in the browser.
 
     \b
     Example:
@@ -256,7 +263,8 @@ def sample_cmd(
     from propeval.cli._common import config_from
     from propeval.result import Severity
 
-    rows, problems = ag.sample_source(source, config_from(ctx) if ag.is_grades_file(source) else None)
+    grades = ag.is_grades_file(source)
+    rows, problems = ag.sample_source(source, config_from(ctx) if grades else None)
     if problems:
         report(problems, "text", sys.stderr, summary=False)
     if any(p.severity == Severity.ERROR for p in problems):
@@ -266,7 +274,7 @@ def sample_cmd(
         fields=fields,
         fraction=fraction,
         seed=seed,
-        show=show or ("prompt", "answer", "language"),
+        show=show or (ag.RATER_TEXTS if grades else ("prompt", "answer", "language")),
         id_fields=id_fields or ("item_id", "model"),
         source=source.name,
     )

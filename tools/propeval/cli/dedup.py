@@ -228,6 +228,7 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
     """
     from propeval import gitutil
     from propeval.dedup import add_allow_entry
+    from propeval.dedup.allowlist import allow_messages
     from propeval.errors import UsageError
 
     config = config_from(ctx)
@@ -240,24 +241,8 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
 
         key = load_key()
     path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name, key=key)
-    rel = path.relative_to(config.root).as_posix()
-    verb = "updated" if replaced else "added"
-    click.echo(f"{rel}: {verb} {entry.a} / {entry.b} (reviewer {entry.reviewer}, {entry.date})")
-    if key is None:
-        click.echo(
-            "unsigned: in a pull request it counts once a maintainer signs it "
-            f"(propeval ledger sign {rel}, or propeval dedup allow ... --sign)"
-        )
-    else:
-        from propeval.gates.settings import load_signers
-
-        signer = next((n for n, k in load_signers(config).items() if k == key.public), None)
-        click.echo(
-            f"signed by {signer}"
-            if signer
-            else "signed with a key that is not on [tool.propeval.signers]: it counts "
-            "nowhere until that key is listed on the base branch"
-        )
+    for line in allow_messages(config, path, entry, replaced, key):
+        click.echo(line)
 
 
 # --------------------------------------------------------------------------- calibrate

@@ -301,6 +301,30 @@ def _yaml() -> Any:
     return yaml
 
 
+def allow_messages(config: Config, path: Path, entry: AllowEntry, replaced: bool, key: SigningKey | None) -> list[str]:
+    """What `propeval dedup allow` says about the entry :func:`add_allow_entry` wrote (the review app
+    shows the same lines): where it went, and whether it counts yet."""
+    rel = path.relative_to(config.root).as_posix()
+    verb = "updated" if replaced else "added"
+    lines = [f"{rel}: {verb} {entry.a} / {entry.b} (reviewer {entry.reviewer}, {entry.date})"]
+    if key is None:
+        lines.append(
+            "unsigned: in a pull request it counts once a maintainer signs it "
+            f"(propeval ledger sign {rel}, or propeval dedup allow ... --sign)"
+        )
+    else:
+        from propeval.gates.settings import load_signers
+
+        signer = next((n for n, k in load_signers(config).items() if k == key.public), None)
+        lines.append(
+            f"signed by {signer}"
+            if signer
+            else "signed with a key that is not on [tool.propeval.signers]: it counts "
+            "nowhere until that key is listed on the base branch"
+        )
+    return lines
+
+
 def add_allow_entry(
     config: Config,
     a: str,
