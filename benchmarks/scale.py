@@ -5,7 +5,7 @@
 
 Corpora (``benchmarks/scale_corpus.py``): 1k, 10k and 50k items in two shapes, one item per claim
 (``single``) and five languages per claim with ``translation_of`` (``five``), each a git repository
-with the starter corpus's ``[tool.propeval]``, schema and rubrics. Commands, each a fresh process:
+with the starter corpus's ``[tool.propeval]``, schema and rubrics (each version's own). Commands, each a fresh process:
 
 * ``check``, ``groups``: the whole corpus;
 * ``dedup``: the whole corpus, warm (every text already in the embedding cache);
@@ -16,6 +16,15 @@ with the starter corpus's ``[tool.propeval]``, schema and rubrics. Commands, eac
 * ``run``: ``propeval run`` (every step and the HTML report), warm;
 * ``import``: ``propeval import --dry-run`` of 2,000 new rows (CPE JSONL, 2 facts each; new texts
   each round).
+
+Peers, timed in the same rounds on the "after" copy of each corpus (``--no-peers`` leaves them out):
+
+* ``check``: check-jsonschema (``--schemafile schema.json`` on every item file), which validates
+  only the schema where ``propeval check`` also runs its cross-file rules;
+* ``dedup``: semhash (``SemHash.from_records(...).self_deduplicate(threshold=0.9)``, a fresh
+  process) on the same texts with the same vectors: dedup's own units and the vectors of its
+  embedding cache, exported once before timing and served to semhash by a lookup encoder, so
+  neither side runs the model.
 
 "before" is the code of ``--before REV`` (a ``git worktree`` of it, on PYTHONPATH), "after" this
 tree's; each version has its own copy of every corpus (its own load and record caches) and both
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -43,7 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +62,7 @@ from scale_corpus import SHAPES, _phrase, new_item, write_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = ("check", "groups", "dedup", "hook", "ci", "run", "import")
+PEERS = {"check": "check-jsonschema", "dedup": "semhash"}
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -104,7 +115,9 @@ class Version:
         env |= {
             "PYTHONPATH": str(self.tools),
             "XDG_CACHE_HOME": str(self.work / "xdg-cache"),
-            "XDG_CONFIG_HOME": str(self.work / "xdg-config"),
+            # One config folder for both versions: it holds the cache key that authenticates the shared
+            # embedding cache (a version with a key of its own sets the other's file aside and embeds again).
+            "XDG_CONFIG_HOME": str(self.work.parent / "xdg-config"),
             "XDG_STATE_HOME": str(self.work / "xdg-state"),
             "PRE_COMMIT_HOME": str(self.work / "pre-commit"),
             "HF_HUB_OFFLINE": "1",
@@ -179,6 +192,46 @@ def import_rows(path: Path, n: int, seed: str) -> None:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+EXPORT = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from propeval.config import load_config
+from propeval.dedup.embedding import embed_units
+from propeval.dedup.result import DedupResult
+from propeval.dedup.settings import Settings
+from propeval.dedup.units import load_units
+config = load_config(Path.cwd())
+settings = Settings.from_config(config)
+units, _ = load_units(config, settings)
+result = DedupResult()
+vectors = embed_units(units, settings, config.root, result)
+Path(sys.argv[1]).write_text(json.dumps([u.norm for u in units]), encoding="utf-8")
+np.save(sys.argv[2], np.asarray(vectors, dtype=np.float32))
+print(len(units), result.encoded)
+"""
+
+SEMHASH = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from semhash import SemHash
+
+class Lookup:
+    # semhash's Encoder: the vectors dedup's embedding cache holds, by text
+    def __init__(self, texts, vectors):
+        self.rows = {t: i for i, t in enumerate(texts)}
+        self.vectors = vectors
+    def encode(self, sentences, **kwargs):
+        return self.vectors[[self.rows[t] for t in sentences]]
+
+texts = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+vectors = np.load(sys.argv[2])
+result = SemHash.from_records(texts, model=Lookup(texts, vectors)).self_deduplicate(threshold=0.9)
+print(len(result.selected), len(result.filtered))
+"""
+
+
 class Corpus:
     """One corpus of one version: a git repository on ``main``, with a branch ``pr`` adding one item."""
 
@@ -189,8 +242,10 @@ class Corpus:
     def make(self) -> None:
         if (self.root / ".git").is_dir():
             return
-        write_corpus(self.root, self.items, self.shape, cache_dir=str(self.embeddings))
-        shutil.copytree(REPO / "rubrics", self.root / "rubrics")
+        # Each version's own config, schema and rubrics: the starting commit refuses keys added since.
+        repo = self.version.tools.parent
+        write_corpus(self.root, self.items, self.shape, cache_dir=str(self.embeddings), repo=repo)
+        shutil.copytree(repo / "rubrics", self.root / "rubrics")
         (self.root / ".gitignore").write_text("report.html\nledger/dedup.json\nruns/\n", encoding="utf-8")
         python = sys.executable
         (self.root / ".pre-commit-config.yaml").write_text(HOOKS.format(python=python), encoding="utf-8")
@@ -227,6 +282,31 @@ class Corpus:
             return [sys.executable, "-m", "pre_commit", "run"], None
         raise ValueError(name)
 
+    def peer(self, name: str, timeout: float) -> tuple[float, float, int, str]:
+        """The peer of ``name`` (check-jsonschema for check, semhash for dedup) on this corpus."""
+        if name == "check":
+            files = sorted(str(p.relative_to(self.root)) for p in (self.root / "questions").glob("c*/i*.yaml"))
+            cmd = [str(Path(sys.executable).parent / "check-jsonschema"), "--schemafile", "schema.json", *files]
+        else:
+            texts, vectors = (
+                self.root.parent / f"{self.root.name}-texts.json",
+                self.root.parent / f"{self.root.name}-vectors.npy",
+            )
+            if not vectors.exists():
+                _, _, code, out = timed(
+                    [sys.executable, "-c", EXPORT, str(texts), str(vectors)],
+                    self.root,
+                    self.version.env(),
+                    timeout * 20,
+                )
+                if code != 0:
+                    return math.inf, 0.0, code, out
+            cmd = [sys.executable, "-c", SEMHASH, str(texts), str(vectors)]
+        try:
+            return timed(cmd, self.root, self.version.env(), timeout)
+        except OSError as exc:  # an argument list over the system's limit
+            return math.inf, 0.0, -1, str(exc)
+
     def before(self, name: str, rnd: int) -> None:
         if name == "ci":
             git(self.root, "checkout", "-q", "pr")
@@ -252,13 +332,20 @@ class Corpus:
                 scratch.unlink(missing_ok=True)
 
 
-def warm(corpus: Corpus, timeout: float) -> list[str]:
-    """Fill the caches (embeddings, load and record caches, the ONNX export, pre-commit's own)."""
+EMBEDS = ("dedup", "hook", "ci", "run", "import")
+
+
+def warm(corpus: Corpus, timeout: float, commands: list[str]) -> list[str]:
+    """Fill the caches (embeddings, load and record caches, the ONNX export, pre-commit's own);
+    the embeddings only when a timed command reads them."""
     notes = []
-    for name in ("check", "dedup", "dedup", "groups"):
+    embeds = any(c in EMBEDS for c in commands)
+    for name in ("check", "dedup", "dedup", "groups") if embeds else ("check", "groups"):
         seconds, _, _, _ = corpus.time(name, 0, timeout * 20)
         if math.isinf(seconds):
             notes.append(f"warm-up {name} timed out")
+    if not embeds:
+        return notes
     _, _, _, out = corpus.time("dedup", 0, timeout * 20)
     with contextlib.suppress(ValueError, KeyError):
         encoded = json.loads(out[out.index("{") :])["texts_encoded_now"]
@@ -301,6 +388,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--only", default=",".join(COMMANDS))
     ap.add_argument("--versions", default="before,after")
+    ap.add_argument("--no-peers", action="store_true", help="leave out check-jsonschema and semhash")
     ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -322,18 +410,23 @@ def main() -> None:
                 corpora = [Corpus(v.work / f"{shape}-{size}", shape, size, v, embeddings) for v in versions]
                 for c in corpora:
                     c.make()
-                    for note in warm(c, args.timeout):
+                    for note in warm(c, args.timeout, commands):
                         print(f"{c.version.name} {shape} {size}: {note}", flush=True)
                 reps = args.reps if size <= 10000 else args.reps_large
                 for name in commands:
                     for rnd in range(1, reps + 1):
-                        order = corpora if rnd % 2 else corpora[::-1]
-                        for c in order:
-                            t = results.setdefault((c.version.name, size, shape, name), Timing())
+                        runs: list[tuple[str, Callable[[], tuple[float, float, int, str]]]] = [
+                            (c.version.name, functools.partial(c.time, name, rnd, args.timeout)) for c in corpora
+                        ]
+                        peer_of = [c for c in corpora if c.version.name == "after"]
+                        if name in PEERS and peer_of and not args.no_peers:
+                            runs.append(("peer", functools.partial(peer_of[0].peer, name, args.timeout)))
+                        for who, run in runs if rnd % 2 else runs[::-1]:
+                            t = results.setdefault((who, size, shape, name), Timing())
                             if t.timed_out:
                                 continue
                             loads.append(os.getloadavg()[0])
-                            seconds, peak, code, out = c.time(name, rnd, args.timeout)
+                            seconds, peak, code, out = run()
                             if math.isinf(seconds):
                                 t.timed_out = True
                             else:
@@ -341,8 +434,9 @@ def main() -> None:
                             t.peak_mb.append(peak)
                             if code not in (0, 1):
                                 t.notes.append(f"exit {code}: {out.strip().splitlines()[-1:] if out else ''}")
+                            label = PEERS[name] if who == "peer" else name
                             print(
-                                f"{c.version.name:6} {shape:6} {size:>6} {name:7} round {rnd}: "
+                                f"{who:6} {shape:6} {size:>6} {label:16} round {rnd}: "
                                 f"{seconds:8.2f} s  exit {code}  peak {peak:7.0f} MB",
                                 flush=True,
                             )
@@ -384,6 +478,28 @@ def main() -> None:
             ]
             row += "  " + " ".join(f"{p:.0f}" for p in peaks)
             print(row)
+    peer_rows = [(name, shape, size) for name in commands if name in PEERS for shape in shapes for size in sizes]
+    if any(("peer", size, shape, name) in results for name, shape, size in peer_rows):
+        print()
+        print("peers on the same corpus in the same rounds (ratio: propeval / peer, below 1 is faster)")
+        print(
+            f"{'command':8} {'peer':16} {'shape':6} {'size':>6} {'before':>8} {'after':>8} {'peer':>8} "
+            f"{'before/peer':>12} {'after/peer':>11} {'peer MB':>8}"
+        )
+        for name, shape, size in peer_rows:
+            peer = results.get(("peer", size, shape, name))
+            if peer is None:
+                continue
+            cells = [results.get((v, size, shape, name), Timing()) for v in ("before", "after")]
+            ratio = [
+                f"{c.median / peer.median:.2f}" if c.median is not None and peer.median is not None else "-"
+                for c in cells
+            ]
+            print(
+                f"{name:8} {PEERS[name]:16} {shape:6} {size:>6} "
+                + " ".join(fmt(c, args.timeout).rjust(8) for c in (*cells, peer))
+                + f" {ratio[0]:>12} {ratio[1]:>11} {max(peer.peak_mb or [0]):8.0f}"
+            )
     notes = [(k, n) for k, t in results.items() for n in t.notes]
     for (v, s, shape, name), n in notes[:20]:
         print(f"note: {v} {shape} {s} {name}: {n}")

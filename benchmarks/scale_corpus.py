@@ -65,10 +65,11 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def pyproject(cache_dir: str = ".cache/embeddings") -> str:
-    """The starter corpus's own ``[tool.propeval]`` tables, with the embedding cache at ``cache_dir``
-    (by default inside the corpus, so that a benchmark never touches the user's cache)."""
-    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+def pyproject(cache_dir: str = ".cache/embeddings", repo: Path = REPO) -> str:
+    """The starter corpus's own ``[tool.propeval]`` tables (of the tree at ``repo``), with the
+    embedding cache at ``cache_dir`` (by default inside the corpus, so that a benchmark never
+    touches the user's cache)."""
+    text = (repo / "pyproject.toml").read_text(encoding="utf-8")
     table = text[text.index("[tool.propeval]") :]
     return re.sub(r'(?m)^cache_dir = ".*"$', f'cache_dir = "{cache_dir}"', table)
 
@@ -92,16 +93,17 @@ def item_text(rng: random.Random, iid: str, cid: str, lang: str, source: str | N
 
 
 def write_corpus(
-    root: Path, items: int, shape: str, *, seed: int = 0, cache_dir: str = ".cache/embeddings"
+    root: Path, items: int, shape: str, *, seed: int = 0, cache_dir: str = ".cache/embeddings", repo: Path = REPO
 ) -> list[Path]:
-    """``items`` items in ``shape`` under ``root``/questions, with schema.json and pyproject.toml; the
-    files written, in order."""
+    """``items`` items in ``shape`` under ``root``/questions, with the schema.json and pyproject.toml
+    of the tree at ``repo`` (another revision's, for a before/after benchmark); the files written,
+    in order."""
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {SHAPES}")
     per_claim = 1 if shape == "single" else len(LANGUAGES)
     (root / "questions").mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "schema.json", root / "schema.json")
-    (root / "pyproject.toml").write_text(pyproject(cache_dir), encoding="utf-8")
+    shutil.copy(repo / "schema.json", root / "schema.json")
+    (root / "pyproject.toml").write_text(pyproject(cache_dir, repo), encoding="utf-8")
     rng = random.Random(f"{seed}-{shape}")
     written: list[Path] = []
     made = 0
