@@ -1,7 +1,7 @@
 """Scale benchmark (#40): every per-commit path and the main job at 1k, 10k and 50k items, before and after.
 
     .venv/bin/python benchmarks/scale.py --before 30647d1 [--sizes 1000,10000,50000] [--shapes single,five]
-        [--reps 3] [--timeout 300] [--only check,groups,...] [--work /tmp/scale]
+        [--reps 3] [--reps-large 1 --large-from 10001] [--timeout 300] [--only check,groups,...] [--work /tmp/scale]
 
 Corpora (``benchmarks/scale_corpus.py``): 1k, 10k and 50k items in two shapes, one item per claim
 (``single``) and five languages per claim with ``translation_of`` (``five``), each a git repository
@@ -34,8 +34,10 @@ seconds is stopped and shown as ``>T``. Printed: each median, after/before, the 
 from 1k to 10k (log10 of the ratio of the 10k to the 1k time; 1.0 is linear), and the peak
 resident memory of the command (its process tree, from wait4's rusage) in MB.
 
-The machine is shared: read ratios of the same run, not absolute seconds; the load average is
-printed with the table.
+Each table is printed twice, in wall seconds and in CPU seconds (user + system of the command and
+every child it waited for, from wait4's rusage), after each size. The machine is shared: read
+ratios of the same run, not absolute seconds, and under load read the CPU table (a command's wall
+time then mostly measures the other jobs); the load average is printed with the tables.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from scale_corpus import SHAPES, _phrase, new_item, write_corpus
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = ("check", "groups", "dedup", "hook", "ci", "run", "import")
 PEERS = {"check": "check-jsonschema", "dedup": "semhash"}
+CLOCK = ["wall"]  # which figure the tables show: "wall" seconds or "cpu" seconds
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -130,13 +133,16 @@ class Version:
 @dataclass
 class Timing:
     seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     peak_mb: list[float] = field(default_factory=list)
     timed_out: bool = False
+    cpu_at_stop: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     @property
     def median(self) -> float | None:
-        return statistics.median(self.seconds) if self.seconds and not self.timed_out else None
+        values = self.cpu if CLOCK[0] == "cpu" else self.seconds
+        return statistics.median(values) if values and not self.timed_out else None
 
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -148,9 +154,13 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return proc.stdout
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS in MB of the process tree, exit code and output of ``cmd``; seconds
-    is inf when it ran past ``timeout``."""
+Measured = tuple[float, float, float, int, str]  # wall s, CPU s, peak MB, exit code, output
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Measured:
+    """Wall seconds, CPU seconds (user + system of the process and every child it waited for),
+    peak RSS in MB of the largest of them, exit code and output of ``cmd``; wall seconds is inf
+    when it ran past ``timeout`` (the CPU seconds are then those spent until it was stopped)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -163,13 +173,13 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tup
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = -9
-                return math.inf, usage.ru_maxrss / 1024, -9, ""
+                return math.inf, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, -9, ""
             time.sleep(0.02)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return elapsed, usage.ru_maxrss / 1024, proc.returncode, text
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, text
 
 
 def import_rows(path: Path, n: int, seed: str) -> None:
@@ -282,7 +292,7 @@ class Corpus:
             return [sys.executable, "-m", "pre_commit", "run"], None
         raise ValueError(name)
 
-    def peer(self, name: str, timeout: float) -> tuple[float, float, int, str]:
+    def peer(self, name: str, timeout: float) -> Measured:
         """The peer of ``name`` (check-jsonschema for check, semhash for dedup) on this corpus."""
         if name == "check":
             files = sorted(str(p.relative_to(self.root)) for p in (self.root / "questions").glob("c*/i*.yaml"))
@@ -293,19 +303,19 @@ class Corpus:
                 self.root.parent / f"{self.root.name}-vectors.npy",
             )
             if not vectors.exists():
-                _, _, code, out = timed(
+                _, _, _, code, out = timed(
                     [sys.executable, "-c", EXPORT, str(texts), str(vectors)],
                     self.root,
                     self.version.env(),
                     timeout * 20,
                 )
                 if code != 0:
-                    return math.inf, 0.0, code, out
+                    return math.inf, 0.0, 0.0, code, out
             cmd = [sys.executable, "-c", SEMHASH, str(texts), str(vectors)]
         try:
             return timed(cmd, self.root, self.version.env(), timeout)
         except OSError as exc:  # an argument list over the system's limit
-            return math.inf, 0.0, -1, str(exc)
+            return math.inf, 0.0, 0.0, -1, str(exc)
 
     def before(self, name: str, rnd: int) -> None:
         if name == "ci":
@@ -321,7 +331,7 @@ class Corpus:
             git(self.root, "reset", "-q")
             git(self.root, "clean", "-qfd", "questions")
 
-    def time(self, name: str, rnd: int, timeout: float) -> tuple[float, float, int, str]:
+    def time(self, name: str, rnd: int, timeout: float) -> Measured:
         cmd, scratch = self.command(name, rnd)
         self.before(name, rnd)
         try:
@@ -341,12 +351,13 @@ def warm(corpus: Corpus, timeout: float, commands: list[str]) -> list[str]:
     notes = []
     embeds = any(c in EMBEDS for c in commands)
     for name in ("check", "dedup", "dedup", "groups") if embeds else ("check", "groups"):
-        seconds, _, _, _ = corpus.time(name, 0, timeout * 20)
+        # The embedding warm-up may take long; a quadratic command is stopped as it would be timed.
+        seconds, _, _, _, _ = corpus.time(name, 0, timeout * 20 if name == "dedup" else timeout)
         if math.isinf(seconds):
             notes.append(f"warm-up {name} timed out")
     if not embeds:
         return notes
-    _, _, _, out = corpus.time("dedup", 0, timeout * 20)
+    _, _, _, _, out = corpus.time("dedup", 0, timeout * 20)
     with contextlib.suppress(ValueError, KeyError):
         encoded = json.loads(out[out.index("{") :])["texts_encoded_now"]
         if encoded:
@@ -373,77 +384,21 @@ def exponent(t1: float | None, t10: float | None) -> str:
 
 def fmt(t: Timing, timeout: float) -> str:
     if t.timed_out:
-        return f">{timeout:g}"
+        return f">{t.cpu_at_stop:.0f}" if CLOCK[0] == "cpu" else f">{timeout:g}"
     m = t.median
     return "-" if m is None else f"{m:.2f}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before", required=True, help="the git revision to compare with (the starting commit)")
-    ap.add_argument("--sizes", default="1000,10000,50000")
-    ap.add_argument("--shapes", default=",".join(SHAPES))
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--reps-large", type=int, default=1, help="rounds at sizes over 10k")
-    ap.add_argument("--timeout", type=float, default=300.0)
-    ap.add_argument("--only", default=",".join(COMMANDS))
-    ap.add_argument("--versions", default="before,after")
-    ap.add_argument("--no-peers", action="store_true", help="leave out check-jsonschema and semhash")
-    ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
-    args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    shapes = args.shapes.split(",")
-    commands = [c for c in COMMANDS if c in args.only.split(",")]
-    work = args.work or Path(tempfile.mkdtemp(prefix="propeval-scale-"))
-    work.mkdir(parents=True, exist_ok=True)
-    loads: list[float] = []
-    results: dict[tuple[str, int, str, str], Timing] = {}
-    with before_tree(args.before, work) as old_tools:
-        versions = [
-            v
-            for v in (Version("before", old_tools, work / "before"), Version("after", REPO / "tools", work / "after"))
-            if v.name in args.versions.split(",")
-        ]
-        for shape in shapes:
-            embeddings = work / f"embeddings-{shape}"
-            for size in sizes:
-                corpora = [Corpus(v.work / f"{shape}-{size}", shape, size, v, embeddings) for v in versions]
-                for c in corpora:
-                    c.make()
-                    for note in warm(c, args.timeout, commands):
-                        print(f"{c.version.name} {shape} {size}: {note}", flush=True)
-                reps = args.reps if size <= 10000 else args.reps_large
-                for name in commands:
-                    for rnd in range(1, reps + 1):
-                        runs: list[tuple[str, Callable[[], tuple[float, float, int, str]]]] = [
-                            (c.version.name, functools.partial(c.time, name, rnd, args.timeout)) for c in corpora
-                        ]
-                        peer_of = [c for c in corpora if c.version.name == "after"]
-                        if name in PEERS and peer_of and not args.no_peers:
-                            runs.append(("peer", functools.partial(peer_of[0].peer, name, args.timeout)))
-                        for who, run in runs if rnd % 2 else runs[::-1]:
-                            t = results.setdefault((who, size, shape, name), Timing())
-                            if t.timed_out:
-                                continue
-                            loads.append(os.getloadavg()[0])
-                            seconds, peak, code, out = run()
-                            if math.isinf(seconds):
-                                t.timed_out = True
-                            else:
-                                t.seconds.append(seconds)
-                            t.peak_mb.append(peak)
-                            if code not in (0, 1):
-                                t.notes.append(f"exit {code}: {out.strip().splitlines()[-1:] if out else ''}")
-                            label = PEERS[name] if who == "peer" else name
-                            print(
-                                f"{who:6} {shape:6} {size:>6} {label:16} round {rnd}: "
-                                f"{seconds:8.2f} s  exit {code}  peak {peak:7.0f} MB",
-                                flush=True,
-                            )
-    print()
-    print(f"load average during the timings: median {statistics.median(loads):.1f}, max {max(loads):.1f} (2 cores)")
-    print(f"medians of {args.reps} interleaved rounds (over 10k: {args.reps_large}); seconds; '>T': stopped at T")
-    names = [v.name for v in versions]
+def tables(
+    results: dict[tuple[str, int, str, str], Timing],
+    names: list[str],
+    sizes: list[int],
+    shapes: list[str],
+    commands: list[str],
+    timeout: float,
+) -> None:
+    """The main table (each version's median per size, after/before, growth exponent, peak memory)
+    and the peers' table, in the clock ``CLOCK`` names."""
     head = f"{'command':8} {'shape':6} " + " ".join(f"{n} {s // 1000}k".rjust(12) for s in sizes for n in names)
     head += "  after/before " + " ".join(f"{s // 1000}k".rjust(5) for s in sizes)
     head += "  exponent 1k-10k " + " ".join(n[:6].rjust(7) for n in names) + "  peak MB (largest)"
@@ -452,7 +407,7 @@ def main() -> None:
         for shape in shapes:
             row = f"{name:8} {shape:6} "
             row += " ".join(
-                fmt(results.get((n, s, shape, name), Timing()), args.timeout).rjust(12) for s in sizes for n in names
+                fmt(results.get((n, s, shape, name), Timing()), timeout).rjust(12) for s in sizes for n in names
             )
             ratios = []
             for s in sizes:
@@ -461,7 +416,8 @@ def main() -> None:
                 if a and b and a.median is not None and b.median is not None:
                     ratios.append(f"{a.median / b.median:.2f}")
                 elif a and b and a.median is not None and b.timed_out:
-                    ratios.append(f"<{a.median / args.timeout:.2f}")
+                    bound = b.cpu_at_stop if CLOCK[0] == "cpu" else timeout
+                    ratios.append(f"<{a.median / bound:.2f}" if bound else "-")
                 else:
                     ratios.append("-")
             row += "  " + " " * 12 + " ".join(r.rjust(5) for r in ratios)
@@ -497,12 +453,104 @@ def main() -> None:
             ]
             print(
                 f"{name:8} {PEERS[name]:16} {shape:6} {size:>6} "
-                + " ".join(fmt(c, args.timeout).rjust(8) for c in (*cells, peer))
+                + " ".join(fmt(c, timeout).rjust(8) for c in (*cells, peer))
                 + f" {ratio[0]:>12} {ratio[1]:>11} {max(peer.peak_mb or [0]):8.0f}"
             )
+
+
+def report(
+    results: dict[tuple[str, int, str, str], Timing],
+    loads: list[float],
+    names: list[str],
+    sizes: list[int],
+    shapes: list[str],
+    commands: list[str],
+    args: argparse.Namespace,
+) -> None:
+    """Both tables so far, in wall and in CPU seconds (printed after each size, so a run stopped
+    at 50k keeps its 1k and 10k tables)."""
+    print()
+    print(f"load average during the timings: median {statistics.median(loads):.1f}, max {max(loads):.1f} (2 cores)")
+    print(
+        f"medians of {args.reps} interleaved rounds ({args.reps_large} from {args.large_from} items); "
+        f"'>T': stopped at {args.timeout:g} wall seconds (CPU table: the CPU seconds spent until then)"
+    )
+    for clock in ("wall", "cpu"):
+        CLOCK[0] = clock
+        print()
+        print("wall seconds" if clock == "wall" else "CPU seconds (user + system, the command and its children)")
+        tables(results, names, sizes, shapes, commands, args.timeout)
     notes = [(k, n) for k, t in results.items() for n in t.notes]
     for (v, s, shape, name), n in notes[:20]:
         print(f"note: {v} {shape} {s} {name}: {n}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", required=True, help="the git revision to compare with (the starting commit)")
+    ap.add_argument("--sizes", default="1000,10000,50000")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps-large", type=int, default=1, help="rounds at sizes from --large-from items")
+    ap.add_argument("--large-from", type=int, default=10001)
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--only", default=",".join(COMMANDS))
+    ap.add_argument("--versions", default="before,after")
+    ap.add_argument("--no-peers", action="store_true", help="leave out check-jsonschema and semhash")
+    ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = args.shapes.split(",")
+    commands = [c for c in COMMANDS if c in args.only.split(",")]
+    work = args.work or Path(tempfile.mkdtemp(prefix="propeval-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    loads: list[float] = []
+    results: dict[tuple[str, int, str, str], Timing] = {}
+    with before_tree(args.before, work) as old_tools:
+        versions = [
+            v
+            for v in (Version("before", old_tools, work / "before"), Version("after", REPO / "tools", work / "after"))
+            if v.name in args.versions.split(",")
+        ]
+        for size in sizes:
+            for shape in shapes:
+                embeddings = work / f"embeddings-{shape}"
+                corpora = [Corpus(v.work / f"{shape}-{size}", shape, size, v, embeddings) for v in versions]
+                for c in corpora:
+                    c.make()
+                    for note in warm(c, args.timeout, commands):
+                        print(f"{c.version.name} {shape} {size}: {note}", flush=True)
+                reps = args.reps if size < args.large_from else args.reps_large
+                for name in commands:
+                    for rnd in range(1, reps + 1):
+                        runs: list[tuple[str, Callable[[], Measured]]] = [
+                            (c.version.name, functools.partial(c.time, name, rnd, args.timeout)) for c in corpora
+                        ]
+                        peer_of = [c for c in corpora if c.version.name == "after"]
+                        if name in PEERS and peer_of and not args.no_peers:
+                            runs.append(("peer", functools.partial(peer_of[0].peer, name, args.timeout)))
+                        for who, run in runs if rnd % 2 else runs[::-1]:
+                            t = results.setdefault((who, size, shape, name), Timing())
+                            if t.timed_out:
+                                continue
+                            loads.append(os.getloadavg()[0])
+                            seconds, cpu, peak, code, out = run()
+                            if math.isinf(seconds):
+                                t.timed_out = True
+                                t.cpu_at_stop = max(t.cpu_at_stop, cpu)
+                            else:
+                                t.seconds.append(seconds)
+                                t.cpu.append(cpu)
+                            t.peak_mb.append(peak)
+                            if code not in (0, 1):
+                                t.notes.append(f"exit {code}: {out.strip().splitlines()[-1:] if out else ''}")
+                            label = PEERS[name] if who == "peer" else name
+                            print(
+                                f"{who:6} {shape:6} {size:>6} {label:16} round {rnd}: "
+                                f"{seconds:8.2f} s  {cpu:8.2f} CPU-s  exit {code}  peak {peak:7.0f} MB",
+                                flush=True,
+                            )
+            report(results, loads, [v.name for v in versions], [s for s in sizes if s <= size], shapes, commands, args)
 
 
 if __name__ == "__main__":
