@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -129,3 +131,64 @@ def test_run_reports_each_step_on_its_own_and_a_broken_rubric_fails_the_judge_ga
         ["report", "ok"],
     ]
     assert result.exit_code == 1
+
+
+def _four_items_without_records(corpus: CorpusDir) -> None:
+    corpus.claim()
+    for n, lang in enumerate(("en", "de", "ru", "uk"), 1):
+        corpus.item(f"i000{n}", language=lang)
+    shutil.copytree(REPO / "rubrics", corpus.root / "rubrics")
+
+
+@pytest.mark.slow
+def test_run_shows_problems_alike_as_one_line_and_verbose_lists_each(corpus: CorpusDir) -> None:
+    """Four items without an answerability record: one line with the count and how to list them;
+    --verbose lists the four. The table's words are explained under it."""
+    _four_items_without_records(corpus)
+    out = CliRunner().invoke(cli, ["run", "--skip", "dedup"], catch_exceptions=False).output
+    lines = out.splitlines()
+    assert (
+        "questions/c0001/i0001.yaml … i0004.yaml [answerability] 4 alike: <id>: no answerability record "
+        "(ledger/answerability/<id>.json); run: propeval gate answerability --online <id> [--verbose lists each]"
+    ) in lines
+    assert not any(line.startswith("questions/c0001/i0002.yaml") for line in lines)
+    assert "failed: errors: they fail the run (exit 1)" in lines
+    assert "skipped: nothing to check; the step's note says why" in lines
+    verbose = CliRunner().invoke(cli, ["run", "--skip", "dedup", "--verbose"], catch_exceptions=False).output
+    assert [line.split()[0] for line in verbose.splitlines() if "[answerability]" in line] == [
+        f"questions/c0001/i000{n}.yaml" for n in (1, 2, 3, 4)
+    ]
+    assert " alike: " not in verbose
+
+
+@pytest.mark.slow
+def test_run_writes_the_dedup_record_only_with_record(corpus: CorpusDir, in_git: Any) -> None:
+    """Without --record the main job leaves the tree as it was and says what it would record and why;
+    with it, the record is written; once it stands, a second run leaves it as it is."""
+    corpus.claim()
+    corpus.item()
+    corpus.item("i0002", language="de", prompt="Was geschah in der Nacht zum 4. Juni 1989 in Peking?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    steps = ["--skip", "answerability", "--skip", "judge", "--skip", "difficulty", "--report", "/dev/null"]
+    before = corpus.snapshot()
+    out = CliRunner().invoke(cli, ["run", *steps], catch_exceptions=False).output
+    assert corpus.snapshot() == before and in_git("status", "--porcelain") == ""
+    assert (
+        "note: dedup: ledger/dedup.json not written (there is no record yet): the report and `propeval export` "
+        "show it as not current until a maintainer records this run with `propeval run --record` (or `propeval "
+        "dedup --record`) and commits ledger/dedup.json"
+    ) in out.splitlines()
+    out = CliRunner().invoke(cli, ["run", *steps, "--record"], catch_exceptions=False).output
+    assert "note: dedup: recorded this run in ledger/dedup.json (unsigned; there is no record yet)" in out
+    in_git("add", "-A")
+    in_git("commit", "-qm", "record")
+    corpus.item("i0003", language="ru", prompt="Что произошло в Пекине в ночь на 4 июня 1989 года?")
+    out = CliRunner().invoke(cli, ["run", *steps], catch_exceptions=False).output
+    assert in_git("status", "--porcelain") == "?? questions/c0001/i0003.yaml\n"
+    note = next(line for line in out.splitlines() if line.startswith("note: dedup: ledger/dedup.json"))
+    assert note.startswith("note: dedup: ledger/dedup.json not written (the corpus changed: corpus_hash sha256:")
+    out = CliRunner().invoke(cli, ["run", *steps, "--record"], catch_exceptions=False).output
+    assert "note: dedup: recorded this run in ledger/dedup.json (unsigned; the corpus changed: " in out
+    out = CliRunner().invoke(cli, ["run", *steps], catch_exceptions=False).output
+    assert "already records this result" in out
