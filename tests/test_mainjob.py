@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -3,7 +3,8 @@
 The steps are ``ci``'s, run on the whole corpus instead of what changed since a ref, plus the
 difficulty bands of the ledger, the corpus statistics and the HTML report:
 
-    check -> groups -> dedup (recorded in ledger/dedup.json with --record) -> answerability -> judge -> difficulty -> stats -> report
+    check -> groups -> dedup (recorded in ledger/dedup.json with --record) -> answerability -> judge
+    -> difficulty -> stats -> report
 
 Each step is run through :func:`propeval.gates.ci.run_step`, so a step that cannot run is an
 ``error`` (exit 3), never a silent pass, and the summary has the ``ci`` table's shape. Nothing here
