@@ -208,6 +208,40 @@ def test_sarif_of_a_check_run_is_valid_for_code_scanning(good_corpus: Any) -> No
     }
 
 
+def test_sarif_rules_carry_their_help_and_in_a_github_job_a_link_to_it(
+    good_corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each rule's help is what CONTRIBUTING's error table says (what is wrong, how to fix it), as
+    text and Markdown; in GitHub Actions its helpUri is the rule's section of CONTRIBUTING.md in the
+    scanned repository at the scanned commit."""
+    good_corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways"))
+    for var in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"):
+        monkeypatch.delenv(var, raising=False)
+    log = json.loads(CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False).stdout)
+    assert sarif_errors(log) == []
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    schema = rules["schema"]
+    assert schema["help"] == {
+        "text": "What is wrong: a field is missing, unknown, or has a wrong value.\n"
+        "How to fix it: the message names the field and the allowed values.",
+        "markdown": "**`schema`**: claims and items validate against schema.json.\n\n"
+        "**What is wrong:** a field is missing, unknown, or has a wrong value.\n\n"
+        "**How to fix it:** the message names the field and the allowed values.",
+    }
+    assert all(r["help"]["text"] and r["help"]["markdown"] for r in rules.values())
+    assert "helpUri" not in schema  # no published docs known outside a GitHub job: no link is made up
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "owner/corpus")
+    monkeypatch.setenv("GITHUB_SHA", "0123abc")
+    log = json.loads(CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False).stdout)
+    assert sarif_errors(log) == []
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    base = "https://github.com/owner/corpus/blob/0123abc/CONTRIBUTING.md"
+    assert rules["schema"]["helpUri"] == f"{base}#errors-and-how-to-fix-them"
+    assert rules["dedup-semantic"]["helpUri"] == f"{base}#near-duplicates-propeval-dedup"
+    assert rules["ledger-unsigned"]["helpUri"] == f"{base}#gates-before-merge"
+
+
 def test_sarif_of_a_whole_file_problem_and_of_a_notice_is_valid() -> None:
     log = json.loads(
         render(
