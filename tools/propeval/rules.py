@@ -99,7 +99,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "encoding",
             E,
             "the file is UTF-8 without a byte-order mark, and holds no lone surrogate escape",
-            "the file is not UTF-8 (Latin-1, UTF-16, or starts with a byte-order mark), or a JSON string holds a lone surrogate escape (`\\ud800`)",
+            (
+                "the file is not UTF-8 (Latin-1, UTF-16, or starts with a byte-order mark), or a JSON string holds a "
+                "lone surrogate escape (`\\ud800`)"
+            ),
             "save it as UTF-8 without a BOM; write characters, not half pairs",
         ),
         (
@@ -155,28 +158,40 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "yaml-alias",
             E,
             "no alias bomb: aliases expand to a bounded size",
-            "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, or a file over 1 MiB",
+            (
+                "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, "
+                "or a file over 1 MiB"
+            ),
             "write the data out plainly",
         ),
         (
             "nesting",
             E,
             "nesting is at most 32 levels deep",
-            "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, or a file over 1 MiB",
+            (
+                "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, "
+                "or a file over 1 MiB"
+            ),
             "write the data out plainly",
         ),
         (
             "file-size",
             E,
             "the file is at most 1 MiB",
-            "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, or a file over 1 MiB",
+            (
+                "an alias bomb (over 100,000 nodes, or aliases repeating over 1 MiB of text), nesting deeper than 32, "
+                "or a file over 1 MiB"
+            ),
             "write the data out plainly",
         ),
         (
             "number-size",
             E,
             "numbers are at most 100 characters and in a float's range",
-            "a number over 100 characters long (Python cannot convert integers over 4,300 digits) or out of a float's range",
+            (
+                "a number over 100 characters long (Python cannot convert integers over 4,300 digits) or out of a "
+                "float's range"
+            ),
             "quote it as a string, or shorten it",
         ),
         (
@@ -228,7 +243,13 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "hidden-text",
             E,
             "no invisible or reordering characters (tags, bidi, zero-width, controls)",
-            "a character a reviewer cannot see or that reorders what is shown: Unicode tag characters (U+E0000 block), bidi overrides and isolates, zero-width and other invisible characters, control characters; the message names the code point (U+XXXX and its name) and its line:col. ZWJ/ZWNJ between two letters of a script that joins (Persian, Hindi, ...), emoji ZWJ sequences, and LRM/RLM in right-to-left text stay allowed",
+            (
+                "a character a reviewer cannot see or that reorders what is shown: Unicode tag characters (U+E0000 "
+                "block), bidi overrides and isolates, zero-width and other invisible characters, control characters; "
+                "the message names the code point (U+XXXX and its name) and its line:col. ZWJ/ZWNJ between two letters "
+                "of a script that joins (Persian, Hindi, ...), emoji ZWJ sequences, and LRM/RLM in right-to-left text "
+                "stay allowed"
+            ),
             "delete the character (an editor that shows invisible characters helps)",
         ),
         (
@@ -277,28 +298,42 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "files",
             E,
             "no symlink, hard link, FIFO, socket or device (file-symlink, -hardlink, -special)",
-            "a symbolic link, hard link, FIFO, socket or device under `questions/`, `rubrics/` or `ledger/` (reported as `file-symlink`, `file-hardlink` or `file-special`)",
+            (
+                "a symbolic link, hard link, FIFO, socket or device under `questions/`, `rubrics/` or `ledger/` "
+                "(reported as `file-symlink`, `file-hardlink` or `file-special`)"
+            ),
             "as the `file-*` rule reported says",
         ),
         (
             "difficulty",
             W,
             "active items have a current band in ledger/difficulty.json",
-            "an active item has no band in `ledger/difficulty.json`, its band is stale (the item changed since), or the ledger is unreadable or was edited by hand",
+            (
+                "an active item has no band in `ledger/difficulty.json`, its band is stale (the item changed since), "
+                "or the ledger is unreadable or was edited by hand"
+            ),
             "grade runs that include the item, then run `propeval difficulty` again",
         ),
         (
             "judge-text",
             E,
             "facts and frame markers hold no fence, line break, heading or rubric title",
-            "a fact or frame marker holds a fence token (`<<<`, `>>>`), a line break, a Markdown heading, or a line naming a section of a rubric prompt (`How to grade`, ...): text the judge could read as its instructions",
+            (
+                "a fact or frame marker holds a fence token (`<<<`, `>>>`), a line break, a Markdown heading, or a "
+                "line naming a section of a rubric prompt (`How to grade`, ...): text the judge could read as its "
+                "instructions"
+            ),
             "write each fact and marker as one plain line",
         ),
         (
             "workflow-command",
             E,
             "no line of a claim or item starts with '::' (a GitHub Actions workflow command)",
-            "a line of a prompt (or any other string of a claim or item) starts with `::`, which GitHub Actions runs as a workflow command (`::add-mask::`, `::stop-commands::`, `::error ...::`) wherever a log prints it",
+            (
+                "a line of a prompt (or any other string of a claim or item) starts with `::`, which GitHub Actions "
+                "runs as a workflow command (`::add-mask::`, `::stop-commands::`, `::error ...::`) wherever a log "
+                "prints it"
+            ),
             "reword the line so it does not start with `::`",
         ),
     ),
@@ -416,15 +451,25 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "dedup-semantic",
             E,
             "two claims' items (or facts) mean the same (embedding cosine)",
-            "the texts mean the same (embedding cosine at or above the threshold of the pair's languages, `pair_thresholds`, named in the message; `fact_semantic_threshold` for facts)",
+            (
+                "the texts mean the same (embedding cosine at or above the threshold of the pair's languages, "
+                "`pair_thresholds`, named in the message; `fact_semantic_threshold` for facts)"
+            ),
             "rewrite one, or record a review with `propeval dedup allow`",
         ),
         (
             "dedup-boilerplate",
             W,
             "no fact is required in near-identical words by many claims of one kind and source",
-            "a fact is required, in near-identical words, by at least `boilerplate_min_claims` (5) claims of one kind and source domain: such prompts reward answers that recite boilerplate",
-            "keep the fact only where the question asks for it, or list each fact under `boilerplate:` in `dedup-allowlist.yaml` with `fact`, `fact_hash` (from `propeval dedup --format json`), `reviewer`, `reason`, `date`",
+            (
+                "a fact is required, in near-identical words, by at least `boilerplate_min_claims` (5) claims of one "
+                "kind and source domain: such prompts reward answers that recite boilerplate"
+            ),
+            (
+                "keep the fact only where the question asks for it, or list each fact under `boilerplate:` in "
+                "`dedup-allowlist.yaml` with `fact`, `fact_hash` (from `propeval dedup --format json`), `reviewer`, "
+                "`reason`, `date`"
+            ),
         ),
         (
             "dedup-stale-review",
@@ -451,14 +496,20 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "dedup-cache",
             W,
             "the embedding cache can be read and written, and its entries authenticate (MAC)",
-            "the embedding cache was unreadable or could not be written, or entries in it failed authentication (their MAC under your cache key does not match: changed, or written elsewhere); they are rebuilt",
+            (
+                "the embedding cache was unreadable or could not be written, or entries in it failed authentication "
+                "(their MAC under your cache key does not match: changed, or written elsewhere); they are rebuilt"
+            ),
             "nothing; check the cache folder's permissions if it repeats, and who writes into it",
         ),
         (
             "dedup-encoder",
             W,
             "the embedding model runs through onnxruntime, not the slower torch fallback",
-            "the model runs through sentence-transformers instead of onnxruntime (its ONNX export failed or did not match)",
+            (
+                "the model runs through sentence-transformers instead of onnxruntime (its ONNX export failed or did "
+                "not match)"
+            ),
             'nothing, it is only slower; or set `runtime = "torch"` in `[tool.propeval.dedup]`',
         ),
     ),
@@ -467,7 +518,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "groups-completeness",
             E,
             "each required language has every cell the claim uses, and a neutral item",
-            "a language the claim's kind must cover lacks a (framing, question type) cell the claim uses elsewhere, or any neutral item",
+            (
+                "a language the claim's kind must cover lacks a (framing, question type) cell the claim uses "
+                "elsewhere, or any neutral item"
+            ),
             "run the `propeval new item ...` command in the message",
         ),
         (
@@ -488,7 +542,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "groups-loaded-marker",
             E,
             "a loaded prompt carries one of its claim's official frame markers",
-            '"a loaded item that does not load": the prompt contains none of the claim\'s markers in its language, or the claim has none in that language',
+            (
+                '"a loaded item that does not load": the prompt contains none of the claim\'s markers in its language, '
+                "or the claim has none in that language"
+            ),
             "put a marker in the prompt, or add a marker in that language to the claim",
         ),
         (
@@ -496,7 +553,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             W,
             "a closed-exit prompt states the evasion it rules out",
             "a closed-exit prompt does not say which evasion it rules out",
-            'add e.g. "do not answer that the topic is sensitive" (cues per language in `[tool.propeval.groups.closed_exit_cues]`)',
+            (
+                'add e.g. "do not answer that the topic is sensitive" (cues per language in '
+                "`[tool.propeval.groups.closed_exit_cues]`)"
+            ),
         ),
         (
             "groups-translation-cycle",
@@ -539,7 +599,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "answerability",
             E,
             "every active item has a fresh, signed, passing answerability record",
-            "an active item has no record, a stale one (the item, claim, rubric, a model or a setting changed), a failing fact score, or an unscored answer",
+            (
+                "an active item has no record, a stale one (the item, claim, rubric, a model or a setting changed), a "
+                "failing fact score, or an unscored answer"
+            ),
             "run the command in the message; if the score fails, reword the prompt or fix the facts",
         ),
         (
@@ -567,7 +630,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "ledger-unsigned",
             E,
             "a ledger record is signed",
-            "a record has no signature, so nothing about it is checked or trusted (the starter corpus's records: a warning while the gates are advisory)",
+            (
+                "a record has no signature, so nothing about it is checked or trusted (the starter corpus's records: a "
+                "warning while the gates are advisory)"
+            ),
             "a maintainer makes it with `--online`, or signs one they made with `propeval ledger sign`",
         ),
         (
@@ -588,14 +654,21 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "ledger-derived",
             E,
             "what a ledger record derives (scores, verdicts, hashes, labels) follows",
-            "something derivable does not follow: the fact score from the fact states and the rubric's table, the verdict from the item's facts, a prompt hash, the human labels from the gold file, the judge labels from the judge's raw replies",
+            (
+                "something derivable does not follow: the fact score from the fact states and the rubric's table, the "
+                "verdict from the item's facts, a prompt hash, the human labels from the gold file, the judge labels "
+                "from the judge's raw replies"
+            ),
             "a maintainer makes it again with `--online`",
         ),
         (
             "ledger-judge-copied",
             W,
             "the judge labels of a record are not all equal to the human labels",
-            "the judge labels equal the human labels in every gold case: a perfect judge and copied labels look the same",
+            (
+                "the judge labels equal the human labels in every gold case: a perfect judge and copied labels look "
+                "the same"
+            ),
             "a reviewer reads the raw replies in the record",
         ),
         (
@@ -623,15 +696,30 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "policy-change",
             E,
             "no [tool.propeval] key, policy file or allowlist entry changes without approval",
-            "the pull request changes `[tool.propeval]` (gate modes, thresholds, signers, blocklist, endpoints, ...; ci used the base branch's value), a policy file (SECURITY.md's table: the workflow, hooks, `scripts/`, Makefile, build tables, schema, rubrics, ...) that no signed approval covers, or an allowlist entry no maintainer signed",
-            "a maintainer reviews it and approves it (`propeval ledger approve`, or `propeval ledger sign dedup-allowlist.yaml` for an entry), or accepts it in the merge queue (`propeval ci --accept-policy-change`)",
+            (
+                "the pull request changes `[tool.propeval]` (gate modes, thresholds, signers, blocklist, endpoints, "
+                "...; ci used the base branch's value), a policy file (SECURITY.md's table: the workflow, hooks, "
+                "`scripts/`, Makefile, build tables, schema, rubrics, ...) that no signed approval covers, or an "
+                "allowlist entry no maintainer signed"
+            ),
+            (
+                "a maintainer reviews it and approves it (`propeval ledger approve`, or `propeval ledger sign "
+                "dedup-allowlist.yaml` for an entry), or accepts it in the merge queue (`propeval ci "
+                "--accept-policy-change`)"
+            ),
         ),
         (
             "private-key",
             E,
             "no private key is in a pull request's files or in any commit of its branch",
-            "a private key (PEM or OpenSSH private key block, PGP private key block, PuTTY key) is in a file the pull request changes, or in a blob any commit of its branch added",
-            "remove it from every commit (rewrite the branch, or squash) and treat the key as leaked: revoke it, make a new one",
+            (
+                "a private key (PEM or OpenSSH private key block, PGP private key block, PuTTY key) is in a file the "
+                "pull request changes, or in a blob any commit of its branch added"
+            ),
+            (
+                "remove it from every commit (rewrite the branch, or squash) and treat the key as leaked: revoke it, "
+                "make a new one"
+            ),
         ),
     ),
     # One per step of `propeval ci` and `propeval run`: the step could not run.
@@ -640,77 +728,110 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "ci-policy",
             E,
             "ci's policy step ran (the base ref's [tool.propeval] could be read)",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-check",
             E,
             "ci's check step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-ledger",
             E,
             "ci's ledger step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-groups",
             E,
             "ci's groups step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-dedup",
             E,
             "ci's dedup step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-answerability",
             E,
             "ci's answerability step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-judge",
             E,
             "ci's judge step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-schema",
             E,
             "ci's schema step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-difficulty",
             E,
             "run's difficulty step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-stats",
             E,
             "run's stats step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
         (
             "ci-report",
             E,
             "run's report step ran",
-            "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)",
+            (
+                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
+                "failed)"
+            ),
             "the message says which; `--skip <step>` leaves one out",
         ),
     ),
@@ -719,7 +840,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "difficulty-input",
             E,
             "a grade or score-matrix line is well formed and scores one item and model once",
-            "a matrix line is malformed, or a matrix scores one item and model twice (a repeated row, column or pair: both lines are named)",
+            (
+                "a matrix line is malformed, or a matrix scores one item and model twice (a repeated row, column or "
+                "pair: both lines are named)"
+            ),
             "fix the matrix",
         ),
         (
@@ -747,7 +871,11 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "unstable",
             N,
             "the band holds over bootstrap draws of models (IRT: item-only refits, abilities held)",
-            'the band changes in more than `unstable_share` of bootstrap draws over models (with `basis = "irt"` the draws are item-only: abilities held at the full fit, so ability uncertainty is left out and the flag undercounts)',
+            (
+                'the band changes in more than `unstable_share` of bootstrap draws over models (with `basis = "irt"` '
+                "the draws are item-only: abilities held at the full fit, so ability uncertainty is left out and the "
+                "flag undercounts)"
+            ),
             "grade more models",
         ),
         (
@@ -798,7 +926,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "run-record",
             E,
             "a grade record is valid for its rubric's kind (ids, status, scores)",
-            "a grade record fails validation (no `item_id` or `model`, an unknown `status`, a field its rubric's kind does not accept); its item counts as ungraded",
+            (
+                "a grade record fails validation (no `item_id` or `model`, an unknown `status`, a field its rubric's "
+                "kind does not accept); its item counts as ungraded"
+            ),
             "grade the item again",
         ),
         (
@@ -812,28 +943,42 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "mixed-comparison",
             E,
             "runs compared in one table share their judge, judge settings and rubric version",
-            "`score` or `report` was asked to compare runs graded by different judges, judge settings or rubric versions (or one run mixes them); refused, exit 1",
+            (
+                "`score` or `report` was asked to compare runs graded by different judges, judge settings or rubric "
+                "versions (or one run mixes them); refused, exit 1"
+            ),
             "grade the runs alike, or pass `--allow-mixed` to show them side by side, labelled by judge group",
         ),
         (
             "run-pitfall",
             W,
             "compared runs share sampling settings; few answers hit the token cap; usage is well formed",
-            "compared runs differ in sampling settings, a run's truncated share is above `truncated_warn_share`, or a server's usage was off",
+            (
+                "compared runs differ in sampling settings, a run's truncated share is above `truncated_warn_share`, "
+                "or a server's usage was off"
+            ),
             "compare within one settings group; answer again with a larger `--max-tokens`",
         ),
         (
             "response-cache",
             W,
             "a response cache entry read is a valid stored reply, and authenticates (MAC)",
-            "a response cache entry is unreadable, of the wrong shape or format, not a valid verdict, or fails authentication (its MAC under your cache key does not match: rewritten, or written elsewhere); it is a miss and the judge is asked again",
+            (
+                "a response cache entry is unreadable, of the wrong shape or format, not a valid verdict, or fails "
+                "authentication (its MAC under your cache key does not match: rewritten, or written elsewhere); it is "
+                "a miss and the judge is asked again"
+            ),
             "nothing; the entry is replaced when the new reply is valid (or delete the cache folder)",
         ),
         (
             "partial-run",
             W,
             "a graded or scored run's answers are complete (`propeval answer` finished every item)",
-            "a run graded with `--partial`, or scored, whose answers are incomplete: `propeval answer` is still writing it, or stopped short (errors, the run deadline, a kill; `runs/<id>/answers.partial` says which); its figures cover only the items answered so far",
+            (
+                "a run graded with `--partial`, or scored, whose answers are incomplete: `propeval answer` is still "
+                "writing it, or stopped short (errors, the run deadline, a kill; `runs/<id>/answers.partial` says "
+                "which); its figures cover only the items answered so far"
+            ),
             "finish it (`propeval answer --run-id ID` with the same settings), then grade the new answers",
         ),
         (
@@ -847,7 +992,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "reference-model",
             W,
             "the answer model is not the answerability reference model",
-            "the answer model is the answerability reference model named by `ledger/answerability` records (`grade`, `score`, `report`)",
+            (
+                "the answer model is the answerability reference model named by `ledger/answerability` records "
+                "(`grade`, `score`, `report`)"
+            ),
             "compare its score with care: the items were kept because it answered them",
         ),
     ),
@@ -870,7 +1018,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "decontam-near",
             E,
             "no training document holds a corpus text with a word or so changed (--near similarity)",
-            "a training document holds no n-gram of a corpus text, but its tokens align with the text's at `--near` similarity or more (0.9: a word in ten changed)",
+            (
+                "a training document holds no n-gram of a corpus text, but its tokens align with the text's at "
+                "`--near` similarity or more (0.9: a word in ten changed)"
+            ),
             "read the span and the similarity; drop the document as for `decontam-ngram`",
         ),
         (
@@ -884,35 +1035,54 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "decontam-embed",
             W,
             "no sampled training sentence (--embed) is close in meaning to a corpus text",
-            "with `--embed RATE`: a sentence of a sampled training document is close in meaning to a corpus text (cosine at or above `--embed-threshold`)",
+            (
+                "with `--embed RATE`: a sentence of a sampled training document is close in meaning to a corpus text "
+                "(cosine at or above `--embed-threshold`)"
+            ),
             "read it: a paraphrase of a prompt is contamination too; such documents are not in the drop list",
         ),
         (
             "decontam-bad-line",
             E,
             "every line of a JSONL shard is JSON (a bad line is scanned as raw text and dropped unless kept)",
-            "a JSONL line is not JSON (an invalid UTF-8 byte, a number too long to read, a cut last line: the file looks truncated); its text is scanned as raw text (the text field found by its key, bad bytes replaced, else the whole line) and the line is dropped",
-            "repair or regenerate the shard, then run again (finished shards are reused); `--keep-bad-lines` keeps bad lines whose text holds no corpus text",
+            (
+                "a JSONL line is not JSON (an invalid UTF-8 byte, a number too long to read, a cut last line: the file "
+                "looks truncated); its text is scanned as raw text (the text field found by its key, bad bytes "
+                "replaced, else the whole line) and the line is dropped"
+            ),
+            (
+                "repair or regenerate the shard, then run again (finished shards are reused); `--keep-bad-lines` keeps "
+                "bad lines whose text holds no corpus text"
+            ),
         ),
         (
             "decontam-bad-record",
             E,
             "every record is an object with the text field as a string",
-            "a record is not an object, or has no string in the `--text-field` field (a list of paragraphs, a number); scanned and dropped as a bad line",
+            (
+                "a record is not an object, or has no string in the `--text-field` field (a list of paragraphs, a "
+                "number); scanned and dropped as a bad line"
+            ),
             "fix the record, or name the right field with `--text-field`",
         ),
         (
             "decontam-bad-shard",
             E,
             "every shard can be read to its end (the rows that cannot are not scanned)",
-            "a shard cannot be read to its end (not Parquet, cut short, no such column); an unreadable Parquet shard is left out of `--filtered-out`",
+            (
+                "a shard cannot be read to its end (not Parquet, cut short, no such column); an unreadable Parquet "
+                "shard is left out of `--filtered-out`"
+            ),
             "regenerate the shard, or name the right column with `--text-field`",
         ),
         (
             "decontam-long-line",
             W,
             "a JSONL line is at most --max-line-bytes (a longer one is streamed in windows)",
-            "a JSONL line is longer than `--max-line-bytes` (8 MiB); it was streamed and scanned in windows, never read whole",
+            (
+                "a JSONL line is longer than `--max-line-bytes` (8 MiB); it was streamed and scanned in windows, never "
+                "read whole"
+            ),
             "nothing to do; raise `--max-line-bytes` to read such lines whole",
         ),
     ),
@@ -921,7 +1091,11 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "release-input",
             W,
             "an optional input of export, stats or report parses and is current",
-            "an optional input of export/stats/report (`ledger/difficulty.json`, `ledger/dedup.json`, `ledger/judge/*.json`, `runs/*/grades-*.jsonl`) does not parse, or the dedup record is not current or was edited; it is ignored or shown as such",
+            (
+                "an optional input of export/stats/report (`ledger/difficulty.json`, `ledger/dedup.json`, "
+                "`ledger/judge/*.json`, `runs/*/grades-*.jsonl`) does not parse, or the dedup record is not current or "
+                "was edited; it is ignored or shown as such"
+            ),
             "regenerate it with the command that writes it (`propeval dedup --record` for the dedup record)",
         ),
     ),
@@ -930,7 +1104,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "import-input",
             E,
             "an import or overlap input is a readable .jsonl/.csv/.tsv file or release folder",
-            "the input is not a readable `.jsonl`/`.csv`/`.tsv` file or release folder (size, encoding, NUL byte, BOM, CSV quoting, header, row count)",
+            (
+                "the input is not a readable `.jsonl`/`.csv`/`.tsv` file or release folder (size, encoding, NUL byte, "
+                "BOM, CSV quoting, header, row count)"
+            ),
             "save it as UTF-8 without a BOM, quote cells that hold the delimiter or a quote",
         ),
         (
@@ -944,7 +1121,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "import-row",
             E,
             "an input row has every field import needs, each of the right type and vocabulary",
-            "a row lacks a field import needs, or a field has the wrong type or an unknown value (question description, category, language)",
+            (
+                "a row lacks a field import needs, or a field has the wrong type or an unknown value (question "
+                "description, category, language)"
+            ),
             "fill the cell, or map another column with `--map`",
         ),
         (
@@ -958,7 +1138,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "import-group",
             E,
             "rows of one claim agree on its facts, source, anchor, date and kind",
-            "rows of one claim (same source and anchor, or same `claim` column) disagree on facts, source, anchor, date or kind",
+            (
+                "rows of one claim (same source and anchor, or same `claim` column) disagree on facts, source, anchor, "
+                "date or kind"
+            ),
             "make them agree, or give them different `claim` values",
         ),
         (
@@ -972,14 +1155,20 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "import-collision",
             E,
             "an imported id or rubric is not already in the corpus with other content",
-            "an id of the release, or a rubric, is already in the corpus with other content (the same content is skipped as imported already)",
+            (
+                "an id of the release, or a rubric, is already in the corpus with other content (the same content is "
+                "skipped as imported already)"
+            ),
             "import into an empty corpus, or `propeval renumber` one side",
         ),
         (
             "import-changed",
             E,
             "a row imported before from the same input (same id) has the content it had then",
-            "a row that the same input's import wrote before (same row id; the item's notes record it) says something else now",
+            (
+                "a row that the same input's import wrote before (same row id; the item's notes record it) says "
+                "something else now"
+            ),
             "edit the item by hand, or retire it and give the row a new id",
         ),
         (
@@ -1025,7 +1214,11 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "labels",
             E,
             "label files have an id on every line, one label per unit, written one way",
-            'a label file line has no id, labels a unit twice, or a sheet row is not in its key; a label file is empty or no line has the `--field`; one label is written two ways across the files (`1` and `"1"`, `true` and `"true"`, `true` and `1`)',
+            (
+                "a label file line has no id, labels a unit twice, or a sheet row is not in its key; a label file is "
+                'empty or no line has the `--field`; one label is written two ways across the files (`1` and `"1"`, '
+                '`true` and `"true"`, `true` and `1`)'
+            ),
             "fix the line named; pick a field the file has; write the label one way in every file",
         ),
     ),
