@@ -85,6 +85,14 @@ class JudgeEvidence:
     detail: str = ""  # why it is not checked, or what is stale
     # field -> (labels, matrix): rows are the human labels, columns the judge's
     confusions: dict[str, tuple[list[str], list[list[int]]]] = field(default_factory=dict)
+    mode: str = "required"  # the judge gate's mode in [tool.propeval.gates]
+
+    @property
+    def word(self) -> str:
+        """The gate's word, as ``propeval run`` and ``ci`` say it (:mod:`propeval.outcomes`)."""
+        from propeval.outcomes import gate_word
+
+        return gate_word(self.status == PASS, self.mode)
 
     @property
     def headline(self) -> StatRow | None:
@@ -98,6 +106,8 @@ class JudgeEvidence:
             "rubric": self.rubric,
             "ledger": self.ledger,
             "status": self.status,
+            "mode": self.mode,
+            "word": self.word,
             "judge_model": self.judge_model,
             "cases": self.cases,
             "trust": self.trust,
@@ -146,7 +156,7 @@ def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeE
     for name in rubric_names:
         reading = read(config, gs, name)
         loaded = reading.loaded
-        e = JudgeEvidence(name, loaded.relpath, NOT_RUN)
+        e = JudgeEvidence(name, loaded.relpath, NOT_RUN, mode=gs.mode("judge"))
         out.append(e)
         if loaded.problem is not None:
             e.status, e.trust, e.detail = NOT_CHECKED, "corrupt", loaded.problem.message
@@ -278,6 +288,15 @@ class AnswerabilityEvidence:
     groups: list[AnswerabilityGroup] = field(default_factory=list)
     # item id -> "pass" | "fail" | "not checked: <reason>" | "no record"
     per_item: dict[str, str] = field(default_factory=dict)
+    mode: str = "required"  # the answerability gate's mode in [tool.propeval.gates]
+
+    @property
+    def word(self) -> str:
+        """The gate's word (:mod:`propeval.outcomes`): ``ok`` only when every active item has
+        evidence that counts and passes."""
+        from propeval.outcomes import gate_word
+
+        return gate_word(self.passed == self.items, self.mode)
 
     @property
     def counted(self) -> int:
@@ -291,6 +310,8 @@ class AnswerabilityEvidence:
         return {
             "ledger": self.ledger,
             "min_fact_score": self.min_fact_score,
+            "mode": self.mode,
+            "word": self.word,
             "items": self.items,
             "missing": self.missing,
             "counted": self.counted,
@@ -306,7 +327,7 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
     from propeval.gates.ledger import read_record
 
     gs = gate.load_gate_settings(config)
-    out = AnswerabilityEvidence(f"{gs.ledger_dir}/{gate.KIND}", gs.min_fact_score)
+    out = AnswerabilityEvidence(f"{gs.ledger_dir}/{gate.KIND}", gs.min_fact_score, mode=gs.mode("answerability"))
     failing = [j.judge_model for j in judges if j.status == FAIL and j.judge_model]
     by_rubric = {j.rubric: j for j in judges}
     rubrics: dict[str, Any] = {}
