@@ -1,14 +1,14 @@
 """The dataset card (``README.md`` of a release), rendered from ``templates/card.md.j2``.
 
-The template holds the card's prose and layout, in the order a Hugging Face user expects (what
-the dataset is, who it is for, how to load it; Uses, Out-of-scope use, structure, Bias, risks and
+The template holds the card's prose and layout, in the order a Hugging Face user expects (what the
+dataset is, who it is for, how to load it; Uses, Out-of-scope use, structure, Bias, risks and
 limitations with the curation evidence, Personal information, Citation); this module gives it the
-numbers, the citation and the few formatting filters it needs. The card is Markdown with Hugging Face YAML front matter, so jinja2's
-HTML autoescape is off; every value built from corpus fields (a source URL, a domain, a category, a
-warning quoting a file) goes through the ``md`` filter instead, which makes it inert text in both
-languages a card is read in: HTML (``<``, ``>`` and ``&`` become entities, so no tag, comment or
-autolink survives) and Markdown (a ``]`` before ``(`` or ``[`` is escaped, so no link or image can
-form; ``|`` and line breaks cannot end a table cell or row).
+numbers, the citation and the few formatting filters it needs. The card is Markdown with Hugging
+Face YAML front matter, so jinja2's HTML autoescape is off; every value built from corpus fields (a
+source URL, a domain, a category, a warning quoting a file) goes through the ``md`` filter instead,
+which makes it inert text in both languages a card is read in: HTML (``<``, ``>`` and ``&`` become
+entities, so no tag, comment or autolink survives) and Markdown (a ``]`` before ``(`` or ``[`` is
+escaped, so no link or image can form; ``|`` and line breaks cannot end a table cell or row).
 """
 
 from __future__ import annotations
