@@ -437,8 +437,11 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "dedup-exact",
             E,
             "two claims' items (or facts) have the same normalised text",
-            "two claims' items (or facts) have the same text after normalisation",
-            "retire one, or move the item to the other claim",
+            (
+                "items (or facts) of two or more claims have the same text after normalisation: one finding per group, "
+                "listing its members"
+            ),
+            "retire all but one, or move the item to the other claim",
         ),
         (
             "dedup-lexical",
@@ -452,8 +455,11 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             E,
             "two claims' items (or facts) mean the same (embedding cosine)",
             (
-                "the texts mean the same (embedding cosine at or above the threshold of the pair's languages, "
-                "`pair_thresholds`, named in the message; `fact_semantic_threshold` for facts)"
+                "the texts mean the same: their margin (the cosine less a share of how close each text sits to its "
+                "nearest neighbours in the other's language; the message shows the cosine and both means) is at or "
+                "above the threshold of the pair's languages (`pair_thresholds`, named in the message; "
+                "`fact_semantic_threshold` for facts), and they write no different numbers and, in one language, name "
+                "no different people or places"
             ),
             "rewrite one, or record a review with `propeval dedup allow`",
         ),
