@@ -32,8 +32,10 @@ $(STAMP):
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(PIP) install --quiet --disable-pip-version-check -e '.[all,dev,local]'
 	# Headless Chromium renders the HTML report in the release tests and runs the review app's browser
-	# tests through Playwright (CI runs as root on a fresh machine).
-	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+	# tests through Playwright (CI runs as root on a fresh machine); Debian's Noto CJK fonts draw the
+	# report's Chinese, Japanese and Korean prompts (without a CJK font they are boxes), and a test
+	# checks that they are glyphs.
+	command -v chromium >/dev/null && dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk; }
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
 

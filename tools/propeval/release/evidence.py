@@ -24,6 +24,7 @@ from typing import Any
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.loader import LoadError
+from propeval.outcomes import gate_word
 from propeval.result import Problem, Severity
 
 # Below this, Cohen's kappa (and Krippendorff's alpha) is at most "slight" agreement (Landis & Koch
@@ -254,6 +255,7 @@ class AnswerabilityGroup:
     judge_model: str
     rubric: str
     judge_status: str  # the judge gate's status for this rubric and judge model
+    judge_word: str = "failed"  # that status in run's words (propeval.outcomes): ok, advisory or failed
     records: int = 0
     counted: int = 0  # records that count as evidence
     passed: int = 0  # of the counted, those at or above min_fact_score
@@ -269,6 +271,7 @@ class AnswerabilityGroup:
             "judge_model": self.judge_model,
             "rubric": self.rubric,
             "judge_status": self.judge_status,
+            "judge_word": self.judge_word,
             "records": self.records,
             "counted": self.counted,
             "passed": self.passed,
@@ -351,7 +354,10 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
         if judge is not None:
             judge_status = judge.status if same_model(judge.judge_model, judge_model) else NOT_RUN
         key = (answer_model, judge_model, rubric_name)
-        g = groups.setdefault(key, AnswerabilityGroup(answer_model, judge_model, rubric_name, judge_status))
+        if key not in groups:
+            word = gate_word(judge_status == PASS, gs.mode("judge"))
+            groups[key] = AnswerabilityGroup(answer_model, judge_model, rubric_name, judge_status, word)
+        g = groups[key]
         g.records += 1
         reason = ""
         if loaded.problem is not None:
