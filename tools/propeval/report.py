@@ -589,7 +589,7 @@ def claim_views(inputs: ReleaseInputs, stats: Stats) -> list[dict[str, Any]]:
     out = []
     for claim in sorted(corpus.claims.values(), key=lambda c: c.id):
         claim_flags = [f"missing {f}" for f in missing.get(claim.id, [])]
-        items = []
+        items: list[dict[str, Any]] = []
         for item in sorted(corpus.items_of(claim.id), key=lambda i: (not i.active, i.id)):
             near, flags = [], list(claim_flags)
             for n in neighbours.get(item.id, []):
