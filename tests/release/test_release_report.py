@@ -397,3 +397,31 @@ def test_a_prompt_that_is_markup_stays_text_in_the_report(small: Any, tmp_path: 
         assert page.inner_text("#item-i0006 td.prompt") == hostile
         assert page.evaluate("document.querySelectorAll('#item-i0006 img, #item-i0006 script').length") == 0
         assert dialogs == [] and page.errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["required", "advisory"])
+def test_terminal_report_and_card_use_one_word_for_each_gate(ledgers: Any, tmp_path: Path, mode: str) -> None:
+    """The judge and answerability gates as `propeval run` prints them in its summary table are the
+    words the report's gate line and the card's tables use: `failed` when the gate is required,
+    `advisory` when it is advisory, never a red FAIL beside an exit 0."""
+    with (ledgers.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[tool.propeval.gates]\nanswerability = "{mode}"\njudge = "{mode}"\n')
+    report = tmp_path / "report.html"
+    steps = ["--skip", "dedup", "--skip", "groups"]  # this fixture's groups fail on their own (exit 1)
+    result = CliRunner().invoke(cli, ["run", *steps, "--report", str(report)], catch_exceptions=False)
+    rows = {line.split()[0]: line.split()[1] for line in result.output.splitlines() if len(line.split()) > 2}
+    word = "failed" if mode == "required" else "advisory"
+    assert rows["judge"] == rows["answerability"] == word, result.output
+    assert result.exit_code == (1 if mode == "required" else 0)
+    html = report.read_text(encoding="utf-8")
+    gates = html.split('<ul class="gates" id="gates">', 1)[1].split("</ul>", 1)[0]
+    for name in ("judge gate audit-v1", "judge gate facts-v1", "answerability gate"):
+        assert f'{name}: <span class="word word-{word}">{word}</span>' in gates, name
+    assert "FAIL" not in html.replace("FAILED", "")
+    out = tmp_path / "rel"
+    assert CliRunner().invoke(cli, ["export", "--out", str(out)], catch_exceptions=False).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | {word} |" in card
+    assert f"Answerability gate: **{word}**." in card
+    assert "| FAIL |" not in card
