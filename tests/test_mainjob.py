@@ -102,10 +102,10 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
         height = page_height(page)
         assert height <= 15_000, height
         gates = page.evaluate("Array.from(document.querySelectorAll('#gates li')).map(li => li.innerText)")
-        assert [g for g in gates if g.startswith("judge gate facts-v1: ")][0].startswith(
+        assert next(g for g in gates if g.startswith("judge gate facts-v1: ")).startswith(
             f"judge gate facts-v1: {statuses['judge']}"
         )
-        assert [g for g in gates if g.startswith("answerability gate: ")][0].startswith(
+        assert next(g for g in gates if g.startswith("answerability gate: ")).startswith(
             f"answerability gate: {statuses['answerability']}"
         )
         first_zh = page.evaluate("document.querySelector('tr[data-language=zh]').id")
