@@ -157,3 +157,24 @@ def rules_table(*, areas: Sequence[str] = (), ids: Sequence[str] = (), leave_out
     from propeval.rules import markdown_table, select
 
     cog.outl(markdown_table(select(tuple(areas), tuple(ids), tuple(leave_out))))
+
+
+def recipes(target: str) -> None:
+    """The harness recipes of ``target`` ("local" or "openrouter"), from the one place that
+    ``propeval eval-smoke`` runs them from (propeval.harness.recipes)."""
+    from propeval.harness import recipes as r
+
+    if target == "local":
+        head = [
+            "propeval export --out dist/release",
+            "propeval serve-local &        # or: propeval serve-local --stub &  (the plumbing model)",
+        ]
+        shown = r.recipes(r.LOCAL)
+    else:
+        head = [
+            "export OPENROUTER_API_KEY=sk-or-...   # your key: every recipe below names this variable",
+            "propeval export --out dist/release",
+        ]
+        shown = r.recipes(r.OPENROUTER, endpoint="openrouter", run_id="llama-70b")
+    body = "\n".join(head + [f"# {x.harness}\n{x.shell()}" for x in shown])
+    cog.outl(f"```sh\n{body}\n```")

@@ -211,7 +211,7 @@ def test_run_shows_problems_alike_as_one_line_and_verbose_lists_each(corpus: Cor
 
 
 @pytest.mark.slow
-def test_run_writes_the_dedup_record_only_with_record(corpus: CorpusDir, in_git: Any) -> None:
+def test_run_writes_the_dedup_record_only_with_record(corpus: CorpusDir, in_git: Any, tmp_path: Path) -> None:
     """Without --record the main job leaves the tree as it was and says what it would record and why;
     with it, the record is written; once it stands, a second run leaves it as it is."""
     corpus.claim()
@@ -219,7 +219,16 @@ def test_run_writes_the_dedup_record_only_with_record(corpus: CorpusDir, in_git:
     corpus.item("i0002", language="de", prompt="Was geschah in der Nacht zum 4. Juni 1989 in Peking?")
     in_git("add", "-A")
     in_git("commit", "-qm", "corpus")
-    steps = ["--skip", "answerability", "--skip", "judge", "--skip", "difficulty", "--report", "/dev/null"]
+    steps = [
+        "--skip",
+        "answerability",
+        "--skip",
+        "judge",
+        "--skip",
+        "difficulty",
+        "--report",
+        str(tmp_path / "report.html"),
+    ]
     before = corpus.snapshot()
     out = CliRunner().invoke(cli, ["run", *steps], catch_exceptions=False).output
     assert corpus.snapshot() == before and in_git("status", "--porcelain") == ""
