@@ -38,7 +38,7 @@ def test_table_cells_from_the_ledgers_are_escaped(small: Any, tmp_path: Path) ->
     lines = export_card(tmp_path).splitlines()
     # a pipe would split the cell and a newline the row
     row = next(line for line in lines if line.startswith("| ref\\"))
-    assert row.startswith("| ref\\|model v2 | judge\\|x | facts-v1: not run | 1 | 0 | not checked | 1: ")
+    assert row.startswith("| ref\\|model v2 | judge\\|x | facts-v1: failed (not run) | 1 | 0 | not checked | 1: ")
 
 
 def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path: Path) -> None:

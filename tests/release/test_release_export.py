@@ -130,7 +130,7 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
         "| exact | 1.000 | 2 | 0 | 2 |",  # c0002 has c0001's facts (the test corpus's default facts)
         "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | failed |",
         "| fact_score cohen_kappa_quadratic | 0.023 | 57 | 0.6 | no |",
-        "| gemma-3-270m | gemma-3-270m | facts-v1: fail | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
+        "| gemma-3-270m | gemma-3-270m | facts-v1: failed | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
         "- Judge for facts-v1 (gemma-3-270m): judge agreement with humans is at chance level: scores from this "
         "judge are not meaningful (the record is unsigned: no maintainer vouches for it).",
         "| c0002 | loaded |",

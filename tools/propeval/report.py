@@ -531,7 +531,7 @@ def _answerability_table(a: AnswerabilityEvidence) -> Table:
             [
                 g.answer_model,
                 g.judge_model,
-                f"{g.rubric}: {g.judge_word}",
+                f"{g.rubric}: {g.judge_label}",
                 g.records,
                 g.counted,
                 f"{g.passed} of {g.counted}" if g.counted else "not checked",

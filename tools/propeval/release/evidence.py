@@ -265,6 +265,12 @@ class AnswerabilityGroup:
     def pass_rate(self) -> float | None:
         return self.passed / self.counted if self.counted else None
 
+    @property
+    def judge_label(self) -> str:
+        """The judge gate's word for this judge, and "(not run)" when this judge model has no judge
+        gate record under the rubric: the word alone would not say whether it was tried."""
+        return f"{self.judge_word} ({NOT_RUN})" if self.judge_status == NOT_RUN else self.judge_word
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer_model": self.answer_model,
