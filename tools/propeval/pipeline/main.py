@@ -4,7 +4,7 @@ The steps are the pipeline's (:mod:`propeval.pipeline.steps`, the ones ``ci`` ta
 whole corpus instead of what changed since a ref, plus the difficulty bands of the ledger, the
 corpus statistics and the HTML report:
 
-    check -> groups -> dedup (recorded in the ledger's dedup.json) -> answerability -> judge
+    check -> groups -> dedup (recorded in the ledger's dedup.json with --record) -> answerability -> judge
     -> difficulty -> stats -> report
 
 Each step is run through :func:`propeval.pipeline.outcome.run_step`, so a step that cannot run is
@@ -38,7 +38,10 @@ class MainJobResult:
         return max((s.exit_code for s in self.steps), default=0)
 
 
-def run_main_job(ws: Workspace, report_path: Path, *, skip: Sequence[str] = ()) -> MainJobResult:
-    """Run every step of :data:`RUN_STEPS` but those in ``skip``, in order; each step's failure stays its own."""
+def run_main_job(
+    ws: Workspace, report_path: Path, *, skip: Sequence[str] = (), record: bool = False
+) -> MainJobResult:
+    """Run every step of :data:`RUN_STEPS` but those in ``skip``, in order; each step's failure stays
+    its own. ``record``: write the dedup record (``propeval run --record``)."""
     names = [name for name in RUN_STEPS if name not in skip]
-    return MainJobResult(run_steps(names, STEPS, ws, Scope(report=report_path)), report_path)
+    return MainJobResult(run_steps(names, STEPS, ws, Scope(report=report_path, record=record)), report_path)

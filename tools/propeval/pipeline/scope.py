@@ -17,6 +17,8 @@ class Scope:
 
     base: str | None = None
     report: Path | None = None
+    # ``propeval run --record``: the dedup step writes its record; without it, run changes no tracked file.
+    record: bool = False
 
     @property
     def whole(self) -> bool:

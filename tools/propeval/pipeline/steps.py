@@ -40,8 +40,9 @@ def groups(ws: Workspace, scope: Scope) -> CheckResult:
 
 
 def dedup(ws: Workspace, scope: Scope) -> CheckResult:
-    """Dedup over what changed since the base, or the whole corpus; a whole-corpus run is recorded
-    in the ledger's dedup.json, which the report and the card show."""
+    """Dedup over what changed since the base, or the whole corpus; a whole-corpus run is compared
+    with the ledger's dedup.json (which the report and the card show) and, with ``scope.record``,
+    written there."""
     from propeval.dedup import PASSES, Options, find_duplicates, pair_problem
 
     found = find_duplicates(ws.config, Options(changed_since=scope.base), corpus=ws.corpus)
@@ -51,7 +52,7 @@ def dedup(ws: Workspace, scope: Scope) -> CheckResult:
     if scope.whole:
         from propeval.dedup_record import record_run
 
-        result.notes.append(record_run(ws, found, PASSES, sign=True))
+        result.notes.append(record_run(ws, found, PASSES, sign=True, write_record=scope.record))
     return result
 
 
