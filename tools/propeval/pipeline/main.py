@@ -38,9 +38,7 @@ class MainJobResult:
         return max((s.exit_code for s in self.steps), default=0)
 
 
-def run_main_job(
-    ws: Workspace, report_path: Path, *, skip: Sequence[str] = (), record: bool = False
-) -> MainJobResult:
+def run_main_job(ws: Workspace, report_path: Path, *, skip: Sequence[str] = (), record: bool = False) -> MainJobResult:
     """Run every step of :data:`RUN_STEPS` but those in ``skip``, in order; each step's failure stays
     its own. ``record``: write the dedup record (``propeval run --record``)."""
     names = [name for name in RUN_STEPS if name not in skip]
