@@ -81,7 +81,7 @@ def test_one_run_reads_each_corpus_file_once_and_checks_each_signature_once(
     ]
     reads, verified = counted(monkeypatch)
 
-    result = run("run")
+    result = run("run", "--record")
     assert "run: exit" in result.output, result.output
     questions = gate_corpus.root / "questions"
     corpus_files = sorted(p.relative_to(gate_corpus.root).as_posix() for p in questions.rglob("*.yaml"))
@@ -90,7 +90,7 @@ def test_one_run_reads_each_corpus_file_once_and_checks_each_signature_once(
     # Every other file a run reads, it reads once too: the schema, the rubrics, gold sets, the ledger.
     assert [f for f, n in reads.items() if n != 1] == []
     assert {"schema.json", "rubrics/facts-v1/rubric.yaml", "rubrics/facts-v1/gold.jsonl", *records} <= set(reads)
-    # dedup.json is written by the dedup step and read back once, for the stats and the report
+    # dedup.json is written by the dedup step (--record) and read back once, for the stats and the report
     assert reads["ledger/dedup.json"] == 1
     digests = {json.loads((gate_corpus.root / r).read_text(encoding="utf-8"))["digest"] for r in records}
     assert {d: verified[d] for d in digests} == dict.fromkeys(digests, 1)
