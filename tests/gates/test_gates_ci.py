@@ -64,11 +64,12 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
     lines = res.output.splitlines()
     assert (
         "questions/c0001/i0004.yaml [answerability] i0004: no answerability record "
-        "(ledger/answerability/i0004.json); run: propeval gate answerability --online i0004"
+        "(ledger/answerability/i0004.json); a maintainer records this (propeval gate answerability --online i0004, "
+        "from a trusted install: SECURITY.md); nothing for a contributor to run"
     ) in lines
     assert (
         "ledger/judge/audit-v1.json [judge-gate] audit-v1: no judge-agreement record (ledger/judge/audit-v1.json); "
-        "run: propeval gate judge --rubric audit-v1 --online"
+        "a maintainer records this (propeval gate judge --rubric audit-v1 --online, from a trusted install: SECURITY.md)"
     ) in lines
     assert "note: schema: breaking: 0, additive: 0, docs: 0 -> no version bump needed" in lines
     # a rubric is policy: its change needs a maintainer's approval (propeval ledger approve)

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -40,7 +41,7 @@ def _announce(message: str) -> None:
     click.echo(f"propeval dedup: {message}", err=True)
 
 
-@click.group("dedup", invoke_without_command=True)
+@click.group("dedup", invoke_without_command=True, cls=SuggestingGroup)
 @changed_since_option
 @format_option
 @click.option(
