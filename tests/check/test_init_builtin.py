@@ -24,7 +24,9 @@ def test_the_shipped_schema_is_this_repositorys() -> None:
 def test_init_then_the_builtin_schema_and_blocklist_apply(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     # --rev is pinned as given: no repository is asked (example.invalid does not exist).
-    code, out, _ = run("init", "corpus", "--hooks-repo", "https://example.invalid/propeval.git", "--rev", f"v{__version__}")
+    code, out, _ = run(
+        "init", "corpus", "--hooks-repo", "https://example.invalid/propeval.git", "--rev", f"v{__version__}"
+    )
     assert code == 0
     assert out.splitlines() == [
         "corpus/pyproject.toml",

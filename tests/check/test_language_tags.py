@@ -53,7 +53,9 @@ def test_check_refuses_with_the_tag_to_write(good_corpus) -> None:  # type: igno
     assert code == 1
     # One mistake, one message: schema.json's pattern refuses ru_RU as well, without a suggestion;
     # the language rule names the fix, so the raw pattern message is left out (issue 37).
-    assert [line for line in out.splitlines() if line.startswith(("questions/c0001/i0002", "questions/c0001/i0003"))] == [
+    assert [
+        line for line in out.splitlines() if line.startswith(("questions/c0001/i0002", "questions/c0001/i0003"))
+    ] == [
         "questions/c0001/i0002.yaml:3:11 [language] 'ru_RU' is not in canonical BCP 47 form; write 'ru-RU' (propeval check --fix writes it)",
         "questions/c0001/i0003.yaml:3:11 [language] 'ua' is not a valid BCP 47 language tag; did you mean 'uk'?",
     ]

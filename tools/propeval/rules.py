@@ -180,9 +180,14 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses and is current"),),
     "import": (
-        ("import-input", E, "an import or overlap input is a readable .jsonl/.csv/.tsv file or release folder"),
+        (
+            "import-input",
+            E,
+            "an import or overlap input is a readable .jsonl/.json/.csv/.tsv/.txt file or release folder",
+        ),
         ("import-sums", E, "every file of an imported release matches its SHA256SUMS line"),
         ("import-row", E, "an input row has every field import needs, each of the right type and vocabulary"),
+        ("import-needs", E, "an input gives what every claim needs (facts, source, anchor, question type, language)"),
         ("import-id", E, "row ids are unique; a release's ids are propeval ids (c0001, i0001), never paths"),
         ("import-group", E, "rows of one claim agree on its facts, source, anchor, date and kind"),
         ("import-formula", E, "no imported text starts with =, +, -, @, a tab or CR (spreadsheet formulas)"),
