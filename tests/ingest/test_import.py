@@ -198,7 +198,9 @@ def test_csv_with_a_mapping_file_and_map_options(corpus: Any) -> None:
     )
     assert f"to see which of these prompts this corpus already has, run: propeval overlap {src}" in needs["message"]
     # a field only some rows lack is one problem at the first of them, with the rows it is in
-    three = CSV + "q3,Who was Tank Man?,\"A man stood in front of a column of tanks.\nHe was never identified.\",named fact,"
+    three = (
+        CSV + 'q3,Who was Tank Man?,"A man stood in front of a column of tanks.\nHe was never identified.",named fact,'
+    )
     three += "freedom_of_expression,https://en.wikipedia.org/wiki/A,,en,t\n"
     src3 = corpus.write("in/three.csv", three.replace(",Lead,ru,t", ",,ru,t"))
     code, doc = run_json(corpus.root, str(src3), "--mapping", str(mapping), "--map", "claim=group")

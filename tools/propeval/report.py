@@ -453,7 +453,7 @@ def _dedup_panel(dedup: DedupEvidence) -> tuple[Table | None, Table | None, dict
         ],
     )
     table = Table(
-        ["languages", "cosine", "from"],
+        ["languages", "score threshold", "from"],
         [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
     )
     thresholds = {

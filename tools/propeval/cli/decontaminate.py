@@ -231,7 +231,8 @@ def _embedding(
     from propeval.settings import DedupSettings
 
     settings = DedupSettings.from_config(config)
-    threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
+    # a bare cosine (dedup's score may be a margin, which needs a corpus around each text)
+    threshold = embed_threshold if embed_threshold is not None else settings.cosine_limit(True)
     encoder = configured_encoder(settings, config.root, announce=_announce)
     texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
     return encoder, texts, threshold

@@ -95,6 +95,13 @@ def command(
         f"{len(result.matches)} match(es) ({counts}) between {result.corpus_items} corpus item(s) and "
         f"{result.read} external text(s) of {result.external}"
     )
+    if result.vetoed:
+        summary += (
+            f"; {len(result.vetoed)} pair(s) at or above their threshold not matched, as they write different numbers "
+            "or name different people or places (json: vetoed)"
+        )
+    if result.uncalibrated:
+        summary += f"; UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}"
     notes = []
     for side in ("corpus", "external"):
         if side in result.embedded:
