@@ -14,8 +14,9 @@ the folder as it was.
 The pin (:func:`resolve_pin`): ``--rev`` as given; else this release's tag (``v0.2.0``) when the
 hooks repository has it (``git ls-remote --tags``); else the commit its ``HEAD`` points at, and
 the command says so (``pre-commit autoupdate`` moves a commit pin to the newest tag once there
-is one). A local path is written as an absolute path for pre-commit and as a ``git+file://`` URL
-for pip, which takes no bare path.
+is one). A local path is written as an absolute path for pre-commit and as a
+``git+file://localhost/...`` URL for pip, which takes no bare path (and, up to pip 23, no file URL
+without a host in ``propeval @ URL``).
 """
 
 from __future__ import annotations
@@ -77,12 +78,19 @@ def hooks_source(hooks_repo: str) -> tuple[str, str]:
         scheme = value.split("://", 1)[0].lower()
         if scheme not in ("https", "http", "ssh", "git", "file"):
             raise UsageError(f"--hooks-repo {hooks_repo!r}: use an https, ssh, git or file URL, or a local path")
-        return value, f"git+{value}"
+        return value, f"git+{_pip_file_url(value) if scheme == 'file' else value}"
     m = _SCP.match(value)
     if m:  # pip takes ssh:// only
         return value, f"git+ssh://{m['user']}@{m['host']}/{m['path']}"
     path = Path(value).expanduser().resolve()
-    return str(path), f"git+{path.as_uri()}"
+    return str(path), f"git+{_pip_file_url(path.as_uri())}"
+
+
+def _pip_file_url(url: str) -> str:
+    """``file:///srv/propeval`` as ``file://localhost/srv/propeval``: the same repository to git, and
+    the form every pip takes in ``propeval @ git+file://...`` (pip up to 23 refuses a file URL with
+    no host in a name @ URL requirement: "Invalid requirement")."""
+    return "file://localhost/" + url[len("file:///") :] if url.lower().startswith("file:///") else url
 
 
 def resolve_pin(hooks_repo: str, rev: str | None = None) -> Pin:

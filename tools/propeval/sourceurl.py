@@ -46,8 +46,8 @@ TRANSLATE_PROXY = ".translate.goog"
 
 # A Wayback timestamp: 1-14 digits (or a * search), with optional flags such as id_ or im_.
 _WAYBACK_TS = re.compile(r"^(?:[0-9]{1,14}|\*)(?:[a-z]{2}_)?$")
-# archive.today's timestamps: 2020.01.01-000000, or 14 digits.
-_TODAY_TS = re.compile(r"^(?:[0-9]{4}\.[0-9]{2}\.[0-9]{2}-[0-9]{6}|[0-9]{8,14})$")
+# archive.today's timestamps: 2020.01.01-000000, or 4-14 digits (a year, ... a second).
+_TODAY_TS = re.compile(r"^(?:[0-9]{4}\.[0-9]{2}\.[0-9]{2}-[0-9]{6}|[0-9]{4,14})$")
 _HOSTLIKE = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::[0-9]+)?$", re.IGNORECASE)
 # An archive of an archive of ...: at most this many layers are read.
 MAX_LAYERS = 4

@@ -15,7 +15,10 @@ import click
 
 def close_commands(name: str, commands: list[str]) -> list[str]:
     """The commands ``name`` may be a typo of, best first (a prefix of exactly one command counts too)."""
-    close = difflib.get_close_matches(name, commands, n=3, cutoff=0.6)
+    scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), c) for c in commands), reverse=True)
+    best = scored[0][0] if scored else 0.0
+    # The best match, and any about as close: "chek" is "check", not also "schema".
+    close = [c for r, c in scored if r >= 0.6 and r >= best - 0.1][:3]
     prefixed = [c for c in commands if name and c.startswith(name)]
     if len(prefixed) == 1 and prefixed[0] not in close:
         close.insert(0, prefixed[0])
