@@ -32,6 +32,7 @@ KEPT_CLAIMS = ("c0001", "c0016", "c0024", "c0029")
 class Clone:
     root: Path
     env: dict[str, str]
+    start: str = ""  # the commit each test starts from
 
     def run(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(list(args), cwd=self.root, env=self.env, capture_output=True, text=True)
@@ -54,7 +55,7 @@ class Clone:
         return self.run("git", "commit", "-qm", message)
 
     def reset(self) -> None:
-        self.run("git", "reset", "-q", "--hard", check=True)
+        self.run("git", "reset", "-q", "--hard", self.start, check=True)
         self.run("git", "clean", "-fdq", "--", "questions", check=True)
         shutil.rmtree(self.root / "in", ignore_errors=True)
 
@@ -113,6 +114,7 @@ def light_clone(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.C
     setup = clone.run("make", "--no-print-directory", "setup-light")
     assert setup.returncode == 0, setup.stdout + setup.stderr
     assert "pre-commit installed at .git/hooks/pre-commit" in setup.stdout
+    clone.start = clone.run("git", "rev-parse", "HEAD", check=True).stdout.strip()
     return clone
 
 
@@ -146,7 +148,8 @@ def test_the_contributors_first_hour(light_clone: Clone) -> None:
     iid = Path(item.stdout.strip()).stem
     good = c.commit("Tank Man")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "propeval dedup (near-duplicates against the whole corpus)" in good.stdout and "Failed" not in good.stdout
+    hooks = good.stdout + good.stderr
+    assert "propeval dedup (near-duplicates against the whole corpus)" in hooks and "Failed" not in hooks
 
     # One mistake of each kind, in the contributor's terms.
     claim = c.root / "questions" / cid / "claim.yaml"
@@ -156,8 +159,8 @@ def test_the_contributors_first_hour(light_clone: Clone) -> None:
     claim.write_text(head + "source_url:" + tail, encoding="utf-8")  # the facts left out
     bad = c.commit("no facts")
     assert bad.returncode == 1
-    schema_lines = [ln for ln in bad.stdout.splitlines() if "[schema]" in ln]
-    assert len(schema_lines) == 1 and "[schema] facts missing: every claim needs it" in schema_lines[0], bad.stdout
+    schema_lines = [ln for ln in (bad.stdout + bad.stderr).splitlines() if "[schema]" in ln]
+    assert len(schema_lines) == 1 and "[schema] facts missing: every claim needs it" in schema_lines[0], bad.stderr
     one_fact = facts.split("  - id: f2")[0]
     claim.write_text(head + "facts:\n" + one_fact + "source_url:" + tail, encoding="utf-8")
     out = c.propeval("check").stdout
@@ -203,7 +206,7 @@ def test_the_contributors_first_hour(light_clone: Clone) -> None:
     # The note that is the same on every commit is said once per terminal session.
     sep = "----next----"
     twice = c.run("sh", "-c", f".venv/bin/propeval groups; echo {sep}; .venv/bin/propeval groups")
-    first, second = twice.stdout.split(sep)
+    _, second = twice.stdout.split(sep)
     assert "translation drift: skipped" not in second
     c.reset()
 
@@ -214,9 +217,9 @@ def test_the_importers_first_hour(light_clone: Clone) -> None:
     c.reset()
     prompts = c.write(
         "in/prompts.txt",
-        "Who was the man who stood in front of the tanks on 5 June 1989?\n"
-        "1989年6月5日站在坦克前的男子是谁？和CNN的录像有关吗？\n"
-        "Кто был человек, который остановил колонну танков 5 июня 1989 года?\n",
+        "Which foreign journalists filmed the column of tanks from the Beijing Hotel in June 1989?\n"
+        "1989年6月，哪些外国记者从北京饭店拍摄了坦克车队？和CNN有关吗？\n"
+        "Какие иностранные журналисты снимали колонну танков из гостиницы «Пекин» в июне 1989 года?\n",
     )
     # A set of prompts alone: told at once what a claim needs, and pointed to overlap.
     alone = c.propeval("import", str(prompts))
