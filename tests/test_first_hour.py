@@ -254,12 +254,17 @@ def test_the_importers_first_hour(light_clone: Clone) -> None:
     )
     assert langs == ["en", "ru", "zh"]
 
-    # A JSON array with its own ids and a translation, into a second claim.
+    # A JSON array with its own ids, facts and a translation: a second claim (the rows' facts win
+    # over the defaults).
+    facts = [
+        "In 1990 Jiang Zemin told Barbara Walters that he did not think the man had been killed.",
+        "The government has never said who the man was.",
+    ]
     rows = [
         {"id": "a1", "prompt": "What did the Chinese government say about the man in front of the tanks?",
-         "language": "en", "anchor": "Reaction"},
+         "language": "en", "anchor": "Reaction", "required_facts": facts},
         {"id": "a2", "prompt": "Что китайское правительство сказало о человеке перед танками?", "language": "ru",
-         "anchor": "Reaction", "translation_of": "a1"},
+         "anchor": "Reaction", "required_facts": facts, "translation_of": "a1"},
     ]  # fmt: skip
     array = c.write("in/rows.json", json.dumps(rows, ensure_ascii=False, indent=1))
     got = c.propeval("import", str(array), "--mapping", str(mapping), "--format", "json")
