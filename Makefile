@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup setup-light llama-portable run lint test test-suite test-fast check bench docs screenshots release
+.PHONY: setup setup-light llama-portable run lint test test-suite test-fast check bench docs screenshots release eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -54,6 +54,18 @@ llama-portable:
 # The main job: every check and gate over the whole corpus, difficulty and stats, then the report.
 run: $(STAMP)
 	$(VENV)/bin/propeval run
+
+# An evaluator's first number: 3 items of the corpus through every installed harness (propeval,
+# inspect_ai, lm-eval, promptfoo or its assertion) against the plumbing model, whose scores are
+# known, and a table of their scores and of what each sent. Under a minute; exit 1 on a wrong number.
+eval-smoke: $(STAMP)
+	$(VENV)/bin/propeval eval-smoke
+
+# The same with the bundled Gemma 3 270M on llama.cpp, with caps a CPU affords (256 answer tokens,
+# a 256-token verdict, no re-ask): about 280 CPU-s on one llama.cpp thread, 11 min measured on a busy
+# 2-core machine (load 8); about 5 min when it is quiet (see README).
+eval-smoke-local: $(STAMP)
+	$(VENV)/bin/propeval eval-smoke --model local
 
 # mypy keeps its cache in .mypy_cache: a second run checks only what changed.
 lint: $(STAMP)

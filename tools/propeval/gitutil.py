@@ -34,6 +34,22 @@ def _git(root: Path, *args: str) -> str:
         raise GitError(f"git {' '.join(args)} failed: {stderr or e}") from e
 
 
+def _empty_tree(root: Path) -> str:
+    """The id of the empty tree in this repository's object format, hashed from empty stdin.
+
+    Not from /dev/null: where /dev/null has been replaced by a regular file (an atomic write
+    as root renames over it), that file is not empty and git refuses it as a tree.
+    """
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "hash-object", "-t", "tree", "--stdin"], cwd=root, input=b"", capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise GitError(f"git hash-object -t tree --stdin failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode().strip()
+
+
 def toplevel(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--show-toplevel").strip())
 
@@ -52,7 +68,7 @@ def merge_base(root: Path, ref: str) -> str:
         if ref == "HEAD" and not _has_commits(root):
             # The first commit of a new repository (a pre-commit hook's --changed-since HEAD):
             # compare with the empty tree, so everything counts as new.
-            return _git(root, "hash-object", "-t", "tree", "/dev/null").strip()
+            return _empty_tree(root)
         raise GitError(
             f"git ref {ref!r} does not exist here; fetch it first (git fetch origin {ref}) "
             "or name an existing branch, tag or commit",

@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
     "harness": ("propeval.cli.harness", "Locate or copy the inspect_ai, lm-eval and promptfoo adapters."),
+    "eval-smoke": (
+        "propeval.cli.eval_smoke",
+        "Run a few items through every installed harness; a table of their scores.",
+    ),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
     "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
     "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
