@@ -80,7 +80,7 @@ def command(
     strict: bool,
     fmt: str,
 ) -> None:
-    """Import claims and items from a release folder, or from a CSV or JSONL file.
+    """Import claims and items from a release folder, or from a CSV, TSV, JSONL, JSON or text file.
 
     \b
     SOURCE is one of:
