@@ -59,7 +59,10 @@ def test_stats_text_tables(small: Any) -> None:
     assert "│ most items from one URL │ 3 (https://en.wikipedia.org/wiki/A) │" in cells
     assert "│ claims citing an official statement's own record │ 0 │" in cells
     assert "│ claims citing an archived copy │ 0 │" in cells
-    assert "Dedup passes: not recorded (no record; run: propeval dedup --record)" in lines
+    assert (
+        "Dedup passes: not recorded (no record; a maintainer records it with `propeval run --record` (or "
+        "`propeval dedup --record`) and commits it)"
+    ) in " ".join(line.strip() for line in lines)
     assert "Answerability: 0 of 4 item(s) with evidence that counts, 0 pass; 0 not checked, 4 without a record" in lines
     assert "│ 2024 │     3 │ 100.0% │" in lines
     assert "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)" in lines
