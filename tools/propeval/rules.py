@@ -276,9 +276,17 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         (
             "sources",
             E,
-            "source_url is http(s), not blocklisted, serves <= N claims",
-            "not http(s), a state outlet on the blocklist, or a URL serving too many claims",
-            "cite an independent or primary source",
+            "source_url is http(s), not blocklisted (an archived copy judged by its page), serves <= N claims",
+            (
+                "not http(s), a state outlet on the blocklist (directly or through an archive copy such as "
+                "web.archive.org/web/<date>/<url>), or a URL serving too many claims; warning: an archive link that "
+                "does not show which page it holds (archive.ph/AbCdE)"
+            ),
+            (
+                "cite an independent or primary source; for a state body's own record of a statement the claim is "
+                "about, add `source_role: official_statement` (a maintainer approves it: `propeval ledger approve`); "
+                "for an opaque archive link, write the original page's URL"
+            ),
         ),
         (
             "stable-ids",
