@@ -55,6 +55,15 @@ def _command(item_id: str) -> str:
     return f"propeval gate answerability --online {item_id}"
 
 
+def _records(item_id: str, again: bool = False) -> str:
+    """Who makes the record, and how: a contributor cannot (``--online`` needs a maintainer's
+    endpoint and key), so the advice says so instead of handing them a command that exits 2."""
+    return (
+        f"a maintainer records this{' again' if again else ''} ({_command(item_id)}, from a trusted install: "
+        "SECURITY.md); nothing for a contributor to run"
+    )
+
+
 def select_items(ws: Workspace, gs: GateSettings, sel: Selection, notes: list[str]) -> list[Item]:
     """The active items the selection names, sorted by id."""
     corpus = ws.corpus
@@ -119,14 +128,14 @@ def verdict(
     if loaded.problem is not None:
         return "corrupt", loaded.problem.message, loaded.problem.rule, ""
     if loaded.record is None:
-        return "missing", f"{item.id}: no answerability record ({rel}); run: {_command(item.id)}", RULE, ""
+        return "missing", f"{item.id}: no answerability record ({rel}); {_records(item.id)}", RULE, ""
     found = verify.signature(ws.ledger.verdict(loaded), ws.ledger.signers, rel)
     if found is not None:
         state = "unsigned" if found.rule == "ledger-unsigned" else "forged"
         return state, f"{item.id}: {found.message}", found.rule, found.pointer
     reasons = stale_reasons(loaded.record["binding"], binding)
     if reasons:
-        msg = f"{item.id}: answerability record is stale: {'; '.join(reasons)}; run: {_command(item.id)}"
+        msg = f"{item.id}: answerability record is stale: {'; '.join(reasons)}; {_records(item.id, again=True)}"
         return "stale", msg, RULE, ""
     derived = verify.answerability(rubric, item, claim, loaded.record)
     if derived:
@@ -141,7 +150,7 @@ def verdict(
         return (
             "unscored",
             f"{item.id}: the reference answer was not scored ({why}); a judge failure is not a verdict; "
-            f"run: {_command(item.id)}",
+            f"{_records(item.id, again=True)}",
             RULE,
             "",
         )
@@ -153,7 +162,7 @@ def verdict(
             "failed",
             f"{item.id}: fact score {score} is below {gs.min_fact_score}{detail}: the reference model could not "
             f"answer it from public information; read the answer in {rel}, reword the prompt or fix the facts, "
-            f"then run: {_command(item.id)}",
+            f"then {_records(item.id, again=True)}",
             RULE,
             "",
         )
@@ -247,7 +256,7 @@ def answerability_gate(
         path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else r.item.doc.relpath
         line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
         if state == "corrupt":
-            message = f"{r.item.id}: {message}; run: {_command(r.item.id)}"
+            message = f"{r.item.id}: {message}; {_records(r.item.id, again=True)}"
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))
     result.files_checked = len(pending)
     if result.mode == "advisory" and result.problems:

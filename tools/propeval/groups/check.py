@@ -86,7 +86,9 @@ def check_groups(
             )
     left_out = {id(i) for i in odd}
 
-    ctx = GroupsContext(config, corpus, settings, encoder, in_scope, result.notes, scoped=_scoped(corpus, in_scope))
+    ctx = GroupsContext(
+        config, corpus, settings, encoder, in_scope, result.notes, result.standing, scoped=_scoped(corpus, in_scope)
+    )
     for cid in claim_ids:
         items = [i for i in corpus.items_of(cid) if id(i) not in left_out]
         ctx.items[cid] = items
@@ -99,6 +101,7 @@ def check_groups(
     result.extend(problems)
     result.problems = result.sorted()
     result.notes = list(dict.fromkeys(result.notes))
+    result.standing = list(dict.fromkeys(result.standing))
     return result
 
 

@@ -27,6 +27,8 @@ class GroupsContext:
     encoder: Encoder | None
     in_scope: Callable[[str], bool]
     notes: list[str]
+    # Notes that are the same on every run (propeval.standing): a rule skipped by configuration.
+    standing: list[str] = field(default_factory=list)
     # every loaded item (valid or not, holding its id or not) in a selected claim's folder, by path
     scoped: list[Item] = field(default_factory=list)
     items: dict[str, list[Item]] = field(default_factory=dict)
