@@ -46,8 +46,8 @@ FORMAT = 1
 MIN_COSINE = 0.999
 SPECIAL_PREFIX = 3  # the first content tokens (the "query:" prefix) run at full precision
 SMALL_CALL = 400  # up to this many texts in a call: the Python tokenizer (no 0.7 s load)
-BATCH = 32  # windows per onnxruntime call at most (16-32 measured fastest here: activations stay in cache)
-BATCH_TOKENS = 1024  # and tokens (padded) per call at most: long windows go a few at a time
+BATCH = 16  # windows per onnxruntime call at most (16 measured fastest here: activations stay in cache)
+BATCH_TOKENS = 1024  # and tokens per call at most: long windows go a few at a time
 CALIBRATION = Path(__file__).parent / "data" / "e5-calibration.txt"
 
 # The texts every conversion is checked on (besides the calibration texts' token counts): the six
@@ -220,51 +220,39 @@ class E5OrtModel:
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
     def _batches(self, windows: list[tuple[int, list[int]]]) -> list[list[tuple[int, list[int]]]]:
-        """Windows (sorted by length) in runs of at most :attr:`batch` windows and
-        :data:`BATCH_TOKENS` padded tokens (at least one window each)."""
-        out: list[list[tuple[int, list[int]]]] = []
-        chunk: list[tuple[int, list[int]]] = []
+        """Windows in runs of one shape (length, and how many tokens run at full precision), at most
+        :attr:`batch` windows and :data:`BATCH_TOKENS` tokens each: no padding, so no mask."""
+        groups: dict[tuple[int, int], list[tuple[int, list[int]]]] = {}
         for w in windows:
-            size = len(w[1]) + 2
-            if chunk and (len(chunk) >= self.batch or (len(chunk) + 1) * size > BATCH_TOKENS):
-                out.append(chunk)
-                chunk = []
-            chunk.append(w)
-        if chunk:
-            out.append(chunk)
+            groups.setdefault((len(w[1]), self._exact(w[1])), []).append(w)
+        out = []
+        for (length, _), group in sorted(groups.items()):
+            size = max(1, min(self.batch, BATCH_TOKENS // (length + 2)))
+            out.extend(group[i : i + size] for i in range(0, len(group), size))
         return out
 
+    def _exact(self, ids: list[int]) -> int:
+        """How many leading content tokens of a window run at full precision: the "query:" prefix,
+        or all of them in a window with a special piece in its text (rare: "<s>" typed, unknown
+        characters), whose activations are outliers."""
+        lay = self.layout
+        if {int(lay["bos"]), int(lay["eos"]), int(lay["pad"]), int(lay["unk"])}.intersection(ids):
+            return len(ids)
+        return min(SPECIAL_PREFIX, len(ids))
+
     def _run(self, contents: list[list[int]]) -> np.ndarray:
-        """Mean of the last hidden states of ``<s> content </s>`` per window (not normalised)."""
+        """Mean of the last hidden states of ``<s> content </s>`` per window (not normalised);
+        every window of one call has one length and one :meth:`_exact` count."""
         lay = self.layout
         bos, eos = int(lay["bos"]), int(lay["eos"])
-        special = {bos, eos, int(lay["pad"]), int(lay["unk"])}
-        rows = []
-        for ids in contents:
-            n = len(ids)
-            # A window with a special piece in its text (rare: "<s>" typed, unknown characters)
-            # runs all at full precision: those tokens' activations are outliers.
-            k = n if special.intersection(ids) else min(SPECIAL_PREFIX, n)
-            head = [(bos, 0), *((ids[j], j + 1) for j in range(k)), (eos, n + 1)]
-            rows.append((head, [(ids[j], j + 1) for j in range(k, n)]))
-        n_special = max(len(h) for h, _ in rows)
-        width = n_special + max(len(c) for _, c in rows)
-        ids_arr = np.full((len(rows), width), int(lay["pad"]), dtype=np.int64)
-        pos = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for r, (head, rest) in enumerate(rows):
-            for j, (t, p) in enumerate(head):
-                ids_arr[r, j], pos[r, j], mask[r, j] = t, p, 1
-            for j, (t, p) in enumerate(rest):
-                ids_arr[r, n_special + j], pos[r, n_special + j], mask[r, n_special + j] = t, p, 1
+        n, k = len(contents[0]), self._exact(contents[0])
+        # Row layout: <s>, the exact content tokens, </s>, the rest; each token keeps its position.
+        ids = np.array([[bos, *c[:k], eos, *c[k:]] for c in contents], dtype=np.int64)
+        pos = np.array([0, *range(1, k + 1), n + 1, *range(k + 1, n + 1)], dtype=np.int64)
         from propeval.embed.e5file import dequantise
 
-        embeds = dequantise(self.word[ids_arr]) + self.positions[pos] + self.type0
-        feed = {
-            "embeds": embeds.astype(np.float32, copy=False),
-            "attention_mask": mask,
-            "n_special": np.array([n_special], dtype=np.int64),
-        }
+        embeds = dequantise(self.word[ids]) + self.positions[pos] + self.type0
+        feed = {"embeds": embeds.astype(np.float32, copy=False), "n_special": np.array([k + 2], dtype=np.int64)}
         outs = self.session.run(self.outputs, feed)
         if self.observe is not None:
             self.observe(outs, feed)
@@ -516,9 +504,8 @@ def _ranges(model: E5OrtModel, texts: list[str], taps: list[str]) -> dict[str, t
 
     def observe(outs: list[np.ndarray], feed: dict[str, np.ndarray]) -> None:
         n_special = int(feed["n_special"][0])
-        rows = feed["attention_mask"][:, n_special:].astype(bool)
         for tap, out in zip(taps, outs[1:], strict=True):
-            values = out[rows]
+            values = out[:, n_special:]  # the content tokens (no padding: one length a call)
             if values.size:
                 lo, hi = found.get(tap, (0.0, 0.0))
                 found[tap] = (min(lo, float(values.min())), max(hi, float(values.max())))
