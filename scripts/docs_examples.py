@@ -149,3 +149,24 @@ def moved_setting(root: Path) -> None:
     text = path.read_text(encoding="utf-8")
     new = '[tool.propeval.difficulty]\nruns_dir = "runs"\n'
     path.write_text(text.replace("[tool.propeval.difficulty]\n", new), "utf-8")
+
+
+def recipes(target: str) -> None:
+    """The harness recipes of ``target`` ("local" or "openrouter"), from the one place that
+    ``propeval eval-smoke`` runs them from (propeval.harness.recipes)."""
+    from propeval.harness import recipes as r
+
+    if target == "local":
+        head = [
+            "propeval export --out dist/release",
+            "propeval serve-local &        # or: propeval serve-local --stub &  (the plumbing model)",
+        ]
+        shown = r.recipes(r.LOCAL)
+    else:
+        head = [
+            "export OPENROUTER_API_KEY=sk-or-...   # your key: every recipe below names this variable",
+            "propeval export --out dist/release",
+        ]
+        shown = r.recipes(r.OPENROUTER, endpoint="openrouter", run_id="llama-70b")
+    body = "\n".join(head + [f"# {x.harness}\n{x.shell()}" for x in shown])
+    cog.outl(f"```sh\n{body}\n```")

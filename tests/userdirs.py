@@ -28,6 +28,11 @@ SESSION_DIRS = {
     "PRE_COMMIT_HOME": "cache/pre-commit",
     "PROPEVAL_STATE_DIR": "state/propeval",
 }
+# The key that authenticates propeval's cache entries (propeval.cachekey): one for the session, as a
+# user has one, while each test gets a config folder of its own (conftest.own_user_config). A key
+# per test would make every entry of the session's embedding cache fail authentication.
+CACHE_KEY_ENV = "PROPEVAL_CACHE_KEY"
+CACHE_KEY_FILE = "config-session/propeval/cache-key"
 # Variables that would point a cache somewhere else than HF_HOME says.
 CLEARED = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME")
 
@@ -52,11 +57,12 @@ def isolate_user_dirs(session: Path) -> None:
         os.environ[var] = str(folder)
     for var in CLEARED:
         os.environ.pop(var, None)
+    os.environ[CACHE_KEY_ENV] = str(session / CACHE_KEY_FILE)
 
 
 def user_dirs_env() -> dict[str, str]:
     """The session's user-folder variables, for a subprocess started with an environment of its own."""
-    return {var: os.environ[var] for var in SESSION_DIRS if var in os.environ}
+    return {var: os.environ[var] for var in (*SESSION_DIRS, CACHE_KEY_ENV) if var in os.environ}
 
 
 _WRITE_MODES = frozenset("wax+")

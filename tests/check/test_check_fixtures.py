@@ -219,6 +219,10 @@ EXPECTED: dict[str, list[str]] = {
     "claim-hidden-marker.yaml": [
         "questions/c0001/claim.yaml:14:18 [hidden-text] U+200B ZERO WIDTH SPACE: it is invisible, so reviewers cannot see it; delete it",
     ],
+    "workflow-command-prompt.yaml": [
+        "questions/c0001/i0001.yaml:6:9 [workflow-command] prompt line 2 starts with '::', which GitHub Actions runs as a workflow command (here ::add-mask::) wherever a log prints it; reword the line",
+        "questions/c0001/i0001.yaml:6:9 [workflow-command] prompt line 3 starts with '::', which GitHub Actions runs as a workflow command (here ::stop-commands::) wherever a log prints it; reword the line",
+    ],
     "hidden-bidi-override.yaml": [
         "questions/c0001/i0001.yaml:6:58 [hidden-text] U+202E RIGHT-TO-LEFT OVERRIDE: it reorders how the text is shown, so reviewers read something other than what a model gets; delete it",
     ],

@@ -132,3 +132,29 @@ def test_changed_since_head_before_the_first_commit_checks_everything(corpus, in
     assert code == 1
     assert lines[0].startswith("questions/c0001/i0001.yaml:4:10 [schema] 'balanced' is not one of")
     assert lines[-1] == "1 error(s), 0 warning(s) in 2 file(s) checked"
+
+
+def test_the_empty_tree_is_hashed_from_stdin_not_from_dev_null(corpus, in_git) -> None:  # type: ignore[no-untyped-def]
+    # A /dev/null replaced by a non-empty regular file (as an atomic write by root once did on a CI
+    # machine) must not break --changed-since HEAD before the first commit.
+    from propeval import gitutil
+
+    assert gitutil._empty_tree(corpus.root) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def test_an_atomic_write_to_a_fifo_writes_into_it_and_leaves_it_a_fifo(tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    from propeval.fsutil import atomic_write
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    atomic_write(fifo, "through the pipe\n")
+    reader.join(timeout=10)
+    assert got == [b"through the pipe\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)

@@ -142,7 +142,14 @@ def test_renumber_repairs_the_collision(corpus, in_git) -> None:  # type: ignore
     in_git("add", "-A")
     in_git("commit", "-qm", "renumber i0172")
     code, lines = run("ci", "--base", "main", "--step", "check")
-    assert code == 0, lines
+    # The ids are repaired: the check step passes. The allowlist entry the branch added is an
+    # approval no maintainer signed (issue #34), which the policy step names, with its new ids.
+    assert code == 1 and "check   ok      0" in lines, lines
+    assert [line for line in lines if "[policy-change]" in line] == [
+        "dedup-allowlist.yaml:3:1 [policy-change] policy change: needs a maintainer: the allowlist entry for "
+        "i0001 / i0174 is an approval, and it is new or changed since main and not signed by a maintainer; a "
+        "maintainer signs it: propeval ledger sign <allowlist> (or writes it with propeval dedup allow --sign)"
+    ]
     # ... and the merge into main is clean, with unique ids.
     in_git("checkout", "-q", "main")
     in_git("merge", "-q", "--no-edit", "mine")

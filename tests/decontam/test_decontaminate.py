@@ -54,11 +54,15 @@ def run(*args: str) -> Any:
 EXPECTED = [
     'train/a.jsonl:2:1 [decontam-exact] i0001 prompt whole in document a2: "what did the army do in central beijing on the night of 3 4 june 1989 and how many people died"',
     'train/a.jsonl:3:1 [decontam-ngram] i0001 prompt: 8 of its 9 13-grams (89%) in document a3: "what did the army do in central beijing on the night of 3 4 june 1989 and how many people"',
-    "train/a.jsonl:4:1 [decontam-bad-line] not a JSON line (Expecting value, column 1)",
+    "train/a.jsonl:4:1 [decontam-bad-line] not a JSON line (Expecting value, column 1); scanned as raw text (the "
+    "whole line); dropped from the filtered copy unless --keep-bad-lines",
     'train/a.jsonl:5:1 [decontam-exact] i0002 prompt whole in document a4: "1989 年 6 月 3 日 至 4 日 夜 间 军 队 在 北 京 市 中 心 做 了 什 么"',
-    "train/a.jsonl:6:1 [decontam-bad-record] no string field 'text'; the line was not scanned",
+    "train/a.jsonl:6:1 [decontam-bad-record] no string field 'text'; scanned as raw text (the whole line); dropped "
+    "from the filtered copy unless --keep-bad-lines",
     'train/a.jsonl:7:1 [decontam-seam] i0001 prompt: 9 of its 9 13-grams (100%) run from the end of document a6 into document a7 (train/a.jsonl:8): "what did the army do in central beijing on the night of 3 4 june 1989 and how many people died"',
-    "train/a.jsonl:9:1 [decontam-bad-line] not a JSON line (Unterminated string starting at, column 22); the line has no end: the file looks truncated",
+    "train/a.jsonl:9:1 [decontam-bad-line] not a JSON line (Unterminated string starting at, column 22); the line has "
+    "no end: the file looks truncated; scanned as raw text (the 'text' field found by its key); dropped from the "
+    "filtered copy unless --keep-bad-lines",
     "corpus texts found (2):",
     "  i0001 prompt: 3 document(s)",
     "  i0002 prompt: 1 document(s)",
@@ -71,19 +75,35 @@ def test_finds_whole_edited_chinese_and_seam_plants_and_reports_bad_lines(shards
     lines = result.stdout.splitlines()
     assert lines[: len(EXPECTED)] == EXPECTED
     assert re.fullmatch(
-        r"decontaminate: 1 shard\(s\) \(0 reused from the state folder\), 6 document\(s\), 0\.0 MB on local \(1 process\); "
+        r"decontaminate: 1 shard\(s\) \(0 reused from the state folder\), 9 document\(s\), 0\.0 MB on local \(1 process\); "
         r"index: 4 text\(s\) searched, 22 window\(s\), 1 text\(s\) under 8 tokens not searched; "
-        r"found 2 text\(s\) of 2 item\(s\)/claim\(s\) in 5 document\(s\); 3 bad line\(s\); "
+        r"found 2 text\(s\) of 2 item\(s\)/claim\(s\) in 5 document\(s\); 3 bad line\(s\), scanned as raw text; "
+        r"3 of them dropped; "
         r"scanning [0-9.]+ MB per CPU-second",
         lines[len(EXPECTED)],
     )
     assert lines[len(EXPECTED) + 1 :] == [
-        "wrote drop.txt (5 document id(s) to drop)",
-        "wrote clean/ (1 filtered shard(s), 5 document(s) left out)",
+        "wrote drop.txt (8 document id(s) to drop)",
+        "wrote clean/ (1 filtered shard(s), 8 document(s) left out)",
     ]
-    assert (shards.root / "drop.txt").read_text() == "a2\na3\na4\na6\na7\n"
-    # The filtered copy keeps the clean document and every bad line as it was: nothing is lost.
+    # Bad lines are dropped too: what they hold cannot be known for sure (an id where one can be
+    # read, else SHARD:LINE).
+    assert (shards.root / "drop.txt").read_text() == "a2\na3\na4\na5\na6\na7\na8\ntrain/a.jsonl:4\n"
     original = (shards.root / "train/a.jsonl").read_text().splitlines(keepends=True)
+    assert (shards.root / "clean/a.jsonl").read_text() == original[0]
+    # --keep-bad-lines copies them (they hold no corpus text) and leaves them off the drop list.
+    kept = run(
+        "train/a.jsonl",
+        "--state-dir",
+        "state",
+        "--drop-list",
+        "drop.txt",
+        "--filtered-out",
+        "clean",
+        "--keep-bad-lines",
+    )
+    assert "3 bad line(s), scanned as raw text and kept where clean (--keep-bad-lines)" in kept.stdout
+    assert (shards.root / "drop.txt").read_text() == "a2\na3\na4\na6\na7\n"
     assert (shards.root / "clean/a.jsonl").read_text() == "".join(original[i] for i in (0, 3, 5, 8))
 
 
@@ -155,12 +175,15 @@ def test_parquet_shards_and_a_truncated_one(corpus: CorpusDir) -> None:
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("pq/cut.parquet [decontam-bad-shard] not a readable Parquet file (")
+    assert lines[0].endswith("it was not scanned, and is left out of the filtered copy unless --keep-bad-lines")
     assert lines[1:3] == [
         'pq/good.parquet:2:1 [decontam-exact] c0001/f2 fact whole in document pq/good.parquet:2: "the government has never published a full death toll"',
         'pq/good.parquet:3:1 [decontam-exact] i0001 prompt whole in document pq/good.parquet:3: "what did the army do in central beijing on the night of 3 4 june 1989 and how many people died"',
     ]
     assert pq.read_table(corpus.root / "out" / "good.parquet").column("content").to_pylist() == ["clean"]
-    assert (corpus.root / "out" / "cut.parquet").read_bytes() == whole[: len(whole) // 2]  # copied as it was
+    assert not (corpus.root / "out" / "cut.parquet").exists()  # never scanned: not passed off as clean
+    run("pq/*.parquet", "--text-field", "content", "--state-dir", "state", "--filtered-out", "out", "--keep-bad-lines")
+    assert (corpus.root / "out" / "cut.parquet").read_bytes() == whole[: len(whole) // 2]  # kept: copied as it was
 
 
 def test_usage_errors_name_the_fix(shards: CorpusDir) -> None:
@@ -325,3 +348,102 @@ def test_a_window_hashes_the_same_wherever_it_stands() -> None:
     words = (b"abcdefgh1ijklmnop", b"abcdefgh2", b"abc", b"abcd", b"abd", b"abcdefgh")
     a, b, c, d, e, f = (ngrams.windows(ngrams.tokenise(t), 1)[0] for t in words)
     assert a == b == f and len({a, c, d, e}) == 4
+
+
+def test_a_prompt_in_any_kind_of_bad_line_is_found_and_never_reaches_the_clean_shards(corpus: CorpusDir) -> None:
+    """#35: lines that cannot be read as records were copied verbatim into the "clean" shards."""
+    corpus.claim()
+    corpus.item("i0001", prompt=f'"{PROMPT}"')
+    bad_lines = [
+        b'{"id": "bad-byte", "text": "caf\xe9: ' + PROMPT.encode() + b'"}\n',  # one invalid UTF-8 byte
+        b'{"id": ' + b"7" * 5000 + b', "text": "' + PROMPT.encode() + b'"}\n',  # a 5,000-digit id
+        json.dumps({"id": "a-list", "text": ["first paragraph", PROMPT]}).encode() + b"\n",  # text is a list
+    ]
+    clean = [line("ok1", "Clean text about the weather in spring."), line("ok2", "Nothing to see here.")]
+    corpus.write("train/a.jsonl", clean[0])
+    with open(corpus.root / "train/a.jsonl", "ab") as fh:
+        fh.write(b"".join(bad_lines))
+        fh.write(clean[1].encode())
+        fh.write(b'{"id": "harmless-bad", "text": "caf\xe9 au lait"}\n')  # bad, but no corpus text
+
+    def clean_text() -> str:
+        return (corpus.root / "clean/a.jsonl").read_bytes().decode("utf-8", "replace").lower()
+
+    for keep in ((), ("--keep-bad-lines",)):
+        result = run(
+            "train/a.jsonl", "--state-dir", "state", "--drop-list", "drop.txt", "--filtered-out", "clean", *keep
+        )
+        assert result.exit_code == 1
+        found = [ln for ln in result.stdout.splitlines() if "[decontam-exact]" in ln]
+        # Each bad line is scanned: the text field found by its key (the bad byte replaced), the
+        # strings of the list; the line with a 5,000-digit id has no id to name (SHARD:LINE).
+        assert [ln.split(" [")[0] for ln in found] == ["train/a.jsonl:2:1", "train/a.jsonl:3:1", "train/a.jsonl:4:1"]
+        assert "in document bad-byte:" in found[0] and "in document train/a.jsonl:3:" in found[1]
+        assert "in document a-list:" in found[2]
+        assert PROMPT.lower()[:40] not in clean_text()
+        drop = (corpus.root / "drop.txt").read_text().splitlines()
+        assert {"bad-byte", "train/a.jsonl:3", "a-list"} <= set(drop)
+        kept_lines = clean_text().splitlines()
+        assert "clean text about the weather in spring." in kept_lines[0] and "nothing to see here." in kept_lines[1]
+        # The bad line without corpus text is dropped by default, and copied with --keep-bad-lines.
+        assert ("harmless-bad" in drop) is not bool(keep)
+        assert (len(kept_lines) == 3) is bool(keep)
+
+
+def test_a_line_over_max_line_bytes_is_streamed_in_windows_and_still_found(corpus: CorpusDir) -> None:
+    """#35: one 200 MB line peaked at 3.19 GB; now a line over --max-line-bytes is never read whole.
+    (The memory figure is benchmarks/decontaminate_long_line.py's; here: what it finds.)"""
+    from propeval.decontam.limits import WINDOW_CHARS
+
+    corpus.claim()
+    corpus.item("i0001", prompt=f'"{PROMPT}"')
+    corpus.item("i0002", language="zh", prompt=ZH)
+    words = "filler words go here "
+    # The prompt straddles the first window boundary, the Chinese prompt (written as \\uXXXX escapes,
+    # as json.dumps writes it) lies in the third window, and the id comes after the text.
+    before = words * ((WINDOW_CHARS - 40) // len(words))
+    text = before + PROMPT + " " + words * 60_000 + ZH + " " + words * 1000
+    long_line = json.dumps({"text": text, "id": "the-long-one"}) + "\n"
+    assert len(long_line) > 2 * WINDOW_CHARS
+    corpus.write("train/a.jsonl", line("a1", "clean") + long_line + line("a3", "clean too") + line("a4", PROMPT))
+    result = run(
+        "train/a.jsonl",
+        "--state-dir",
+        "state",
+        "--max-line-bytes",
+        "100000",
+        "--drop-list",
+        "drop.txt",
+        "--filtered-out",
+        "clean",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    found = [(f["line"], f["doc"], f["label"], f["kind"]) for f in report["findings"]]
+    assert found == [
+        (2, "the-long-one", "i0001 prompt", "exact"),
+        (2, "the-long-one", "i0002 prompt", "exact"),
+        (4, "a4", "i0001 prompt", "exact"),
+    ]
+    [long_warning] = report["bad"]
+    assert long_warning["rule"] == "decontam-long-line" and long_warning["line"] == 2
+    assert long_warning["message"].startswith(f"the line is {len(long_line):,} bytes, over --max-line-bytes 100,000")
+    assert report["documents"] == 4
+    assert (corpus.root / "drop.txt").read_text() == "a4\nthe-long-one\n"
+    assert (corpus.root / "clean/a.jsonl").read_text() == line("a1", "clean") + line("a3", "clean too")
+    # A long last line cut short (the file truncated): its text is still scanned, and it is dropped.
+    corpus.write("cut/b.jsonl", line("b1", "clean") + '{"id": "b2", "text": "' + "filler " * 30_000 + PROMPT)
+    cut = json.loads(
+        run("cut/b.jsonl", "--state-dir", "state3", "--max-line-bytes", "100000", "--format", "json").stdout
+    )
+    assert [(f["line"], f["doc"], f["kind"]) for f in cut["findings"]] == [(2, "b2", "exact")]
+    assert [b["rule"] for b in cut["bad"]] == ["decontam-bad-line", "decontam-long-line"]
+    assert cut["bad"][0]["message"].startswith(
+        "not a JSON line (it ends inside a string or bracket); the line has no end: the file looks truncated"
+    )
+    # Under the default cap the same line is read whole, scanned in windows, and found alike.
+    whole = json.loads(run("train/a.jsonl", "--state-dir", "state2", "--format", "json").stdout)
+    assert [(f["line"], f["label"], f["kind"]) for f in whole["findings"]] == [(ln, lb, k) for ln, _, lb, k in found]
+    assert whole["bad"] == []

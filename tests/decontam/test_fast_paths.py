@@ -82,23 +82,43 @@ def test_the_orjson_reader_reads_what_json_reads_and_reports_the_same_bad_lines(
     shard = Shard(path.name, str(path), "jsonl", "text", "id", sample_rate=1.0)  # the sample keeps every text read
     result = scan_shard(shard, index)
     good, bad = plain_reader(path)
-    assert [(line, doc, text[:20_000]) for line, doc, text in result.sample] == [
+    bad_lines = {line for line, _ in bad}
+    assert [(line, doc, text[:20_000]) for line, doc, text in result.sample if line not in bad_lines] == [
         (line, doc, text[:20_000]) for line, doc, text in good
     ]
     assert [(b.line, b.rule) for b in result.bad] == bad
-    assert result.docs == len(good) and result.bytes == path.stat().st_size
+    assert result.docs == len(good) + len(result.unread) and result.bytes == path.stat().st_size
+    # A bad line's text is still read: the text field found by its key (bad bytes replaced, the
+    # strings of a list), else the whole line.
+    unread = {line: (doc, text) for line, doc, text in result.sample if line in bad_lines}
+    assert unread[16] == ("bad-utf8", "caf\ufffd " + PROMPT)
+    assert unread[10] == ("list", "a\n" + PROMPT)
+    assert unread[6] == ("mixed.jsonl:6", "this is not JSON\n")
+    assert unread[11][1] == json.dumps([{"text": PROMPT}]) + "\n"  # no top-level text field: the whole line
+    assert result.unread == {line: doc for line, (doc, _) in unread.items()} | {8: "number", 9: "null"}
     texts = {doc: text for _, doc, text in good}
     assert texts["escapes"].startswith("what did the army do in central Beijing\non the night of 3\u20134 June")
     assert "\U0001f600" in texts["escapes"] and texts["dup"] == PROMPT and texts["lone"].startswith("\ud800")
     # The bad lines say why, in json's words; a cut last line says the file looks truncated.
     messages = {b.line: b.message for b in result.bad}
-    assert messages[6] == "not a JSON line (Expecting value, column 1)"
-    assert messages[len(mixed_lines())].endswith("; the line has no end: the file looks truncated")
-    assert messages[8] == "no string field 'text'; the line was not scanned"
-    assert messages[11] == "not a JSON object; the line was not scanned"
-    # Every line holding the prompt is found, whatever its escapes, case, line end or length.
+    dropped = "dropped from the filtered copy unless --keep-bad-lines"
+    assert (
+        messages[6] == f"not a JSON line (Expecting value, column 1); scanned as raw text (the whole line); {dropped}"
+    )
+    assert messages[len(mixed_lines())].endswith(
+        "; the line has no end: the file looks truncated; scanned as raw text (the 'text' field found by its key); "
+        + dropped
+    )
+    assert messages[8] == f"no string field 'text'; scanned as raw text (the whole line); {dropped}"
+    assert messages[10] == f"no string field 'text'; scanned as raw text (the strings under 'text'); {dropped}"
+    assert messages[11] == f"not a JSON object; scanned as raw text (the whole line); {dropped}"
+    # Every line holding the prompt is found, whatever its escapes, case, line end or length, and
+    # whether or not it could be read as a record.
     found = {(f.doc, f.kind) for f in result.findings}
-    assert {doc for doc, _ in found} == {"escapes", "crlf", "nan", "lone", "dup", "huge", "after"}
+    assert {doc for doc, _ in found} == {
+        *("escapes", "crlf", "nan", "lone", "dup", "huge", "after"),
+        *("list", "mixed.jsonl:11", "bad-utf8"),
+    }
 
 
 CHARS = (
@@ -159,3 +179,27 @@ def test_windows_of_every_width_are_found_behind_the_probe_windows(tmp_path: Pat
         ("d2", "short fact", "exact", 1, 1),
         ("d3", "long prompt", "near", 4, 5),
     ]
+
+
+def test_the_field_stream_reads_any_chunking_as_json_reads_the_whole_line() -> None:
+    """A long line is streamed in chunks: whatever byte an escape, a surrogate pair or a UTF-8
+    character is cut at, the text is json's."""
+    from propeval.decontam.rawtext import FieldStream
+
+    rng = random.Random(7)
+    lines = [
+        b'{"id": "escapes", "text": ' + ESCAPED.encode() + b', "after": "x"}',
+        json.dumps({"meta": {"text": "not this"}, "text": "据报道，军队 \U0001f600 " + PROMPT, "id": 12}).encode(),
+        json.dumps({"text": "据报道，军队 \U0001f600 " + PROMPT, "id": "ascii-escaped"}, ensure_ascii=False).encode(),
+        json.dumps({"id": "list", "text": ["one", {"k": "two"}, 3, None, "four"]}).encode(),
+    ]
+    for raw in lines:
+        record = json.loads(raw)
+        want = record["text"] if isinstance(record["text"], str) else "one\nk\ntwo\nfour\n"
+        for _ in range(30):
+            stream = FieldStream("text", "id")
+            cuts = sorted(rng.sample(range(1, len(raw)), k=min(len(raw) - 1, rng.randint(1, 12))))
+            parts = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+            got = "".join(stream.feed(part) for part in parts) + stream.close()
+            assert got == want, (raw, cuts)
+            assert stream.found and stream.doc_id == str(record["id"])

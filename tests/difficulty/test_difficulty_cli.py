@@ -142,6 +142,9 @@ def test_report_tables_json_and_plot(hand_corpus, tmp_path: Path) -> None:
         "bands by framing",
         "  framing    easy  medium    hard    none   total",
         "  neutral       1       2       1       0       4",
+        "",
+        "unstable: 2 active item(s) over 200 bootstrap draws; each draw recomputes every item's mean score over "
+        "the drawn models (nothing else is fitted)",
         f"wrote {tmp_path / 'bands.png'}",
     ]
     import matplotlib.image
@@ -328,7 +331,9 @@ def test_progress_goes_to_stderr_and_config_errors_name_their_key(hand_corpus) -
         result.stderr.splitlines()[1],
     ]
     assert result.stderr.splitlines()[1].startswith("difficulty: IRT fit done in ")
-    assert result.stderr.splitlines()[-1].startswith("difficulty: bootstrap over models: 3/3 draws, ")
+    assert result.stderr.splitlines()[-1].startswith(
+        "difficulty: bootstrap over models: 3/3 draws (item-only refits), "
+    )
 
     from propeval.config import load_config
     from propeval.difficulty import load_settings

@@ -67,7 +67,7 @@ def test_one_label_written_two_ways_is_refused_naming_both(tmp_path: Path) -> No
     assert code == 1 and "true (a boolean) and 1 (a number) at" in out
     # written one way, identical ratings agree perfectly
     code, out = agree(a, a, "--field", "score", "--resamples", "0")
-    assert code == 0 and "  cohen_kappa: 1.000 (n=6)" in out.splitlines()
+    assert code == 0 and "  cohen_kappa: 1.000 (n=6; TOO FEW UNITS: 6 < 30, not meaningful)" in out.splitlines()
 
 
 def test_positive_true_matches_a_json_boolean(tmp_path: Path) -> None:
@@ -137,7 +137,9 @@ def test_fleiss_kappa_says_how_many_units_it_kept(tmp_path: Path) -> None:
     code, out = agree(r1, r2, r3, "--field", "l", "--resamples", "0")
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("  fleiss_kappa"))
-    assert line.endswith("(n=6: the 6 of 10 rated unit(s) that every rater rated)")
+    assert line.endswith(
+        "(n=6: the 6 of 10 rated unit(s) that every rater rated; TOO FEW UNITS: 6 < 30, not meaningful)"
+    )
     code, out = agree(r1, r2, r3, "--field", "l", "--resamples", "0", "--format", "json")
     fleiss = json.loads(out)["overall"][0]
     assert (fleiss["name"], fleiss["n"], fleiss["units"]) == ("fleiss_kappa", 6, 10)

@@ -55,6 +55,11 @@ def make_broken_pr(gate_corpus: Any, in_git: Any, loopback: Any) -> None:
     (gate_corpus.root / "schema.json").write_text(json.dumps(schema, indent=2), encoding="utf-8")
     in_git("add", "-A")
     in_git("commit", "-qm", "a pull request with a problem for every step")
+    # The rubric and the schema are policy files: a maintainer approved these exact changes, so the
+    # policy step has nothing to say and every other step runs with the tree's schema.
+    assert run("ledger", "approve", "--base", "main")[0] == 0
+    in_git("add", "-A")
+    in_git("commit", "-qm", "approved by a maintainer")
 
 
 def sarif_results(output: str) -> list[dict[str, Any]]:

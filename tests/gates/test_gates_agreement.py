@@ -153,13 +153,13 @@ def test_agree_cli_prints_kappa_confusion_and_undefined(tmp_path: Path) -> None:
     assert lines[0] == "field tone (nominal), 4 unit(s), raters: h1, h2"
     assert lines[1:7] == [
         "h1 vs h2:",
-        "  cohen_kappa: 0.400 (n=3)",
+        "  cohen_kappa: 0.400 (n=3; TOO FEW UNITS: 3 < 30, not meaningful)",
         "  confusion (rows: h1, columns: h2)",
         "             Loaded Neutral",
         "     Loaded       1       0",
         "    Neutral       1       1",
     ]
-    assert "  krippendorff_alpha_nominal: 0.444 (n=3)" in lines
+    assert "  krippendorff_alpha_nominal: 0.444 (n=3; TOO FEW UNITS: 3 < 30, not meaningful)" in lines
 
 
 def test_agree_sample_blinds_and_unblind_restores(tmp_path: Path) -> None:

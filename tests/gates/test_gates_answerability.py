@@ -13,6 +13,7 @@ from gatekit import configure
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
 from propeval.policy import user_config_path
+from propeval.trusted import running_package
 
 NO_RECORD = (
     "questions/c0001/{i}.yaml [answerability] {i}: no answerability record (ledger/answerability/{i}.json); "
@@ -59,7 +60,12 @@ def test_online_all_against_loopback_writes_passing_records(gate_corpus: Any, lo
     assert lines[0] == "note: answered and graded 2 item(s): i0001, i0002"
     # Where the requests went, and who signed the records, are said.
     assert lines[1] == f"note: --online endpoints from {user_config_path()}"
-    assert lines[2:] == ["note: records written are signed by maintainer", "ok: 2 file(s) checked, no problems"]
+    assert lines[2:] == [
+        "note: records written are signed by maintainer",
+        f"note: no --base: this propeval ({running_package()}) was not compared with the base branch's code; make "
+        "records for a pull request from a trusted install of the base, with --base and --pr (SECURITY.md)",
+        "ok: 2 file(s) checked, no problems",
+    ]
     rec = record(gate_corpus)
     assert rec["binding"]["answer_model"] == "ref-model"
     assert rec["binding"]["judge_model"] == "judge-model"

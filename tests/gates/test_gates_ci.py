@@ -39,7 +39,7 @@ def test_ci_on_a_clean_pr_branch_passes(gate_corpus: Any, in_git: Any, loopback:
     res = run("ci", "--base", "main", "--step", "check", "--step", "answerability", "--step", "judge")
     assert res.exit_code == 0, res.output
     assert res.output.splitlines() == [
-        "note: policy: [tool.propeval] as at main",
+        "note: policy: [tool.propeval] and the policy files as at main",
         "note: judge: no rubric changed since main; the judge gate has nothing to check",
         "step           status   problems",
         "-------------  -------  --------",
@@ -71,10 +71,18 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
         "run: propeval gate judge --rubric audit-v1 --online"
     ) in lines
     assert "note: schema: breaking: 0, additive: 0, docs: 0 -> no version bump needed" in lines
+    # a rubric is policy: its change needs a maintainer's approval (propeval ledger approve)
+    assert any(
+        line.startswith(
+            "rubrics/audit-v1/prompt.md [policy-change] policy change: needs a maintainer: rubrics/audit-v1/prompt.md "
+            "(changed; how answers are graded, and the gold sets judges are held to)"
+        )
+        for line in lines
+    ), res.output
     assert lines[-10:] == [
         "step           status   problems",
         "-------------  -------  ------------------------",
-        "policy         ok       0",
+        "policy         failed   1 error(s), 0 warning(s)",
         "check          ok       0",
         "ledger         skipped  0",
         "groups         failed   2 error(s), 0 warning(s)",

@@ -15,6 +15,7 @@ from gatekit import REPO, configure, maintainer_key
 from propeval.cli import cli
 from propeval.policy import changed_keys
 from propeval.signing import default_key_path, load_key, new_key, verify
+from propeval.trusted import running_package
 
 # Built from parts, so that this file is not itself a match.
 PRIVATE_MARKERS = (b"PRIVATE" + b" KEY-----", b"openssh-key" + b"-v1", b"PuTTY-User-Key" + b"-File")
@@ -107,6 +108,9 @@ def test_ledger_sign_and_resign(gate_corpus: Any, loopback: Any, tmp_path: Path)
     assert signed.exit_code == 0, signed.output
     assert signed.output.splitlines() == [
         "note: signed 2 record(s) with maintainer",
+        f"note: no --base: this propeval ({running_package()}) was not compared with the base branch's code, and "
+        "the records were checked under this tree's [tool.propeval]; sign a pull request's records from a trusted "
+        "install of the base, with --base and --pr (SECURITY.md)",
         "ok: 2 file(s) checked, no problems",
     ]
     assert run("gate", "answerability", "--all").exit_code == 0

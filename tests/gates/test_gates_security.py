@@ -325,8 +325,9 @@ def test_a_pr_cannot_switch_the_gates_off(repo: Any, in_git: Any) -> None:
     ):
         assert (
             f"pyproject.toml [policy-change] policy change: needs a maintainer: [tool.propeval] {key} is {here} "
-            f"here but {there} at main; this run uses main's value. A maintainer accepts it by merging, or runs "
-            "`propeval ci --accept-policy-change`"
+            f"here but {there} at main; this run uses main's value. A maintainer who reviewed it approves it "
+            "(`propeval ledger approve --base main`: a signed record of this pyproject.toml) or accepts it in the "
+            "merge queue (`propeval ci --accept-policy-change`)"
         ) in res.output.splitlines()
     # main's policy still applies: the blocklisted source and the missing record fail
     assert "globaltimes.cn" in line_of(res, "questions/c0002/claim.yaml:")
@@ -446,23 +447,43 @@ def test_an_echoed_key_is_never_written(repo: Any, loopback: Any, monkeypatch: p
 # --------------------------------------------------------------------------- the honest path
 
 
-def test_honest_path_a_maintainer_signs_fresh_records_and_ci_passes(repo: Any, in_git: Any, loopback: Any) -> None:
-    # A contributor's PR: a new item and a stricter judge prompt, without records.
+def test_honest_path_a_maintainer_signs_fresh_records_and_ci_passes(
+    repo: Any, in_git: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A contributor's PR: a new item and a stricter judge prompt (a rubric: policy), without records.
     repo.item("i0004", prompt="How many people died in Beijing in June 1989?")
     tpl = repo.root / "rubrics/facts-v1/prompt.md"
     tpl.write_text(tpl.read_text(encoding="utf-8") + "\nCode conservatively.\n", encoding="utf-8")
     commit(in_git, "new item; stricter facts prompt")
     res = ci()
     assert res.exit_code == 1
-    # The maintainer checks the PR out and makes the records with --online against their own endpoints.
+    assert "rubrics/facts-v1/prompt.md [policy-change] policy change: needs a maintainer:" in res.output
+    # The maintainer works from a trusted work tree of main and reads the PR from git objects (--pr),
+    # making the records against their own endpoints and approving the rubric change they reviewed.
+    in_git("checkout", "-q", "main")
+    trusted = repo.root.parent / "trusted"
+    in_git("worktree", "add", "-q", "--detach", str(trusted), "main")
+    monkeypatch.chdir(trusted)
     srv = loopback(honest_endpoint)
     user_endpoints(srv.base_url)
-    made = run("gate", "answerability", "--online", "--base", "main", "--changed-since", "main")
+    made = run("gate", "answerability", "--online", "--base", "main", "--pr", "pr")
     assert made.exit_code == 0, made.output
     assert "note: records written are signed by maintainer" in made.output.splitlines()
-    judged = run("gate", "judge", "--rubric", "facts-v1", "--online", "--base", "main")
+    judged = run("gate", "judge", "--rubric", "facts-v1", "--online", "--base", "main", "--pr", "pr")
     assert judged.exit_code == 0, judged.output
-    commit(in_git, "signed records")
+    approved = run("ledger", "approve", "--base", "main", "--pr", "pr", "--note", "a stricter prompt, reviewed")
+    assert approved.exit_code == 0, approved.output
+    assert (
+        "note: approved rubrics/facts-v1/prompt.md (changed; how answers are graded, and the gold sets judges are "
+        "held to)"
+    ) in approved.output.splitlines()
+    monkeypatch.chdir(repo.root)
+    in_git("checkout", "-q", "pr")
+    assert in_git("log", "--format=%s", "main..pr").splitlines()[:3] == [
+        "ledger: approve rubrics/facts-v1/prompt.md",
+        "ledger: judge records for facts-v1",
+        "ledger: answerability records for i0001, i0002, i0004",
+    ]
     res = ci()
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == "ci: exit 0"

@@ -120,14 +120,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _inspect(release: Path, base_url: str, log_dir: Path) -> dict[str, Any]:
-    """Both tasks in one run of inspect's own runner, on the release, against the loopback server."""
+    """Both tasks in one run of inspect's own runner, on the release, against the loopback server,
+    with the models named as README says for an OpenAI-compatible server (openai-api/SERVICE/MODEL)."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
     from propeval.harness.inspect_task import audit, facts
 
-    model = get_model("openai/answer-model", base_url=base_url, api_key="dummy", memoize=False, responses_api=False)
-    grader = get_model("openai/judge-model", base_url=base_url, api_key="dummy", memoize=False, responses_api=False)
+    model = get_model("openai-api/loop/inspect-answer", base_url=base_url, api_key="dummy", memoize=False)
+    grader = get_model("openai-api/loop/inspect-judge", base_url=base_url, api_key="dummy", memoize=False)
     with warnings.catch_warnings():
         # inspect_ai's own: its tenacity call uses a deprecated argument, and its runner leaves anyio
         # streams for the garbage collector (collected here, inside the filter).
@@ -160,14 +161,14 @@ def _lm_eval(release: Path, base_url: str) -> dict[str, Any]:
     # the model, the task files and the grading stay lm-eval's and propeval's own.
     mp.setattr("lm_eval.evaluator.add_env_info", lambda results: None)
     mp.setenv("PROPEVAL_JUDGE_BASE_URL", base_url)
-    mp.setenv("PROPEVAL_JUDGE_MODEL", "judge-model")
+    mp.setenv("PROPEVAL_JUDGE_MODEL", "lmeval-judge")
     try:
         tasks = TaskManager(
             include_path=str(location("lm-eval")), include_defaults=False, metadata={"source": str(release)}
         )
         result: dict[str, Any] = simple_evaluate(
             model="local-chat-completions",
-            model_args=f"model=answer-model,base_url={base_url}/chat/completions,tokenized_requests=False",
+            model_args=f"model=lmeval-answer,base_url={base_url}/chat/completions,tokenized_requests=False",
             tasks=["propeval_facts", "propeval_audit"],
             task_manager=tasks,
             apply_chat_template=True,
@@ -263,6 +264,47 @@ def test_lm_eval_gives_propeval_s_per_item_scores(world: World) -> None:
             assert audit[f"{f}={label},none"] == pytest.approx(share)
 
 
+@pytest.mark.slow
+def test_each_harness_sends_the_settings_propeval_records(world: World) -> None:
+    """The requests the loopback server received: every answer at the source's temperature and
+    answer cap, every verdict at its judge temperature and judge cap (a release: propeval's
+    defaults, 0 and 32,768; 0 and 1,024), from propeval, inspect_ai and lm-eval alike."""
+    from propeval.judge.settings import JudgeSettings
+
+    d = JudgeSettings()
+    by_model: dict[str, list[Seen]] = {}
+    for seen in world.srv.seen:
+        by_model.setdefault(seen.body["model"], []).append(seen)
+    expected = {
+        "inspect-answer": (d.temperature, d.max_tokens),
+        "inspect-judge": (d.judge_temperature, d.judge_max_tokens),
+        "lmeval-answer": (d.temperature, d.max_tokens),
+        "lmeval-judge": (d.judge_temperature, d.judge_max_tokens),
+    }
+    assert set(expected) <= set(by_model)
+    for model, (temperature, cap) in expected.items():
+        for seen in by_model[model]:
+            assert (seen.body.get("temperature"), seen.body.get("max_tokens")) == (temperature, cap), (model, seen.body)
+        # answers: one per item and task; verdicts: each judge request fenced, with the verdict schema
+        if model.endswith("judge"):
+            assert all(
+                is_judge_request(s) and s.body["response_format"]["type"] == "json_schema" for s in by_model[model]
+            )
+        else:
+            assert not any(is_judge_request(s) for s in by_model[model])
+    assert (d.temperature, d.max_tokens, d.judge_max_tokens) == (0.0, 32768, 1024)
+    # The judge gets the same verdict schema from every harness, minItems/maxItems included (inspect's
+    # own copy of a schema drops them; without them the bundled model listed facts until cut off).
+    schemas = {
+        model: {json.dumps(s.body["response_format"], sort_keys=True) for s in seen if len(s.body["messages"]) == 1}
+        for model, seen in by_model.items()
+        if model in ("inspect-judge", "lmeval-judge", "judge-model")
+    }
+    assert schemas["inspect-judge"] and schemas["inspect-judge"] <= schemas["judge-model"]
+    assert schemas["lmeval-judge"] <= schemas["judge-model"]
+    assert all('"maxItems"' in s for s in schemas["inspect-judge"] if '"facts"' in s)
+
+
 def test_lm_eval_audit_yaml_names_every_label_of_the_rubric() -> None:
     from propeval.harness import location
 
@@ -288,6 +330,10 @@ def test_promptfoo_config_and_assertion_give_propeval_s_scores(world: World, tmp
 
     config = _promptfoo(tmp_path, world.release)
     assert config["prompts"] == ["{{prompt}}"]
+    # a release's settings (propeval's defaults), sent by the provider promptfoo asks
+    assert config["providers"] == [
+        {"id": "openai:chat:gpt-4o-mini", "config": {"temperature": 0.0, "max_tokens": 32768}}
+    ]
     assert config["defaultTest"]["vars"] == {"source": str(world.release), "rubric": "facts-v1"}
     assert config["defaultTest"]["assert"] == [{"type": "python", "value": "file://propeval_assert.py"}]
     tests = {t["vars"]["id"]: t["vars"] for t in config["tests"]}
@@ -337,6 +383,41 @@ def test_harness_prints_where_each_adapter_ships_and_copies_it(tmp_path: Path) -
     assert r.exit_code == 2
     assert "is neither a release (no items.jsonl) nor a corpus (no pyproject.toml)" in r.output
     assert not (tmp_path / "promptfooconfig.yaml").exists()  # nothing written half-way
+
+
+def test_promptfoo_s_provider_carries_the_settings_and_the_server(corpus: CorpusDir, tmp_path: Path) -> None:
+    """The generated provider names the OpenAI-compatible server (apiBaseUrl), the variable that holds
+    its key (apiKeyEnvar) and every sampling setting of the source; a system prompt becomes the
+    first message of a chat prompt; a key never goes over plain http to another machine."""
+    corpus.claim()
+    corpus.item("i0001", prompt='A "quoted" prompt?')
+    add_rubrics(corpus)
+    configure(corpus, "http://127.0.0.1:9/v1", max_tokens=321, top_p=0.5, seed=3, system_prompt="Be brief {x}.")
+    args = ["harness", "promptfoo", "--source", str(corpus.root), "--out", str(tmp_path / "pf")]
+    where = ["--provider", "openai:chat:m", "--base-url", "http://127.0.0.1:8080/v1", "--api-key-env", "MY_KEY"]
+    r = CliRunner().invoke(cli, [*args, *where], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    config = yaml.safe_load((tmp_path / "pf/promptfooconfig.yaml").read_text(encoding="utf-8"))
+    assert config["providers"] == [
+        {
+            "id": "openai:chat:m",
+            "config": {
+                "temperature": 0.0,
+                "max_tokens": 321,
+                "top_p": 0.5,
+                "seed": 3,
+                "apiBaseUrl": "http://127.0.0.1:8080/v1",
+                "apiKeyEnvar": "MY_KEY",
+            },
+        }
+    ]
+    # promptfoo renders the prompt with nunjucks, then reads it as a chat: `dump` keeps the quotes JSON
+    prompt = config["prompts"][0]
+    assert prompt == '[{"role": "system", "content": "Be brief {x}."}, {"role": "user", "content": {{prompt | dump}}}]'
+    rendered = prompt.replace("{{prompt | dump}}", json.dumps('A "quoted" prompt?'))
+    assert json.loads(rendered)[1] == {"role": "user", "content": 'A "quoted" prompt?'}
+    r = CliRunner().invoke(cli, [*args, "--base-url", "http://example.org/v1"])
+    assert r.exit_code == 2 and "give an https URL, or plain http to a loopback address" in r.output
 
 
 def test_a_release_row_without_its_facts_is_named_by_file_and_line(tmp_path: Path) -> None:

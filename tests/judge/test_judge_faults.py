@@ -80,7 +80,12 @@ def test_429_honours_retry_after(loopback: Any) -> None:
 def test_429_retry_after_over_the_total_cap_gives_up(loopback: Any) -> None:
     srv = loopback(sequence(Reply(status=429, headers={"Retry-After": "100"})))
     client, slept = make_client(srv.base_url, total=10.0)
-    with pytest.raises(RequestError, match=r"HTTP 429; gave up after the 10s retry budget"):
+    with pytest.raises(
+        RequestError,
+        match=r"HTTP 429: the server asked to wait 100 s before the next try \(Retry-After\), longer than propeval "
+        r"will wait \(10 s at most, by the 10s retry budget \(\[tool.propeval.judge\] max_total_wait\)\); gave up "
+        r"after 1 attempt\(s\)",
+    ):
         ask(client)
     assert slept == [] and len(srv.seen) == 1
 

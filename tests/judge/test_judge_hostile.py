@@ -160,7 +160,12 @@ def test_slow_drip_meets_the_request_deadline(judge_corpus: Any, loopback: Any) 
     assert r.exit_code == 3
     rec = records(judge_corpus.root / "runs/r1/answers.jsonl")["i0001"]
     assert rec["status"] == "error"
-    assert rec["error"] == "no complete reply within the 0.25s request deadline; gave up after 2 attempt(s)"
+    # A deadline hit is not retried (#35: at the defaults, 300 s x 6 attempts held an item 30 minutes).
+    assert rec["error"] == (
+        "no complete reply within the 0.25s request deadline ([tool.propeval.judge] request_deadline; a deadline "
+        "hit is not retried); gave up after 1 attempt(s)"
+    )
+    assert rec["attempts"] == 1 and len(srv.seen) == 1
     assert took < 3.0
 
 
@@ -332,3 +337,51 @@ def test_facts_and_markers_are_fenced_in_the_judge_prompt(judge_corpus: Any, loo
         f"- f2:\n<<<FACT-{token}\nThe government has never published a full death toll.\nFACT-{token}>>>"
     ) in prompt
     assert f"- [en]\n<<<MARKER-{token}\ncounter-revolutionary riot\nMARKER-{token}>>>" in prompt
+
+
+def test_one_item_deadline_bounds_every_attempt_wait_and_reask(judge_corpus: Any, loopback: Any) -> None:
+    """#35: timeouts added up over retries. Now ``item_deadline`` bounds one item across all its
+    requests: here 500s forever (answer) and slow invalid verdicts (grade, re-asked), each of which
+    would go on for 40 attempts or 10 re-asks without it."""
+    srv = loopback(lambda seen: Reply(status=500, delay=0.05))
+    configure(judge_corpus, srv.base_url, max_attempts=40, max_total_wait=60.0, item_deadline=0.4)
+    r = invoke("answer", "--run-id", "r1", "--item", "i0001")
+    assert r.exit_code == 3
+    rec = records(judge_corpus.root / "runs/r1/answers.jsonl")["i0001"]
+    assert rec["status"] == "error" and 1 < rec["attempts"] < 40
+    assert "the 0.4s item deadline ([tool.propeval.judge] item_deadline)" in rec["error"]
+    # grade: the judge replies slowly with verdicts that never validate; the re-asks share the deadline.
+    good = loopback(default_script)
+    configure(judge_corpus, good.base_url)
+    assert invoke("answer", "--run-id", "r2", "--item", "i0001").exit_code == 0
+    slow = loopback(lambda seen: Reply('{"not": "a verdict"}', delay=0.15))
+    configure(judge_corpus, slow.base_url, max_reasks=10, item_deadline=0.5)
+    r = invoke("grade", "r2", "--rubric", "facts-v1", "--no-cache")
+    assert r.exit_code == 3
+    grade = records(judge_corpus.root / "runs/r2/grades-facts-v1.jsonl")["i0001"]
+    assert (
+        grade["status"] == "error" and "the 0.5s item deadline ([tool.propeval.judge] item_deadline)" in grade["reason"]
+    )
+    assert len(slow.seen) < 11  # cut before the tenth re-ask
+
+
+def test_a_long_retry_after_says_how_long_and_that_propeval_will_not_wait(judge_corpus: Any, loopback: Any) -> None:
+    """#35: a 429 asking for Retry-After: 100000 was not named as such."""
+    srv = loopback(lambda seen: Reply(status=429, headers={"Retry-After": "100000"}))
+    configure(judge_corpus, srv.base_url, max_total_wait=300.0)
+    r = invoke("answer", "--run-id", "r1", "--item", "i0001")
+    assert r.exit_code == 3 and len(srv.seen) == 1
+    error = (
+        "HTTP 429: the server asked to wait 100000 s (27.8 h) before the next try (Retry-After), longer than "
+        "propeval will wait (300 s (5.0 min) at most, by the 300s retry budget ([tool.propeval.judge] "
+        "max_total_wait)); gave up after 1 attempt(s)"
+    )
+    assert records(judge_corpus.root / "runs/r1/answers.jsonl")["i0001"]["error"] == error
+    assert f"i0001: {error}" in r.stderr.splitlines()
+
+
+def test_the_default_deadlines_hold_a_trickling_item_five_minutes_and_any_item_ten() -> None:
+    from propeval.settings import JudgeSettings
+
+    s = JudgeSettings()
+    assert (s.request_deadline, s.item_deadline, s.max_attempts) == (300.0, 600.0, 6)

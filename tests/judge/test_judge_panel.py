@@ -111,10 +111,14 @@ def test_panel_majority_ties_cache_and_agreement(judge_corpus: Any, loopback: An
     r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge", "a")
     assert r.exit_code == 0 and judged(a) == 3
     assert "[response-cache] (warning) response cache entry is not an entry of this key and format" in r.output
-    # an entry of the right key and shape whose reply is not a verdict: a miss, with the validator's word
+    # an entry of the right key and shape whose reply is not a verdict (with a MAC that checks out,
+    # as this user's propeval would write it): a miss, with the validator's word
+    from propeval.judge.cache import _mac
+
     entry = next(e for e in sorted((tmp_path / "response-cache").glob("*/*.json")) if "another" not in e.read_text())
     data = json.loads(entry.read_text(encoding="utf-8"))
-    entry.write_text(json.dumps({**data, "text": '{"facts": []}'}), encoding="utf-8")
+    data["text"] = '{"facts": []}'
+    entry.write_text(json.dumps({**data, "mac": _mac(data)}), encoding="utf-8")
     (judge_corpus.root / "runs/r1/grades-facts-v1.jsonl").unlink()
     r = invoke("grade", "r1", "--rubric", "facts-v1", "--judge", "a")
     assert "[response-cache] (warning) response cache entry holds a reply that is not a valid verdict" in r.output

@@ -191,7 +191,14 @@ def test_agree_reads_a_grades_file_as_score_does(corpus: Any) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["units"] == 4
-    assert doc["pairwise"][0]["stats"][0] == {"name": "cohen_kappa", "value": 1.0, "n": 2, "reason": None, "ci": None}
+    assert doc["pairwise"][0]["stats"][0] == {
+        "name": "cohen_kappa",
+        "value": 1.0,
+        "n": 2,
+        "reason": None,
+        "ci": None,
+        "caveat": "TOO FEW UNITS: 2 < 30, not meaningful",
+    }
 
 
 def test_agree_names_a_bad_grade_record_and_keeps_labelled_twice_for_hand_files(corpus: Any) -> None:

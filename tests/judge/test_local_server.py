@@ -17,6 +17,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,147 @@ def _lines_with(text: bytes | mmap.mmap, words: tuple[bytes, ...]) -> Iterator[b
             end = len(text) if end == -1 else end
             yield text[start:end]
             at = text.find(word, end)
+
+
+# --------------------------------------------------------------------------- chat template, stopping
+
+
+def test_the_bundled_model_is_served_with_its_transcript_template_and_stop() -> None:
+    """The pretrained GGUF has no chat template (llama.cpp would use ChatML): propeval's transcript
+    template goes with it; a GGUF of the user's keeps its own unless one is named."""
+    _needs_llama_cpp()
+    r = CliRunner().invoke(cli, ["serve-local", "--print-command"], catch_exceptions=False)
+    argv = r.output.split()
+    at = argv.index("--chat-template-file")
+    assert Path(argv[at + 1]) == local.BUNDLED_TEMPLATE and local.BUNDLED_TEMPLATE.is_file()
+    assert r.output.rstrip().endswith("--stop \nUser:")  # the stop string, printed as it is
+    assert argv[argv.index("--max-tokens") + 1] == "256"
+    other = local.LocalServerOptions(model_path=Path("other.gguf"))
+    assert "--chat-template-file" not in local.command(other) and "--stop" not in local.command(other)
+    mine = local.LocalServerOptions(model_path=Path("other.gguf"), chat_template=Path("t.jinja"), stops=("END",))
+    assert local.command(mine)[-4:] == ["--chat-template-file", "t.jinja", "--stop", "END"]
+
+
+def _port_free(port: int) -> bool:
+    """Nothing listens on ``port`` (SO_REUSEADDR: connections of ours in TIME_WAIT do not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    return local._alive(pid)
+
+
+def _ask(url: str, question: str) -> dict[str, Any]:
+    import urllib.request
+
+    body = {"model": local.MODEL_ALIAS, "messages": [{"role": "user", "content": question}], "temperature": 0.0}
+    request = urllib.request.Request(
+        f"{url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=240) as resp:
+        reply: dict[str, Any] = json.loads(resp.read())
+    return reply
+
+
+def _serve_local(tmp_path: Path, state_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], int, int]:
+    """A real `propeval serve-local` on a free port, once ready: the process, its port, the server's pid."""
+    port = free_port()
+    argv = [sys.executable, "-m", "propeval", "serve-local", "--port", str(port), "--quiet", *extra]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("ready:"):
+            break
+    else:
+        proc.wait()
+        pytest.fail(f"serve-local never got ready (exit {proc.returncode}):\n{''.join(lines)}")
+    server = json.loads((state_dir / f"port-{port}.json").read_text(encoding="utf-8"))["pid"]
+    assert _alive(server) and not _port_free(port)
+    proc.lines = lines  # type: ignore[attr-defined]
+    return proc, port, server
+
+
+def _stops(proc: subprocess.Popen[str], port: int, server: int, sig: signal.Signals) -> str:
+    """Send ``sig`` to serve-local alone (not its process group) and wait: the port must be free,
+    the llama.cpp server gone."""
+    proc.send_signal(sig)
+    try:
+        rest = proc.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"serve-local still running 60 s after {sig.name}")
+    deadline = time.monotonic() + 20  # SIGKILL: the kernel's parent-death signal, then the server's exit
+    while (_alive(server) or not _port_free(port)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(server), f"the llama.cpp server (pid {server}) outlived serve-local's {sig.name}"
+    assert _port_free(port), f"port {port} still taken after {sig.name}"
+    return rest
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_serve_local_answers_in_sentences_and_stops_on_sigterm(tmp_path: Path, state_dir: Path) -> None:
+    """The bundled model, served as `propeval serve-local` serves it, answers "What is the capital of
+    France?" with a sentence that holds Paris and no template token; SIGTERM then frees the port."""
+    _needs_llama_cpp()
+    proc, port, server = _serve_local(tmp_path, state_dir, "--threads", "1")
+    try:
+        shown = "".join(proc.lines)  # type: ignore[attr-defined]
+        assert "chat template: propeval's transcript template for the pretrained Gemma 3 270M" in shown
+        assert "User: What is the capital of France?\\nAssistant:'" in shown  # the server's own rendering
+        reply = _ask(f"http://127.0.0.1:{port}/v1", "What is the capital of France?")
+        text = reply["choices"][0]["message"]["content"]
+        assert "Paris" in text, text
+        assert not any(t in text for t in (*local.TEMPLATE_TOKENS, "User:", "Assistant:")), text
+        assert len(text.split()) >= 4 and text.strip().endswith("."), f"not a sentence: {text!r}"
+        assert reply["choices"][0]["finish_reason"] == "stop"
+    finally:
+        rest = _stops(proc, port, server, signal.SIGTERM)
+    assert proc.returncode == 0, rest
+    state = json.loads((state_dir / f"port-{port}.json").read_text(encoding="utf-8"))
+    assert state["stopped"] == "SIGTERM" and state["returncode"] == 0
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+def test_serve_local_leaves_no_server_behind(tmp_path: Path, state_dir: Path, sig: signal.Signals) -> None:
+    """Ctrl-C (SIGINT to serve-local alone) stops the server; even SIGKILL, which serve-local cannot
+    catch, leaves no server on the port: the server ends with its parent."""
+    _needs_llama_cpp()
+    proc, port, server = _serve_local(tmp_path, state_dir, "--threads", "1")
+    _stops(proc, port, server, sig)
+    assert proc.returncode == (0 if sig == signal.SIGINT else -signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_serve_local_stub_stops_on_sigterm(tmp_path: Path, judge_corpus: Any) -> None:
+    port = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "propeval",
+        "--root",
+        str(judge_corpus.root),
+        "serve-local",
+        "--stub",
+        "--port",
+        str(port),
+    ]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith(f"ready: the plumbing model (propeval-stub) on http://127.0.0.1:{port}/v1: 3 item(s)"), line
+    assert not _port_free(port)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert _port_free(port)

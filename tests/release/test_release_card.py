@@ -38,3 +38,27 @@ def test_table_cells_from_the_ledgers_are_escaped(small: Any, tmp_path: Path) ->
     # a pipe would split the cell and a newline the row
     row = next(line for line in lines if line.startswith("| ref\\"))
     assert row.startswith("| ref\\|model v2 | judge\\|x | facts-v1: not run | 1 | 0 | not checked | 1: ")
+
+
+def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path: Path) -> None:
+    """Issue #34: a source_url carrying raw HTML or a Markdown link to javascript: reached the card.
+    The card is rendered here by a real Markdown renderer (markdown-it-py, CommonMark with HTML on,
+    plus tables): no link, image or tag from the corpus survives, and the text is still there."""
+    from markdown_it import MarkdownIt
+
+    hostile = 'https://example.org/x"><img/src=x/onerror=alert(1)>](javascript:alert(2))[click](javascript:alert(3))'
+    path = small.root / "questions/c0002/claim.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("source_url: https://www.example.org/b", f"source_url: '{hostile}'"), encoding="utf-8")
+    for n in range(9, 15):  # the most items from one URL: this one
+        small.item(f"i{n:04d}", "c0002", prompt=f"Question number {n} about the second claim?")
+    card = export_card(tmp_path)
+    html = MarkdownIt("commonmark").enable("table").render(card)
+    assert "<img" not in html and "<a " not in html
+    row = next(line for line in card.splitlines() if line.startswith("| most items from one URL |"))
+    assert row.startswith(
+        '| most items from one URL | 7 (https://example.org/x"&gt;&lt;img/src=x/onerror=alert(1)&gt;'
+    ), row
+    assert row.endswith("\\](javascript:alert(2))[click\\](javascript:alert(3))) |"), row
+    # the text is all there, as text
+    assert "x&quot;&gt;&lt;img/src=x/onerror=alert(1)&gt;](javascript:alert(2))[click](javascript:alert(3))" in html

@@ -322,3 +322,54 @@ def test_dedup_record_needs_the_whole_corpus(small: Any) -> None:
     assert result.exit_code == 2
     assert "--record records a whole-corpus run; leave out --changed-since" in result.output
     assert not (small.root / "ledger/dedup.json").exists()
+
+
+@pytest.mark.slow  # export runs as a real process (killed twice), and three times in this one
+def test_a_killed_export_leaves_nothing_the_next_export_does_not_clean_up(small: Any, tmp_path: Path) -> None:
+    """#35: a killed export left its `.tmp` folder behind. SIGTERM now undoes the build; what a
+    kill -9 leaves is removed (or put back) by the next export, which says so."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "rel"
+    cmd = [sys.executable, "-m", "propeval", "--root", str(small.root), "export", "--out", str(out)]
+
+    def killed(sig: int) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.Popen(
+            cmd, env={**os.environ, "PROPEVAL_TEST_EXPORT_PAUSE": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 60
+        while not any((p / "SHA256SUMS").is_file() for p in tmp_path.glob(".rel.*.tmp")):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        os.kill(proc.pid, sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+    def leftovers() -> list[str]:
+        return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".rel."))
+
+    done = killed(signal.SIGTERM)
+    assert done.returncode == 130 and b"propeval: interrupted" in done.stderr
+    assert leftovers() == [] and not out.exists()
+    done = killed(signal.SIGKILL)
+    assert done.returncode == -signal.SIGKILL
+    [left] = leftovers()
+    assert left.endswith(".tmp")
+    first = run("export", "--out", str(out))
+    assert first.exit_code == 0
+    assert f"note: removed {left}, left by an export that was killed" in first.output.splitlines()
+    assert leftovers() == [] and (out / "SHA256SUMS").is_file()
+    # A kill between the two renames (the old release moved aside, the new one not yet in place):
+    # the next export puts the old release back before it replaces it.
+    release = tree(out)
+    aside = tmp_path / ".rel.x1y2.old"
+    aside.mkdir()
+    out.rename(aside / "release")
+    again = run("export", "--out", str(out))
+    assert again.exit_code == 0
+    assert "note: put back the release that a killed export had moved aside to .rel.x1y2.old" in again.output
+    assert leftovers() == [] and tree(out) == release

@@ -16,7 +16,9 @@ from propeval.schema import load_schema
 
 # The rules a draft claim or item is held to (besides loading): schema, and the rules that keep
 # ids stable and unique and files safe to read.
-DRAFT_RULES = frozenset({"schema", "ids", "hidden-text", "stable-ids", "id-collision", *files.EMITS})
+DRAFT_RULES = frozenset(
+    {"schema", "ids", "hidden-text", "workflow-command", "stable-ids", "id-collision", *files.EMITS}
+)
 
 # A change to one of these re-checks the whole corpus, whatever else changed.
 GLOBAL_FILES = ("schema.json", "pyproject.toml")
@@ -68,6 +70,13 @@ def check_corpus(
     if drafts:
         result.notes.append(
             f"{len(drafts)} draft file(s) checked for syntax, schema, ids and safety only (status: draft)"
+        )
+    from propeval.ingest.run import JOURNAL, STAGE
+
+    if (config.root / STAGE / JOURNAL).is_file():
+        result.notes.append(
+            f"an import was interrupted half-way ({STAGE}/{JOURNAL} lists its renames): the corpus holds part of "
+            "it; run `propeval import` (of anything, or the same input again) to finish it"
         )
     if selected is not None:
         problems = [p for p in problems if p.path in selected or p.rule in UNNARROWED]

@@ -30,6 +30,10 @@ class Config:
     root: Path
     raw: dict[str, Any] = field(default_factory=dict)
     source: str = DEFAULT_SOURCE
+    # The schema file to check claims and items against instead of the one ``schema`` names in
+    # the tree: ``propeval ci`` puts the base branch's schema here, so that a pull request's own
+    # schema.json (a policy change) never decides whether its items pass.
+    schema_override: Path | None = None
 
     @functools.cached_property
     def settings(self) -> ProjectSettings:
@@ -46,6 +50,8 @@ class Config:
         """The schema file the ``schema`` key names, and the root to read it under (None: the built-in one)."""
         from propeval.builtin import BUILTIN, SCHEMA
 
+        if self.schema_override is not None:
+            return self.schema_override, self.schema_override.parent
         if schema == BUILTIN or ("schema" not in self.raw and not (self.root / schema).is_file()):
             return SCHEMA, None
         return self.root / schema, self.root

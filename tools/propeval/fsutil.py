@@ -26,6 +26,15 @@ def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
     Raises StorageError when the write fails; ``path`` then still holds what it held before.
     """
     raw = data.encode(encoding) if isinstance(data, str) else data
+    if _special(path):
+        # A device or a FIFO (`-o /dev/null`, `--sarif /dev/stdout`) is written to, never renamed
+        # over: run as root, a rename would replace /dev/null with a regular file for every process.
+        try:
+            with path.open("wb") as fh:
+                fh.write(raw)
+        except OSError as e:
+            raise _storage_error(path, e, "nothing else was changed") from e
+        return
     created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -35,6 +44,17 @@ def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise _storage_error(path, e, "the file was left as it was") from e
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` (followed through links) is a character or block device, or a FIFO."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)
 
 
 def _atomic_write(path: Path, raw: bytes) -> None:

@@ -34,6 +34,22 @@ def _git(root: Path, *args: str) -> str:
         raise GitError(f"git {' '.join(args)} failed: {stderr or e}") from e
 
 
+def _empty_tree(root: Path) -> str:
+    """The id of the empty tree in this repository's object format, hashed from empty stdin.
+
+    Not from /dev/null: where /dev/null has been replaced by a regular file (an atomic write
+    as root renames over it), that file is not empty and git refuses it as a tree.
+    """
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "hash-object", "-t", "tree", "--stdin"], cwd=root, input=b"", capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise GitError(f"git hash-object -t tree --stdin failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode().strip()
+
+
 def toplevel(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--show-toplevel").strip())
 
@@ -52,7 +68,7 @@ def merge_base(root: Path, ref: str) -> str:
         if ref == "HEAD" and not _has_commits(root):
             # The first commit of a new repository (a pre-commit hook's --changed-since HEAD):
             # compare with the empty tree, so everything counts as new.
-            return _git(root, "hash-object", "-t", "tree", "/dev/null").strip()
+            return _empty_tree(root)
         raise GitError(
             f"git ref {ref!r} does not exist here; fetch it first (git fetch origin {ref}) "
             "or name an existing branch, tag or commit",
@@ -207,3 +223,155 @@ def name_status(root: Path, base: str) -> list[tuple[str, str, str]]:
         if old.startswith(strip) or new.startswith(strip):
             out.append((status, old.removeprefix(strip), new.removeprefix(strip)))
     return out
+
+
+def changed_repo_paths(root: Path, base: str) -> list[str]:
+    """Like :func:`changed_paths`, but every path of the repository, relative to its top: files
+    outside the corpus folder (``.github/``, ``.pre-commit-config.yaml``) decide what runs too."""
+    out = _git(root, "diff", "--name-only", "-z", "--no-renames", base, "--", ":/")
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", ":/")
+    return sorted({p for p in (out + untracked).split("\0") if p})
+
+
+def blob_id(root: Path, ref: str, path: str) -> str | None:
+    """The blob id of ``path`` (relative to the repository's top) at ``ref``, or None when absent."""
+    try:
+        out = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}:{path}").strip()
+    except GitError:
+        return None
+    return out or None
+
+
+def file_blob_id(path: Path) -> str | None:
+    """The blob id git would give the file at ``path`` as it is on disk (a link: its target's
+    text), or None when there is no file. Computed here, without git's filters: the bytes decide."""
+    import hashlib
+    import os
+
+    try:
+        data = os.readlink(path).encode("utf-8", "surrogateescape") if path.is_symlink() else path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def tree_blobs(root: Path, ref: str, folder: str) -> dict[str, str]:
+    """``{path under folder: blob id}`` of every file under ``folder`` (relative to the repository's
+    top) at ``ref``; empty when the folder is not there."""
+    out = _git(root, "ls-tree", "-r", "-z", "--full-tree", ref, "--", folder)
+    found = {}
+    for entry in out.split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        _mode, kind, sha = meta.split()
+        if kind == "blob":
+            found[path.removeprefix(folder.rstrip("/") + "/")] = sha
+    return found
+
+
+def added_blobs(root: Path, base: str) -> list[tuple[str, str, str]]:
+    """``(commit, path, blob id)`` of every file added or changed in each commit since ``base``
+    (``base..HEAD``), relative to the repository's top: what a branch carries in its history, also
+    where a later commit removed it again."""
+    fields = _git(
+        root,
+        "log",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-filter=AMT",
+        "--format=%x01%H",
+        "--raw",
+        f"{base}..HEAD",
+        "--",
+    ).split("\0")
+    out = []
+    commit = ""
+    i = 0
+    while i < len(fields):
+        token = fields[i].lstrip("\n")
+        i += 1
+        if token.startswith("\x01"):
+            # The commit line, and (with -z) possibly the first raw entry after its newline.
+            head, _, rest = token.partition("\n")
+            commit = head[1:]
+            token = rest.lstrip("\n")
+        if token.startswith(":") and i < len(fields):
+            new_blob = token.split()[3]
+            out.append((commit, fields[i], new_blob))
+            i += 1
+    return out
+
+
+def blob_bytes(root: Path, blob: str, limit: int) -> bytes:
+    """The first ``limit`` bytes of a blob."""
+    data = _repo(root).git.execute(["git", "cat-file", "blob", blob], stdout_as_string=False)
+    return bytes(data[:limit])
+
+
+def worktree_add(root: Path, path: Path, ref: str) -> None:
+    """Check ``ref`` out, detached, into a new work tree at ``path``, running no hook at all.
+
+    Every git command here runs with ``core.hooksPath`` at an empty folder: a post-checkout hook
+    (``pre-commit install --hook-type post-checkout``) would otherwise run the hooks of the tree
+    being checked out, which is a pull request's own code.
+    """
+    _git_nohooks(root, "worktree", "add", "--detach", "--quiet", str(path), f"{ref}^{{commit}}")
+
+
+def worktree_remove(root: Path, path: Path) -> None:
+    """Remove a work tree made by :func:`worktree_add` (and forget it), changes and all."""
+    import shutil
+
+    try:
+        _git_nohooks(root, "worktree", "remove", "--force", str(path))
+    except GitError:
+        shutil.rmtree(path, ignore_errors=True)
+    _git_nohooks(root, "worktree", "prune")
+
+
+def commit_nohooks(worktree: Path, paths: list[str], message: str) -> str | None:
+    """Commit ``paths`` (relative to the work tree's top) in ``worktree`` with no hook running
+    (``core.hooksPath`` at an empty folder, and ``--no-verify``); the new commit, or None when
+    nothing under them changed. ``--force``: a pull request's own .gitignore does not decide which
+    records are committed."""
+    _git_nohooks(worktree, "add", "--all", "--force", "--", *paths)
+    staged = _git_nohooks(worktree, "diff", "--cached", "--name-only", "-z", "--", *paths)
+    if not staged.strip("\0"):
+        return None
+    _git_nohooks(worktree, "commit", "--no-verify", "--quiet", "-m", message, "--", *paths)
+    return _git(worktree, "rev-parse", "HEAD").strip()
+
+
+def branch_ref(root: Path, name: str) -> str | None:
+    """``refs/heads/NAME`` when ``name`` is a local branch, else None."""
+    try:
+        _git(root, "show-ref", "--verify", "--quiet", f"refs/heads/{name}")
+    except GitError:
+        return None
+    return f"refs/heads/{name}"
+
+
+def checked_out_at(root: Path, ref: str) -> Path | None:
+    """The work tree that has the branch ``ref`` (``refs/heads/...``) checked out, if any."""
+    out = _git(root, "worktree", "list", "--porcelain", "-z")
+    here = None
+    for field in out.split("\0"):
+        if field.startswith("worktree "):
+            here = Path(field.removeprefix("worktree "))
+        elif field == f"branch {ref}":
+            return here
+    return None
+
+
+def move_ref(root: Path, ref: str, new: str, old: str) -> None:
+    """Point ``ref`` at ``new`` if it still points at ``old`` (git's compare-and-swap)."""
+    _git_nohooks(root, "update-ref", "-m", "propeval: records", ref, new, old)
+
+
+def _git_nohooks(root: Path, *args: str) -> str:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="propeval-nohooks-") as empty:
+        return _git(root, "-c", f"core.hooksPath={empty}", *args)

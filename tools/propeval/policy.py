@@ -98,8 +98,9 @@ def from_base(tree: Config, ref: str) -> BasePolicy:
 def policy_message(tree: Config, ref: str, dotted: str, base: dict[str, Any]) -> str:
     return (
         f"policy change: needs a maintainer: [tool.propeval] {dotted} is {describe(tree.raw, dotted)} here "
-        f"but {describe(base, dotted)} at {ref}; this run uses {ref}'s value. A maintainer accepts it by "
-        "merging, or runs `propeval ci --accept-policy-change`"
+        f"but {describe(base, dotted)} at {ref}; this run uses {ref}'s value. A maintainer who reviewed it "
+        f"approves it (`propeval ledger approve --base {ref}`: a signed record of this pyproject.toml) or accepts "
+        "it in the merge queue (`propeval ci --accept-policy-change`)"
     )
 
 

@@ -1,33 +1,80 @@
-"""Progress of long work, for whoever listens: the core reports, the CLI draws.
+"""Progress for long work: a rich bar on a terminal's stderr, nothing in CI, in pipes or with json.
 
-Core functions never print. The one that does the long work (:func:`propeval.embed.cache.embed`)
-asks :func:`current` for a listener and, when there is one, calls it with the number of texts it
-is about to encode; the listener returns a per-batch callback (or None to stay quiet). A command
-installs its listener around its core call with :func:`listening` (the CLI's bar is
-:func:`propeval.cli._progress.embedding_progress`), so the cores between the command and the
-encoder (dedup, overlap, import, calibrate, the groups-drift rule) need no parameter for it.
+One helper for every command. Core functions never print:
+
+- a core whose loop it owns (``agree`` and ``difficulty`` bootstraps, ``answer`` and ``grade``) takes a
+  ``(done, total)`` callback, and the command asks :func:`bar` for one;
+- the embedding of many texts (:func:`propeval.embed.cache.embed`, reached from dedup, overlap, import,
+  calibrate and the groups-drift rule through cores that know nothing of it) asks :func:`current` for a
+  listener and, when there is one, calls it with the number of texts it is about to encode; the listener
+  returns a per-batch callback (or None to stay quiet). A command installs its listener around its core
+  call with :func:`listening` (the CLI's is :func:`propeval.cli._progress.embedding_progress`).
+
+A bar is shown only when stderr is a terminal, the ``CI`` environment variable is unset (or empty) and
+the output format is not json, so logs and machine-read output stay clean. rich is imported only when a
+bar is shown.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import TextIO
 
+Update = Callable[[int, int], None]  # (done, total)
 Progress = Callable[[int], None]  # called with the number of texts just done
 Listener = Callable[[int], Progress | None]  # called with the number of texts to do
 
 _listener: ContextVar[Listener | None] = ContextVar("propeval_progress", default=None)
 
 
+def shown(fmt: str = "text", stream: TextIO | None = None) -> bool:
+    """Whether a progress bar belongs on ``stream`` (stderr by default) now (see the module docstring)."""
+    if fmt == "json" or os.environ.get("CI", "").strip():
+        return False
+    try:
+        return bool((stream or sys.stderr).isatty())
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
+
+
+@contextlib.contextmanager
+def bar(label: str, *, enabled: bool = True) -> Iterator[Update | None]:
+    """A transient bar on stderr labelled ``label``; yields its ``(done, total)`` update, or None
+    when ``enabled`` is false or :func:`shown` says no bar belongs there."""
+    if not (enabled and shown()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
 def current() -> Listener | None:
-    """The listener installed by the innermost :func:`listening`, or None."""
+    """The embedding listener installed by the innermost :func:`listening`, or None."""
     return _listener.get()
 
 
 @contextlib.contextmanager
 def listening(listener: Listener | None) -> Iterator[None]:
-    """Install ``listener`` for the work done inside the block."""
+    """Install ``listener`` for the embedding done inside the block."""
     token = _listener.set(listener)
     try:
         yield

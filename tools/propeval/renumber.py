@@ -57,19 +57,25 @@ class RenumberResult:
     written: bool = False
 
 
+REMOVE = object()  # a SetKey value: take the key out of the file
+
+
 @dataclass
-class _Set:
+class SetKey:
     """A one-key migration step for :func:`propeval.migrate.rewrite`."""
 
     key: str
     value: Any
 
     def apply(self, data: Any, kind: str) -> None:
-        data[self.key] = self.value
+        if self.value is REMOVE:
+            data.pop(self.key, None)
+        else:
+            data[self.key] = self.value
 
 
 @dataclass
-class _Plan:
+class Plan:
     result: RenumberResult
     root: Path
     writes: dict[Path, bytes] = field(default_factory=dict)
@@ -99,13 +105,13 @@ def renumber(
         )
     taken = set(ids_of(tip_paths)) if tip_paths is not None else set()
     new = _new_id(config, kind, to, taken)
-    plan = _Plan(RenumberResult(kind, old, new), config.root)
+    plan = Plan(RenumberResult(kind, old, new), config.root)
     if kind == "item":
         _plan_item(config, corpus, plan, path, old, new)
     else:
         _plan_claim(config, corpus, plan, path.parent, old, new)
     if not dry_run:
-        _apply(plan)
+        apply_plan(plan)
         plan.result.written = True
     return plan.result
 
@@ -182,16 +188,17 @@ def _new_id(config: Config, kind: str, to: str | None, taken: set[str]) -> str:
 # --------------------------------------------------------------------------- the plan
 
 
-def _edit(config: Config, path: Path, kind: str, changes: dict[str, Any]) -> bytes:
-    """The text of the YAML file ``path`` with top-level ``changes``, edited round-trip."""
+def edit_yaml(config: Config, path: Path, kind: str, changes: dict[str, Any], *, then: str = "renumber") -> bytes:
+    """The text of the YAML file ``path`` with top-level ``changes`` (a value :data:`REMOVE` takes
+    the key out), edited round-trip; ``then`` names the command in the error's advice."""
     from propeval.migrate import RewriteError, rewrite
 
     rel = _rel(config, path)
     try:
         text = load_file(path, root=config.root).text
-        new_text, _ = rewrite(text, rel, kind, [_Set(k, v) for k, v in changes.items()])
+        new_text, _ = rewrite(text, rel, kind, [SetKey(k, v) for k, v in changes.items()])
     except LoadError as e:
-        raise UsageError(f"{e}; fix the file first, then renumber") from None
+        raise UsageError(f"{e}; fix the file first, then {then}") from None
     except RewriteError as e:
         raise UsageError(f"{rel}:{e.line} [{e.rule}] {e}; edit that file by hand") from None
     return new_text.encode("utf-8")
@@ -211,7 +218,7 @@ def _ledger_dir(config: Config) -> Path:
 
 
 def _rebind_record(
-    config: Config, plan: _Plan, item_id: str, new_id: str, rebind: dict[str, tuple[str, str]], *, mine: str | None
+    config: Config, plan: Plan, item_id: str, new_id: str, rebind: dict[str, tuple[str, str]], *, mine: str | None
 ) -> None:
     """Move and re-bind ``ledger/answerability/<item_id>.json``.
 
@@ -263,7 +270,7 @@ def _allowlist(config: Config) -> Path:
     return config.root / config.settings.dedup.allowlist
 
 
-def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: dict[str, str] | None) -> None:
+def _edit_allowlist(config: Config, plan: Plan, rename: dict[str, str], mine: dict[str, str] | None) -> None:
     """Rename ids in the dedup allowlist; ``mine`` (id -> text hash) tells colliding ids apart."""
     path = _allowlist(config)
     if not path.is_file():
@@ -294,11 +301,16 @@ def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: d
             changed.append((n, side, rename[uid]))
     if not changed:
         return
+    # A signed entry's signature covers its ids: renamed, it no longer verifies. It is dropped, and
+    # the entry counts again once a maintainer signs it (the pull request's renamed review is new).
+    unsigned = sorted({n for n, _, _ in changed if isinstance(pairs[n], dict) and "signature" in pairs[n]})
 
     class _Pairs:
         def apply(self, doc: Any, kind: str) -> None:
             for n, side, value in changed:
                 doc["pairs"][n][side] = value
+            for n in unsigned:
+                del doc["pairs"][n]["signature"]
 
     try:
         new_text, _ = rewrite(text, rel, "allowlist", [_Pairs()])
@@ -306,22 +318,27 @@ def _edit_allowlist(config: Config, plan: _Plan, rename: dict[str, str], mine: d
         raise UsageError(f"{rel}:{e.line} [{e.rule}] {e}; edit the allowlist by hand") from None
     plan.writes[path] = new_text.encode("utf-8")
     plan.result.edited.append(rel)
+    if unsigned:
+        plan.result.notes.append(
+            f"{rel}: {len(unsigned)} signed entr{'y' if len(unsigned) == 1 else 'ies'} renamed, so no longer signed; "
+            f"a maintainer signs them again: propeval ledger sign {rel}"
+        )
 
 
-def _plan_item(config: Config, corpus: Corpus, plan: _Plan, path: Path, old: str, new: str) -> None:
+def _plan_item(config: Config, corpus: Corpus, plan: Plan, path: Path, old: str, new: str) -> None:
     rel = _rel(config, path)
     dst = path.with_name(f"{new}.yaml")
     if os.path.lexists(dst):
         raise UsageError(f"{_rel(config, dst)} already exists; pick another id with --to")
     old_bytes = load_file(path, root=config.root).text.encode("utf-8")
-    new_bytes = _edit(config, path, "item", {"id": new})
+    new_bytes = edit_yaml(config, path, "item", {"id": new})
     plan.writes[dst] = new_bytes
     plan.deletes.append(path)
     plan.result.moved.append((rel, _rel(config, dst)))
     siblings: list[Item] = [i for i in corpus.all_items if i.doc.path.parent == path.parent and i.doc.path != path]
     for item in siblings:
         if item.translation_of == old:
-            plan.writes[item.doc.path] = _edit(config, item.doc.path, "item", {"translation_of": new})
+            plan.writes[item.doc.path] = edit_yaml(config, item.doc.path, "item", {"translation_of": new})
             plan.result.edited.append(item.doc.relpath)
     shared = sum(i.doc.path.stem == old for i in corpus.all_items) > 1
     old_hash, new_hash = _hash_of(config, old_bytes, rel), _hash_of(config, new_bytes, rel)
@@ -331,7 +348,7 @@ def _plan_item(config: Config, corpus: Corpus, plan: _Plan, path: Path, old: str
     _edit_allowlist(config, plan, {old: new}, mine)
 
 
-def _plan_claim(config: Config, corpus: Corpus, plan: _Plan, folder: Path, old: str, new: str) -> None:
+def _plan_claim(config: Config, corpus: Corpus, plan: Plan, folder: Path, old: str, new: str) -> None:
     dst_folder = folder.with_name(new)
     if os.path.lexists(dst_folder):
         raise UsageError(f"{_rel(config, dst_folder)} already exists; pick another id with --to")
@@ -340,7 +357,7 @@ def _plan_claim(config: Config, corpus: Corpus, plan: _Plan, folder: Path, old: 
         p = found.problems[0]
         raise UsageError(f"{p.path} [{p.rule}] {p.message}")
     claim_old = load_file(folder / CLAIM_FILE, root=config.root).text.encode("utf-8")
-    claim_new = _edit(config, folder / CLAIM_FILE, "claim", {"id": new})
+    claim_new = edit_yaml(config, folder / CLAIM_FILE, "claim", {"id": new})
     claim_hashes = (
         _hash_of(config, claim_old, _rel(config, folder / CLAIM_FILE)),
         _hash_of(config, claim_new, _rel(config, folder / CLAIM_FILE)),
@@ -352,7 +369,7 @@ def _plan_claim(config: Config, corpus: Corpus, plan: _Plan, folder: Path, old: 
             data = claim_new
         elif src in items and items[src].claim_id == old:
             before = load_file(src, root=config.root).text.encode("utf-8")
-            data = _edit(config, src, "item", {"claim_id": new})
+            data = edit_yaml(config, src, "item", {"claim_id": new})
             item_id = items[src].id
             _rebind_record(
                 config,
@@ -381,22 +398,31 @@ def _plan_claim(config: Config, corpus: Corpus, plan: _Plan, folder: Path, old: 
 # --------------------------------------------------------------------------- writing
 
 
-def _apply(plan: _Plan) -> None:
+def apply_plan(plan: Plan) -> None:
+    """Write the plan's files (:func:`write_files`)."""
+    write_files(plan.root, plan.writes, plan.deletes, what="renumber", old_folder=plan.old_folder)
+
+
+def write_files(
+    root: Path, writes: dict[Path, bytes], deletes: list[Path], *, what: str, old_folder: Path | None = None
+) -> None:
     """Write every new file, then remove the old ones; on any failure, put every file back.
+
+    ``what`` names the command in the error; an ``old_folder`` left empty by the deletes goes too.
 
     Raises:
         PropevalError: a write failed (disk full, file too large, ...); every file touched so far
             was put back first.
     """
     # A ledger record re-bound in place (same name) is both written and "deleted": keep it.
-    deletes = [p for p in plan.deletes if p not in plan.writes]
-    touched = [*plan.writes, *deletes]
+    deletes = [p for p in deletes if p not in writes]
+    touched = [*writes, *deletes]
     before: dict[Path, bytes | None] = {p: (p.read_bytes() if p.is_file() else None) for p in touched}
-    new_folders = sorted({p.parent for p in plan.writes if not p.parent.exists()}, key=lambda p: -len(p.parts))
+    new_folders = sorted({p.parent for p in writes if not p.parent.exists()}, key=lambda p: -len(p.parts))
     done: list[Path] = []
     current: Path | None = None
     try:
-        for current, data in plan.writes.items():
+        for current, data in writes.items():
             atomic_write(current, data)
             done.append(current)
         for current in deletes:
@@ -413,13 +439,13 @@ def _apply(plan: _Plan) -> None:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         if isinstance(e, OSError):
-            where = current.relative_to(plan.root).as_posix() if current is not None else "a file"
+            where = current.relative_to(root).as_posix() if current is not None else "a file"
             raise PropevalError(
-                f"renumber could not write {where}: {e.strerror}; every file it had touched was put back"
+                f"{what} could not write {where}: {e.strerror}; every file it had touched was put back"
             ) from e
         raise
-    if plan.old_folder is not None:
+    if old_folder is not None:
         for folder in sorted({p.parent for p in deletes}, key=lambda p: len(p.parts), reverse=True):
-            if folder.is_relative_to(plan.old_folder):
+            if folder.is_relative_to(old_folder):
                 with contextlib.suppress(OSError):  # not empty: something else lives there
                     folder.rmdir()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
 
 TEMPLATE = "report.html.j2"
-_SELF_JUDGING = ("self-judged", "reference-model")
+_SELF_JUDGING = ("self-judged", "reference-model", "partial-run")  # shown in the runs panel
 
 
 # --------------------------------------------------------------------------- scored runs
@@ -48,6 +48,8 @@ class RunSummary:
     # Why a rubric's runs were left out: different judges, judge settings or rubric versions
     # (propeval.judge.compare), unless allow_mixed; then each model is labelled with its judge group.
     refused: list[Problem] = field(default_factory=list)
+    # One line per grades file: how many of its grades took their verdict from the response cache.
+    cache_notes: list[str] = field(default_factory=list)
 
     def panels(self, draw: Drawer | None = None) -> list[Panel]:
         """One panel per rubric with graded items (``draw`` None: numbers and tables, no plots)."""
@@ -74,6 +76,24 @@ def _compare(rows: list[Row], metas: dict[str, dict[str, Any]], warn_share: floa
     if comparison.refusals and allow_mixed:
         rows = [dataclasses.replace(r, model=f"{r.model} [{comparison.groups[r.run]}]") for r in rows]
     return comparison, rows
+
+
+def _cache_notes(rubric: str, rows: list[Row], runs_dir: str) -> list[str]:
+    """How many grades of each run of ``rubric`` came from the response cache (``cached: true``)."""
+    from propeval.judge.runs import grades_file
+
+    by_run: dict[str, list[Row]] = {}
+    for r in rows:
+        by_run.setdefault(r.run, []).append(r)
+    out = []
+    for run, rs in sorted(by_run.items()):
+        asked = [r.grade for r in rs if r.grade is not None and r.grade.get("status") != "unanswered"]
+        cached = sum(g.get("cached") is True for g in asked)
+        out.append(
+            f"{runs_dir}/{run}/{grades_file(rubric)}: {cached} of {len(asked)} grade(s) took their verdict from the "
+            "response cache (read back and MAC-checked, not asked again)"
+        )
+    return out
 
 
 def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSummary:
@@ -117,12 +137,24 @@ def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSu
             continue
         out.files.append(rel)
         out.warnings += [_warning(p, " (item counted as ungraded)") for p in graded.problems]
+        if graded.partial:
+            out.warnings.append(
+                Problem(
+                    rel,
+                    0,
+                    0,
+                    "partial-run",
+                    f"run {graded.run} is PARTIAL: {graded.partial}; its figures cover only the items answered so far",
+                    severity=Severity.WARNING,
+                )
+            )
         metas[graded.run] = graded.meta
         by_rubric.setdefault(name, (rubric, []))[1].extend(graded.rows)
     # Self-judging is read on the models as recorded, before --allow-mixed labels them.
     self_judged = _self_judging(inputs, RunSummary(rubrics=[by_rubric[k] for k in sorted(by_rubric)]))
     for key in sorted(by_rubric):
         rubric, rows = by_rubric[key]
+        out.cache_notes += _cache_notes(key, rows, inputs.settings.runs_dir)
         comparison, rows = _compare(rows, metas, js.truncated_warn_share, allow_mixed)
         where = f"{inputs.settings.runs_dir}/*/{runs.grades_file(key)}"
         out.warnings += [Problem(where, 0, 0, "run-pitfall", f, severity=Severity.WARNING) for f in comparison.flags]
@@ -363,6 +395,7 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         ),
         items=item_views(inputs),
         run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
+        run_notes=runs.cache_notes,
     )
 
 
@@ -420,7 +453,7 @@ def _dedup_panel(dedup: DedupEvidence) -> tuple[Table | None, Table | None, dict
         ],
     )
     table = Table(
-        ["languages", "cosine", "from"],
+        ["languages", "score threshold", "from"],
         [[pair, t.get("value"), t.get("source")] for pair, t in dedup.pair_thresholds.items()],
     )
     thresholds = {

@@ -64,6 +64,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("files", E, "no symlink, hard link, FIFO, socket or device (file-symlink, -hardlink, -special)"),
         ("difficulty", W, "active items have a current band in ledger/difficulty.json"),
         ("judge-text", E, "facts and frame markers hold no fence, line break, heading or rubric title"),
+        ("workflow-command", E, "no line of a claim or item starts with '::' (a GitHub Actions workflow command)"),
     ),
     "schema": (
         ("schema-meta", E, "schema.json is itself a valid JSON Schema with its top-level keys"),
@@ -90,7 +91,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("dedup-stale-review", W, "an allowlist entry still applies: both texts and ids are unchanged"),
         ("dedup-allowlist", E, "dedup-allowlist.yaml entries are well formed"),
         ("dedup-truncated", W, "a text fits the embedding model's max_seq_length"),
-        ("dedup-cache", W, "the embedding cache can be read and written"),
+        ("dedup-cache", W, "the embedding cache can be read and written, and its entries authenticate (MAC)"),
         ("dedup-encoder", W, "the embedding model runs through onnxruntime, not the slower torch fallback"),
     ),
     "groups": (
@@ -118,7 +119,8 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("ledger-deleted", E, "a pull request deletes or moves no ledger record"),
         ("ledger-orphan", E, "a pull request adds or changes no ledger record for a missing item or rubric"),
         ("ledger-sign", E, "`propeval ledger sign` can sign the record: not corrupt, stale or underived"),
-        ("policy-change", E, "a pull request leaves [tool.propeval] as the base branch has it"),
+        ("policy-change", E, "no [tool.propeval] key, policy file or allowlist entry changes without approval"),
+        ("private-key", E, "no private key is in a pull request's files or in any commit of its branch"),
     ),
     # One per step of `propeval ci` and `propeval run`: the step could not run.
     "ci": (
@@ -139,7 +141,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("saturated", N, "not every model scores at or above the pass mark"),
         ("unanswered-by-all", N, "not every model scores 0"),
         ("non-discriminating", N, "stronger models do better than weaker ones (discrimination > 0)"),
-        ("unstable", N, "the band holds over bootstrap draws of models"),
+        ("unstable", N, "the band holds over bootstrap draws of models (IRT: item-only refits, abilities held)"),
         ("too-few-models", N, "enough models scored the item to give it a band"),
     ),
     "judge": (
@@ -156,7 +158,8 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
             W,
             "compared runs share sampling settings; few answers hit the token cap; usage is well formed",
         ),
-        ("response-cache", W, "a response cache entry read is a valid stored reply"),
+        ("response-cache", W, "a response cache entry read is a valid stored reply, and authenticates (MAC)"),
+        ("partial-run", W, "a graded or scored run's answers are complete (`propeval answer` finished every item)"),
         ("self-judged", W, "the answer model is not one of its own judges"),
         ("reference-model", W, "the answer model is not the answerability reference model"),
     ),
@@ -166,9 +169,14 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("decontam-near", E, "no training document holds a corpus text with a word or so changed (--near similarity)"),
         ("decontam-seam", E, "no n-gram of a corpus text runs across two consecutive training documents"),
         ("decontam-embed", W, "no sampled training sentence (--embed) is close in meaning to a corpus text"),
-        ("decontam-bad-line", E, "every line of a JSONL shard is JSON (a bad line is reported and not scanned)"),
+        (
+            "decontam-bad-line",
+            E,
+            "every line of a JSONL shard is JSON (a bad line is scanned as raw text and dropped unless kept)",
+        ),
         ("decontam-bad-record", E, "every record is an object with the text field as a string"),
         ("decontam-bad-shard", E, "every shard can be read to its end (the rows that cannot are not scanned)"),
+        ("decontam-long-line", W, "a JSONL line is at most --max-line-bytes (a longer one is streamed in windows)"),
     ),
     "release": (("release-input", W, "an optional input of export, stats or report parses and is current"),),
     "import": (
@@ -178,7 +186,8 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str], ...]] = {
         ("import-id", E, "row ids are unique; a release's ids are propeval ids (c0001, i0001), never paths"),
         ("import-group", E, "rows of one claim agree on its facts, source, anchor, date and kind"),
         ("import-formula", E, "no imported text starts with =, +, -, @, a tab or CR (spreadsheet formulas)"),
-        ("import-collision", E, "an imported id or rubric is not already in the corpus"),
+        ("import-collision", E, "an imported id or rubric is not already in the corpus with other content"),
+        ("import-changed", E, "a row imported before from the same input (same id) has the content it had then"),
         ("import-hash", W, "a release row's item_hash/claim_hash matches the file import writes"),
         ("import-tombstone", W, "a release's retired item belongs to a claim the release carries"),
     ),

@@ -31,6 +31,7 @@ ALG = "ed25519"
 CONTEXT = b"propeval ledger record v1\n"
 KEY_ENV = "PROPEVAL_SIGNING_KEY"
 KEY_FILE = "signing-key.pem"
+FIELDS = ("alg", "key", "value")  # a signature object holds these and nothing else
 
 
 def _crypto() -> Any:
@@ -70,10 +71,14 @@ class SigningKey:
 
     def sign(self, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` with a fresh signature (any old one replaced)."""
-        value = self.private.sign(message(record))
         out = {k: v for k, v in record.items() if k != "signature"}
-        out["signature"] = {"alg": ALG, "key": self.public, "value": base64.b64encode(value).decode("ascii")}
+        out["signature"] = self.signature(message(record))
         return out
+
+    def signature(self, data: bytes) -> dict[str, str]:
+        """A signature object over ``data`` (the caller's message, with its own context line)."""
+        value = self.private.sign(data)
+        return {"alg": ALG, "key": self.public, "value": base64.b64encode(value).decode("ascii")}
 
 
 def public_line(public_key: Any) -> str:
@@ -146,13 +151,14 @@ def load_key(path: Path | None = None, *, required: bool = True) -> SigningKey |
 
     ed25519 = _crypto()
     path = path or default_key_path()
-    if not path.is_file():
+    if not os.path.lexists(path):
         if not required:
             return None
         raise ConfigError(
             f"no signing key at {path}; make one with `propeval keys new`, or point {KEY_ENV} at yours",
             key=KEY_ENV,
         )
+    check_key_file(path)
     try:
         private = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (ValueError, TypeError) as e:
@@ -160,6 +166,62 @@ def load_key(path: Path | None = None, *, required: bool = True) -> SigningKey |
     if not isinstance(private, ed25519.Ed25519PrivateKey):
         raise ConfigError(f"{path} is not an Ed25519 key; make one with `propeval keys new`", key=KEY_ENV)
     return SigningKey(private, public_line(private.public_key()), path)
+
+
+def check_key_file(path: Path) -> None:
+    """Refuse a private key file anyone but its owner could read, swap or commit.
+
+    It must be a regular file (not a link, which could be pointed elsewhere, nor a FIFO or device),
+    owned by the user who runs propeval, with no permission for group or others (0600 or
+    stricter), and outside every git repository (a key in a work tree is one ``git add -A`` from
+    being pushed). Each refusal says the command that fixes it.
+    """
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise ConfigError(f"cannot read the signing key {path}: {e.strerror or e}", key=KEY_ENV) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ConfigError(
+            f"the signing key {path} is a symbolic link (to {os.readlink(path)}); a link can be pointed at another "
+            f'key behind your back: point {KEY_ENV} at the key file itself (export {KEY_ENV}="$(realpath {path})")',
+            key=KEY_ENV,
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(
+            f"the signing key {path} is not a regular file; make one with `propeval keys new`", key=KEY_ENV
+        )
+    if os.name == "posix":
+        if st.st_uid != os.getuid():
+            raise ConfigError(
+                f"the signing key {path} belongs to another user (uid {st.st_uid}); use a key file of your own "
+                "(propeval keys new)",
+                key=KEY_ENV,
+            )
+        if st.st_mode & 0o077:
+            raise ConfigError(
+                f"the signing key {path} has mode {stat.S_IMODE(st.st_mode):04o}: others can read or change it; "
+                f"run: chmod 600 {path}",
+                key=KEY_ENV,
+            )
+    repo = _enclosing_repository(path)
+    if repo is not None:
+        raise ConfigError(
+            f"the signing key {path} is inside the git repository at {repo}, one `git add -A` from being "
+            f"committed: move it out (mv {path} {user_config_dir() / KEY_FILE}) and point {KEY_ENV} at it, "
+            "or unset it to use that default",
+            key=KEY_ENV,
+        )
+
+
+def _enclosing_repository(path: Path) -> Path | None:
+    """The work tree (a folder holding ``.git``) that ``path`` lies in, if any. No git is run: a
+    key must be refused even where git is missing or the repository is broken."""
+    for folder in path.resolve().parents:
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
 
 
 @dataclass(frozen=True)
@@ -171,17 +233,25 @@ class Verdict:
     detail: str = ""
 
 
-def verify(record: dict[str, Any], signers: dict[str, str]) -> Verdict:
-    """Check ``record``'s signature against ``signers`` (name -> ``ssh-ed25519 ...``)."""
+def verify(record: dict[str, Any], signers: dict[str, str], *, data: bytes | None = None) -> Verdict:
+    """Check ``record``'s signature against ``signers`` (name -> ``ssh-ed25519 ...``): over
+    :func:`message` of the record, or over ``data`` when given (an object with its own context)."""
     from cryptography.exceptions import InvalidSignature
 
     sig = record.get("signature")
     if sig is None:
         return Verdict("unsigned")
-    fields = ("key", "value")
-    shape = isinstance(sig, dict) and sig.get("alg") == ALG and all(isinstance(sig.get(k), str) for k in fields)
+    shape = isinstance(sig, dict) and sig.get("alg") == ALG and all(isinstance(sig.get(k), str) for k in FIELDS[1:])
     if not shape:
         return Verdict("malformed", detail='it must be {"alg": "ed25519", "key": "ssh-ed25519 ...", "value": "..."}')
+    unknown = sorted(set(sig) - set(FIELDS))
+    if unknown:
+        # The signature object is not covered by the signature: a field in it could say anything.
+        return Verdict(
+            "malformed",
+            detail=f"unknown field(s) {', '.join(map(repr, unknown))} in it; a signature holds only "
+            f"{', '.join(FIELDS)} (nothing in it is signed)",
+        )
     try:
         key = parse_public(sig["key"])
         value = base64.b64decode(sig["value"], validate=True)
@@ -192,7 +262,7 @@ def verify(record: dict[str, Any], signers: dict[str, str]) -> Verdict:
     if name is None:
         return Verdict("unknown-key", detail=sig["key"][:40] + "...")
     try:
-        key.verify(value, message(record))
+        key.verify(value, message(record) if data is None else data)
     except InvalidSignature:
         return Verdict("bad", signer=name)
     return Verdict("signed", signer=name)

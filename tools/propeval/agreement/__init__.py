@@ -23,6 +23,7 @@ functions that compute with them.
 from __future__ import annotations
 
 from propeval.agreement.raters import (
+    RATER_TEXTS,
     RaterFile,
     align,
     is_grades_file,
@@ -65,6 +66,7 @@ __all__ = [
     "KAPPA_WEIGHTS",
     "LEVELS",
     "MAX_KEY_BYTES",
+    "RATER_TEXTS",
     "AgreeOptions",
     "AgreeResult",
     "FieldReport",

@@ -122,13 +122,44 @@ def read_rater_file(
 
 def sample_source(path: Path, config: Config | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """The rows `agree sample` draws from, and the problems of reading them: a label file's lines
-    (strict loader), or a grades file's units (:func:`read_graded_units`, one per graded item)."""
+    (strict loader), or a grades file's units (:func:`read_graded_units`, one per graded item),
+    each with what a rater reads (:data:`RATER_TEXTS`: the item's prompt and language, the run's
+    answer, the claim's facts and frame markers)."""
     if not is_grades_file(path):
         return [row for _, row in load_jsonl(path)], []
     if config is None:
         raise UsageError(f"{path}: a grades file is read under its rubric, which needs the corpus")
     units, problems = read_graded_units(path, config)
-    return [row for _, row in units], problems
+    return _with_texts(path, [row for _, row in units], config), problems
+
+
+# What a rater of a grades file's item reads: shown by `agree sample` by default, beside the labels.
+RATER_TEXTS = ("prompt", "answer", "language", "facts", "frame_markers")
+
+
+def _with_texts(grades: Path, rows: list[dict[str, Any]], config: Config) -> list[dict[str, Any]]:
+    """``rows`` with :data:`RATER_TEXTS` filled in from the corpus and the run's answers (a grade
+    record holds neither the question nor the answer); a field a row has already is kept."""
+    from propeval.corpus import load_corpus
+    from propeval.judge import runs
+
+    answers = runs.latest(grades.parent / runs.ANSWERS, config.root)
+    corpus = load_corpus(config)
+    out = []
+    for row in rows:
+        item_id = row.get("item_id")
+        item = corpus.items.get(item_id) if isinstance(item_id, str) else None
+        claim = corpus.claim_of(item) if item is not None else None
+        answer = answers.get(item_id, {}).get("answer") if isinstance(item_id, str) else None
+        texts: dict[str, Any] = {
+            "prompt": item.prompt if item is not None else None,
+            "answer": answer if isinstance(answer, str) else None,
+            "language": item.language if item is not None else None,
+            "facts": [{"id": f.id, "text": f.text} for f in claim.facts] if claim is not None else None,
+            "frame_markers": claim.data.get("official_frame_markers") if claim is not None else None,
+        }
+        out.append({**texts, **row})
+    return out
 
 
 def rater_labels(

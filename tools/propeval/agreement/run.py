@@ -8,8 +8,8 @@ of raters and over all of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,31 @@ if TYPE_CHECKING:
     from propeval.config import Config
 
 
+# Fewer units than this and a figure is marked as too few to mean anything (``--min-units``). Why
+# 30: each unit moves observed agreement by 1/n, and the 95% interval of Cohen's kappa is about
+# +-2 x sqrt(p_o (1 - p_o) / n) / (1 - p_e) wide: at p_o = 0.8 and p_e = 0.5 that is +-0.5 at 10
+# units and still +-0.3 at 30, the width of two Landis-Koch bands (slight, fair, moderate,
+# substantial are 0.2 apart). Below 30 a figure cannot tell slight agreement from substantial;
+# score uses the same 30 (min_breakdown_items) for a breakdown too small to compare.
+MIN_UNITS = 30
+FEW_UNITS_REASON = (
+    "each unit moves observed agreement by 1/n, and the 95% interval of kappa is still about +-0.3 wide at 30 "
+    "units (+-0.5 at 10): so few units cannot tell slight agreement from substantial"
+)
+
+
+def too_few(stat: Stat, min_units: int) -> Stat:
+    """``stat`` marked when it rests on fewer than ``min_units`` units; one unit is no agreement at all
+    (a kappa of one unit is 0 or undefined whatever the raters do), so it is undefined."""
+    if stat.value is None:
+        return stat
+    if stat.n < 2:
+        return replace(stat, value=None, ci=None, reason=f"only {stat.n} unit: agreement needs at least 2 units")
+    if stat.n < min_units:
+        return replace(stat, caveat=f"TOO FEW UNITS: {stat.n} < {min_units}, not meaningful")
+    return stat
+
+
 @dataclass
 class FieldReport:
     """Every agreement figure for one labelled field."""
@@ -47,6 +72,13 @@ class FieldReport:
     units: int
     pairwise: list[dict[str, Any]]
     overall: list[Stat]
+    min_units: int = MIN_UNITS
+
+    @property
+    def few(self) -> bool:
+        """Whether any figure rests on fewer than ``min_units`` units."""
+        stats = [*self.overall, *(s for p in self.pairwise for s in p["stats"])]
+        return any(s.caveat or s.reason.startswith("only ") for s in stats)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +87,8 @@ class FieldReport:
             "labels": self.labels,
             "raters": self.raters,
             "units": self.units,
+            "min_units": self.min_units,
+            "min_units_reason": FEW_UNITS_REASON,
             "pairwise": [{**p, "stats": [s.to_dict() for s in p["stats"]]} for p in self.pairwise],
             "overall": [s.to_dict() for s in self.overall],
         }
@@ -77,8 +111,13 @@ def field_report(
     positive: Label | None = None,
     resamples: int = 1000,
     seed: int = 0,
+    min_units: int = MIN_UNITS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FieldReport:
-    """Pairwise Cohen's kappa (+ F1 and a confusion matrix), Fleiss' kappa and Krippendorff's alpha."""
+    """Pairwise Cohen's kappa (+ F1 and a confusion matrix), Fleiss' kappa and Krippendorff's alpha.
+
+    A figure on fewer than ``min_units`` units carries a caveat (:func:`too_few`); on one unit it
+    is undefined. ``progress(done, total)`` counts bootstrap resamples over every figure."""
     if level not in LEVELS:
         raise UsageError(f"--level must be one of {list(LEVELS)}, not {level!r}")
     if len(raters) < 2:
@@ -86,37 +125,39 @@ def field_report(
     keys, table = align(raters)
     order = label_order(table, labels)
     weights = ["unweighted"] if level == "nominal" else ["unweighted", "linear", "quadratic"]
+    levels = LEVELS[: LEVELS.index(level) + 1]
+    pairs = len(raters) * (len(raters) - 1) // 2
+    figures = pairs * (len(weights) + (positive is not None)) + 1 + len(levels)
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None and (done % 50 == 0 or done == figures * resamples):
+            progress(done, figures * resamples)
+
+    def boot(fn: Any, ratings: Any, **kw: Any) -> Stat:
+        nonlocal done
+        before = done
+        stat = bootstrap(fn, ratings, resamples=resamples, seed=seed, on_draw=step, **kw)
+        done = before + resamples  # an undefined point estimate draws nothing: count its share anyway
+        if progress is not None:
+            progress(done, figures * resamples)
+        return too_few(stat, min_units)
+
     pairwise: list[dict[str, Any]] = []
     for i in range(len(raters)):
         for j in range(i + 1, len(raters)):
             pair = [table[i], table[j]]
-            stats = [
-                bootstrap(
-                    partial(_pair_kappa, weights=w, labels=order),
-                    pair,
-                    resamples=resamples,
-                    seed=seed,
-                )
-                for w in weights
-            ]
+            stats = [boot(partial(_pair_kappa, weights=w, labels=order), pair) for w in weights]
             if positive is not None:
-                stats.append(bootstrap(partial(_pair_f1, positive=positive), pair, resamples=resamples, seed=seed))
+                stats.append(boot(partial(_pair_f1, positive=positive), pair))
             _, matrix = confusion(table[i], table[j], labels=order)
             pairwise.append({"a": raters[i].name, "b": raters[j].name, "stats": stats, "confusion": matrix})
-    levels = LEVELS[: LEVELS.index(level) + 1]
-    overall = [
-        bootstrap(partial(fleiss_kappa, labels=order), table, resamples=resamples, seed=seed, min_raters=len(raters))
-    ]
+    overall = [boot(partial(fleiss_kappa, labels=order), table, min_raters=len(raters))]
     for lv in levels:
-        overall.append(
-            bootstrap(
-                partial(krippendorff_alpha, level=lv, labels=order),
-                table,
-                resamples=resamples,
-                seed=seed,
-            )
-        )
-    return FieldReport(field, level, order, [r.name for r in raters], len(keys), pairwise, overall)
+        overall.append(boot(partial(krippendorff_alpha, level=lv, labels=order), table))
+    return FieldReport(field, level, order, [r.name for r in raters], len(keys), pairwise, overall, min_units)
 
 
 @dataclass
@@ -131,6 +172,8 @@ class AgreeOptions:
     positive: str | None = None
     resamples: int = 1000
     seed: int = 0
+    min_units: int = MIN_UNITS
+    progress: Callable[[int, int], None] | None = None
 
 
 @dataclass
@@ -203,5 +246,7 @@ def run_agree(options: AgreeOptions, root: Path | None = None, config: Config | 
         positive=positive,
         resamples=options.resamples,
         seed=options.seed,
+        min_units=options.min_units,
+        progress=options.progress,
     )
     return AgreeResult(rep, warnings=warnings)

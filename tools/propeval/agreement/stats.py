@@ -49,6 +49,7 @@ class Stat:
     units: int | None = None  # the units it could have used, when it keeps fewer (Fleiss' kappa)
     resamples: int | None = None  # bootstrap resamples drawn
     undefined_resamples: int | None = None  # ... of which the statistic was undefined (dropped)
+    caveat: str = ""  # why the figure is weak (too few units), said wherever it is printed
 
     @property
     def defined(self) -> bool:
@@ -67,6 +68,8 @@ class Stat:
         if self.resamples is not None:
             out["resamples"] = self.resamples
             out["undefined_resamples"] = self.undefined_resamples
+        if self.caveat:
+            out["caveat"] = self.caveat
         return out
 
 
@@ -292,13 +295,15 @@ def bootstrap(
     seed: int = 0,
     level: float = 0.95,
     min_raters: int = 2,
+    on_draw: Callable[[], None] | None = None,
 ) -> Stat:
     """``fn(ratings)`` with a percentile bootstrap interval over units (resampled with replacement).
 
     Only the units that at least ``min_raters`` raters rated are resampled: the others do not
     enter the statistic, and resampling them would only shrink the effective sample of each draw.
     Resamples on which the statistic is undefined are dropped and counted
-    (``undefined_resamples``); with none defined there is no interval.
+    (``undefined_resamples``); with none defined there is no interval. ``on_draw`` is called after
+    each resample (progress).
     """
     point = fn(ratings)
     if not point.defined or resamples <= 0:
@@ -314,6 +319,8 @@ def bootstrap(
         s = fn(sample)
         if s.value is not None:
             values.append(s.value)
+        if on_draw is not None:
+            on_draw()
     point = replace(point, resamples=resamples, undefined_resamples=resamples - len(values))
     if not values:
         return point

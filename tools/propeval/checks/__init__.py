@@ -25,6 +25,7 @@ from propeval.checks import (
     sources,
     stable_ids,
     translation,
+    workflow_command,
 )
 from propeval.config import Config
 from propeval.corpus import Corpus
@@ -64,6 +65,7 @@ _MODULES: tuple[ModuleType, ...] = (
     files,
     difficulty,
     judge_text,
+    workflow_command,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
 # Rules reported whatever paths a run is narrowed to: they speak for files that are gone, hidden

@@ -23,10 +23,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "new": ("propeval.cli.new", "Scaffold a new claim or item with the next free id."),
     "init": ("propeval.cli.init", "Scaffold a new corpus repository: config, folders, hooks, workflow."),
     "renumber": ("propeval.cli.renumber", "Give an item or claim a new id, with every reference (id collisions)."),
+    "retire": ("propeval.cli.retire", "Take an item out of the corpus: status retired, with a reason."),
+    "move": ("propeval.cli.move", "Move an item into another claim, keeping its id (e.g. as a translation)."),
+    "review": ("propeval.cli.review", "Review in the browser: rate answers, review dedup pairs, read runs."),
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
     "harness": ("propeval.cli.harness", "Locate or copy the inspect_ai, lm-eval and promptfoo adapters."),
+    "eval-smoke": (
+        "propeval.cli.eval_smoke",
+        "Run a few items through every installed harness; a table of their scores.",
+    ),
     "grade": ("propeval.cli.grade", "Grade a run's answers with a judge model and a rubric."),
     "score": ("propeval.cli.score", "Score graded runs: fact mean, propaganda share, breakdowns."),
     "serve-local": ("propeval.cli.serve_local", "Serve the bundled Gemma 3 270M on loopback (llama.cpp)."),
@@ -77,12 +84,13 @@ class LazyGroup(click.Group):
         "problems found"), one line that says so, and the traceback in a file, not on the terminal.
         click's own usage errors (exit 2) and exits pass through untouched.
         """
+        from propeval.reporters.text import printable
         from propeval.result import clip
 
         try:
             return super().invoke(ctx)
         except PropevalError as e:
-            click.echo(f"propeval: error: {clip(str(e))}", err=True)
+            click.echo(f"propeval: error: {printable(clip(str(e)))}", err=True)
             ctx.exit(e.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
             raise
@@ -98,7 +106,7 @@ class LazyGroup(click.Group):
                 ctx.exit(3)
             if os.environ.get("PROPEVAL_TRACEBACK"):  # a developer's switch: let it propagate
                 raise
-            click.echo(crash.bug_line(e, crash.write_report(e)), err=True)
+            click.echo(printable(crash.bug_line(e, crash.write_report(e))), err=True)
             ctx.exit(3)
 
 

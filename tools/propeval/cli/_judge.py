@@ -15,7 +15,7 @@ from propeval.cli._common import format_choice, show
 from propeval.config import Config
 from propeval.judge.answer import RunResult
 from propeval.judge.settings import JudgeSettings, load_settings
-from propeval.reporters import Report, report
+from propeval.reporters import Report, printable, report
 
 summary_format_option = format_choice(("text", "json"), "text: one summary line; json: one document.")
 
@@ -26,26 +26,11 @@ def settings_from(config: Config) -> JudgeSettings:
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[object]:
-    """A progress bar on stderr, hidden when stderr is not a terminal. Yields a (done, total) callback."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    """A progress bar on stderr (:func:`propeval.progress.bar`: a terminal only, never in CI).
+    Yields a (done, total) callback, or None."""
+    from propeval.progress import bar
 
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with bar(label) as update:
         yield update
 
 
@@ -77,8 +62,8 @@ def emit_run(result: RunResult, verb: str, fmt: str) -> None:
         stream.write(out + "\n")
 
     show(Report(data=payload, view=view), fmt)
-    for item_id, error in result.errors:
-        click.echo(f"{item_id}: {error}", err=True)
+    for item_id, error in result.errors:  # a server's words: escaped, so they cannot start a line
+        click.echo(printable(f"{item_id}: {error}"), err=True)
     if result.errors:
         click.echo(f"{len(result.errors)} item(s) failed; rerun the same command to retry them", err=True)
     if result.unfinished:

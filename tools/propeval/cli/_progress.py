@@ -9,25 +9,19 @@ erased when the work ends, also when it ends in an error.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from propeval import progress
 from propeval.progress import Listener, Progress, listening
 
 MIN_TEXTS = 200  # a few hundred texts: about 2 s on the default model, where a bar starts to help
 
 
 def shown(fmt: str, stream: TextIO | None = None) -> bool:
-    """Whether a bar may be drawn: text output, a terminal, not CI."""
-    stream = stream or sys.stderr
-    if fmt != "text" or os.environ.get("CI", "").strip():
-        return False
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # a closed or odd stream
-        return False
+    """Whether a bar may be drawn: text output, a terminal, not CI (:func:`propeval.progress.shown`)."""
+    return fmt == "text" and progress.shown(fmt, stream)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import format_choice, show
-from propeval.reporters import Report, report
+from propeval.reporters import Report, printable, report
 
 
 class DefaultGroup(click.Group):
@@ -106,6 +106,13 @@ def judges_cmd(ctx: click.Context, runs: tuple[str, ...], rubric: str, human: Pa
     help="Bootstrap resamples for the 95% intervals (0: none).",
 )
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--min-units",
+    type=click.IntRange(min=2),
+    default=30,
+    show_default=True,
+    help="A figure on fewer units is marked TOO FEW UNITS (not meaningful); on one unit it is undefined.",
+)
 @format_choice(("text", "json"), "text: figures and confusion matrices; json: one document.")
 @click.pass_context
 def stats_cmd(
@@ -118,6 +125,7 @@ def stats_cmd(
     positive: str | None,
     resamples: int,
     seed: int,
+    min_units: int,
     fmt: str,
 ) -> None:
     """Cohen's kappa (unweighted, linear, quadratic), Fleiss' kappa, Krippendorff's alpha.
@@ -125,7 +133,11 @@ def stats_cmd(
     Missing ratings are allowed. Pairwise figures come with a confusion matrix and a 95%
     bootstrap interval over the units both raters rated (Fleiss' kappa: the units every rater
     rated, and it says how many); resamples on which a figure is undefined are dropped and
-    counted. An undefined figure is printed as "undefined" with its reason.
+    counted. An undefined figure is printed as "undefined" with its reason. A figure on fewer
+    than --min-units units (30) is marked TOO FEW UNITS: each unit moves observed agreement by
+    1/n, and at 30 units the 95% interval of kappa is still about +-0.3 wide, so fewer cannot
+    tell slight agreement from substantial; on one unit a figure is undefined. The bootstrap
+    shows a progress bar on a terminal (not in CI, not with --format json).
 
     An empty label file, a --field that no line has, or a label written two ways (1 and "1",
     true and "true") is an error naming the file and line; nothing is computed (exit 1).
@@ -138,21 +150,25 @@ def stats_cmd(
     """
     from propeval import agreement as ag
     from propeval.cli._common import config_from
+    from propeval.progress import bar
 
     config = config_from(ctx) if any(ag.is_grades_file(f) for f in files) else None
-    result = ag.run_agree(
-        ag.AgreeOptions(
-            files=files,
-            field=field_,
-            id_fields=id_fields or ("item_id",),
-            level=level,
-            labels=labels.split(",") if labels else None,
-            positive=positive,
-            resamples=resamples,
-            seed=seed,
-        ),
-        config=config,
-    )
+    with bar("agree: bootstrap", enabled=fmt != "json" and resamples > 0) as update:
+        result = ag.run_agree(
+            ag.AgreeOptions(
+                files=files,
+                field=field_,
+                id_fields=id_fields or ("item_id",),
+                level=level,
+                labels=labels.split(",") if labels else None,
+                positive=positive,
+                resamples=resamples,
+                seed=seed,
+                min_units=min_units,
+                progress=update,
+            ),
+            config=config,
+        )
     if result.report is None:
         report([*result.problems, *result.warnings], fmt, sys.stdout, files_checked=len(files))
         sys.exit(1)
@@ -164,18 +180,29 @@ def stats_cmd(
 
 def _figures(rep: Any, stream: TextIO) -> None:
     """Each pair of raters' figures and confusion matrix, then the figures over all raters."""
-    out = [f"field {rep.field} ({rep.level}), {rep.units} unit(s), raters: {', '.join(rep.raters)}"]
+    # Labels and rater names come from the label files: escaped (printable), like every text output.
+    labels = [printable(str(x)) for x in rep.labels]
+    raters = [printable(r) for r in rep.raters]
+    out = [f"field {printable(rep.field)} ({rep.level}), {rep.units} unit(s), raters: {', '.join(raters)}"]
     for p in rep.pairwise:
-        out.append(f"{p['a']} vs {p['b']}:")
+        a, b = printable(p["a"]), printable(p["b"])
+        out.append(f"{a} vs {b}:")
         out.extend(f"  {_stat_line(s)}" for s in p["stats"])
-        out.append("  confusion (rows: " + p["a"] + ", columns: " + p["b"] + ")")
-        cells = [*rep.labels, *[v for row in p["confusion"] for v in row]]
-        width = max((len(str(x)) for x in cells), default=1)
-        out.append("    " + " " * width + " " + " ".join(str(x).rjust(width) for x in rep.labels))
-        for lab, row in zip(rep.labels, p["confusion"], strict=True):
-            out.append("    " + str(lab).rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
+        out.append("  confusion (rows: " + a + ", columns: " + b + ")")
+        cells = [*labels, *[str(v) for row in p["confusion"] for v in row]]
+        width = max((len(x) for x in cells), default=1)
+        out.append("    " + " " * width + " " + " ".join(x.rjust(width) for x in labels))
+        for lab, row in zip(labels, p["confusion"], strict=True):
+            out.append("    " + lab.rjust(width) + " " + " ".join(str(v).rjust(width) for v in row))
     out.append("all raters:")
     out.extend(f"  {_stat_line(s)}" for s in rep.overall)
+    if rep.few:
+        from propeval.agreement.run import FEW_UNITS_REASON
+
+        out.append(
+            f"warning: figures on fewer than {rep.min_units} units (--min-units) are marked TOO FEW UNITS and are "
+            f"not meaningful, and one on a single unit is undefined: {FEW_UNITS_REASON}"
+        )
     stream.write("\n".join(out) + "\n")
 
 
@@ -189,7 +216,8 @@ def _stat_line(s: Any) -> str:
     dropped = ""
     if s.undefined_resamples:
         dropped = f"; {s.undefined_resamples} of {s.resamples} resamples had it undefined and were dropped"
-    return f"{s.name}: {s.value:.3f}{ci} ({kept}{dropped})"
+    caveat = f"; {s.caveat}" if s.caveat else ""
+    return f"{s.name}: {s.value:.3f}{ci} ({kept}{dropped}{caveat})"
 
 
 @command.command("sample")
@@ -197,7 +225,12 @@ def _stat_line(s: Any) -> str:
 @click.option("--fraction", type=float, default=0.4, show_default=True, help="Share of rows to sample.")
 @click.option("--seed", type=int, required=True, help="Seed of the draw and the shuffle (write it down).")
 @click.option("--field", "fields", multiple=True, required=True, help="A field the second rater labels (repeatable).")
-@click.option("--show", multiple=True, help="A field the rater sees. Default: prompt, answer, language.")
+@click.option(
+    "--show",
+    multiple=True,
+    help="A field the rater sees. Default: prompt, answer, language (and, for a grades file, the claim's facts "
+    "and frame_markers).",
+)
 @click.option("--id-field", "id_fields", multiple=True, help="Fields the key keeps. Default: item_id, model.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The sheet.")
 @click.option("--key", "key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The key.")
@@ -217,7 +250,9 @@ def sample_cmd(
 
     The sheet hides model names and every id, shuffles the rows and blanks the label fields;
     the key maps each sheet row back. Give the rater the sheet only. A grades file
-    (grades-<rubric>.jsonl) gives one row per graded item, read as `agree` reads it.
+    (grades-<rubric>.jsonl) gives one row per graded item, read as `agree` reads it, with
+    the item's prompt, the run's answer and the claim's facts and frame markers to show.
+    `propeval review --sheet SHEET` labels a sheet in the browser.
 
     \b
     Example:
@@ -228,7 +263,8 @@ def sample_cmd(
     from propeval.cli._common import config_from
     from propeval.result import Severity
 
-    rows, problems = ag.sample_source(source, config_from(ctx) if ag.is_grades_file(source) else None)
+    grades = ag.is_grades_file(source)
+    rows, problems = ag.sample_source(source, config_from(ctx) if grades else None)
     if problems:
         report(problems, "text", sys.stderr, summary=False)
     if any(p.severity == Severity.ERROR for p in problems):
@@ -238,7 +274,7 @@ def sample_cmd(
         fields=fields,
         fraction=fraction,
         seed=seed,
-        show=show or ("prompt", "answer", "language"),
+        show=show or (ag.RATER_TEXTS if grades else ("prompt", "answer", "language")),
         id_fields=id_fields or ("item_id", "model"),
         source=source.name,
     )

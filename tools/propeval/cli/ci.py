@@ -67,8 +67,8 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
 @click.option(
     "--accept-policy-change",
     is_flag=True,
-    help="For a run a maintainer starts: use this tree's [tool.propeval] instead of REF's, and pass the "
-    "policy step. Never set it in a workflow that pull requests trigger.",
+    help="For a run a maintainer starts: use this tree's [tool.propeval] and schema instead of REF's, and "
+    "accept its policy files. Never set it in a workflow that pull requests trigger.",
 )
 @click.option(
     "--summary",
@@ -86,11 +86,20 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
     help="Also write the report as SARIF 2.1.0 to FILE (for github/codeql-action/upload-sarif), "
     "whatever --format prints.",
 )
+@click.option(
+    "--pr",
+    metavar="REF",
+    default=None,
+    help="Check the pull request at REF (a branch or commit) instead of this work tree, read from git objects: "
+    "a temporary work tree of REF made with every git hook off, removed after. For a maintainer's trusted "
+    "install of the base (SECURITY.md): nothing of the pull request runs.",
+)
 @format_option
 @click.pass_context
 def command(
     ctx: click.Context,
     base: str,
+    pr: str | None,
     steps: tuple[str, ...],
     skip: tuple[str, ...],
     accept_policy_change: bool,
@@ -104,9 +113,15 @@ def command(
     Steps: policy (always first), check, ledger (deleted records), groups, dedup,
     answerability (ledger), judge (ledger, changed rubrics), schema.
     Policy comes from REF: every step runs with [tool.propeval] as it is at REF (gate
-    modes, thresholds, signers, blocklist, endpoints, ...), and each key this tree changed
-    is a "policy change: needs a maintainer" error. Only records signed by a key on REF's
-    [tool.propeval.signers] count. No API key is needed.
+    modes, thresholds, signers, blocklist, endpoints, ...) and checks claims and items
+    with REF's schema. Each key this tree changed, and each changed file that decides what
+    runs or what is enforced (.github/, .pre-commit-config.yaml, .pre-commit-hooks.yaml,
+    scripts/, Makefile, .ci/, setup.py, pyproject.toml outside [tool.propeval], the
+    schema, rubrics/, .gitattributes, .gitmodules, CODEOWNERS, unsigned allowlist entries;
+    SECURITY.md has the list), is a "policy change: needs a maintainer" error, unless a
+    maintainer's signed approval of those exact bytes covers it (propeval ledger approve).
+    A private key in any changed file or commit of the branch is an error. Only records
+    signed by a key on REF's [tool.propeval.signers] count. No API key is needed.
     Changed means added, modified, deleted, renamed or retyped (a file turned link); ids the
     branch adds are also looked up in REF's current tip (id-collision).
     Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
@@ -119,9 +134,18 @@ def command(
       propeval ci --base origin/main --format github --summary "$GITHUB_STEP_SUMMARY" --sarif propeval.sarif
       propeval ci --base main --skip dedup
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
+      propeval ci --base origin/main --pr pr-123               # a maintainer, from a trusted install
     """
     config = config_from(ctx)
-    result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+    if pr is None:
+        result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+    else:
+        from propeval.config import require_corpus
+        from propeval.trusted import pr_checkout, pr_root
+
+        with pr_checkout(config.root, pr) as tree:
+            data = require_corpus(pr_root(tree, config.root))
+            result = run_ci(data, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
     rep = ci_report(result.steps, result.exit_code)
     if summary_path is not None:
         append_line(summary_path, summary_markdown(result.steps, result.exit_code))

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.decontam.limits import MAX_LINE_BYTES
 from propeval.errors import UsageError
 from propeval.reporters import Report
 from propeval.result import Problem, Severity
-from propeval.rules import with_rules
+from propeval.rules import RULES, with_rules
 
 if TYPE_CHECKING:
     from propeval.config import Config
@@ -82,6 +83,21 @@ def _announce(message: str) -> None:
     help="Write a copy of every shard without the documents found into DIR (same names and formats).",
 )
 @click.option(
+    "--keep-bad-lines",
+    is_flag=True,
+    help="Copy lines that cannot be read as a record (not JSON, bad bytes, a text field that is not a string) into "
+    "--filtered-out, and leave them off the drop list, unless their text (scanned as raw text) holds corpus text. "
+    "Default: they are dropped, since what they hold cannot be known for sure.",
+)
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=4096),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    help="A JSONL line longer than this is never read whole: its text field is streamed and scanned in windows "
+    "(decontam-long-line, a warning), so memory does not grow with a line's length.",
+)
+@click.option(
     "--embed",
     "embed_rate",
     type=click.FloatRange(0, 1, min_open=True),
@@ -111,6 +127,8 @@ def command(
     state_dir: Path | None,
     drop_list: Path | None,
     filtered_out: Path | None,
+    keep_bad_lines: bool,
+    max_line_bytes: int,
     embed_rate: float | None,
     embed_threshold: float | None,
     fmt: str,
@@ -127,8 +145,14 @@ def command(
     changed). Each shard's result is kept in the state folder: run the same command again after a
     crash and finished shards are not read again.
 
-    Exits 1 when a document holds corpus text or a shard has bad lines (each reported and
-    skipped); paraphrases of the --embed pass are warnings.
+    A line that cannot be read as a record (not JSON, an invalid UTF-8 byte, a 5,000-digit id, a
+    text field that is a list) is reported, its text is still scanned (the text field found by
+    its key, bad bytes replaced, or the whole line), and it is dropped: listed in --drop-list
+    and left out of --filtered-out, unless --keep-bad-lines. A line over --max-line-bytes is
+    streamed and scanned in windows, never read whole.
+
+    Exits 1 when a document holds corpus text or a shard has bad lines; paraphrases of the
+    --embed pass and long lines are warnings.
 
     \b
     Rules:
@@ -152,7 +176,8 @@ def command(
     from propeval.decontam.run import Options, connect, decontaminate, find_shards
 
     skip = [p for p in (state_dir, filtered_out) if p is not None]
-    _refuse_overwriting(find_shards(shards, text_field, id_field, embed_rate or 0.0, skip), drop_list, filtered_out)
+    found = find_shards(shards, text_field, id_field, embed_rate or 0.0, skip, max_line_bytes)
+    _refuse_overwriting(found, drop_list, filtered_out)
     entries = corpus_entries(load_corpus(config))
     index = build(entries, n=n, min_tokens=min_tokens, near=near)
     encoder: Any = None
@@ -173,6 +198,8 @@ def command(
         filtered_out=filtered_out,
         embed_rate=embed_rate or 0.0,
         embed_threshold=threshold,
+        max_line_bytes=max_line_bytes,
+        keep_bad_lines=keep_bad_lines,
     )
     client = connect(scheduler) if scheduler else None
     try:
@@ -204,7 +231,8 @@ def _embedding(
     from propeval.settings import DedupSettings
 
     settings = DedupSettings.from_config(config)
-    threshold = embed_threshold if embed_threshold is not None else settings.semantic_limit(True)
+    # a bare cosine (dedup's score may be a margin, which needs a corpus around each text)
+    threshold = embed_threshold if embed_threshold is not None else settings.cosine_limit(True)
     encoder = configured_encoder(settings, config.root, announce=_announce)
     texts = [(label, text) for label, kind, _, text in entries if kind in ("prompt", "fact")]
     return encoder, texts, threshold
@@ -238,7 +266,10 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
     """Findings and bad lines as problems; the data document; per-text counts for people."""
     n = result.index.n
     problems = [_problem(f, n, options.embed_threshold, result.index.near) for f in result.findings]
-    problems += [Problem(shard, b.line, 1 if b.line else 0, b.rule, b.message) for shard, b in result.bad]
+    problems += [
+        Problem(shard, b.line, 1 if b.line else 0, b.rule, b.message, severity=RULES[b.rule].severity)
+        for shard, b in result.bad
+    ]
     problems.sort(key=lambda p: (p.path, p.line, p.rule, p.message))
     by_text: dict[str, set[tuple[str, int]]] = {}
     for f in result.findings:
@@ -249,7 +280,7 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
     docs = sum(r.docs for r in scanned)
     size = sum(r.bytes for r in scanned)
     cpu = sum(r.cpu_seconds for r in scanned)
-    flagged = result.flagged
+    dropped = result.dropped
     index = result.index
     data = {
         "ngram": n,
@@ -268,7 +299,8 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
         "items_found": sorted({t.item for t in index.texts if t.label in by_text}),
         "findings": [vars(f) for f in result.findings],
         "bad": [{"shard": shard, **vars(b)} for shard, b in result.bad],
-        "drop": [{"shard": shard, "line": line, "id": doc} for shard, line, doc in flagged],
+        "drop": [{"shard": shard, "line": line, "id": doc, "why": why} for shard, line, doc, why in dropped],
+        "keep_bad_lines": result.keep_bad_lines,
         "embed": {
             "rate": options.embed_rate,
             "threshold": options.embed_threshold,
@@ -307,16 +339,29 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
 
 def _summary(result: Any, options: Any, model: str, data: dict[str, Any]) -> str:
     """The closing line: what was read, what was searched for, what was found, and how fast."""
+    from propeval.decontam.run import WARNING_RULES
+
     index, docs, size = result.index, data["documents"], data["bytes"]
     cpu = sum(r.cpu_seconds for r in result.shards)
     flagged, by_text = result.flagged, data["texts_found"]
+    bad = [b for _, b in result.bad if b.rule not in WARNING_RULES]
+    long_lines = len(result.bad) - len(bad)
+    unread = sum(len(r.unread) for r in result.shards)
+    if not bad:
+        bad_part = "0 bad line(s)"
+    elif result.keep_bad_lines:
+        bad_part = f"{len(bad)} bad line(s), scanned as raw text and kept where clean (--keep-bad-lines)"
+    else:
+        bad_part = f"{len(bad)} bad line(s), scanned as raw text; {unread} of them dropped"
     summary = (
         f"decontaminate: {len(result.shards)} shard(s) ({result.reused} reused from the state folder), "
         f"{docs} document(s), {size / 1e6:.1f} MB on {result.engine}; "
         f"index: {len(index.texts)} text(s) searched, {index.size} window(s), {len(index.too_short)} text(s) "
         f"under {index.min_tokens} tokens not searched; found {len(by_text)} text(s) of "
-        f"{len(data['items_found'])} item(s)/claim(s) in {len(flagged)} document(s); {len(result.bad)} bad line(s)"
+        f"{len(data['items_found'])} item(s)/claim(s) in {len(flagged)} document(s); {bad_part}"
     )
+    if long_lines:
+        summary += f"; {long_lines} line(s) over --max-line-bytes streamed in windows"
     if options.embed_rate:
         summary += (
             f"; embedding pass ({model}): {result.sampled} document(s) sampled, "

@@ -10,7 +10,7 @@ import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
 from propeval.cli._progress import embedding_progress
-from propeval.reporters import Report
+from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -97,6 +97,7 @@ def dedup_report(result: Any) -> Report:
     # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
     # so that a missing extra is reported by name (propeval.extras), not as a crash.
     from propeval.dedup import pair_problem, pair_scores
+    from propeval.dedup.explain import capped
 
     pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
     details = {
@@ -121,6 +122,9 @@ def dedup_report(result: Any) -> Report:
         "not_embedded_by_language": result.not_embedded,
         "not_embedded_reason": result.not_embedded_reason or None,
         "thresholds_provenance": result.thresholds_provenance or None,
+        "scoring_model": result.settings.scoring_model,
+        "uncalibrated_pairs": result.uncalibrated,
+        "vetoed": [p.to_dict() for p in result.vetoed],
         "thresholds": {
             "semantic": result.settings.semantic_limit(True),
             "cross_lingual": result.settings.semantic_limit(False),
@@ -135,14 +139,15 @@ def dedup_report(result: Any) -> Report:
             out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
             for pair in result.reviewed:
                 e = pair.allowed
-                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {e.reason} ({e.reviewer}, {e.date})\n")
+                why = printable(f"{e.reason} ({e.reviewer}, {e.date})")
+                out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {why}\n")
         if result.clusters:
             out.write(f"clusters of unreviewed pairs ({len(result.clusters)}):\n")
             for n, group in enumerate(result.clusters, start=1):
                 out.write(f"  {n}. {', '.join(group)}\n")
 
     return Report(
-        problems=[*result.problems, *(problem for problem, _ in pairs)],
+        problems=capped([*result.problems, *(problem for problem, _ in pairs)], result.settings.max_problems_per_rule),
         notes=result.notes,
         files_checked=result.units,
         details=details,
@@ -170,6 +175,14 @@ def _summary(result: Any) -> str:
             f"because {result.not_embedded_reason}"
         )
     text += f"; flagged pairs by pass: {counts}; {len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    if result.vetoed:
+        text += (
+            f"; {len(result.vetoed)} pair(s) at or above their threshold not flagged, as they write different numbers "
+            "or name different people or places (json: vetoed)"
+        )
+    text += f"; scores: {result.settings.scoring_model}"
+    if result.uncalibrated:
+        text += f"; UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}"
     if result.thresholds_provenance:
         text += f"; thresholds: {result.thresholds_provenance}"
     return text
@@ -183,29 +196,45 @@ def _summary(result: Any) -> str:
 @click.argument("b")
 @click.option("--reason", required=True, help="Why the pair is kept (it is recorded).")
 @click.option("--reviewer", default=None, help="Who reviewed it. Default: git config user.name.")
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Sign the entry with your maintainer key ($PROPEVAL_SIGNING_KEY, or signing-key.pem in your user config "
+    "folder): a maintainer's review, which counts in a pull request.",
+)
 @click.pass_context
-def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | None) -> None:
+def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | None, sign: bool) -> None:
     """Record that the pair A B was reviewed and is kept (writes dedup-allowlist.yaml).
 
     A and B are item ids (i0003) or fact ids (c0001/f2). The entry stores both texts' hashes, so
     it stops applying when either text changes.
 
+    An entry is an approval. One that is not on the base branch counts only when a maintainer
+    signed it (--sign here, or propeval ledger sign dedup-allowlist.yaml for an entry someone
+    else wrote) with a key on [tool.propeval.signers]; until then its pair stays unreviewed.
+
     \b
-    Example:
+    Examples:
       propeval dedup allow i0003 i0042 --reason "same event, different facts asked"
+      propeval dedup allow i0003 i0042 --reason "same event, different facts asked" --sign
     """
     from propeval import gitutil
     from propeval.dedup import add_allow_entry
+    from propeval.dedup.allowlist import allow_messages
     from propeval.errors import UsageError
 
     config = config_from(ctx)
     name = reviewer or gitutil.config_value(config.root, "user.name")
     if not name:
         raise UsageError("say who reviewed the pair: --reviewer NAME (or set git config user.name)")
-    path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name)
-    rel = path.relative_to(config.root).as_posix()
-    verb = "updated" if replaced else "added"
-    click.echo(f"{rel}: {verb} {entry.a} / {entry.b} (reviewer {entry.reviewer}, {entry.date})")
+    key = None
+    if sign:
+        from propeval.signing import load_key
+
+        key = load_key()
+    path, entry, replaced = add_allow_entry(config, a, b, reason=reason, reviewer=name, key=key)
+    for line in allow_messages(config, path, entry, replaced, key):
+        click.echo(line)
 
 
 # --------------------------------------------------------------------------- calibrate
@@ -221,6 +250,13 @@ def allow_cmd(ctx: click.Context, a: str, b: str, reason: str, reviewer: str | N
     help="The pairs are in two languages: calibrate cross_lingual_threshold (semantic pass only).",
 )
 @click.option(
+    "--min-precision",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.9,
+    show_default=True,
+    help="A corpus file: recommend, per language pair, the best F1 among the thresholds whose precision reaches this.",
+)
+@click.option(
     "--cross-min-precision",
     type=click.FloatRange(0, 1, min_open=True),
     default=None,
@@ -233,11 +269,21 @@ def calibrate_cmd(
     pairs: Path,
     fmt: str,
     all_thresholds: bool,
+    min_precision: float,
     cross_lingual: bool,
     cross_min_precision: float | None,
 ) -> None:
     """Precision, recall, F1 and base rate per threshold for each pass and language pair; recommends
     thresholds.
+
+    A corpus file calibrates at corpus level, as a run sees texts: JSON Lines of {"text", "language",
+    "meaning"} (texts of one meaning are duplicates: translations, rewordings; optional "near": meanings
+    too close to call, "corpus": texts of one corpus meet each other, "split": "calibration" or
+    "heldout"). Every text of a corpus meets every other through the real passes, scored with the
+    configured model; per language pair, the threshold is the best F1 at --min-precision on the
+    calibration split, and recall and precision are shown on both splits. It prints the table for
+    [tool.propeval.dedup] with the thresholds_model it was made for. benchmarks/dedup_corpus.py writes
+    such a file.
 
     PAIRS is a TSV file with the header a<TAB>b<TAB>label (optionally <TAB>lang_a<TAB>lang_b and
     <TAB>source), or JSON Lines {"a", "b", "label", "lang_a", "lang_b"}; label 1 marks a duplicate
@@ -248,19 +294,31 @@ def calibrate_cmd(
 
     \b
     Examples:
-      propeval dedup calibrate tests/dedup/data/multilingual/calibration.tsv   # pair_thresholds
+      propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl            # pair_thresholds
+      propeval dedup calibrate tests/dedup/data/multilingual/calibration.tsv   # pair level
       propeval dedup calibrate --cross-min-precision 0.9 tests/dedup/data/multilingual/calibration.tsv
       propeval dedup calibrate tests/dedup/data/multilingual/heldout.tsv       # how they hold up
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
     """
     from propeval.dedup import Settings
-    from propeval.dedup.calibrate import calibrate
+    from propeval.dedup.calibrate import calibrate, calibrate_corpus, is_corpus_file
     from propeval.embed.registry import configured_encoder, rescore_encoder
 
     config = config_from(ctx)
     settings = Settings.from_config(config)
     encoder = configured_encoder(settings, config.root, announce=_announce)
+    if is_corpus_file(pairs):
+        result = calibrate_corpus(pairs, config, settings, encoder, min_precision=min_precision)
+        show(
+            Report(
+                data=_corpus_payload(result),
+                json_options={"ensure_ascii": True},
+                view=partial(_corpus_table, result, pairs),
+            ),
+            fmt,
+        )
+        return
     rescorer = rescore_encoder(settings, config.root)
     cache = settings.cache_folder(config.root)
     with embedding_progress(fmt):
@@ -274,6 +332,13 @@ def calibrate_cmd(
             cross_min_precision=cross_min_precision,
         )
     model = getattr(encoder, "name", settings.model)
+    note = ""
+    if settings.score != "cosine":
+        note = (
+            "labelled pairs have cosines, not margins (a margin needs the corpus around a pair): these figures are "
+            f'for score = "cosine" (thresholds_model = "{settings.backend}-cosine"); to calibrate '
+            f"{settings.scoring_model}, give a corpus file (JSON Lines of text, language, meaning)"
+        )
     if rescorer is not None and settings.backend == "use":
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
     elif rescorer is not None:
@@ -300,18 +365,91 @@ def calibrate_cmd(
             for p in cal.passes
         },
     }
-    view = partial(_calibration_table, cal, all_thresholds, model)
+    if note:
+        payload["note"] = note
+    view = partial(_calibration_table, cal, all_thresholds, model, note)
     show(Report(data=payload, json_options={"ensure_ascii": True}, view=view), fmt)
     for w in cal.warnings:
         click.echo(f"warning: {w}", err=True)
 
 
-def _calibration_table(cal: Any, all_thresholds: bool, model: str, out: TextIO, styled: bool) -> None:
+def _corpus_payload(result: Any) -> dict[str, Any]:
+    return {
+        "thresholds_model": result.model,
+        "min_precision": result.min_precision,
+        "texts": result.texts,
+        "distinct_items": result.meanings,
+        "pair_thresholds": result.table,
+        "uncalibrated": [p.pair for p in result.pairs if p.threshold is None],
+        "weak": [p.pair for p in result.pairs if p.threshold is not None and p.weak],
+        "pairs": {
+            p.pair: {
+                "threshold": p.threshold,
+                "criterion": p.criterion,
+                "current": p.current,
+                "current_source": p.current_source,
+                "positives": p.positives,
+                "found": p.found,
+                "false": p.false,
+                "recall": {s: p.recall(s) for s in p.positives},
+                "precision": {s: p.precision(s) for s in p.positives},
+            }
+            for p in result.pairs
+        },
+        "corpora": [{"corpus": c, "split": s, **figures} for (c, s), figures in result.per_corpus.items()],
+    }
+
+
+def _corpus_table(result: Any, path: Path, out: TextIO, styled: bool) -> None:
+    """Per language pair: planted duplicates, the threshold, recall and precision on both splits;
+    per corpus: false flags per 100 distinct items; then the table for pyproject.toml."""
+
+    def pct(x: float | None) -> str:
+        return "   -" if x is None else f"{x:.2f}"
+
+    out.write(
+        f"corpus-level calibration of {result.model} on {path.name}: calibration split {result.texts['calibration']} "
+        f"texts ({result.meanings['calibration']} distinct items), held-out {result.texts['heldout']} texts\n"
+        f"threshold per language pair: best F1 at precision >= {result.min_precision:.2f} on the calibration split\n\n"
+    )
+    out.write("  pair   planted  threshold | calibration recall precision false | held-out recall precision false\n")
+    for p in result.pairs:
+        t = "uncalibrated" if p.threshold is None else f"{p.threshold:9.4f}   "
+        note = ""
+        if p.threshold is None:
+            note = f"  {p.criterion}; falls back to {p.current:.4f} ({p.current_source})"
+        elif p.weak:
+            note = f"  weak: rests on {p.positives.get('calibration', 0)} pairs"
+        if p.threshold is not None and p.criterion.startswith("best F1 (no"):
+            note += f"  ({p.criterion})"
+        out.write(
+            f"  {p.pair}  {p.positives.get('calibration', 0):7d}  {t} | {pct(p.recall('calibration')):>18} "
+            f"{pct(p.precision('calibration')):>9} {p.false.get('calibration', 0):5d} | "
+            f"{pct(p.recall('heldout')):>15} {pct(p.precision('heldout')):>9} {p.false.get('heldout', 0):5d}{note}\n"
+        )
+    out.write("\nper corpus at these thresholds: planted found, false flags per 100 distinct items\n")
+    for (corpus, split), f in result.per_corpus.items():
+        out.write(
+            f"  {split:11} {corpus:28} {f['found']:4d}/{f['planted']:<4d} found, {f['false']:4d} false "
+            f"({f['false_per_100']:.2f} per 100 of {f['meanings']})\n"
+        )
+    table = ", ".join(f'"{k}" = {v:.4f}' for k, v in result.table.items())
+    out.write(
+        f'\nfor [tool.propeval.dedup]:\n  thresholds_model = "{result.model}"\n  pair_thresholds = {{ {table} }}\n'
+    )
+    missing = [p.pair for p in result.pairs if p.threshold is None]
+    if missing:
+        out.write(f"  uncalibrated (too few planted duplicates): {', '.join(missing)}\n")
+
+
+def _calibration_table(cal: Any, all_thresholds: bool, model: str, note: str, out: TextIO, styled: bool) -> None:
     """Per pass and language pair: base rate, ROC AUC, precision, recall and F1 per threshold, the
     figures at the threshold now applied and any warning; then the recommended settings."""
     out.write(
         f"{cal.pairs} labelled pairs ({cal.positives} duplicates, {cal.pairs - cal.positives} not), model {model}\n"
     )
+    if note:
+        out.write(f"note: {note}\n")
     for p in cal.passes:
         auc = f", ROC AUC {p.auc:.3f}" if p.auc is not None else ""
         out.write(f"\n{p.name}: {p.pairs} pairs, base rate {p.base_rate:.2f}{auc}\n")

@@ -57,7 +57,14 @@ def command(
 
     A score matrix (--matrix) writes only where --out says: its bands are not the corpus's
     graded runs. Text output shows the first 5 notices of each flag and their counts;
-    --format json lists every one. Progress goes to stderr.
+    --format json lists every one. A line per stage goes to stderr, and the bootstrap shows a
+    progress bar on a terminal (not in CI, not with --format json).
+
+    Stability (the unstable flag) comes from a bootstrap over models. With basis = "irt" it is
+    item-only: each draw refits the items with the models' abilities held at the full fit, so
+    it leaves out the uncertainty in the abilities (stability likely overstated, unstable likely
+    undercounted);
+    every output that shows it says so.
 
     With --report, nothing is computed: the existing ledger's bands are counted per category,
     language and framing for the active items (a stale or missing band counts as "none").
@@ -93,9 +100,12 @@ def command(
     def progress(line: str) -> None:
         click.echo(f"difficulty: {line}", err=True)
 
-    result = core.run_difficulty(
-        config, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress)
-    )
+    from propeval.progress import bar
+
+    with bar("difficulty: bootstrap over models", enabled=fmt != "json") as tick:
+        result = core.run_difficulty(
+            config, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress, tick=tick)
+        )
     # People read the first few notices of each flag and their counts; json and sarif get all.
     short, counted = core.shorten(result.problems)
     footer: list[str] = []

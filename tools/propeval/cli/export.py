@@ -25,7 +25,9 @@ def command(ctx: click.Context, out: Path, fmt: str) -> None:
     """Write a deterministic release: items.jsonl, tombstones.jsonl, rubrics/, README.md, SHA256SUMS.
 
     The corpus is checked first; any check error stops the export before anything is written.
-    The release is built beside OUT and renamed into place, so OUT never holds half a release.
+    The release is built beside OUT and renamed into place, so OUT never holds half a release;
+    a SIGTERM or ^C undoes the build, and what a kill -9 left beside OUT is removed by the next
+    export (which says so).
     Two exports of the same commit are byte-identical: rows are sorted by id, JSON keys are
     sorted, and the only provenance is the git commit.
 
@@ -46,4 +48,5 @@ def command(ctx: click.Context, out: Path, fmt: str) -> None:
     )
     # Warnings (a check warning does not stop an export) and the line that says what was written,
     # in the chosen format: a json reader gets one document, never a bare "wrote" line.
-    show(Report(problems=result.problems, notes=[wrote], files_checked=len(result.files), summary=wrote), fmt)
+    notes = [*result.notes, wrote]
+    show(Report(problems=result.problems, notes=notes, files_checked=len(result.files), summary=wrote), fmt)

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.cli._trusted import pr_option, record_session
 from propeval.config import Config
 
 base_option = click.option(
@@ -14,8 +15,9 @@ base_option = click.option(
     metavar="REF",
     default=None,
     help="With --online: take the policy and the endpoints from REF's pyproject.toml (the branch the pull "
-    "request merges into), and refuse a tree that changed them. Without it, endpoints come from your own "
-    "config file ($PROPEVAL_CONFIG, or config.toml in your user config folder).",
+    "request merges into), and refuse a tree that changed them; refuse to run from a propeval whose code "
+    "differs from REF's. Without it, endpoints come from your own config file ($PROPEVAL_CONFIG, or "
+    "config.toml in your user config folder).",
 )
 sign_option = click.option(
     "--sign/--no-sign",
@@ -32,6 +34,15 @@ def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> 
         if base is not None:
             raise click.UsageError("--base chooses where --online sends requests; offline, use propeval ci --base REF")
         return config, None, []
+    if base is None:
+        from propeval.trusted import running_package
+
+        note = (
+            f"no --base: this propeval ({running_package()}) was not compared with the base branch's code; make "
+            "records for a pull request from a trusted install of the base, with --base and --pr (SECURITY.md)"
+        )
+    else:
+        note = ""
     from propeval.gates.settings import load_gate_settings
     from propeval.policy import online_config
     from propeval.signing import default_key_path, load_key
@@ -49,6 +60,8 @@ def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> 
             if name
             else "records written are signed with a key that is not on [tool.propeval.signers]: ci will not count them"
         )
+    if note:
+        notes.append(note)
     return config, key, notes
 
 
@@ -81,6 +94,7 @@ def command() -> None:
 @click.option("--online", is_flag=True, help="Answer and grade missing or stale items, and write their records.")
 @click.option("--force", is_flag=True, help="With --online: re-run every selected item, fresh or not.")
 @base_option
+@pr_option
 @sign_option
 @format_option
 @click.pass_context
@@ -92,6 +106,7 @@ def answerability_cmd(
     online: bool,
     force: bool,
     base: str | None,
+    pr: str | None,
     sign: bool,
     fmt: str,
 ) -> None:
@@ -106,35 +121,65 @@ def answerability_cmd(
     requests failed for good get no record: the command then exits 3 naming them, with
     the exact count of records written, and rerunning it does only the items left.
 
+    With --pr REF (and --base), the records are made for the pull request at REF without
+    running any of its code: run it from a trusted install of the base (SECURITY.md). The
+    items default to those changed since --base.
+
     \b
     Examples:
       propeval gate answerability --changed-since origin/main
       propeval gate answerability --all
       propeval gate answerability --online --base origin/main --all
+      propeval gate answerability --online --base origin/main --pr pr-123
     """
     from propeval.gates.answerability import Selection, answerability_gate
+    from propeval.gates.settings import load_gate_settings
 
     if force and not online:
         raise click.UsageError("--force re-runs items, so it needs --online")
-    config, key, trust = online_setup(config_from(ctx), online, base, sign)
-    sel = Selection(item_ids=item_ids, all_items=all_items, changed_since=changed_since)
-    result = answerability_gate(config, sel, online=online, force=force, key=key)
-    notes = [*trust, *result.notes] if result.ran else [*result.notes]
-    if result.ran:
-        notes.insert(0, f"answered and graded {len(result.ran)} item(s): {', '.join(result.ran)}")
+    if pr is not None and not online:
+        raise click.UsageError("--pr makes records for a pull request, so it needs --online")
+    with record_session(config_from(ctx), base if online else None, pr) as session:
+        config, key, trust = online_setup(session.config, online, base, sign)
+        if pr is not None and not (item_ids or all_items or changed_since):
+            changed_since = base
+        sel = Selection(item_ids=item_ids, all_items=all_items, changed_since=changed_since)
+        result = answerability_gate(config, sel, online=online, force=force, key=key)
+        notes = [*session.notes, *trust, *result.notes] if result.ran else [*session.notes, *result.notes]
+        if result.ran:
+            notes.insert(0, f"answered and graded {len(result.ran)} item(s): {', '.join(result.ran)}")
+            done = session.commit(
+                [load_gate_settings(config).ledger_dir],
+                f"ledger: answerability records for {', '.join(result.ran)}\n\n{_made_by(base)}",
+            )
+            if done is not None:
+                notes.append(done)
     emit(result.problems, fmt, result.files_checked, notes)
     ctx.exit(result.exit_code)
+
+
+def _made_by(base: str | None) -> str:
+    from propeval import __version__
+
+    return f"Made with propeval {__version__}, policy from {base}; no hook ran (propeval --pr)."
 
 
 @command.command("judge")
 @click.option("--rubric", "rubrics", multiple=True, required=True, help="A rubric name (repeatable).")
 @click.option("--online", is_flag=True, help="Grade the gold set with the judge and write the record if stale.")
 @base_option
+@pr_option
 @sign_option
 @format_option
 @click.pass_context
 def judge_cmd(
-    ctx: click.Context, rubrics: tuple[str, ...], online: bool, base: str | None, sign: bool, fmt: str
+    ctx: click.Context,
+    rubrics: tuple[str, ...],
+    online: bool,
+    base: str | None,
+    pr: str | None,
+    sign: bool,
+    fmt: str,
 ) -> None:
     """The judge must agree with the human verdicts of rubrics/<rubric>/gold.jsonl.
 
@@ -148,13 +193,24 @@ def judge_cmd(
     Examples:
       propeval gate judge --rubric facts-v1
       propeval gate judge --rubric facts-v1 --rubric audit-v1 --online --base origin/main
+      propeval gate judge --rubric facts-v1 --online --base origin/main --pr pr-123
     """
     from propeval.gates.judge_gate import judge_gate
+    from propeval.gates.settings import load_gate_settings
 
-    config, key, trust = online_setup(config_from(ctx), online, base, sign)
-    result = judge_gate(config, rubrics, online=online, key=key)
-    notes = [*trust, *result.notes] if result.ran else [*result.notes]
-    if result.ran:
-        notes.insert(0, f"graded the gold set of {', '.join(result.ran)}")
+    if pr is not None and not online:
+        raise click.UsageError("--pr makes records for a pull request, so it needs --online")
+    with record_session(config_from(ctx), base if online else None, pr) as session:
+        config, key, trust = online_setup(session.config, online, base, sign)
+        result = judge_gate(config, rubrics, online=online, key=key)
+        notes = [*session.notes, *trust, *result.notes] if result.ran else [*session.notes, *result.notes]
+        if result.ran:
+            notes.insert(0, f"graded the gold set of {', '.join(result.ran)}")
+            done = session.commit(
+                [load_gate_settings(config).ledger_dir],
+                f"ledger: judge records for {', '.join(result.ran)}\n\n{_made_by(base)}",
+            )
+            if done is not None:
+                notes.append(done)
     emit(result.problems, fmt, result.files_checked, notes)
     ctx.exit(result.exit_code)

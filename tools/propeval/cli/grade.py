@@ -31,6 +31,18 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
     is_flag=True,
     help="Neither read nor fill the response cache: ask the judges again for every verdict.",
 )
+@click.option(
+    "--allow-partial-panel",
+    is_flag=True,
+    help="Score a panel item on the judges that gave a valid verdict even when they are not a majority of "
+    "the panel (the record's reason names the judges left out). Default: such an item is unscored.",
+)
+@click.option(
+    "--partial",
+    is_flag=True,
+    help="Grade a run whose answers are incomplete (`propeval answer` still writing it, or stopped short); "
+    "score and report label it partial. Without it such a run is refused (exit 2).",
+)
 @summary_format_option
 @click.pass_context
 def command(
@@ -43,6 +55,8 @@ def command(
     max_reasks: int | None,
     retry_unscored: bool,
     no_cache: bool,
+    allow_partial_panel: bool,
+    partial: bool,
     fmt: str,
 ) -> None:
     """Grade the answers of RUN (a run id under runs/, or a run folder) with a judge model.
@@ -61,7 +75,9 @@ def command(
     verdict at the top: per fact the state more than half the judges gave (else a tie, scored
     missed), the median of ordinal fields (an even split takes the lower middle value); ties
     are listed under "panel". A judge whose request failed makes the item an error, retried
-    by a rerun. `propeval agree judges RUN` measures how far the judges agree.
+    by a rerun. An item fewer than a majority of the judges gave a valid verdict on (one of
+    two, one of three) is unscored, naming the judges that gave none; --allow-partial-panel
+    scores it on those that did. `propeval agree judges RUN` measures how far the judges agree.
 
     A judge's reply to the very same request (model, base URL, prompt, rubric version and
     settings) is read from the response cache instead of asked again; "cached" in the record
@@ -71,6 +87,10 @@ def command(
 
     A warning names the models when the answer model is also a judge, or is the answerability
     reference model (model ids compared case-insensitively, without a provider prefix).
+
+    A run whose answers are incomplete is refused (exit 2): `propeval answer` holds its lock
+    (still writing), or left runs/<run>/answers.partial (it stopped short: errors, the run
+    deadline, a kill). --partial grades what is there; score and report label the run partial.
 
     \b
     Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
@@ -104,6 +124,8 @@ def command(
         max_tokens=settings.judge_max_tokens,
         max_reasks=settings.max_reasks if max_reasks is None else max_reasks,
         retry_unscored=retry_unscored,
+        allow_partial_panel=allow_partial_panel,
+        partial=partial,
     )
     with progress_bar(f"grading ({rubric})") as progress:
         result = grade_run(config, settings, options, progress)  # type: ignore[arg-type]

@@ -53,7 +53,16 @@ PASS_CHOICES = ("exact", "lexical", "semantic")
     type=click.Choice(PASS_CHOICES),
     help="Run only this dedup pass against the corpus (repeatable). Default: all three.",
 )
-@click.option("--no-dedup", is_flag=True, help="Skip the dedup comparison (check and groups still run).")
+@click.option(
+    "--no-dedup",
+    is_flag=True,
+    help="Skip dedup's lexical and semantic passes (check, groups and the exact pass still run).",
+)
+@click.option(
+    "--allow-duplicates",
+    is_flag=True,
+    help="Import rows whose text is an exact duplicate of corpus text (dedup's exact pass); they block by default.",
+)
 @click.option("--strict", is_flag=True, help="groups and dedup errors block the import too (check errors always do).")
 @format_option
 @click.pass_context
@@ -67,6 +76,7 @@ def command(
     dry_run: bool,
     passes: tuple[str, ...],
     no_dedup: bool,
+    allow_duplicates: bool,
     strict: bool,
     fmt: str,
 ) -> None:
@@ -101,10 +111,15 @@ def command(
 
     Every file goes through `propeval new`'s writer and the strict loader. The new files are
     staged beside the corpus, where check, groups and dedup run on the corpus as it would be;
-    their problems are reported at the input's file:row:column. Check errors (and with --strict,
-    groups and dedup errors) leave the corpus as it was; otherwise each new claim folder is
-    renamed into place. Exit 0 when imported cleanly, 1 when problems were found (nothing is
-    written if any of them blocks), 2 on a usage error.
+    their problems are reported at the input's file:row:column. Check errors, exact duplicates
+    of corpus text (unless --allow-duplicates), and with --strict groups and dedup errors leave
+    the corpus as it was; otherwise each new claim folder is renamed into place, the renames
+    listed in a journal first: an import killed half-way is finished by the next `propeval
+    import`. Importing the same input again skips the rows already imported (by their id, or
+    without one their content; a release's files by id and content) and says how many; a row
+    whose content changed since is an error (import-changed). Exit 0 when imported cleanly (or
+    nothing was new), 1 when problems were found (nothing is written if any of them blocks),
+    2 on a usage error.
 
     \b
     Examples:
@@ -122,7 +137,9 @@ def command(
         from propeval.scaffold import check_language
 
         check_language(language, "--language")
-    validation = Validation(dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict)
+    validation = Validation(
+        dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict, allow_duplicates=allow_duplicates
+    )
     with embedding_progress(fmt):  # its dedup comparison embeds the new rows
         result = import_source(
             config,
@@ -160,7 +177,10 @@ def _summary(result: ImportResult, dry_run: bool) -> str:
             f"imported {len(result.items)} item(s) in {len(result.claims)} claim(s)"
             + (f" and {len(result.rubrics)} rubric(s)" if result.rubrics else "")
             + f" from {result.rows} row(s) of {result.source}"
+            + (f"; {result.skipped} row(s) already imported, skipped" if result.skipped else "")
         )
+    if not result.errors and not result.items and not result.rubrics and result.skipped:
+        return f"nothing new in {result.source}: {result.skipped} row(s) already imported, skipped"
     if result.errors or not dry_run:
         return f"nothing imported from {result.source}: {len(result.errors)} error(s); fix them and run it again"
     return f"dry run: {len(result.items)} item(s) in {len(result.claims)} claim(s) would be imported; nothing written"

@@ -9,7 +9,7 @@ import click
 
 from propeval.cli._common import config_from, format_option, show
 from propeval.cli._progress import embedding_progress
-from propeval.reporters import Report
+from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -86,6 +86,13 @@ def command(
         f"{len(result.matches)} match(es) ({counts}) between {result.corpus_items} corpus item(s) and "
         f"{result.read} external text(s) of {result.external}"
     )
+    if result.vetoed:
+        summary += (
+            f"; {len(result.vetoed)} pair(s) at or above their threshold not matched, as they write different numbers "
+            "or name different people or places (json: vetoed)"
+        )
+    if result.uncalibrated:
+        summary += f"; UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}"
     notes = []
     for side in ("corpus", "external"):
         if side in result.embedded:
@@ -99,7 +106,8 @@ def command(
 
     def view(out: TextIO, styled: bool) -> None:
         for p in result.matches:
-            out.write(f"  ours  {p.a.id}: {p.a.text}\n  theirs {p.b.path}:{p.b.line}: {p.b.text}\n")
+            theirs = printable(f"{p.b.path}:{p.b.line}: {p.b.text}")
+            out.write(f"  ours  {p.a.id}: {printable(p.a.text)}\n  theirs {theirs}\n")
 
     show(
         Report(

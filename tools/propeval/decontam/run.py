@@ -30,7 +30,18 @@ from typing import Any
 
 from propeval.decontam import ngrams
 from propeval.decontam.index import Index
-from propeval.decontam.scan import FORMATS, Bad, Finding, Shard, ShardResult, scan_seam, scan_shard, write_filtered
+from propeval.decontam.scan import (
+    FORMATS,
+    MAX_LINE_BYTES,
+    SCAN_VERSION,
+    Bad,
+    Finding,
+    Shard,
+    ShardResult,
+    scan_seam,
+    scan_shard,
+    write_filtered,
+)
 from propeval.errors import EndpointError, UsageError
 from propeval.fsutil import atomic_write
 
@@ -49,12 +60,19 @@ class Options:
     filtered_out: Path | None = None
     embed_rate: float = 0.0
     embed_threshold: float = 0.9
+    max_line_bytes: int = MAX_LINE_BYTES
+    keep_bad_lines: bool = False  # copy lines that could not be read as records (and not drop them)
+
+
+# Rules whose report is a warning: the line was read in full, only in another way.
+WARNING_RULES = ("decontam-long-line",)
 
 
 @dataclass
 class Result:
     index: Index
     engine: str
+    keep_bad_lines: bool = False
     shards: list[ShardResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     reused: int = 0
@@ -70,9 +88,25 @@ class Result:
         return [(r.shard, line, doc) for r in self.shards for line, doc in sorted(r.flagged.items())]
 
     @property
+    def dropped(self) -> list[tuple[str, int, str, str]]:
+        """(shard, line, doc id, why) of every document to drop: those that hold corpus text
+        ("found"), and those that could not be read as records ("unread") unless bad lines are
+        kept, ordered by shard and line."""
+        out = []
+        for r in self.shards:
+            lines = dict.fromkeys(r.flagged, "found")
+            if not self.keep_bad_lines:
+                lines.update({line: "unread" for line in r.unread if line not in r.flagged})
+            for line in sorted(lines):
+                out.append((r.shard, line, r.flagged.get(line) or r.unread[line], lines[line]))
+        return out
+
+    @property
     def exit_code(self) -> int:
-        # A paraphrase of the embedding pass is for review (a warning), not a finding to act on.
-        return 1 if any(f.kind != "paraphrase" for f in self.findings) or self.bad else 0
+        # A paraphrase of the embedding pass is for review (a warning), not a finding to act on;
+        # so is a long line, which is read in full.
+        bad = any(b.rule not in WARNING_RULES for _, b in self.bad)
+        return 1 if any(f.kind != "paraphrase" for f in self.findings) or bad else 0
 
     @property
     def sampled(self) -> int:
@@ -84,7 +118,12 @@ class Result:
 
 
 def find_shards(
-    patterns: Sequence[str], text_field: str, id_field: str, sample_rate: float = 0.0, skip: Sequence[Path] = ()
+    patterns: Sequence[str],
+    text_field: str,
+    id_field: str,
+    sample_rate: float = 0.0,
+    skip: Sequence[Path] = (),
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> list[Shard]:
     """Every shard named by ``patterns`` (paths, folders or globs), sorted by path, each once.
 
@@ -113,7 +152,8 @@ def find_shards(
                 raise UsageError(
                     f"{path}: not a shard format propeval reads; use .jsonl (or .ndjson, .json) or .parquet"
                 )
-            found.setdefault(path, Shard(path, os.path.abspath(path), fmt, text_field, id_field, sample_rate))
+            shard = Shard(path, os.path.abspath(path), fmt, text_field, id_field, sample_rate, max_line_bytes)
+            found.setdefault(path, shard)
     return [found[p] for p in sorted(found)]
 
 
@@ -121,7 +161,7 @@ def shard_key(shard: Shard, index: Index) -> str:
     """What a shard's stored result is valid for: the file as it is, the index, the settings."""
     st = os.stat(shard.file)
     parts = [shard.file, st.st_size, st.st_mtime_ns, index.digest, shard.fmt]
-    parts += [shard.text_field, shard.id_field, shard.sample_rate, ngrams.VERSION]
+    parts += [shard.text_field, shard.id_field, shard.sample_rate, shard.max_line_bytes, ngrams.VERSION, SCAN_VERSION]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:32]
 
 
@@ -229,7 +269,9 @@ def decontaminate(
     started = time.perf_counter()
     state = options.state_dir or default_state_dir()
     skip = [state, *([options.filtered_out] if options.filtered_out else [])]
-    shards = find_shards(options.shards, options.text_field, options.id_field, options.embed_rate, skip)
+    shards = find_shards(
+        options.shards, options.text_field, options.id_field, options.embed_rate, skip, options.max_line_bytes
+    )
     keys = {s.path: shard_key(s, index) for s in shards}
     done: dict[str, ShardResult] = {}
     for s in shards:
@@ -265,9 +307,16 @@ def decontaminate(
         sample = [(r.shard, line, doc, text) for r in ordered for line, doc, text in r.sample]
         findings.extend(paraphrases(texts, sample, encoder, options.embed_threshold))
     findings.sort(key=Finding.sort_key)
-    result = Result(index=index, engine=engine, shards=ordered, findings=findings, reused=reused)
+    result = Result(
+        index=index,
+        engine=engine,
+        keep_bad_lines=options.keep_bad_lines,
+        shards=ordered,
+        findings=findings,
+        reused=reused,
+    )
     if options.drop_list is not None:
-        ids = sorted({doc for _, _, doc in result.flagged})
+        ids = sorted({doc for _, _, doc, _ in result.dropped})
         atomic_write(options.drop_list, "".join(f"{doc}\n" for doc in ids))
         result.written.append(f"{options.drop_list} ({len(ids)} document id(s) to drop)")
     if options.filtered_out is not None:
@@ -279,8 +328,11 @@ def decontaminate(
 def _filter(shards: list[Shard], result: Result, out: Path, client: Any) -> str:
     """Write the filtered copy of every shard under ``out``, at its path below the shards' common folder."""
     base = os.path.commonpath([os.path.dirname(s.file) for s in shards])
-    drop: dict[str, set[int]] = {r.shard: set(r.flagged) for r in result.shards}
-    jobs = [(s, drop[s.path], os.path.join(os.path.abspath(out), os.path.relpath(s.file, base))) for s in shards]
+    drop: dict[str, set[int]] = {s.path: set() for s in shards}
+    for shard, line, _, _ in result.dropped:
+        drop[shard].add(line)
+    keep = result.keep_bad_lines
+    jobs = [(s, drop[s.path], os.path.join(os.path.abspath(out), os.path.relpath(s.file, base)), keep) for s in shards]
     if client is not None:
         futures = [client.submit(write_filtered, *job, pure=False) for job in jobs]
         dropped = sum(client.gather(futures))

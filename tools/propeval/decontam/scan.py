@@ -13,6 +13,19 @@ tokens begin the next (consecutive in the shard, or the last document of one sha
 of the next in path order): a plant spread across two documents is found there even when neither
 document alone holds a whole n-gram. Each batch begins with the previous batch's last document,
 so no seam between batches is lost.
+
+Memory is bounded per line, not only per batch. A JSONL line over ``max_line_bytes`` is never read
+whole: :class:`~propeval.decontam.rawtext.FieldStream` streams its text field chunk by chunk, and it
+is reported (``decontam-long-line``, a warning). Any text longer than :data:`WINDOW_CHARS` (a long
+line streamed, or a long Parquet cell) is scanned in windows of that many characters, each one
+beginning with the last tokens of the window before (:func:`overlap_tokens`: more than any searched
+text holds), so whatever a window boundary cuts is whole in the next window; what the windows of
+one document find is merged into one finding per text.
+
+A line that cannot be read as a record fails safe: it is a :class:`Bad` line, and its text is still
+scanned (the text field found by its key with bad bytes replaced, or the whole line as text; see
+:mod:`propeval.decontam.rawtext`), and :func:`write_filtered` leaves it out unless told to keep
+bad lines.
 """
 
 from __future__ import annotations
@@ -36,7 +49,11 @@ from rapidfuzz.distance import Indel, LCSseq
 
 from propeval.decontam import ngrams
 from propeval.decontam.index import Index
+from propeval.decontam.limits import MAX_LINE_BYTES, READ_CHUNK, WINDOW_CHARS
+from propeval.decontam.rawtext import FieldStream, raw_text
 
+# What a stored shard result means changes with this (it is part of the state key).
+SCAN_VERSION = "bad-lines-scanned/1+windows/1"
 BATCH_BYTES = 1 << 20
 SPAN_CHARS = 300
 SAMPLE_CHARS = 20_000  # of a sampled document, what the embedding pass reads
@@ -54,6 +71,7 @@ class Shard:
     text_field: str
     id_field: str
     sample_rate: float = 0.0  # the embedding pass's share of documents (0: none)
+    max_line_bytes: int = MAX_LINE_BYTES  # a longer JSONL line is streamed, never read whole
 
 
 @dataclass
@@ -61,6 +79,15 @@ class Bad:
     line: int  # 1-based line (JSONL) or row (Parquet); 0: the whole shard
     rule: str
     message: str
+
+    @property
+    def drops(self) -> bool:
+        """A line (row) the filtered copy leaves out unless bad lines are kept: one whose record
+        could not be read (a long line is read, only streamed)."""
+        return self.line > 0 and self.rule in DROPPED_RULES
+
+
+DROPPED_RULES = ("decontam-bad-line", "decontam-bad-record")
 
 
 @dataclass
@@ -102,6 +129,7 @@ class ShardResult:
     bad: list[Bad] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     flagged: dict[int, str] = field(default_factory=dict)  # line -> doc id
+    unread: dict[int, str] = field(default_factory=dict)  # bad line -> doc id (or SHARD:LINE)
     head: Edge | None = None
     tail: Edge | None = None
     sample: list[tuple[int, str, str]] = field(default_factory=list)  # (line, doc id, text)
@@ -115,6 +143,7 @@ class ShardResult:
             "bad": [vars(b) for b in self.bad],
             "findings": [vars(f) for f in self.findings],
             "flagged": [[line, doc] for line, doc in sorted(self.flagged.items())],
+            "unread": [[line, doc] for line, doc in sorted(self.unread.items())],
             "head": vars(self.head) if self.head else None,
             "tail": vars(self.tail) if self.tail else None,
             "sample": [list(row) for row in self.sample],
@@ -130,6 +159,7 @@ class ShardResult:
             bad=[Bad(**b) for b in d["bad"]],
             findings=[Finding(**f) for f in d["findings"]],
             flagged={int(line): str(doc) for line, doc in d["flagged"]},
+            unread={int(line): str(doc) for line, doc in d["unread"]},
             head=Edge(**d["head"]) if d["head"] else None,
             tail=Edge(**d["tail"]) if d["tail"] else None,
             sample=[(int(line), str(doc), str(text)) for line, doc, text in d["sample"]],
@@ -161,28 +191,39 @@ def _doc_id(value: Any, shard: str, line: int) -> str:
     return f"{shard}:{line}"
 
 
-def _records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
-    """(line, doc id, text) of every good record; bad ones go to ``result.bad``."""
+def _records(shard: Shard, result: ShardResult, late: dict[int, str]) -> Iterator[tuple[int, str, str]]:
+    """(line, doc id, text) of every record; bad ones go to ``result.bad`` (and ``result.unread``)
+    with their text still given. Consecutive texts with the same line are windows of one long
+    line, read as a stream; its id, when it comes after the text, is put in ``late``."""
     if shard.fmt == "parquet":
         yield from _parquet_records(shard, result)
     else:
-        yield from _jsonl_records(shard, result)
+        yield from _jsonl_records(shard, result, late)
 
 
-def _jsonl_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
+_SCANNED_AS = "dropped from the filtered copy unless --keep-bad-lines"
+
+
+def _jsonl_records(shard: Shard, result: ShardResult, late: dict[int, str]) -> Iterator[tuple[int, str, str]]:
     try:
         fh = open(shard.file, "rb")  # noqa: SIM115 - closed below; a failed open is a bad shard
     except OSError as e:
         result.bad.append(Bad(0, "decontam-bad-shard", f"cannot be read: {e.strerror or e}"))
         return
     # The loop runs once a line: what every good line takes is inlined (orjson, the dict lookups),
-    # and what only a bad or blank line takes is not.
+    # and what only a bad, blank or long line takes is not.
     loads, field, id_field, path = orjson.loads, shard.text_field, shard.id_field, shard.path
+    cap = shard.max_line_bytes
     with fh:
         number = 0
         try:
-            for number, raw in enumerate(fh, start=1):
+            readline = fh.readline
+            while raw := readline(cap + 1):
+                number += 1
                 result.bytes += len(raw)
+                if len(raw) > cap and raw[-1] != 10:  # no newline within the cap: a long line
+                    yield from _long_line(fh, raw, number, shard, result, late)
+                    continue
                 try:
                     record = loads(raw)
                 except orjson.JSONDecodeError:
@@ -190,11 +231,11 @@ def _jsonl_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str
                         continue
                     record = _slow_line(raw, number, result)
                     if record is _BAD:
+                        yield from _unparsed(raw, number, shard, result)
                         continue
                 text = record.get(field) if type(record) is dict else None
                 if type(text) is not str:
-                    what = "not a JSON object" if type(record) is not dict else f"no string field {field!r}"
-                    result.bad.append(Bad(number, "decontam-bad-record", f"{what}; the line was not scanned"))
+                    yield from _bad_record(record, raw, number, shard, result)
                     continue
                 doc = record.get(id_field)
                 yield number, doc if type(doc) is str and doc else _doc_id(doc, path, number), text
@@ -217,6 +258,141 @@ def _slow_line(raw: bytes, number: int, result: ShardResult) -> Any:
         return _BAD
 
 
+def _unparsed(raw: bytes, number: int, shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
+    """The text of a line that is not JSON (reported already): its text field found by its key,
+    bad bytes replaced, or the whole line as text when it has no such field."""
+    stream = FieldStream(shard.text_field, shard.id_field)
+    text = stream.feed(raw) + stream.close()
+    how = f"the {shard.text_field!r} field found by its key"
+    if not stream.texts:
+        text, how = raw_text(raw), "the whole line"
+    doc = stream.doc_id or f"{shard.path}:{number}"
+    bad = result.bad[-1]
+    bad.message += f"; scanned as raw text ({how}); {_SCANNED_AS}"
+    result.unread[number] = doc
+    if text.strip():
+        yield number, doc, text
+
+
+def _bad_record(
+    record: Any, raw: bytes, number: int, shard: Shard, result: ShardResult
+) -> Iterator[tuple[int, str, str]]:
+    """A JSON line that is no record with a string text field: reported; the strings under its text
+    field (a list of paragraphs, say), or the whole line, scanned as text."""
+    field = shard.text_field
+    is_dict = type(record) is dict
+    what = "not a JSON object" if not is_dict else f"no string field {field!r}"
+    strings = _strings(record.get(field)) if is_dict else []
+    text, how = ("\n".join(strings), f"the strings under {field!r}") if strings else (raw_text(raw), "the whole line")
+    doc = _doc_id(record.get(shard.id_field), shard.path, number) if is_dict else f"{shard.path}:{number}"
+    result.bad.append(Bad(number, "decontam-bad-record", f"{what}; scanned as raw text ({how}); {_SCANNED_AS}"))
+    result.unread[number] = doc
+    if text.strip():
+        yield number, doc, text
+
+
+def _strings(value: Any, depth: int = 0) -> list[str]:
+    """Every string inside a JSON value (an array of paragraphs, an object of parts), in order."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 64:
+        return []
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, depth + 1)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (str(k), *_strings(v, depth + 1))]
+    return []
+
+
+def _long_line(
+    fh: Any, first: bytes, number: int, shard: Shard, result: ShardResult, late: dict[int, str]
+) -> Iterator[tuple[int, str, str]]:
+    """A line longer than ``shard.max_line_bytes``, read as a stream: its text field in windows of
+    :data:`WINDOW_CHARS` characters (the same line each), never the whole line in memory."""
+    start = fh.tell() - len(first)
+    stream = FieldStream(shard.text_field, shard.id_field)
+    placeholder = f"{shard.path}:{number}"
+    pieces: list[str] = []
+    held = 0
+    size = len(first)
+    chunk = first
+    while True:
+        text = stream.feed(chunk)
+        if text:
+            pieces.append(text)
+            held += len(text)
+            if held >= WINDOW_CHARS:
+                yield number, placeholder, "".join(pieces)
+                pieces, held = [], 0
+        if chunk.endswith(b"\n"):
+            break
+        chunk = fh.readline(READ_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        result.bytes += len(chunk)
+    tail = stream.close()
+    if tail:
+        pieces.append(tail)
+    if pieces:
+        yield number, placeholder, "".join(pieces)
+    end = fh.tell()
+    cap = shard.max_line_bytes
+    how = "its text field streamed in windows"
+    if not stream.texts:  # no text under the key: the whole line as text, streamed again
+        how = "no string under its text field: the whole line streamed as raw text, in windows"
+        yield from ((number, placeholder, piece) for piece in _raw_pieces(fh, start, end))
+        fh.seek(end)
+        what = "not a JSON object" if not stream.found else f"no string field {shard.text_field!r}"
+        result.bad.append(
+            Bad(number, "decontam-bad-record", f"{what}; scanned as raw text (the whole line); {_SCANNED_AS}")
+        )
+        result.unread[number] = stream.doc_id or placeholder
+    elif not stream.complete:  # its text was read, but the line is not one whole JSON value
+        cut = "" if chunk.endswith(b"\n") else "; the line has no end: the file looks truncated"
+        result.bad.append(
+            Bad(
+                number,
+                "decontam-bad-line",
+                f"not a JSON line (it ends inside a string or bracket){cut}; scanned as raw text (the "
+                f"{shard.text_field!r} field found by its key); {_SCANNED_AS}",
+            )
+        )
+        result.unread[number] = stream.doc_id or placeholder
+    if stream.doc_id:
+        late[number] = stream.doc_id
+    result.bad.append(
+        Bad(
+            number,
+            "decontam-long-line",
+            f"the line is {size:,} bytes, over --max-line-bytes {cap:,}: never read whole; {how} of "
+            f"{WINDOW_CHARS:,} characters, each overlapping the one before",
+        )
+    )
+
+
+def _raw_pieces(fh: Any, start: int, end: int) -> Iterator[str]:
+    """The bytes from ``start`` to ``end`` as text, :data:`WINDOW_CHARS` at a time: decoded with
+    replacement, JSON escapes decoded (one cut by a chunk's end is kept for the next chunk)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fh.seek(start)
+    left = end - start
+    pending = ""
+    while left > 0:
+        chunk = fh.read(min(READ_CHUNK, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        s = pending + decoder.decode(chunk, left <= 0)
+        cut = s.rfind("\\", max(0, len(s) - 12))
+        pending, s = (s[cut:], s[:cut]) if cut >= 0 and left > 0 else ("", s)
+        yield raw_text(s.encode("utf-8", "surrogatepass"))
+    if pending:
+        yield raw_text(pending.encode("utf-8", "surrogatepass"))
+
+
 def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, str, str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -225,7 +401,14 @@ def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, s
         pf = pq.ParquetFile(shard.file)
         names = pf.schema_arrow.names
     except (OSError, pa.ArrowException) as e:
-        result.bad.append(Bad(0, "decontam-bad-shard", f"not a readable Parquet file ({e}); it was not scanned"))
+        result.bad.append(
+            Bad(
+                0,
+                "decontam-bad-shard",
+                f"not a readable Parquet file ({e}); it was not scanned, and is left out of the filtered copy "
+                "unless --keep-bad-lines",
+            )
+        )
         return
     if shard.text_field not in names:
         result.bad.append(
@@ -242,12 +425,28 @@ def _parquet_records(shard: Shard, result: ShardResult) -> Iterator[tuple[int, s
             for text, doc in zip(texts, ids, strict=True):
                 row += 1
                 if not isinstance(text, str):
-                    result.bad.append(Bad(row, "decontam-bad-record", f"field {shard.text_field!r} is not a string"))
+                    strings = _strings(text)
+                    how = f"the strings under {shard.text_field!r}" if strings else "nothing: it holds no string"
+                    result.bad.append(
+                        Bad(
+                            row,
+                            "decontam-bad-record",
+                            f"field {shard.text_field!r} is not a string; scanned as raw text ({how}); {_SCANNED_AS}",
+                        )
+                    )
+                    result.unread[row] = _doc_id(doc, shard.path, row)
+                    if strings:
+                        yield row, result.unread[row], "\n".join(strings)
                     continue
                 yield row, _doc_id(doc, shard.path, row), text
     except (OSError, pa.ArrowException) as e:
         result.bad.append(
-            Bad(row + 1, "decontam-bad-shard", f"rows from {row + 1} on could not be read ({e}); they were not scanned")
+            Bad(
+                row + 1,
+                "decontam-bad-shard",
+                f"rows from {row + 1} on could not be read ({e}); they were not scanned, and the filtered copy "
+                "ends before them",
+            )
         )
 
 
@@ -260,6 +459,38 @@ def sampled(shard: str, line: int, rate: float) -> bool:
     return rate > 0 and zlib.crc32(f"{shard}\0{line}".encode()) < rate * 2**32
 
 
+def overlap_tokens(index: Index) -> int:
+    """How many tokens of a window begin the next window of the same document: twice the longest
+    searched text and an n-gram more, so a text cut by a window boundary (with the near pass's
+    slack around it) is whole in the next window."""
+    return 2 * max((t.tokens for t in index.texts), default=0) + index.n
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in windows of at most :data:`WINDOW_CHARS` characters, each cut at a space where
+    one is near the end (a cut inside a word is made whole again by the next window's overlap)."""
+    if len(text) <= WINDOW_CHARS:
+        yield text
+        return
+    pos = 0
+    while pos < len(text):
+        end = pos + WINDOW_CHARS
+        if end < len(text):
+            space = text.rfind(" ", pos + WINDOW_CHARS // 2, end)
+            end = space if space > pos else end
+        yield text[pos:end]
+        pos = end
+
+
+def _tail(buf: bytes, keep: int) -> bytes:
+    """The last ``keep`` tokens of a window's buffer (from the start of the first of them)."""
+    tail = buf[-(64 << 10) :]
+    tok = ngrams.tokenise(tail)
+    if len(tok.starts) <= keep:
+        return tail
+    return tail[int(tok.starts[-keep]) - 1 :]  # tokenise puts a byte in front
+
+
 def scan_shard(shard: Shard, index: Index) -> ShardResult:
     """Search one shard for the index's windows. Never raises for a bad shard (see :class:`Bad`)."""
     started = time.process_time()
@@ -270,30 +501,78 @@ def scan_shard(shard: Shard, index: Index) -> ShardResult:
     carried = False  # the batch begins with the last document of the batch before
     first: tuple[int, str, bytes] | None = None
     canonical, rate = ngrams.canonical, shard.sample_rate
-    for line, doc, text in _records(shard, result):
-        result.docs += 1
-        if rate and sampled(shard.path, line, rate):
-            result.sample.append((line, doc, text[:SAMPLE_CHARS]))
-        buf = text.encode("ascii") if text.isascii() else canonical(text)
-        if first is None:
-            first = (line, doc, buf)
-        batch.lines.append(line)
-        batch.ids.append(doc)
-        batch.bufs.append(buf)
-        batch.size += len(buf)
-        if batch.size >= BATCH_BYTES:
-            _scan_batch(index, batch, result, carried=carried)
-            carry = _Batch()
-            carry.add(batch.lines[-1], batch.ids[-1], batch.bufs[-1])
-            batch, carried = carry, True
+    late: dict[int, str] = {}  # a streamed line's id, read after its text
+    windowed: set[int] = set()  # lines scanned in more than one window
+    keep = overlap_tokens(index)
+    previous, last_buf = 0, b""
+    for line, doc, text in _records(shard, result, late):
+        continued = line == previous
+        if not continued:
+            result.docs += 1
+            if rate and sampled(shard.path, line, rate):
+                result.sample.append((line, doc, text[:SAMPLE_CHARS]))
+        previous = line
+        for piece in _pieces(text):
+            buf = piece.encode("ascii") if piece.isascii() else canonical(piece)
+            if continued:
+                buf = _tail(last_buf, keep) + buf
+                windowed.add(line)
+            continued, last_buf = True, buf
+            if first is None:
+                first = (line, doc, buf)
+            batch.lines.append(line)
+            batch.ids.append(doc)
+            batch.bufs.append(buf)
+            batch.size += len(buf)
+            if batch.size >= BATCH_BYTES:
+                _scan_batch(index, batch, result, carried=carried)
+                carry = _Batch()
+                carry.add(batch.lines[-1], batch.ids[-1], batch.bufs[-1])
+                batch, carried = carry, True
     if batch.lines and not (carried and len(batch.lines) == 1):
         _scan_batch(index, batch, result, carried=carried)
     if first is not None:
-        result.head = _edge(first[0], first[1], first[2], index.n, head=True)
-        result.tail = _edge(batch.lines[-1], batch.ids[-1], batch.bufs[-1], index.n, head=False)
+        result.head = _edge(first[0], late.get(first[0], first[1]), first[2], index.n, head=True)
+        result.tail = _edge(
+            batch.lines[-1], late.get(batch.lines[-1], batch.ids[-1]), batch.bufs[-1], index.n, head=False
+        )
+    if windowed:
+        result.findings = _merge_windows(result.findings, windowed)
+    if late:
+        _late_ids(result, late)
     result.findings.sort(key=Finding.sort_key)
     result.cpu_seconds = time.process_time() - started
     return result
+
+
+_STRENGTH = {"exact": 3, "ngram": 2, "near": 1}
+
+
+def _merge_windows(findings: list[Finding], windowed: set[int]) -> list[Finding]:
+    """One finding per text in a document scanned in windows: the strongest (whole over n-grams
+    over near; the most n-grams in one window; the best similarity). A text's n-grams are counted
+    in the window that holds most of them, so the count is a lower bound on a windowed line."""
+    out: list[Finding] = []
+    best: dict[tuple[int, str], Finding] = {}
+    for f in findings:
+        if f.line not in windowed or f.kind not in _STRENGTH:
+            out.append(f)
+            continue
+        key = (f.line, f.label)
+        old = best.get(key)
+        if old is None or (_STRENGTH[f.kind], f.matched, f.score) > (_STRENGTH[old.kind], old.matched, old.score):
+            best[key] = f
+    return out + list(best.values())
+
+
+def _late_ids(result: ShardResult, late: dict[int, str]) -> None:
+    """Put the ids of streamed lines (read after their text) where their placeholder stood."""
+    for f in result.findings:
+        f.doc = late.get(f.line, f.doc)
+        if f.next_line and f.next_shard == result.shard:
+            f.next_doc = late.get(f.next_line, f.next_doc)
+    for line in result.flagged:
+        result.flagged[line] = late.get(line, result.flagged[line])
 
 
 def _edge(line: int, doc: str, buf: bytes, n: int, *, head: bool) -> Edge:
@@ -343,8 +622,8 @@ def _scan_batch(index: Index, batch: _Batch, result: ShardResult, *, carried: bo
                     if seams_only or (carried and a == 0):
                         continue
                     pair = -1
-                elif b == a + 1 and not text.whole:
-                    pair = b
+                elif b == a + 1 and not text.whole and batch.lines[a] != batch.lines[b]:
+                    pair = b  # (between windows of one line, the overlap holds the whole window)
                 else:
                     continue
                 if text.whole and tok.text(i, i + length - 1) != text.whole:
@@ -496,19 +775,29 @@ def scan_seam(index: Index, before: ShardResult, after: ShardResult) -> list[Fin
 # --------------------------------------------------------------------------- the filtered copy
 
 
-def write_filtered(shard: Shard, drop: set[int], out: str) -> int:
+def write_filtered(shard: Shard, drop: set[int], out: str, keep_unreadable: bool = False) -> int:
     """Write ``shard`` to ``out`` without the documents on the lines (rows) in ``drop``; returns
-    how many were left out. Bad lines are copied as they are (nothing is lost; the report lists
-    them), and a shard that cannot be read as Parquet is copied whole. Written through a temporary
-    file in the same folder and renamed, so ``out`` is the old file or the whole new one."""
+    how many were left out. The caller puts bad lines in ``drop`` unless they are kept. A shard
+    that cannot be read as Parquet is copied whole only with ``keep_unreadable`` (it was never
+    scanned); else no copy is written. Written through a temporary file in the same folder and
+    renamed, so ``out`` is the old file or the whole new one. Lines are copied in chunks, so a
+    long line is never held whole."""
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            dropped = _copy_parquet(shard, drop, fh) if shard.fmt == "parquet" else _copy_jsonl(shard, drop, fh)
+            if shard.fmt == "parquet":
+                dropped = _copy_parquet(shard, drop, fh, keep_unreadable)
+            else:
+                dropped = _copy_jsonl(shard, drop, fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if dropped < 0:  # an unreadable shard, not kept
+            os.unlink(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            return 0
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -518,17 +807,24 @@ def write_filtered(shard: Shard, drop: set[int], out: str) -> int:
 
 
 def _copy_jsonl(shard: Shard, drop: set[int], fh: Any) -> int:
+    """Lines are numbered as the reader numbers them: one per newline, whatever its length."""
     dropped = 0
+    number = 0
     with open(shard.file, "rb") as src:
-        for number, raw in enumerate(src, start=1):
-            if number in drop:
-                dropped += 1
-                continue
-            fh.write(raw)
+        while raw := src.readline(READ_CHUNK):
+            number += 1
+            skip = number in drop
+            dropped += skip
+            if not skip:
+                fh.write(raw)
+            while raw[-1] != 10 and (raw := src.readline(READ_CHUNK)):
+                if not skip:
+                    fh.write(raw)
     return dropped
 
 
-def _copy_parquet(shard: Shard, drop: set[int], fh: Any) -> int:
+def _copy_parquet(shard: Shard, drop: set[int], fh: Any, keep_unreadable: bool) -> int:
+    """-1: the file cannot be read as Parquet and is not kept."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -536,6 +832,8 @@ def _copy_parquet(shard: Shard, drop: set[int], fh: Any) -> int:
         pf = pq.ParquetFile(shard.file)
         schema = pf.schema_arrow
     except (OSError, pa.ArrowException):
+        if not keep_unreadable:
+            return -1
         with open(shard.file, "rb") as src:
             while chunk := src.read(1 << 20):
                 fh.write(chunk)
@@ -543,9 +841,12 @@ def _copy_parquet(shard: Shard, drop: set[int], fh: Any) -> int:
     dropped = 0
     row = 0
     with pq.ParquetWriter(fh, schema) as writer:
-        for batch in pf.iter_batches(batch_size=4096):
-            keep = np.array([row + k + 1 not in drop for k in range(batch.num_rows)], dtype=bool)
-            row += batch.num_rows
-            dropped += int((~keep).sum())
-            writer.write_batch(batch.filter(pa.array(keep)))
+        try:
+            for batch in pf.iter_batches(batch_size=4096):
+                keep = np.array([row + k + 1 not in drop for k in range(batch.num_rows)], dtype=bool)
+                row += batch.num_rows
+                dropped += int((~keep).sum())
+                writer.write_batch(batch.filter(pa.array(keep)))
+        except (OSError, pa.ArrowException):
+            pass  # rows that cannot be read were never scanned: the copy ends before them (reported)
     return dropped

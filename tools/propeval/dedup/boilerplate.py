@@ -45,12 +45,11 @@ def find_boilerplate(
     """Warnings for boilerplate fact sets, and notes (allowlisted sets). ``vectors`` are the
     semantic pass's unit-normalised rows, ``row_of`` maps a unit's index to its row; with a
     ``focus`` (changed texts), only sets touching it are reported."""
-    import numpy as np
 
     min_claims = settings.boilerplate_min_claims
     if not min_claims or vectors is None:
         return [], []
-    threshold = settings.semantic_limit(kind="fact")
+    threshold = settings.cosine_limit(kind="fact")
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, u in enumerate(units):
         if u.kind == "fact" and i in row_of:
@@ -60,11 +59,7 @@ def find_boilerplate(
     for (kind, family), idx in sorted(groups.items()):
         if len({units[i].claim_id for i in idx}) < min_claims:
             continue
-        v = vectors[[row_of[i] for i in idx]]
-        linked = (v @ v.T) >= threshold - 1e-6
-        claim = np.array([units[i].claim_id for i in idx])
-        linked &= claim[:, None] != claim[None, :]  # facts of one claim never count for each other
-        for local in _components(linked):
+        for local in _linked_sets(units, idx, vectors, row_of, threshold):
             members = [idx[k] for k in local]
             claims = sorted({units[i].claim_id for i in members})
             if len(claims) < min_claims or (focus is not None and not focus.intersection(members)):
@@ -93,11 +88,21 @@ def find_boilerplate(
     return problems, notes
 
 
-def _components(linked: Any) -> list[list[int]]:
-    """The connected sets (two or more members) of a boolean adjacency matrix, by union-find."""
+CHUNK = 1024  # rows of the similarity matrix held at once
+
+
+def _linked_sets(
+    units: Sequence[Unit], idx: Sequence[int], vectors: Any, row_of: Mapping[int, int], threshold: float
+) -> list[list[int]]:
+    """The connected sets (two or more members, of two or more claims' links) of facts ``idx``
+    (positions into it), linking two facts of different claims whose cosine reaches ``threshold``.
+
+    Identical texts are one vector: a fact that 4,000 claims repeat is compared once, and the
+    similarity matrix is built in row chunks, so memory grows with the number of distinct facts, not
+    its square."""
     import numpy as np
 
-    parent = list(range(linked.shape[0]))
+    parent = list(range(len(idx)))
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -105,10 +110,38 @@ def _components(linked: Any) -> list[list[int]]:
             x = parent[x]
         return x
 
-    for a, b in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
-        parent[find(int(a))] = find(int(b))
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_text: dict[str, list[int]] = defaultdict(list)
+    for k, i in enumerate(idx):
+        by_text[units[i].key].append(k)
+    texts = list(by_text.values())  # positions of each distinct text
+    linked = [False] * len(idx)
+    for same in texts:  # identical facts of two claims are linked
+        if len({units[idx[k]].claim_id for k in same}) > 1:
+            for k in same:
+                union(same[0], k)
+                linked[k] = True
+    v = vectors[[row_of[idx[same[0]]] for same in texts]]
+    claims = [{units[idx[k]].claim_id for k in same} for same in texts]
+    for start in range(0, len(texts), CHUNK):
+        block = v[start : start + CHUNK] @ v.T >= threshold - 1e-6
+        for a, b in zip(*np.nonzero(block), strict=True):
+            ta, tb = start + int(a), int(b)
+            if tb <= ta or (claims[ta] == claims[tb] and len(claims[ta]) == 1):
+                continue  # facts of one claim never count for each other
+            union(texts[ta][0], texts[tb][0])
+            for k in (*texts[ta], *texts[tb]):
+                linked[k] = True
+            for k in texts[ta][1:]:
+                union(texts[ta][0], k)
+            for k in texts[tb][1:]:
+                union(texts[tb][0], k)
     sets: dict[int, list[int]] = defaultdict(list)
-    for k in range(linked.shape[0]):
-        if linked[k].any():
+    for k in range(len(idx)):
+        if linked[k]:
             sets[find(k)].append(k)
     return list(sets.values())

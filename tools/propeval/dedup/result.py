@@ -12,6 +12,8 @@ from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit
 from propeval.result import Problem, Severity
 
+GROUP_LISTED = 100  # ids of a group of identical texts listed in json (the rest are counted)
+
 
 @dataclass
 class Options:
@@ -36,6 +38,20 @@ class Pair:
     allowed: AllowEntry | None = None
     threshold: float | None = None  # the semantic threshold of this pair's kind and languages
     threshold_source: str = ""  # which setting it came from ("pair_thresholds en-zh", ...)
+    group: list[Unit] = field(default_factory=list)  # identical texts: every member of the group (a and b among them)
+    cosine: float | None = None  # score = "margin": the cosine the semantic score was made from
+    means: tuple[float, float] | None = None  # ... and each text's mean cosine to its nearest in the other's language
+    veto: str = ""  # evidence that kept a pair above its threshold from being flagged ("numbers 1991 / 1993")
+    # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
+    # maintainer), and why: the pair is unreviewed, and says so.
+    review_refused: str = ""
+
+    def edges(self) -> list[tuple[str, str]]:
+        """The pair's links for clusters: a group of identical texts links its first text to each other."""
+        if not self.group:
+            return [(self.a.id, self.b.id)]
+        first = self.group[0].id
+        return [(first, u.id) for u in self.group[1:]]
 
     @property
     def score(self) -> float:
@@ -68,13 +84,25 @@ class Pair:
             "b": unit(self.b),
             "passes": dict(self.scores),
             "semantic": self.semantic,
+            "cosine": self.cosine,
+            "neighbourhood_means": None if self.means is None else {self.a.id: self.means[0], self.b.id: self.means[1]},
             "lexical": self.lexical,
             "rank": {self.a.id: self.rank_a, self.b.id: self.rank_b},
             "shared_terms": self.shared_terms,
             "differing_terms": self.differing_terms,
+            "veto": self.veto or None,
+            "group": None
+            if not self.group
+            else {
+                "size": len(self.group),
+                "claims": len({u.claim_id for u in self.group}),
+                "ids": [u.id for u in self.group[:GROUP_LISTED]],
+                "more": max(0, len(self.group) - GROUP_LISTED),
+            },
             "threshold": None if self.threshold is None else {"value": self.threshold, "source": self.threshold_source},
             "shared_source": self.shared_source or None,
             "reviewed": self.reviewed,
+            "review_refused": self.review_refused or None,
             "review": None
             if self.allowed is None
             else {"reviewer": self.allowed.reviewer, "reason": self.allowed.reason, "date": self.allowed.date},
@@ -87,6 +115,8 @@ class DedupResult:
     clusters: list[list[str]] = field(default_factory=list)  # of unreviewed pairs
     counts: dict[str, int] = field(default_factory=dict)  # pass -> flagged pairs
     problems: list[Problem] = field(default_factory=list)  # loading, allowlist, truncation, stale reviews
+    vetoed: list[Pair] = field(default_factory=list)  # above a threshold, kept from flagging by differing numbers/names
+    uncalibrated: list[str] = field(default_factory=list)  # language pairs compared with a fallback threshold
     notes: list[str] = field(default_factory=list)
     units: int = 0
     encoded: int = 0  # texts the encoder ran on in this run (the rest came from the cache)

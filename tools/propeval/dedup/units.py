@@ -30,6 +30,7 @@ class Unit:
     norm: str
     key: str  # sha256 hex of the normalised text
     claim_kind: str = ""  # the claim's kind (censorship, narrative, audit), for facts
+    translation_of: str = ""  # an item's source item (one claim), when it translates one
 
     @property
     def hash(self) -> str:
@@ -77,6 +78,7 @@ def units_of_records(
                 item["language"],
                 claim["source_url"] if claim else "",
                 claim["anchor"] if claim else "",
+                translation_of=str(item.get("translation_of") or ""),
             )
         )
     if facts:
@@ -117,7 +119,11 @@ def make_unit(
     source_url: str,
     anchor: str,
     claim_kind: str = "",
+    *,
+    translation_of: str = "",
 ) -> Unit:
     norm = textnorm.normalise(text)
     key = hashlib.sha256(norm.encode("utf-8")).hexdigest()
-    return Unit(uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key, claim_kind)
+    return Unit(
+        uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key, claim_kind, translation_of
+    )

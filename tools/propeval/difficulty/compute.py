@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from propeval.difficulty.bands import band_of, cut_values
-from propeval.difficulty.bootstrap import stability
+from propeval.difficulty.bootstrap import method, stability
 from propeval.difficulty.classical import classical
 from propeval.difficulty.flags import item_flags
 from propeval.difficulty.inputs import ScoreTable
@@ -30,10 +30,12 @@ def compute(
     settings: Settings,
     item_hashes: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
+    tick: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The difficulty ledger (a plain dict, without its self-hash) for a score table.
 
-    ``progress`` receives a line now and then (the IRT fit, bootstrap draws done); it never prints.
+    ``progress`` receives a line at each stage (the IRT fit, the bootstrap done) and ``tick`` each
+    bootstrap draw (done, total); neither prints.
     """
     import numpy as np
 
@@ -53,7 +55,7 @@ def compute(
     basis = np.where(enough, basis, np.nan)
     cuts = cut_values(basis, settings)
     bands = band_of(basis, settings, cuts)
-    drawn, agree = stability(m, settings, fit, model, basis, cuts, enough, say, started)
+    drawn, agree = stability(m, settings, fit, model, basis, cuts, enough, say, started, tick)
 
     items: dict[str, Any] = {}
     for j, item in enumerate(m.items):
@@ -84,5 +86,6 @@ def compute(
             "converged": fit.converged,
             "thresholds": None if fit.thresholds is None else [_r(t) for t in fit.thresholds],
         },
+        "stability": method(settings),
         "items": items,
     }

@@ -22,9 +22,17 @@ class Report:
     values: list[tuple[float, str | None]]  # (basis value, band) per banded item
     basis: str
     cut_values: list[float | None]
+    stability: dict[str, Any] | None = None  # the ledger's: draws, what each refits, the caveat
+    unstable: int = 0  # active items flagged unstable
 
     def to_dict(self) -> dict[str, Any]:
-        return {"basis": self.basis, "cut_values": self.cut_values, "tables": self.tables}
+        return {
+            "basis": self.basis,
+            "cut_values": self.cut_values,
+            "tables": self.tables,
+            "stability": self.stability,
+            "unstable": self.unstable,
+        }
 
 
 _COLUMNS = (*BANDS, "none")
@@ -47,9 +55,11 @@ def build_report(config: Config, ledger: dict[str, Any]) -> Report:
         row = tables[table].setdefault(group, dict.fromkeys(_COLUMNS, 0))
         row[band] += 1
 
+    unstable = 0
     for item in sorted(corpus.active_items(), key=lambda i: i.id):
         entry = entries.get(item.id)
         fresh = isinstance(entry, dict) and entry.get("item_hash") == item.hash
+        unstable += bool(fresh and isinstance(entry, dict) and "unstable" in (entry.get("flags") or []))
         band = entry.get("band") if fresh and isinstance(entry, dict) else None
         band = band if band in BANDS else "none"
         claim = corpus.claim_of(item)
@@ -67,7 +77,8 @@ def build_report(config: Config, ledger: dict[str, Any]) -> Report:
             if isinstance(entry.get(key), int | float):
                 values.append((float(entry[key]), entry.get("band")))
     cuts = ledger.get("settings", {}).get("cut_values", [None, None])
-    return Report(tables, values, basis, cuts)
+    stability = ledger.get("stability") if isinstance(ledger.get("stability"), dict) else None
+    return Report(tables, values, basis, cuts, stability, unstable)
 
 
 def format_report(report: Report) -> str:
@@ -88,7 +99,12 @@ def format_report(report: Report) -> str:
         if not rows:
             lines.append("  (no active items)")
         lines.append("")
-    return "\n".join(lines)
+    s = report.stability
+    if s and s.get("draws"):
+        lines.append(f"unstable: {report.unstable} active item(s) over {s['draws']} bootstrap draws; {s['caveat']}")
+    elif s is None:
+        lines.append("stability: the ledger predates the record of how it was computed; run propeval difficulty")
+    return "\n".join(lines) + ("\n" if s is None or s.get("draws") else "")
 
 
 def plot_report(report: Report, path: Path) -> None:

@@ -28,7 +28,8 @@ class Options:
     scale: str = "auto"
     write: bool = True
     out: Path | None = None  # default: <root>/ledger/difficulty.json, for graded runs only
-    progress: Callable[[str], None] | None = None
+    progress: Callable[[str], None] | None = None  # a line at each stage
+    tick: Callable[[int, int], None] | None = None  # each bootstrap draw: (done, total)
 
 
 @dataclass
@@ -84,7 +85,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
 
     corpus = load_corpus(config)
     hashes = {item.id: item.hash for item in corpus.items.values()}
-    ledger = seal(compute(table, settings, hashes, options.progress))
+    ledger = seal(compute(table, settings, hashes, options.progress, options.tick))
     result.ledger = ledger
     unknown = [i for i in ledger["items"] if i not in hashes]
     if unknown and corpus.items:
@@ -93,12 +94,17 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
             f"{', ...' if len(unknown) > 5 else ''}); they get no item hash"
         )
     by_id = {i.id: i for i in corpus.items.values()}
+    item_only = ledger["stability"]["refit"] == "items"
+    messages = dict(FLAG_MESSAGES)
+    if item_only:
+        messages["unstable"] += " (stability is item-only: ability uncertainty left out, so this likely undercounts)"
     for item_id, entry in sorted(ledger["items"].items()):
         path = by_id[item_id].doc.relpath if item_id in by_id else rel
         for flag in entry["flags"]:
-            result.problems.append(
-                Problem(path, 0, 0, flag, f"{item_id}: {FLAG_MESSAGES[flag]}", severity=Severity.NOTICE)
-            )
+            result.problems.append(Problem(path, 0, 0, flag, f"{item_id}: {messages[flag]}", severity=Severity.NOTICE))
+    if item_only:
+        unstable = sum("unstable" in e["flags"] for e in ledger["items"].values())
+        result.notes.append(f"stability ({unstable} item(s) unstable) is {ledger['stability']['caveat']}")
     if not ledger["irt"]["converged"]:
         result.notes.append("the IRT fit did not fully converge; treat irt_b with care")
     if options.write:

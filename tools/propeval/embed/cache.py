@@ -10,11 +10,17 @@ runs).
 * A corrupt file, a file of another fingerprint or of the wrong dimension is set aside with a
   warning and rebuilt; it never crashes a run.
 * A model change changes the fingerprint, so old entries are simply never read.
+* Every file carries a MAC (HMAC-SHA256 under this user's cache key, :mod:`propeval.cachekey`)
+  over all of it: the header (fingerprint, dimension), the texts' keys, the vectors and the token
+  counts. A file whose MAC does not check out (a vector changed in it, or a file written by another
+  user or machine) is set aside with a warning and its texts are embedded again: a cached vector
+  never decides a result unless this user's propeval wrote it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
 import zipfile
@@ -24,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from propeval import cachekey
 from propeval.embed.protocol import Encoder
 
-FORMAT = 1
+FORMAT = 2  # 2: the file carries a MAC
 
 
 def default_cache_dir() -> Path:
@@ -65,20 +72,41 @@ class EmbeddingCache:
             return empty, None, None
         try:
             with np.load(path, allow_pickle=False) as npz:
-                meta = json.loads(str(npz["meta"]))
-                keys = npz["keys"]
-                vecs = npz["vecs"]
-                ntok = npz["ntok"]
-            if meta.get("fingerprint") != self.fingerprint or meta.get("format") != FORMAT:
+                arrays = {name: npz[name] for name in npz.files}
+            meta = json.loads(str(arrays["meta"]))
+            keys, vecs, ntok, mac = arrays["keys"], arrays["vecs"], arrays["ntok"], str(arrays.pop("mac"))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"it is in cache format {meta.get('format')!r}, this propeval writes {FORMAT}")
+            if meta.get("fingerprint") != self.fingerprint:
                 raise ValueError("it belongs to another model fingerprint")
             if vecs.ndim != 2 or vecs.shape[0] != keys.shape[0] or ntok.shape[0] != keys.shape[0]:
                 raise ValueError(f"its arrays disagree (keys {keys.shape}, vectors {vecs.shape})")
             if meta.get("dim") != vecs.shape[1]:
                 raise ValueError(f"its vectors have dimension {vecs.shape[1]}, its header says {meta.get('dim')}")
-            return keys, vecs.astype(np.float32, copy=False), ntok
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
             self.warnings.append(f"embedding cache {path} is unreadable ({e}); rebuilding it")
             return empty, None, None
+        if not cachekey.same(self._mac(arrays), mac):
+            self.warnings.append(
+                f"embedding cache {path} failed authentication (its MAC does not match: it was changed after it was "
+                f"written, or not written by this user's propeval); none of its {keys.shape[0]} entries is used, and "
+                "their texts are embedded again"
+            )
+            return empty, None, None
+        return keys, vecs.astype(np.float32, copy=False), ntok
+
+    def _mac(self, arrays: dict[str, np.ndarray]) -> str:
+        """The MAC of a cache file: every array in it (the header, the keys, the vectors, the token
+        counts, and any array a later format adds), by name, dtype, shape and bytes. One MAC per
+        file, not per entry: a file is written whole under its lock anyway, and one HMAC over its
+        bytes costs a tenth of ten thousand small ones."""
+        h = hmac.new(cachekey.cache_key(), b"propeval embedding cache v2\0", hashlib.sha256)
+        for name in sorted(arrays):
+            a = np.ascontiguousarray(arrays[name])
+            head = f"{name}\0{a.dtype.str}\0{a.shape}\0{a.nbytes}\0".encode()
+            h.update(len(head).to_bytes(8, "big") + head)
+            h.update(a.tobytes())
+        return h.hexdigest()
 
     def lookup(self, keys: Sequence[bytes]) -> tuple[dict[bytes, np.ndarray], dict[bytes, int]]:
         """Vectors and token counts for the keys present."""
@@ -136,8 +164,9 @@ class EmbeddingCache:
                 tok = np.asarray([ntok[i] for i in fresh], dtype=np.int32)
                 all_ntok = tok if old_ntok is None else np.concatenate([old_ntok.astype(np.int32), tok])
                 meta = json.dumps({"format": FORMAT, "fingerprint": self.fingerprint, "dim": int(vecs.shape[1])})
+                arrays = {"meta": np.array(meta), "keys": new_keys, "vecs": all_vecs, "ntok": all_ntok}
                 buf = io.BytesIO()
-                np.savez(buf, meta=np.array(meta), keys=new_keys, vecs=all_vecs, ntok=all_ntok)
+                np.savez(buf, **{**arrays, "mac": np.array(self._mac(arrays))})  # type: ignore[arg-type]
                 atomic_write(self.path, buf.getvalue())
             self._set(new_keys, all_vecs, all_ntok)
         except OSError as e:

@@ -225,7 +225,7 @@ class E5OrtModel:
         groups: dict[tuple[int, int], list[tuple[int, list[int]]]] = {}
         for w in windows:
             groups.setdefault((len(w[1]), self._exact(w[1])), []).append(w)
-        out = []
+        out: list[list[tuple[int, list[int]]]] = []
         for (length, _), group in sorted(groups.items()):
             size = max(1, min(self.batch, BATCH_TOKENS // (length + 2)))
             out.extend(group[i : i + size] for i in range(0, len(group), size))

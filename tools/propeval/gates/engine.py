@@ -204,6 +204,7 @@ def answer_and_grade(
                 max_tokens=js.judge_max_tokens,
                 max_reasks=js.max_reasks,
                 use_cache=False,  # a ledger record is evidence that the judge was asked now
+                partial=True,  # items whose answer failed are tallied below, not graded
             ),
             on_record=on_record,
         )

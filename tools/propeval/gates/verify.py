@@ -154,6 +154,10 @@ def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], f
         ):
             wrong.setdefault("judge labels without the judge's raw reply and prompt hash", []).append(want[n])
             continue
+        if "raws" in row and sum(bool(r) for r in raws) < len(raws) // 2 + 1:
+            # a panel's labels need a majority of its judges (propeval.judge.grade.majority)
+            wrong.setdefault("panel labels from fewer than a majority of the panel's judges", []).append(want[n])
+            continue
         try:
             each = [engine.rederive_grade(rubric, **engine.gold_prompt_inputs(case), reply=r) for r in raws if r]
         except ValueError:

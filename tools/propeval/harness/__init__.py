@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 ADAPTERS: dict[str, tuple[str, str]] = {
     "inspect": (
         "inspect_task.py",
-        "inspect eval PATH@facts -T source=dist/release --model ... --model-role grader=...",
+        "inspect eval propeval/facts -T source=dist/release --model openai-api/SERVICE/MODEL --model-role grader=...",
     ),
     "lm-eval": (
         "lmeval",

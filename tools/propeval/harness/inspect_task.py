@@ -11,11 +11,22 @@ Per sample, ``facts`` gives ``fact_score`` (0-5), ``propaganda`` (0-2) and ``any
 (counted neither way), as in ``propeval score``. ``audit`` gives one 0/1 value per label of each
 codebook metric (``accuracy=Correct``, ...), so their means are the label shares.
 
-Run it (a release folder, its items.jsonl, or a corpus root)::
+The answers are asked with the source's sampling settings (temperature, max_tokens, top_p, seed,
+reasoning effort, thinking, system prompt: what ``propeval answer`` sends and records), the
+verdicts with its judge settings (judge_temperature, judge_max_tokens, max_reasks).
 
-    inspect eval propeval/facts -T source=dist/release \\
-        --model openai/gpt-4o-mini --model-role grader=openai/gpt-4o
-    inspect eval "$(propeval harness inspect)@audit" -T source=. --model ... --model-role grader=...
+Run it (a release folder, its items.jsonl, or a corpus root). For an OpenAI-compatible server,
+name the model ``openai-api/<service>/<model>`` with ``<SERVICE>_BASE_URL`` and
+``<SERVICE>_API_KEY`` set: inspect's ``openai/`` provider takes a model name it does not know for
+OpenAI's newest reasoning model, and then sends no temperature::
+
+    LOCAL_BASE_URL=http://127.0.0.1:8080/v1 LOCAL_API_KEY=none inspect eval propeval/facts \\
+        -T source=dist/release --model openai-api/local/gemma-3-270m --model-role grader=openai-api/local/gemma-3-270m
+    inspect eval propeval/audit -T source=. \\
+        --model openrouter/meta-llama/llama-3.3-70b-instruct --model-role grader=openrouter/openai/gpt-4o-mini
+
+By file (``inspect eval "$(propeval harness inspect)@facts"``), give ``source`` as an absolute path:
+inspect runs a task file from the file's own folder.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageUser,
     GenerateConfig,
     Model,
@@ -35,11 +47,11 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.util import JSONSchema
 
 from propeval.errors import UsageError
-from propeval.harness.source import Source, case_of, open_source
+from propeval.harness.source import Source, case_of, inspect_config, open_source
 from propeval.judge.client import Completion, final_text
 from propeval.judge.grade import Complete, grade_answer
 from propeval.judge.rubric import Rubric
@@ -51,6 +63,26 @@ def _dataset(source: Source) -> MemoryDataset:
         name="propeval",
         location=str(source.path),
     )
+
+
+def _schema_as_is(grader: Model, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The verdict schema as propeval's own client sends it, for a grader on an OpenAI-compatible
+    chat API (``openai-api/...``, ``openrouter/...``, vLLM, ...); None for any other provider.
+
+    inspect's ``JSONSchema`` has no ``minItems``/``maxItems``, so its copy of the schema lets a judge
+    list the facts without end: the bundled 270M model did, until every verdict was cut at its
+    token cap (0 of 3 graded, where the same judge graded 3 of 3 through propeval's client). The
+    request's ``extra_body`` goes over inspect's ``response_format``, so the judge gets the
+    rubric's schema whole; any other provider keeps inspect's own translation of the schema.
+    """
+    try:
+        from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+    except ImportError:  # a later inspect moved it: its own translation of the schema stays
+        return None
+    api = getattr(grader, "api", None)
+    if not isinstance(api, OpenAICompatibleAPI) or getattr(api, "responses_api", False):
+        return None
+    return {"response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}}
 
 
 def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
@@ -65,6 +97,7 @@ def _complete(grader: Model, temperature: float, max_tokens: int) -> Complete:
             temperature=temperature,
             max_tokens=max_tokens,
             response_schema=ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema)),
+            extra_body=_schema_as_is(grader, schema),
         )
         out = await grader.generate(chat, config=config)
         return Completion(out.completion, "length" if out.stop_reason == "max_tokens" else out.stop_reason, 1)
@@ -147,6 +180,18 @@ def _open(source: str | None, rubric_name: str, kind: str) -> tuple[Source, Rubr
     return src, rubric
 
 
+@solver
+def system_prompt(text: str) -> Solver:
+    """The source's system prompt as the first message, verbatim (inspect's own ``system_message``
+    formats its text with the sample's metadata, so braces in it would be read as fields)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.messages.insert(0, ChatMessageSystem(content=text))
+        return state
+
+    return solve
+
+
 def _task(
     source: str | None,
     rubric_name: str,
@@ -158,11 +203,12 @@ def _task(
     """The task of one kind, scored by ``make`` (that kind's @scorer)."""
     src, rubric = _open(source, rubric_name, kind)
     settings = src.settings
+    steps = [system_prompt(settings.system_prompt), generate()] if settings.system_prompt else [generate()]
     return Task(
         dataset=_dataset(src),
-        solver=generate(),
+        solver=steps,
         scorer=make(str(src.path), rubric.name, judge, max_reasks),
-        config=GenerateConfig(temperature=settings.temperature, max_tokens=settings.max_tokens),
+        config=GenerateConfig(**inspect_config(settings)),
         metadata={"propeval_source": str(src.path), "rubric": rubric.name, "rubric_hash": rubric.hash},
     )
 

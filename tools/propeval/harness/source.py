@@ -162,6 +162,87 @@ def case_of(row: dict[str, Any]) -> Case:
     )
 
 
+def answer_settings(settings: JudgeSettings) -> dict[str, Any]:
+    """The sampling settings a harness must send when it asks the model under test: the ones
+    ``propeval answer`` records in ``run.json`` (None: not sent), with the source's answer cap.
+
+    Each adapter turns them into its harness's own knobs (:func:`inspect_config`,
+    :func:`lm_eval_generation`, :func:`promptfoo_provider`), so every harness sends what
+    ``propeval answer`` sends; ``propeval eval-smoke`` shows what each one did send.
+    """
+    return {
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "top_p": settings.top_p,
+        "seed": settings.seed,
+        "reasoning_effort": settings.reasoning_effort or None,
+        "thinking": settings.thinking or None,
+        "system_prompt": settings.system_prompt or None,
+    }
+
+
+def _thinking(settings: JudgeSettings) -> dict[str, Any] | None:
+    if not settings.thinking:
+        return None
+    return {"chat_template_kwargs": {"enable_thinking": settings.thinking == "on"}}
+
+
+def inspect_config(settings: JudgeSettings) -> dict[str, Any]:
+    """inspect_ai ``GenerateConfig`` fields for the answers (the system prompt is a solver)."""
+    out: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
+    if settings.top_p is not None:
+        out["top_p"] = settings.top_p
+    if settings.seed is not None:
+        out["seed"] = settings.seed
+    if settings.reasoning_effort:
+        out["reasoning_effort"] = settings.reasoning_effort
+    if (extra := _thinking(settings)) is not None:
+        out["extra_body"] = extra
+    return out
+
+
+def lm_eval_generation(settings: JudgeSettings) -> dict[str, Any]:
+    """lm-evaluation-harness ``generation_kwargs``: its chat-completions models send each key
+    (``max_gen_toks`` as ``max_tokens``; anything it does not know, as is)."""
+    out: dict[str, Any] = {
+        "until": [],
+        "do_sample": settings.temperature > 0,
+        "temperature": settings.temperature,
+        "max_gen_toks": settings.max_tokens,
+    }
+    if settings.top_p is not None:
+        out["top_p"] = settings.top_p
+    if settings.seed is not None:
+        out["seed"] = settings.seed  # over lm-eval's own seed (1234), which it sends otherwise
+    if settings.reasoning_effort:
+        out["reasoning_effort"] = settings.reasoning_effort
+    if (extra := _thinking(settings)) is not None:
+        out.update(extra)
+    return out
+
+
+def promptfoo_provider(
+    settings: JudgeSettings, provider: str, *, base_url: str | None = None, api_key_env: str | None = None
+) -> dict[str, Any]:
+    """promptfoo's provider entry: ``provider`` (an id such as ``openai:chat:MODEL``) with the
+    source's sampling settings, and where the OpenAI-compatible server is (``apiBaseUrl``) and which
+    variable holds its key (``apiKeyEnvar``) when given."""
+    config: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
+    if settings.top_p is not None:
+        config["top_p"] = settings.top_p
+    if settings.seed is not None:
+        config["seed"] = settings.seed
+    if settings.reasoning_effort:
+        config["reasoning_effort"] = settings.reasoning_effort
+    if (extra := _thinking(settings)) is not None:
+        config["passthrough"] = extra
+    if base_url:
+        config["apiBaseUrl"] = base_url
+    if api_key_env:
+        config["apiKeyEnvar"] = api_key_env
+    return {"id": provider, "config": config}
+
+
 def judge_endpoint(settings: JudgeSettings) -> Endpoint:
     """The judge for the lm-eval and promptfoo adapters: ``[tool.propeval.judge] judge_endpoint``
     (the local server for a release), with ``$PROPEVAL_JUDGE_BASE_URL``, ``$PROPEVAL_JUDGE_MODEL``

@@ -4,16 +4,20 @@ Two builders share the plan they return:
 
 * :func:`plan_table`: rows of a CSV or JSONL file in the CPE field layout (or mapped onto it);
   rows group into claims by an explicit ``claim`` column, else by source URL and anchor; ids are
-  the next free ones; the row's own id is kept in the item's ``notes``.
+  the next free ones; the row's own id and a hash of its content are kept in the item's ``notes``
+  (:func:`provenance`), so importing the same input again skips the rows already imported
+  (:func:`imported_rows` reads them back), and a new row of a claim already imported joins it.
 * :func:`plan_release`: the rows of a release folder that ``propeval export`` wrote; ids, claims,
   facts and markers are taken as they stand, so export -> import -> export is byte-identical.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,6 +50,7 @@ class Planned:
 @dataclass
 class Plan:
     files: list[Planned] = field(default_factory=list)
+    skipped: list[tuple[Row, str]] = field(default_factory=list)  # rows already imported, and as what
     rubrics: dict[str, bytes] = field(default_factory=dict)  # "rubrics/<name>/<file>" -> bytes
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -198,6 +203,67 @@ class _TableRow:
     key: tuple[str, ...]
     ext_id: str | None
     sources: dict[str, str]
+    row_hash: str = ""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An item an earlier import wrote, as its notes record it."""
+
+    item_id: str
+    claim_id: str
+    row_hash: str | None  # None: imported before the row's hash was recorded
+    prompt: str
+
+
+_PROVENANCE = re.compile(r"imported from (?P<source>.+?)(?: id (?P<id>.+?))? \(row sha256:(?P<hash>[0-9a-f]{16})\)")
+_LEGACY = re.compile(r"imported from (?P<source>.+?) id (?P<id>.+)")
+
+
+def provenance(source: str, ext_id: str | None, row_hash: str) -> str:
+    """An imported item's ``notes``: the input, the row's own id, and the hash of its content."""
+    return f"imported from {source}" + (f" id {ext_id}" if ext_id else "") + f" (row sha256:{row_hash})"
+
+
+def import_key(source: str, ext_id: str | None, row_hash: str) -> tuple[str, str]:
+    """What identifies a row across imports of one input: its id, else its content."""
+    return (source, f"id {ext_id}") if ext_id else (source, f"sha256 {row_hash}")
+
+
+def imported_rows(items: Sequence[Any]) -> dict[tuple[str, str], Imported]:
+    """The rows earlier imports wrote, keyed by :func:`import_key`, from the items' ``notes``
+    (``items``: the corpus's items, retired ones included: a retired import is still imported)."""
+    out: dict[tuple[str, str], Imported] = {}
+    for item in items:
+        notes = item.data.get("notes")
+        if not isinstance(notes, str):
+            continue
+        prompt = str(item.data.get("prompt", ""))
+        m = _PROVENANCE.fullmatch(notes)
+        if m:
+            key = import_key(m["source"], m["id"], m["hash"])
+            out.setdefault(key, Imported(item.id, item.claim_id, m["hash"], prompt))
+            continue
+        m = _LEGACY.fullmatch(notes)
+        if m:
+            out.setdefault(import_key(m["source"], m["id"], ""), Imported(item.id, item.claim_id, None, prompt))
+    return out
+
+
+def _row_hash(t: _TableRow) -> str:
+    """sha256 (16 hex digits) of what a row says, as mapped: the same row gives the same hash."""
+    content = {
+        "prompt": t.prompt,
+        "language": t.language,
+        "framing": t.framing,
+        "question_type": t.question_type,
+        "facts": t.facts,
+        "categories": t.categories,
+        "markers": t.markers,
+        "claim": t.claim,
+    }
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 def _table_row(row: Row, options: Options, problems: list[Problem]) -> _TableRow | None:
@@ -283,21 +349,39 @@ def _title(anchor: str, url: str) -> str:
     return f"{anchor} ({host})"[:200]
 
 
-def plan_table(rows: Sequence[Row], options: Options, first_claim: int, first_item: int) -> Plan:
-    """Claims and items from table rows; ids from ``c{first_claim}`` and ``i{first_item}`` on."""
+def plan_table(
+    rows: Sequence[Row],
+    options: Options,
+    first_claim: int,
+    first_item: int,
+    imported: Mapping[tuple[str, str], Imported] | None = None,
+) -> Plan:
+    """Claims and items from table rows; ids from ``c{first_claim}`` and ``i{first_item}`` on.
+
+    A row that ``imported`` holds (the same input's row, by its id or, without one, its content)
+    is skipped when its content is what was imported, and is an ``import-changed`` error when it
+    is not: an import never rewrites an item. New rows of a claim whose other rows were imported
+    before are planned into that claim."""
     plan = Plan(rows=len(rows))
+    imported = imported or {}
     groups: dict[tuple[str, ...], list[_TableRow]] = {}
     for t in _parse_table_rows(rows, options, plan):
         groups.setdefault(t.key, []).append(t)
     cnum, inum = first_claim, first_item
     for members in groups.values():
-        cid = f"c{cnum:04d}"
-        cnum += 1
         if not _group_agrees(members, options, plan):
             continue
-        head = members[0]
-        plan.files.append(Planned(cid, CLAIM_FILE, _table_claim(cid, members), head.row, _table_claim_columns(options)))
-        for t in members:
+        new, existing_claim = _new_rows(members, options, imported, plan)
+        if not new:
+            continue
+        if existing_claim:
+            cid = existing_claim
+        else:
+            cid = f"c{cnum:04d}"
+            cnum += 1
+            head = new[0]
+            plan.files.append(Planned(cid, CLAIM_FILE, _table_claim(cid, new), head.row, _table_claim_columns(options)))
+        for t in new:
             iid = f"i{inum:04d}"
             inum += 1
             item: dict[str, Any] = {
@@ -308,13 +392,42 @@ def plan_table(rows: Sequence[Row], options: Options, first_claim: int, first_it
                 "question_type": t.question_type,
                 "prompt": t.prompt,
                 "status": "active",
+                "notes": provenance(options.source or t.row.path, t.ext_id, t.row_hash),
             }
-            if t.ext_id:
-                item["notes"] = f"imported from {options.source or t.row.path} id {t.ext_id}"
             item_sources = {k: k for k in ("language", "framing", "prompt")}
             item_sources["question_type"] = "question_type" if "question_type" in t.sources else "question_description"
             plan.files.append(Planned(cid, f"{iid}.yaml", item, t.row, _columns(item_sources, options)))
     return plan
+
+
+def _new_rows(
+    members: list[_TableRow], options: Options, imported: Mapping[tuple[str, str], Imported], plan: Plan
+) -> tuple[list[_TableRow], str]:
+    """The rows of one claim not imported before, and the claim the others were imported into
+    ("" when none was); each skipped row goes to ``plan.skipped``, each changed one is a problem."""
+    new: list[_TableRow] = []
+    claim = ""
+    for t in members:
+        source = options.source or t.row.path
+        prior = imported.get(import_key(source, t.ext_id, t.row_hash))
+        if prior is None:
+            new.append(t)
+        elif prior.row_hash == t.row_hash or (prior.row_hash is None and prior.prompt == t.prompt):
+            plan.skipped.append((t.row, prior.item_id))
+            claim = claim or prior.claim_id
+        else:
+            what = f"id {t.ext_id!r}" if t.ext_id else "content"
+            plan.problems.append(
+                t.row.problem(
+                    options.mapping.column("id") if t.ext_id else None,
+                    "import-changed",
+                    f"this row ({what}) was imported from {source} before as {prior.item_id}, and has changed "
+                    f"since (row sha256 {prior.row_hash or 'not recorded'} then, {t.row_hash} now); an import "
+                    "never rewrites an item",
+                    f"edit {prior.item_id} by hand, or retire it and give the row a new id",
+                )
+            )
+    return new, claim
 
 
 def _parse_table_rows(rows: Sequence[Row], options: Options, plan: Plan) -> list[_TableRow]:
@@ -338,6 +451,7 @@ def _parse_table_rows(rows: Sequence[Row], options: Options, plan: Plan) -> list
                 )
                 continue
             seen_ids[got.ext_id] = row
+        got.row_hash = _row_hash(got)
         parsed.append(got)
     return parsed
 

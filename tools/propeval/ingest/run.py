@@ -3,16 +3,28 @@
 Nothing is half-imported. The new files are written to a staging copy of the corpus
 (``.propeval-import/`` at the corpus root, under ``new``'s id lock), where ``check``, ``groups``
 and ``dedup`` run over the corpus as it would be. Only when the staged corpus has no blocking
-problem are the new claim folders (and a release's rubric folders) renamed into place, one
-``rename`` each; if one fails, those already moved are moved back.
+problem are the new claim folders (new items of a claim already in the corpus, and a release's
+rubric folders) renamed into place, one ``rename`` each. Before the first rename, the list of
+renames is written to a journal (``.propeval-import/journal.json``, atomically); it is removed
+after the last. If a rename fails, those already done are undone. If the process is killed
+between two renames, the next ``propeval import`` (of anything) finds the journal and finishes
+the renames before it does anything else (:func:`finish_interrupted`): the staged files had
+passed validation, so the interrupted import ends as it would have.
+
+Importing the same input again imports nothing twice: a table row already imported (its id, or
+without one its content, recorded in the item's notes) is skipped and counted, as is a release
+file already in the corpus with the same content. Exact duplicates of corpus text (dedup's exact
+pass, which always runs) block an import unless ``allow_duplicates``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,13 +32,17 @@ from pathlib import Path
 from propeval.config import Config
 from propeval.corpus import CLAIM_FILE, corpus_scan
 from propeval.errors import UsageError
-from propeval.ingest.build import Options, Plan, Planned, plan_release, plan_table
+from propeval.fsutil import atomic_write
+from propeval.ingest.build import Options, Plan, Planned, imported_rows, plan_release, plan_table
 from propeval.ingest.table import MAX_INPUT_BYTES, InputError, Row, read_rows
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 
 STAGE = ".propeval-import"
+JOURNAL = "journal.json"
 SUMS_FILE = "SHA256SUMS"
+# For the kill test only: pause (until killed) after this many renames. Unset, it does nothing.
+PAUSE_ENV = "PROPEVAL_TEST_IMPORT_PAUSE_AFTER"
 
 
 @dataclass
@@ -43,6 +59,8 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
     written: bool = False
     dry_run: bool = False
+    skipped: int = 0  # rows (release files) already imported, left as they are
+    finished: int = 0  # renames of an interrupted import finished first
 
     @property
     def errors(self) -> list[Problem]:
@@ -62,6 +80,8 @@ class ImportResult:
             "rubrics": self.rubrics,
             "written": self.written,
             "dry_run": self.dry_run,
+            "skipped": self.skipped,
+            "finished_interrupted": self.finished,
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
         }
@@ -73,6 +93,7 @@ class Validation:
 
     dedup_passes: tuple[str, ...] = ("exact", "lexical", "semantic")
     strict: bool = False  # groups and dedup errors block too (check errors always do)
+    allow_duplicates: bool = False  # exact duplicates of corpus text do not block (they always do else)
 
 
 def _sums(folder: Path, shown: str) -> dict[str, str]:
@@ -135,15 +156,84 @@ def _read_verified(folder: Path, shown: str, name: str, digest: str) -> bytes:
     return data
 
 
+def _complete(folder: Path, shown: str, sums: dict[str, str]) -> None:
+    """Every file of the release folder is listed in SHA256SUMS, every listed file is there, and
+    each matches its hash (read in chunks: a Parquet file may be large); InputError names the first
+    that does not. Nothing but regular files and folders may be in it."""
+    from propeval.filetypes import RefusedFileError, open_regular
+
+    present: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        for d in list(dirnames):
+            if (base / d).is_symlink():
+                filenames.append(d)  # a link to a folder is refused as a file below
+                dirnames.remove(d)
+        for name in filenames:
+            present.add((base / name).relative_to(folder).as_posix())
+    present.discard(SUMS_FILE)
+    fix = "the release was changed after export: import an unmodified release, or export it again"
+    unlisted, missing = sorted(present - sums.keys()), sorted(sums.keys() - present)
+    if unlisted:
+        raise InputError(
+            Problem(
+                f"{shown}/{unlisted[0]}",
+                1,
+                1,
+                "import-sums",
+                f"{len(unlisted)} file(s) in the release folder but not in {SUMS_FILE} ({_names(unlisted)}): added "
+                "after export, or an export cut short; nothing in a release is trusted unless its hash is listed",
+                fix=fix,
+            )
+        )
+    if missing:
+        raise InputError(
+            Problem(
+                f"{shown}/{SUMS_FILE}",
+                1,
+                1,
+                "import-sums",
+                f"{len(missing)} file(s) listed in {SUMS_FILE} but not in the release folder ({_names(missing)}): "
+                "the release is incomplete",
+                fix=fix,
+            )
+        )
+    for name in sorted(present):
+        try:
+            fd = open_regular(folder / name, f"{shown}/{name}", None)
+        except RefusedFileError as e:
+            raise InputError(e.problem) from None
+        except OSError as e:
+            raise InputError(Problem(f"{shown}/{name}", 1, 1, "import-input", f"cannot read: {e.strerror}")) from None
+        with os.fdopen(fd, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        if digest != sums[name]:
+            raise InputError(
+                Problem(
+                    f"{shown}/{name}",
+                    1,
+                    1,
+                    "import-sums",
+                    f"{name} does not match its line in {SUMS_FILE}: the release was changed after export",
+                    fix="import an unmodified release, or export it again",
+                )
+            )
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def read_release(folder: Path, shown: str) -> tuple[list[Row], list[Row], dict[str, bytes]]:
-    """items.jsonl and tombstones.jsonl rows and the rubric files of a release, every file checked
-    against SHA256SUMS first."""
+    """items.jsonl and tombstones.jsonl rows and the rubric files of a release, after the whole
+    folder is checked against SHA256SUMS (:func:`_complete`)."""
     sums = _sums(folder, shown)
     for name in ("items.jsonl", "tombstones.jsonl"):
         if name not in sums:
             raise InputError(
                 Problem(f"{shown}/{SUMS_FILE}", 1, 1, "import-sums", f"{name} is not listed", fix="export it again")
             )
+    _complete(folder, shown, sums)
     rubrics = {n: _read_verified(folder, shown, n, d) for n, d in sorted(sums.items()) if n.startswith("rubrics/")}
     for name in ("items.jsonl", "tombstones.jsonl"):
         _read_verified(folder, shown, name, sums[name])
@@ -189,57 +279,91 @@ def import_source(
         result.problems.append(e.problem)
         return result
     with allocation_lock(config):
+        result.finished, note = finish_interrupted(config)
+        if note:
+            result.notes.append(note)
         if release:
             plan = plan_release(items, tombstones)
             plan.rubrics = rubrics
         else:
+            from propeval.corpus import load_corpus
+
             first_claim = int(next_id(config, "claim")[1:])
             first_item = int(next_id(config, "item")[1:])
-            plan = plan_table(rows, replace(options, source=options.source or source.name), first_claim, first_item)
+            done = imported_rows(list(load_corpus(config).items.values()))
+            named = replace(options, source=options.source or source.name)
+            plan = plan_table(rows, named, first_claim, first_item, done)
         result.rows = plan.rows
         result.problems.extend(plan.problems)
         result.notes.extend(plan.notes)
-        result.claims = sorted({p.folder for p in plan.files})
-        result.items = [p.data["id"] for p in plan.files if p.name != CLAIM_FILE]
-        result.rubrics = sorted({"/".join(n.split("/")[:2]) for n in plan.rubrics})
         if plan.errors:
+            _describe(result, plan)
             return result
-        result.problems.extend(_collisions(config, plan))
-        if result.errors:
+        if release:
+            result.problems.extend(_present(config, plan))
+        _describe(result, plan)
+        if result.errors or (not plan.files and not plan.rubrics):
             return result
         _stage_and_move(config, plan, result, validation, dry_run, announce)
     return result
 
 
-def _collisions(config: Config, plan: Plan) -> list[Problem]:
+def _describe(result: ImportResult, plan: Plan) -> None:
+    """What the plan writes, and what it skips as imported already."""
+    result.claims = sorted({p.folder for p in plan.files})
+    result.items = [p.data["id"] for p in plan.files if p.name != CLAIM_FILE]
+    result.rubrics = sorted({"/".join(n.split("/")[:2]) for n in plan.rubrics})
+    result.skipped = len(plan.skipped)
+    if plan.skipped:
+        ids = [item for _, item in plan.skipped]
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        result.notes.append(f"{len(plan.skipped)} row(s) already imported (same id and content), skipped: {shown}")
+
+
+def _present(config: Config, plan: Plan) -> list[Problem]:
+    """A release's files against the corpus: one already there with the same content is taken off
+    the plan (imported already: counted in ``plan.skipped``); one there with other content, or an
+    id taken by another claim's item, is an ``import-collision``."""
+    from propeval.corpus import content_hash, load_corpus
+
+    corpus = load_corpus(config)
     found = corpus_scan(config.questions, config.root)
     taken_items = {p.stem for p in (*found.files, *found.refused) if p.name != CLAIM_FILE}
     taken_claims = {e.name for e in os.scandir(config.questions)} if config.questions.is_dir() else set()
-    out = []
+    out: list[Problem] = []
+    keep: list[Planned] = []
+    fix = "import into an empty corpus, or renumber one side (propeval renumber)"
     for p in plan.files:
-        if p.name == CLAIM_FILE and p.folder in taken_claims:
-            out.append(
-                p.origin.problem(
-                    "claim_id" if "claim_id" in p.origin.fields else None,
-                    "import-collision",
-                    f"claim {p.folder} already exists in this corpus",
-                    "import into an empty corpus, or renumber one side (propeval renumber)",
+        if p.name == CLAIM_FILE:
+            claim = corpus.claims.get(p.folder)
+            if claim is not None and content_hash(claim.data) == content_hash(p.data):
+                continue  # the claim is there as the release has it; its new items join it
+            if p.folder in taken_claims:
+                where = "claim_id" if "claim_id" in p.origin.fields else None
+                out.append(
+                    p.origin.problem(where, "import-collision", f"claim {p.folder} already exists in this corpus", fix)
                 )
-            )
-        elif p.name != CLAIM_FILE and p.data["id"] in taken_items:
-            out.append(
-                p.origin.problem(
-                    "id",
-                    "import-collision",
-                    f"item {p.data['id']} already exists in this corpus",
-                    "import into an empty corpus, or renumber one side (propeval renumber)",
+                continue
+        else:
+            item = corpus.items.get(p.data["id"])
+            if item is not None and item.claim_id == p.folder and content_hash(item.data) == content_hash(p.data):
+                plan.skipped.append((p.origin, p.data["id"]))
+                continue
+            if p.data["id"] in taken_items:
+                out.append(
+                    p.origin.problem(
+                        "id", "import-collision", f"item {p.data['id']} already exists in this corpus", fix
+                    )
                 )
-            )
-    for name, data in plan.rubrics.items():
+                continue
+        keep.append(p)
+    plan.files = keep
+    for name, data in list(plan.rubrics.items()):
         target = config.root / name
-        if _rubric_folder(config.root, name).exists() and (
-            target.is_symlink() or not target.is_file() or target.read_bytes() != data
-        ):
+        if _rubric_folder(config.root, name).exists():
+            if not target.is_symlink() and target.is_file() and target.read_bytes() == data:
+                del plan.rubrics[name]  # there already, as the release has it
+                continue
             out.append(
                 Problem(
                     name,
@@ -299,10 +423,78 @@ def _stage_and_move(
             if not blocking:
                 result.notes.append(f"dry run: {len(by_path)} file(s) would be written; nothing was")
             return
-        _move(stage, config.root, config.questions_dir, sorted({p.folder for p in plan.files}), new_rubrics)
+        moves = _moves(config, plan, new_rubrics)
+        _move(stage, config.root, moves, announce)
         result.written = True
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _moves(config: Config, plan: Plan, rubrics: dict[str, bytes]) -> list[str]:
+    """The paths to rename from the stage into the corpus (relative to both roots): each new claim
+    folder whole, each new item of a claim already in the corpus, each new rubric folder."""
+    new_claims = {p.folder for p in plan.files if p.name == CLAIM_FILE}
+    q = config.questions_dir
+    moves = [f"{q}/{c}" for c in sorted(new_claims)]
+    moves += sorted(f"{q}/{p.folder}/{p.name}" for p in plan.files if p.folder not in new_claims)
+    moves += sorted({"/".join(n.split("/")[:2]) for n in rubrics})
+    return moves
+
+
+def finish_interrupted(config: Config) -> tuple[int, str]:
+    """Finish the renames of an import that was killed between them (its journal is in the stage).
+
+    Returns how many renames were left to do, and a note saying so ("" when there was no journal).
+    Every path of the journal is checked first: one whose staged copy and corpus copy both exist,
+    or neither, means the corpus changed since; nothing is moved and PropevalError says what to do.
+    """
+    from propeval.errors import PropevalError
+
+    stage = config.root / STAGE
+    journal = stage / JOURNAL
+    if not journal.is_file():
+        return 0, ""
+    try:
+        moves = [str(m) for m in json.loads(journal.read_text(encoding="utf-8"))["moves"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise PropevalError(
+            f"{journal} (an interrupted import's list of renames) cannot be read ({e}); compare {stage} with "
+            "the corpus by hand, move what is missing, then delete the folder"
+        ) from None
+    todo = []
+    for rel in moves:
+        src, dst = stage / rel, config.root / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise PropevalError(f"{journal} names {rel!r}, outside the corpus; delete {stage} and import again")
+        if os.path.lexists(src) == os.path.lexists(dst):
+            where = "in both" if os.path.lexists(src) else "in neither"
+            raise PropevalError(
+                f"an interrupted import left {journal}, but {rel} is {where} {stage} and the corpus: the corpus "
+                f"changed since; move what is missing by hand, then delete {stage}"
+            )
+        if os.path.lexists(src):
+            todo.append((src, dst))
+    for src, dst in todo:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(src, dst)
+    _fsync_folders({dst.parent for _, dst in todo})
+    journal.unlink()
+    shutil.rmtree(stage, ignore_errors=True)
+    note = (
+        f"an earlier import was interrupted after {len(moves) - len(todo)} of its {len(moves)} rename(s); "
+        f"finished it first: {len(todo)} moved into place from {STAGE}/{JOURNAL}"
+    )
+    return len(todo), note
+
+
+def _fsync_folders(folders: set[Path]) -> None:
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def _stage_corpus(config: Config, stage: Path) -> Config:
@@ -361,20 +553,33 @@ def _validate(
     new_claims = sorted({p.folder for p in by_path.values()})
     grouped = check_groups(staged, new_claims)
     found = [_back(p, by_path, "groups") for p in grouped.problems if p.path in by_path]
-    if validation.dedup_passes:
+    passes = validation.dedup_passes
+    if not validation.allow_duplicates and "exact" not in passes:
+        passes = ("exact", *passes)  # exact duplicates block an import, so the exact pass always runs
+    duplicates: list[Problem] = []
+    if passes:
         from propeval.dedup import Options as DedupOptions
         from propeval.dedup import find_duplicates, pair_problem
 
-        dd = find_duplicates(staged, DedupOptions(passes=validation.dedup_passes), announce=announce)
+        dd = find_duplicates(staged, DedupOptions(passes=passes), announce=announce)
         for pair in dd.unreviewed:
             if pair.a.path in by_path or pair.b.path in by_path:
                 p = pair_problem(pair)
-                found.append(_back(p, by_path, "dedup") if p.path in by_path else p)
-        result.notes.append(
-            f"dedup ({', '.join(validation.dedup_passes)}) compared {dd.units} text(s) of the corpus with the import"
-        )
+                p = _back(p, by_path, "dedup") if p.path in by_path else p
+                if "exact" in pair.scores and not validation.allow_duplicates:
+                    duplicates.append(p)
+                elif set(pair.scores) & set(validation.dedup_passes):
+                    found.append(p)
+        result.notes.append(f"dedup ({', '.join(passes)}) compared {dd.units} text(s) of the corpus with the import")
     else:
-        result.notes.append("dedup not run (--no-dedup)")
+        result.notes.append("dedup not run (--no-dedup --allow-duplicates)")
+    if duplicates:
+        blocking = True
+        result.notes.append(
+            f"{len(duplicates)} exact duplicate(s) of corpus text: nothing was imported; drop or rewrite those rows, "
+            "or pass --allow-duplicates to import them anyway"
+        )
+    result.problems.extend(duplicates)
     result.problems.extend(found)
     if validation.strict:
         blocking = blocking or any(p.severity is Severity.ERROR for p in found)
@@ -383,24 +588,40 @@ def _validate(
     return blocking
 
 
-def _move(stage: Path, root: Path, questions_dir: str, claims: Sequence[str], rubrics: dict[str, bytes]) -> None:
-    """Rename each new claim folder (and rubric folder) into place; undo all on a failure."""
-    moves: list[tuple[Path, Path]] = [(stage / questions_dir / c, root / questions_dir / c) for c in claims]
-    for name in sorted({"/".join(n.split("/")[:2]) for n in rubrics}):
-        moves.append((stage / name, root / name))
+def _move(stage: Path, root: Path, moves: Sequence[str], announce: Callable[[str], None] | None) -> None:
+    """Rename each path of ``moves`` from the stage into place, the list journaled first (see the
+    module docstring); on a failure, undo the renames done and drop the journal."""
+    journal = stage / JOURNAL
+    atomic_write(journal, json.dumps({"format": 1, "moves": list(moves)}, indent=1) + "\n")
+    pause = os.environ.get(PAUSE_ENV, "")
     done: list[tuple[Path, Path]] = []
     try:
-        for src, dst in moves:
+        for n, rel in enumerate(moves):
+            if pause.isdigit() and n == int(pause):
+                _pause(n, len(moves), announce)
+            src, dst = stage / rel, root / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             if os.path.lexists(dst):
                 raise FileExistsError(f"{dst} appeared while importing")
             os.rename(src, dst)
             done.append((src, dst))
+        _fsync_folders({dst.parent for _, dst in done})
     except BaseException:
         for src, dst in reversed(done):
             with contextlib.suppress(OSError):
                 os.rename(dst, src)
+        with contextlib.suppress(OSError):
+            journal.unlink()
         raise
+    journal.unlink()
+
+
+def _pause(n: int, total: int, announce: Callable[[str], None] | None) -> None:
+    """The kill test's hook: say so, then wait to be killed (never reached unless the variable is set)."""
+    if announce:
+        announce(f"paused after {n} of {total} rename(s) ({PAUSE_ENV})")
+    while True:
+        time.sleep(60)
 
 
 __all__ = ["ImportResult", "Validation", "import_source", "is_release", "read_release"]

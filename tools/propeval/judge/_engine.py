@@ -4,11 +4,12 @@ progress."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from propeval.judge.client import ChatClient
+from propeval.judge.client import ITEM_STARTED, ChatClient
 from propeval.judge.runs import append
 from propeval.judge.settings import Endpoint, JudgeSettings
 
@@ -26,6 +27,7 @@ def make_client(endpoint: Endpoint, settings: JudgeSettings) -> ChatClient:
         connect_timeout=settings.connect_timeout,
         concurrency=settings.concurrency,
         request_deadline=settings.request_deadline,
+        item_deadline=settings.item_deadline,
         max_reply_bytes=settings.max_reply_bytes,
     )
 
@@ -66,7 +68,11 @@ async def run_all(
                 t = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            record = await work(t)
+            token = ITEM_STARTED.set(time.monotonic())  # the item deadline counts from here
+            try:
+                record = await work(t)
+            finally:
+                ITEM_STARTED.reset(token)
             append(out, record)
             records.append(record)
             done += 1

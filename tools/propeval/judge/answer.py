@@ -79,6 +79,7 @@ class RunResult:
     unfinished: int = 0  # items not finished when the run deadline passed
     deadline: float = 0.0
     cached: int = 0  # grade records whose every verdict came from the response cache
+    partial: str | None = None  # grade --partial: why the run's answers were incomplete
 
     @property
     def exit_code(self) -> int:
@@ -216,6 +217,8 @@ def answer_run(
         todo = [i for i in items if i.id not in finished]
         result.total = len(items)
         result.skipped = len(items) - len(todo)
+        # Incomplete until every item asked for has a final answer: `grade` refuses it till then.
+        runs.mark_partial(run_dir, {"state": "answering", "items": len(items), "started": runs.now()})
 
         async def main() -> list[dict[str, Any]]:
             client = make_client(options.endpoint, settings)
@@ -225,6 +228,23 @@ def answer_run(
 
             return await run_all_closing(client, todo, work, out, result, progress, settings)
 
-        records = asyncio.run(main())
-    result.tally(records, "error")
+        try:
+            records = asyncio.run(main())
+        except Exception as e:  # a fatal endpoint error, say: the records on disk stay, the run is partial
+            _stopped(run_dir, out, items, config.root, failure=str(e))
+            raise
+        result.tally(records, "error")
+        # Every item asked, some failed for good: complete (each failure is a record that grade,
+        # score and report name). Items the run deadline left unasked: partial.
+        if result.unfinished:
+            _stopped(run_dir, out, items, config.root, errors=len(result.errors), unfinished=result.unfinished)
+        else:
+            runs.clear_partial(run_dir)
     return result
+
+
+def _stopped(run_dir: Path, out: Path, items: list[Item], root: Path, **why: Any) -> None:
+    """Rewrite the run's partial marker with what `answer` got done before it stopped."""
+    final = runs.latest(out, root)
+    answered = sum(1 for i in items if final.get(i.id, {}).get("status") in runs.FINAL_ANSWER)
+    runs.mark_partial(run_dir, {"state": "stopped", "items": len(items), "answered": answered, **why})

@@ -16,7 +16,11 @@ Only a reply that gave a valid verdict is stored: an error, a malformed or trunc
 ``<user cache dir>/propeval/responses/<2 hex>/<key>.json`` (``platformdirs``), written
 atomically; ``$PROPEVAL_RESPONSE_CACHE`` names another folder. The cache is untrusted on read:
 an entry that is too big, not JSON, of the wrong shape or filed under another key is a miss with
-a warning, and the request goes to the server.
+a warning, and the request goes to the server. So is an entry whose MAC (HMAC-SHA256 under this
+user's cache key, :mod:`propeval.cachekey`, over everything else in the entry) does not check out:
+a verdict rewritten in the cache, or an entry written by another user or machine, is asked again,
+never used. A grade record says ``cached: true`` when its verdict came from here, and ``grade``,
+``score`` and the report count those grades.
 
 `answer` does not use it: repeated answer runs of one model exist to measure its sampling spread
 (mean ± sd over runs), and a cache would hand every run the first run's answers.
@@ -31,7 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+from propeval import cachekey
+
+FORMAT = 2  # 2: every entry carries a MAC
 ENV = "PROPEVAL_RESPONSE_CACHE"
 MAX_ENTRY_BYTES = 2 << 20  # a reply is capped far below this (max_tokens x 8 characters)
 _PLACEHOLDER = "BOUNDARY"
@@ -115,6 +121,12 @@ class ResponseCache:
             return self._bad(path, "is not JSON")
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
             return self._bad(path, "is not an entry of this key and format")
+        if not cachekey.same(_mac(entry), entry.get("mac")):
+            return self._bad(
+                path,
+                "failed authentication (its MAC does not match: it was changed after it was written, or was not "
+                "written by this user's propeval)",
+            )
         text, finish = entry.get("text"), entry.get("finish_reason")
         if not isinstance(text, str) or not text or not (finish is None or isinstance(finish, str)):
             return self._bad(path, "holds no reply text")
@@ -136,6 +148,7 @@ class ResponseCache:
         if finish_reason == "length" or not text:
             return
         entry = {"format": FORMAT, "key": key, "text": text, "finish_reason": finish_reason, **about}
+        entry["mac"] = _mac(entry)
         try:
             atomic_write(self.path(key), canonical(entry) + "\n")
         except StorageError as e:
@@ -146,3 +159,9 @@ class ResponseCache:
     def _bad(self, path: Path, why: str) -> Hit | None:
         self.warnings.append((str(path), f"response cache entry {why}; treated as a miss and asked again"))
         return None
+
+
+def _mac(entry: dict[str, Any]) -> str:
+    """The MAC of an entry: over the canonical JSON of every field but ``mac``."""
+    body = {k: v for k, v in entry.items() if k != "mac"}
+    return cachekey.mac(cachekey.cache_key(), b"propeval response cache v2", canonical(body).encode("utf-8"))

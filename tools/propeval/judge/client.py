@@ -8,7 +8,11 @@ because they have no cap on the total wait, and its reply parsing is bypassed
   again while the body streams in), with compression refused, so a huge or decompressing reply
   never sits in memory;
 * every request has a total deadline (``request_deadline``), on top of the per-read ``timeout``,
-  so a server that trickles one byte a second cannot hold it;
+  so a server that trickles one byte a second cannot hold it; a request that hits it is not
+  retried (a server that trickled once would hold the next try as long);
+* every item has a deadline over all its requests, attempts and waits (``item_deadline``), from
+  when the run starts on it (:data:`ITEM_STARTED`, set by the run loop): no mix of faults holds
+  one item longer;
 * a 200 reply is parsed by the strict loader and checked against :data:`REPLY_SCHEMA`; a reply
   that is not UTF-8, not JSON, of the wrong shape (``{}``, ``choices: []``, ``message: null``), or
   holds a lone surrogate or an over-long integer is *malformed*: a fault like a 5xx, never an
@@ -16,8 +20,9 @@ because they have no cap on the total wait, and its reply parsing is bypassed
 * 429, 408, 5xx, timeouts, missed deadlines, dropped connections, oversized and malformed
   replies are retried with exponential backoff and full jitter, honouring ``Retry-After``
   (seconds or HTTP date), until ``max_attempts`` or until the next sleep would take the total
-  wait past ``max_total_wait``; then :class:`RequestError` carries the reason and the last raw
-  reply, cut to :data:`RAW_CAP` characters;
+  wait past ``max_total_wait`` or the item past its deadline; then :class:`RequestError` carries
+  the reason and the last raw reply, cut to :data:`RAW_CAP` characters. A ``Retry-After`` longer
+  than propeval will wait is named in the reason, with how long propeval waits at most;
 * 401 and 403, and a server that cannot be connected to at all, stop the whole run at once
   (:class:`FatalEndpointError`): every request would fail;
 * any other 4xx (400, 404, 422, ...) fails that request at once, with no retry
@@ -29,6 +34,7 @@ because they have no cap on the total wait, and its reply parsing is bypassed
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import os
 import random
@@ -43,6 +49,9 @@ from propeval.judge.settings import Endpoint, Retry
 from propeval.loader import Limits, LoadError, load_json_text
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+# When the run loop started on the current item (time.monotonic()); None outside a run. Every
+# request of the item (attempts, re-asks, a panel's judges) counts against one item_deadline.
+ITEM_STARTED: contextvars.ContextVar[float | None] = contextvars.ContextVar("item_started", default=None)
 RAW_CAP = 2000  # characters of a failed reply kept in a record
 # A stored reply is cut at max_tokens x this many characters: more than any tokenizer yields
 # per token on prose, so only a server that ignores max_tokens is cut.
@@ -343,6 +352,7 @@ class ChatClient:
         connect_timeout: float,
         concurrency: int,
         request_deadline: float = 300.0,
+        item_deadline: float = 0.0,
         max_reply_bytes: int = 1_000_000,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -353,6 +363,7 @@ class ChatClient:
         self.endpoint = endpoint
         self.retry = retry
         self.request_deadline = request_deadline
+        self.item_deadline = item_deadline  # 0: none
         self.max_reply_bytes = max_reply_bytes
         self._key = endpoint.api_key()
         self._openai = openai
@@ -380,9 +391,16 @@ class ChatClient:
     def _scrub(self, text: str) -> str:
         return self.redact(text)[:500]
 
-    async def _once(self, messages: list[dict[str, str]], max_chars: int, **params: Any) -> Completion:
-        """One HTTP request under the total deadline; a malformed reply raises."""
-        async with self._sem, asyncio.timeout(self.request_deadline):
+    def _item_deadline_at(self) -> float | None:
+        """When the current item's deadline passes (time.monotonic()), or None."""
+        started = ITEM_STARTED.get()
+        if started is None or self.item_deadline <= 0:
+            return None
+        return started + self.item_deadline
+
+    async def _once(self, messages: list[dict[str, str]], max_chars: int, deadline: float, **params: Any) -> Completion:
+        """One HTTP request under ``deadline`` seconds; a malformed reply raises."""
+        async with self._sem, asyncio.timeout(deadline):
             resp = await self._client.chat.completions.with_raw_response.create(
                 model=self.endpoint.model,
                 messages=messages,
@@ -404,12 +422,15 @@ class ChatClient:
     ) -> Completion:
         """One chat completion, retried by the policy above. ``sampling`` holds more request
         parameters (top_p, seed, reasoning_effort, extra_body), each sent as given."""
-        # One loop on purpose (about 80 lines): each failure class decides retry or give up
-        # against the same attempt count and wait budget, which split functions would pass around.
+        # One loop on purpose (about 100 lines): each failure class decides retry or give up
+        # against the same attempt count, wait budget and item deadline, which split functions
+        # would pass around.
         openai = self._openai
         fmt = response_format(self.endpoint.response_format, schema)
         extra: dict[str, Any] = {"response_format": fmt} if fmt else {}
         extra.update(sampling or {})
+        item_deadline = self._item_deadline_at()
+        item_rule = f"the {self.item_deadline:g}s item deadline ([tool.propeval.judge] item_deadline)"
         waited = 0.0
         attempt = 0
         while True:
@@ -417,9 +438,21 @@ class ChatClient:
             asked: float | None = None
             raw: str | None = None
             unreachable = False
+            final = False  # give up now, whatever the budget left
+            limit = self.request_deadline
+            if item_deadline is not None:
+                left = item_deadline - time.monotonic()
+                if left <= 0:
+                    raise RequestError(f"{item_rule} passed before attempt {attempt}", attempts=attempt - 1)
+                limit = min(limit, left)
             try:
                 c = await self._once(
-                    messages, max_tokens * CHARS_PER_TOKEN, temperature=temperature, max_tokens=max_tokens, **extra
+                    messages,
+                    max_tokens * CHARS_PER_TOKEN,
+                    limit,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    **extra,
                 )
             except openai.APIStatusError as e:
                 status = e.status_code
@@ -437,7 +470,14 @@ class ChatClient:
                 reason = f"HTTP {status}"
                 asked = retry_after(e.response.headers)
             except TimeoutError:
-                reason = f"no complete reply within the {self.request_deadline:g}s request deadline"
+                final = True  # a server that held one try this long would hold the next as long
+                if limit < self.request_deadline:
+                    reason = f"{item_rule} passed during attempt {attempt}"
+                else:
+                    reason = (
+                        f"no complete reply within the {self.request_deadline:g}s request deadline "
+                        "([tool.propeval.judge] request_deadline; a deadline hit is not retried)"
+                    )
             except ReplyTooLargeError as e:  # openai 3.x lets it through unwrapped
                 reason = str(e)
             except openai.APITimeoutError:
@@ -462,12 +502,12 @@ class ChatClient:
             else:
                 cap = min(self.retry.backoff_max, self.retry.backoff_base * 2 ** (attempt - 1))
                 delay = random.uniform(cap / 2, cap)
-            if attempt >= self.retry.max_attempts or waited + delay > self.retry.max_total_wait:
-                why = (
-                    f"{attempt} attempt(s)"
-                    if attempt >= self.retry.max_attempts
-                    else f"the {self.retry.max_total_wait:g}s retry budget"
-                )
+            budget = self.retry.max_total_wait - waited  # seconds propeval still waits for this request
+            budget_rule = f"the {self.retry.max_total_wait:g}s retry budget ([tool.propeval.judge] max_total_wait)"
+            if item_deadline is not None and item_deadline - time.monotonic() < budget:
+                budget, budget_rule = item_deadline - time.monotonic(), item_rule
+            if final or attempt >= self.retry.max_attempts or delay > budget:
+                why = f"{attempt} attempt(s)" if final or attempt >= self.retry.max_attempts else budget_rule
                 if unreachable:
                     from propeval.judge.local import postmortem
 
@@ -476,7 +516,24 @@ class ChatClient:
                         f"endpoint {self.endpoint.name!r} at {self.endpoint.base_url} is unreachable: {reason}; "
                         + (died if died else "start the server (e.g. propeval serve-local) or fix base_url")
                     )
+                if asked is not None and not final and attempt < self.retry.max_attempts and asked > budget:
+                    raise RequestError(
+                        f"{reason}: the server asked to wait {_duration(asked)} before the next try (Retry-After), "
+                        f"longer than propeval will wait ({_duration(max(budget, 0.0))} at most, by {budget_rule}); "
+                        f"gave up after {attempt} attempt(s)",
+                        attempts=attempt,
+                        raw=raw,
+                    )
                 raise RequestError(f"{reason}; gave up after {why}", attempts=attempt, raw=raw)
             waited += delay
             self.total_wait += delay
             await self._sleep(delay)
+
+
+def _duration(seconds: float) -> str:
+    """``100000 s (27.8 h)``: seconds, and a unit people read for long waits."""
+    if seconds >= 7200:
+        return f"{seconds:g} s ({seconds / 3600:.1f} h)"
+    if seconds >= 120:
+        return f"{seconds:g} s ({seconds / 60:.1f} min)"
+    return f"{seconds:.3g} s"

@@ -88,6 +88,8 @@ class RunInfo:
     judge_tokens: dict[str, list[int]] = field(default_factory=dict)  # judge model -> [prompt, completion]
     cost: float | None = None
     anomalies: int = 0
+    judged: int = 0  # grade records that asked a judge (every status but unanswered)
+    cached: int = 0  # of those, how many took every verdict from the response cache (cached: true)
 
     def one(self, name: str) -> str:
         values: list[str | None] = getattr(self, name)
@@ -107,6 +109,7 @@ class RunInfo:
             "tokens": self.tokens,
             "cost": self.cost,
             "usage_anomalies": self.anomalies,
+            "grades": {"judged": self.judged, "from_cache": self.cached},
         }
 
 
@@ -146,6 +149,9 @@ def describe(
     info.judge = _distinct([judge_of(g) for g in grades if g.get("status") != "unanswered"]) if grades else []
     info.judge_settings = _distinct([_settings_of(g) for g in grades if g.get("status") != "unanswered"])
     info.rubric = _distinct([_rubric_of(g) for g in grades])
+    asked = [g for g in grades if g.get("status") != "unanswered"]
+    info.judged = len(asked)
+    info.cached = sum(g.get("cached") is True for g in asked)
     recorded = meta.get("settings")
     if not isinstance(recorded, dict):
         given = [r.answer["settings"] for r in rows if r.answer and isinstance(r.answer.get("settings"), dict)]

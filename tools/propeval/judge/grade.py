@@ -55,6 +55,10 @@ class GradeOptions:
     # Several judges: the panel (``endpoint`` is then unused). Empty: ``endpoint`` judges alone.
     panel: tuple[Endpoint, ...] = ()
     use_cache: bool = True  # read and fill the response cache (``--no-cache``: neither)
+    # A panel item scored by fewer than a majority of its judges is unscored, unless this is set
+    # (``--allow-partial-panel``): then it is scored on the judges that gave a verdict, and says so.
+    allow_partial_panel: bool = False
+    partial: bool = False  # grade a run whose answers are incomplete (``--partial``); else refuse it
 
     @property
     def judges(self) -> tuple[Endpoint, ...]:
@@ -350,8 +354,17 @@ async def _ask_judge(
     return await _ask(client, job, rubric, options, sub, cache)
 
 
-def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric) -> None:
-    """Fill a panel's grade record from its judges' own records (see the module docstring)."""
+def majority(size: int) -> int:
+    """How many judges of a panel of ``size`` are a majority: more than half."""
+    return size // 2 + 1
+
+
+def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric, allow_partial: bool = False) -> None:
+    """Fill a panel's grade record from its judges' own records (see the module docstring).
+
+    A panel's verdict needs a majority of its judges: an item fewer of them scored is unscored,
+    with each missing judge's reason, unless ``allow_partial`` (then it is scored on the judges
+    that gave a verdict, and its reason names those left out)."""
     record["judges"] = subs
     record["prompt_hash"] = next((s["prompt_hash"] for s in subs if s.get("prompt_hash")), None)
     record["attempts"] = sum(s["attempts"] for s in subs)
@@ -367,6 +380,16 @@ def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric)
         record.update(status="error", verdict=None, raw=None, reason=why(failed))
     elif not scored:
         record.update(status="unscored", verdict=None, raw=None, reason=why(subs))
+    elif len(scored) < majority(len(subs)) and not allow_partial:
+        left_out = [s for s in subs if s["status"] != "scored"]
+        record.update(
+            status="unscored",
+            verdict=None,
+            raw=None,
+            reason=f"only {len(scored)} of the panel's {len(subs)} judges gave a valid verdict, and a panel verdict "
+            f"needs a majority ({majority(len(subs))}): {why(left_out)}; grade again with --retry-unscored, or "
+            "score on the judges that answered with --allow-partial-panel",
+        )
     else:
         fields, ties = rubric.spec.combine([{k: s.get(k) for k in s} for s in scored], rubric)
         record.update(fields)
@@ -402,7 +425,7 @@ async def _grade_one(
         await _ask(clients[0], job, rubric, options, record, cache)
     else:
         subs = await asyncio.gather(*(_ask_judge(c, job, rubric, options, cache) for c in clients))
-        _combine(record, list(subs), rubric)
+        _combine(record, list(subs), rubric, options.allow_partial_panel)
     record["created"] = runs.now()
     return record
 
@@ -417,10 +440,26 @@ def grade_run(
     """Grade every answer of a run that has no final grade yet under ``options.rubric``;
     ``on_record`` sees each grade record as soon as it is on disk."""
     run_dir = runs.resolve_run(config.root / settings.runs_dir, options.run)
+    incomplete = runs.answers_incomplete(run_dir)
+    if incomplete and not options.partial:
+        raise UsageError(
+            f"run {run_dir.name} is not complete: {incomplete}; grading it now would score a part of the run as "
+            f"the whole. Wait for it, or finish it (propeval answer --run-id {run_dir.name}, with the same "
+            "settings), or pass --partial to grade the answers there now (score and report then label the run "
+            "partial)"
+        )
     rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
     answers_path = run_dir / runs.ANSWERS
     out = run_dir / runs.grades_file(rubric.name)
-    result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline)
+    result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline, partial=incomplete)
+    if incomplete:
+        result.problems.append(
+            _warn(
+                relative_path(run_dir / runs.ANSWERS, config.root),
+                "partial-run",
+                f"graded with --partial: {incomplete}; score and report label the run partial until it is finished",
+            )
+        )
     corpus = load_corpus(config)
 
     with runs.locked(run_dir, f"grades-{rubric.name}"):

@@ -14,6 +14,24 @@ completion. A llama.cpp build that uses CPU instructions this machine does not a
 a VM that does not grant the tile state, say) dies there with SIGILL, at start-up, with a message
 that says so, instead of at the first real request with "connection failed".
 
+**Chat template.** The bundled GGUF is the *pretrained* Gemma 3 270M and carries no chat template;
+llama.cpp then falls back to ChatML, which the model never saw, and it answers "What is the capital
+of France?" by echoing the question and ``<|im_end|>`` tokens. Gemma's own turn format
+(``<start_of_turn>``) does no better on a model that was never instruction-tuned. So the bundled
+model is served with propeval's transcript template (``chat_templates/transcript.jinja``: "User:
+... / Assistant: ..." with one example turn) and the stop string ``"\nUser:"``, and answers in
+sentences ("The capital of France is Paris."). A GGUF given with ``--model`` keeps its own template
+unless ``--chat-template`` names a file.
+
+**Token cap.** A request that sends no ``max_tokens`` gets ``max_tokens`` (256) from the server,
+not llama.cpp's "until the context is full": on a 2-core CPU one token of this model costs 50-100
+ms. A request that sends its own cap keeps it (llama.cpp does not lower it), so runs against this
+server should ask for about 256 answer tokens and a short verdict: ``make eval-smoke-local`` does.
+
+**Stopping.** ``serve`` stops the server on SIGTERM, SIGINT (Ctrl-C) and SIGHUP, waits for it and
+records how it ended; and the server process ends by itself when propeval does, however propeval
+ends (:func:`propeval.judge.llama_server.die_with_parent`), so no server is left on its port.
+
 Every server propeval starts leaves a small state file (pid, port, log, and how it ended when
 propeval saw it end) in the user state folder, so a later command that finds the port dead can say
 why (:func:`postmortem`) instead of blaming the network.
@@ -32,6 +50,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +60,12 @@ from propeval.fsutil import atomic_write
 
 MODEL_ALIAS = "gemma-3-270m"
 LOG_TAIL = 15  # lines of the server's log quoted when it dies
+# The bundled (pretrained) model's chat template and the stop string that ends its turn.
+BUNDLED_TEMPLATE = Path(__file__).resolve().parent / "chat_templates" / "transcript.jinja"
+BUNDLED_STOPS = ("\nUser:",)
+# Tokens no reply should hold once the template fits the model (ChatML's and Gemma's turn markers).
+TEMPLATE_TOKENS = ("<|im_start|>", "<|im_end|>", "<start_of_turn>", "<end_of_turn>", "<eos>", "<bos>")
+DEFAULT_MAX_TOKENS = 256  # the cap of a request that sends none: a CPU's budget
 
 # What to do when the server dies of a signal that means "this build does not fit this CPU".
 REBUILD_HINT = (
@@ -61,7 +86,26 @@ class LocalServerOptions:
     port: int = 8080
     n_ctx: int = 4096
     threads: int | None = None
-    model_path: Path | None = None
+    model_path: Path | None = None  # None: the bundled model
+    chat_template: Path | None = None  # None: the bundled model's transcript template, or the GGUF's own
+    stops: tuple[str, ...] | None = None  # None: the bundled template's stop string, else none
+    max_tokens: int = DEFAULT_MAX_TOKENS  # the cap of a request that sends none; 0: llama.cpp's (the context)
+
+    def template(self) -> tuple[Path | None, tuple[str, ...]]:
+        """The chat template file to serve with (None: the GGUF's own) and the default stop strings."""
+        if self.chat_template is not None:
+            return self.chat_template, self.stops or ()
+        if self.model_path is None:
+            return BUNDLED_TEMPLATE, BUNDLED_STOPS if self.stops is None else self.stops
+        return None, self.stops or ()
+
+    def template_label(self) -> str:
+        path, _ = self.template()
+        if path is None:
+            return "the GGUF's own (ChatML if it has none)"
+        if path == BUNDLED_TEMPLATE:
+            return "propeval's transcript template for the pretrained Gemma 3 270M"
+        return str(path)
 
 
 def model_path() -> Path:
@@ -99,7 +143,35 @@ def command(options: LocalServerOptions) -> list[str]:
     ]
     if options.threads:
         argv += ["--threads", str(options.threads)]
+    if options.max_tokens:
+        argv += ["--max-tokens", str(options.max_tokens)]
+    template, stops = options.template()
+    if template is not None:
+        argv += ["--chat-template-file", str(template)]
+    for stop in stops:
+        argv += ["--stop", stop]
     return argv
+
+
+def child_env() -> dict[str, str]:
+    """The server's environment: ours, and our pid, so that it can end with us."""
+    from propeval.judge.llama_server import PARENT_ENV
+
+    return {**os.environ, PARENT_ENV: str(os.getpid())}
+
+
+def render_turn(url: str, text: str = "What is the capital of France?", timeout: float = 10.0) -> str:
+    """The prompt the server builds from one user turn (llama.cpp's ``POST /apply-template``)."""
+    root = url.removesuffix("/v1")
+    body = json.dumps({"messages": [{"role": "user", "content": text}]}).encode()
+    request = urllib.request.Request(
+        f"{root}/apply-template", data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as resp:
+        reply = json.loads(resp.read(1 << 20) or b"null")
+    if not (isinstance(reply, dict) and isinstance(reply.get("prompt"), str)):
+        raise OSError(f"/apply-template answered without a prompt: {str(reply)[:200]}")
+    return str(reply["prompt"])
 
 
 def base_url(options: LocalServerOptions) -> str:
@@ -277,13 +349,18 @@ def postmortem(url: str) -> str | None:
 
 
 def start(options: LocalServerOptions, *, log: Path | None = None, timeout: float = 120.0) -> subprocess.Popen[bytes]:
-    """Start the server in the background and wait until it computes (see :func:`wait_ready`)."""
+    """Start the server in the background and wait until it computes (see :func:`wait_ready`).
+
+    The caller stops it (``terminate``). The server also ends when the *thread* that called this
+    ends (Linux's parent-death signal follows the thread), so call it from a thread that outlives
+    the server: the main thread, as the CLI and the tests do.
+    """
     argv = command(options)
     if log is not None:
         with log.open("ab") as out:  # the child keeps its own copy of the descriptor
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=child_env())
     else:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=child_env())
     record_state(options, proc.pid, log, started=time.time())
     try:
         wait_ready(base_url(options), proc, timeout, log=log)
@@ -303,6 +380,58 @@ def default_log(port: int) -> Path:
     return state_dir() / f"port-{port}.log"
 
 
+class Stopped(Exception):
+    """A stop signal (SIGTERM, SIGINT or SIGHUP) arrived; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """Within, SIGTERM, SIGINT and SIGHUP raise :class:`Stopped` (main thread only: elsewhere a
+    handler cannot be set, and nothing changes). The old handlers come back on the way out."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Stopped(signum)
+
+    old = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def _ignore_stop_signals() -> None:
+    """While a stop is under way, a second signal must not cut it short (and leave the server)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 10.0) -> int:
+    """Terminate ``proc``, kill it if it has not ended within ``grace`` seconds; its return code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
 def serve(
     options: LocalServerOptions,
     *,
@@ -311,11 +440,13 @@ def serve(
     on_ready: Any = None,
     timeout: float = 120.0,
 ) -> int:
-    """Run the server in the foreground until it ends or Ctrl-C; return 0, or raise ModelError.
+    """Run the server in the foreground until it ends or a stop signal comes; return 0, or raise ModelError.
 
     The server's output goes to ``log`` (and to the binary stream ``mirror``, if given) through a
     pipe, so its last lines can be quoted when it dies. ``on_ready(url)`` is called once the server
-    has computed a one-token completion. A server that dies, before or after it was ready, raises
+    has computed a one-token completion. SIGTERM, SIGINT (Ctrl-C) and SIGHUP stop the server
+    (terminated, then killed after 10 s) and return 0 once it has ended, so its port is free; the
+    state file says which signal. A server that dies, before or after it was ready, raises
     ModelError with how it ended and what to do; its state file keeps the same facts for
     :func:`postmortem`.
     """
@@ -323,51 +454,52 @@ def serve(
 
     argv = command(options)
     log.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    record_state(options, proc.pid, log, started=time.time())
-
-    def copy() -> None:
-        assert proc.stdout is not None
-        with log.open("ab") as out:
-            for line in iter(proc.stdout.readline, b""):
-                out.write(line)
-                out.flush()
-                if mirror is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        mirror.write(line)
-                        mirror.flush()
-
-    copier = threading.Thread(target=copy, daemon=True)
-    copier.start()
-    url = base_url(options)
-    try:
+    with stop_signals():
         try:
-            wait_ready(url, proc, timeout, log=None)
-        except ModelError as e:
-            if proc.poll() is None:  # never answered: stop it, and say so
-                proc.terminate()
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env())
+        except Stopped:
+            return 0  # stopped before anything started
+        record_state(options, proc.pid, log, started=time.time())
+
+        def copy() -> None:
+            assert proc.stdout is not None
+            with log.open("ab") as out:
+                for line in iter(proc.stdout.readline, b""):
+                    out.write(line)
+                    out.flush()
+                    if mirror is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            mirror.write(line)
+                            mirror.flush()
+
+        copier = threading.Thread(target=copy, daemon=True)
+        copier.start()
+        url = base_url(options)
+        try:
+            try:
+                wait_ready(url, proc, timeout, log=None)
+            except ModelError as e:
+                if proc.poll() is None:  # never answered: stop it, and say so
+                    _ignore_stop_signals()
+                    stop_process(proc)
+                    copier.join(timeout=5)
+                    raise ModelError(f"{e}" + "".join(f"\n  | {line}" for line in log_tail(log))) from None
                 proc.wait()
                 copier.join(timeout=5)
-                raise ModelError(f"{e}" + "".join(f"\n  | {line}" for line in log_tail(log))) from None
-            proc.wait()
+                record_state(options, proc.pid, log, returncode=proc.returncode)
+                raise ModelError(
+                    died_message("the local server", proc.returncode, log) + "\n(at start-up, before it was ready)"
+                ) from None
+            if on_ready is not None:
+                on_ready(url)
+            returncode = proc.wait()
+        except (Stopped, KeyboardInterrupt) as e:
+            _ignore_stop_signals()
+            stop_process(proc)
             copier.join(timeout=5)
-            record_state(options, proc.pid, log, returncode=proc.returncode)
-            raise ModelError(
-                died_message("the local server", proc.returncode, log) + "\n(at start-up, before it was ready)"
-            ) from None
-        if on_ready is not None:
-            on_ready(url)
-        returncode = proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        copier.join(timeout=5)
-        record_state(options, proc.pid, log, returncode=0, stopped="ctrl-c")
-        return 0
+            how = e.args[0] if isinstance(e, Stopped) else "SIGINT"
+            record_state(options, proc.pid, log, returncode=0, stopped=how)
+            return 0
     copier.join(timeout=5)
     record_state(options, proc.pid, log, returncode=returncode)
     if returncode != 0:

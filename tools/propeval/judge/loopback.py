@@ -92,11 +92,20 @@ def completion(reply: Reply, model: str, prompt_chars: int = 0) -> bytes:
 
 
 class LoopbackServer:
-    """``with LoopbackServer(script) as srv: ... srv.base_url ...``"""
+    """``with LoopbackServer(script) as srv: ... srv.base_url ...``
 
-    def __init__(self, script: Script, *, latency: float = 0.0) -> None:
+    ``port`` 0 takes a free one; ``keep`` False records nothing in ``seen`` (a long-running server,
+    such as ``serve-local --stub``, whose script keeps what it needs); ``model`` is the id
+    ``GET /v1/models`` lists.
+    """
+
+    def __init__(
+        self, script: Script, *, latency: float = 0.0, port: int = 0, keep: bool = True, model: str = "loopback"
+    ) -> None:
         self.script = script
         self.latency = latency
+        self.keep = keep
+        self.model = model
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         outer = self
@@ -121,7 +130,8 @@ class LoopbackServer:
 
             def do_GET(self) -> None:
                 with contextlib.suppress(OSError):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": "loopback"}]}).encode(), {})
+                    models = {"object": "list", "data": [{"id": outer.model, "object": "model"}]}
+                    self._send(200, json.dumps(models).encode(), {})
 
             def do_POST(self) -> None:
                 try:
@@ -132,8 +142,10 @@ class LoopbackServer:
                     except ValueError:
                         body = {}
                     with outer._lock:
-                        seen = Seen(len(outer.seen), self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                        outer.seen.append(seen)
+                        seen = Seen(outer._count, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                        outer._count += 1
+                        if outer.keep:
+                            outer.seen.append(seen)
                     reply = outer.script(seen)
                     wait = outer.latency + reply.delay
                     if wait:
@@ -210,7 +222,8 @@ class LoopbackServer:
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass
 
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._count = 0
+        self._server = Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property

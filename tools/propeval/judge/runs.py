@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 ANSWERS = "answers.jsonl"
 RUN_FILE = "run.json"
+# Present while a run's answers are incomplete: written when `answer` starts, rewritten with the
+# tally when it stops short (the run deadline left items unasked, a fatal endpoint error), removed
+# when it has asked every item (an item that failed for good is an error record, named by grade,
+# score and report). A kill leaves it as `answer` wrote it at the start.
+PARTIAL = "answers.partial"
 FINAL_ANSWER = ("answered", "unanswered")
 FINAL_GRADE = ("scored", "unscored", "unanswered")
 MAX_LINE_BYTES = 4 << 20  # far above a record of capped replies; a longer line is skipped unread
@@ -197,6 +202,60 @@ def append(path: Path, record: dict[str, Any]) -> None:
     append_line(path, dump(record))
 
 
+def writer_active(run_dir: Path, what: str) -> bool:
+    """Whether a propeval process holds the lock of :func:`locked` (``what``) on ``run_dir`` now."""
+    lock = run_dir / f".{what}.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
+def mark_partial(run_dir: Path, state: dict[str, Any]) -> None:
+    """Say that the run's answers are incomplete, and why (see :data:`PARTIAL`)."""
+    from propeval.fsutil import atomic_write
+
+    atomic_write(run_dir / PARTIAL, dump(state) + "\n")
+
+
+def clear_partial(run_dir: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (run_dir / PARTIAL).unlink()
+
+
+def answers_incomplete(run_dir: Path) -> str | None:
+    """Why a run's answers are not all there yet, or None when `answer` finished the run (or the run
+    predates the marker): `answer` is writing it now, or it stopped short (with its tally), or it
+    was killed before it could say."""
+    if writer_active(run_dir, "answers"):
+        return f"`propeval answer` is still writing it (it holds {run_dir / '.answers.lock'})"
+    path = run_dir / PARTIAL
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_bytes()[:65536])
+    except (OSError, ValueError):
+        state = {}
+    if not isinstance(state, dict):
+        state = {}
+    if state.get("state") == "stopped":
+        parts = [f"{state.get('answered', '?')} of {state.get('items', '?')} item(s) answered"]
+        for key, what in (("errors", "failed for good"), ("unfinished", "left by the run deadline")):
+            if state.get(key):
+                parts.append(f"{state[key]} {what}")
+        if state.get("failure"):
+            parts.append(f"stopped by: {str(state['failure'])[:200]}")
+        return "`propeval answer` stopped before every item had an answer (" + "; ".join(parts) + ")"
+    return "`propeval answer` was stopped (killed or crashed) before it finished the run"
+
+
 @contextlib.contextmanager
 def locked(run_dir: Path, what: str) -> Iterator[None]:
     """One writer per run and file: a second `propeval grade` on the same run is refused."""
@@ -236,6 +295,7 @@ class GradedRun:
     lines: dict[str, int] = field(default_factory=dict)  # item_id -> line of its latest grade record
     problems: list[Problem] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)  # run.json (model, settings, knowledge_cutoff)
+    partial: str | None = None  # why the run's answers are incomplete (answers_incomplete), or None
 
 
 MAX_RUN_FILE = 1 << 20  # run.json holds a few settings; anything bigger is not one
@@ -316,6 +376,7 @@ def read_graded(
     relpath = relative_path(grades, root)
     out = GradedRun(run_dir.name, rubric.name if rubric else rubric_of(grades) or grades.stem, grades)
     out.meta = run_meta(run_dir)
+    out.partial = answers_incomplete(run_dir)
     answers = latest(run_dir / ANSWERS, root)
     graded = _latest_grades(grades, relpath, root, out) if grades.is_file() else {}
     out.grade_records = len(graded)

@@ -101,7 +101,7 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
     infos = [describe(g.run, g.meta, g.rows, cutoffs=cutoffs, prices=prices) for g in graded]
     comparison = compare(infos, truncated_warn_share=settings.truncated_warn_share)
     problems = [p for g in graded for p in g.problems]
-    warnings = self_judging(graded, config)
+    warnings = self_judging(graded, config) + partial_runs(graded, config)
     if comparison.refusals and not options.allow_mixed:
         return Score({}, problems, warnings=warnings, refused=comparison.refusals)
     ctx = ScoreContext(
@@ -117,7 +117,27 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
     report["provenance"] = [i.to_dict() for i in infos]
     report["prices"] = {m: list(p) for m, p in sorted(settings.prices.items())}
     report["warnings"] = [{"path": w.path, "rule": w.rule, "message": w.message} for w in warnings]
+    report["partial_runs"] = {g.run: g.partial for g in graded if g.partial}
     return Score(report, problems, warnings=warnings)
+
+
+def partial_runs(graded: list[runs.GradedRun], config: Config) -> list[Problem]:
+    """A warning per run whose answers are incomplete (see :func:`runs.answers_incomplete`)."""
+    from propeval.loader import relative_path
+    from propeval.result import Severity
+
+    return [
+        Problem(
+            relative_path(g.path.parent / runs.ANSWERS, config.root),
+            0,
+            0,
+            "partial-run",
+            f"run {g.run} is PARTIAL: {g.partial}; its figures cover only the items answered so far",
+            severity=Severity.WARNING,
+        )
+        for g in graded
+        if g.partial
+    ]
 
 
 def _tokens_table(report: dict[str, Any]) -> list[str]:
@@ -154,10 +174,24 @@ def _tokens_table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cache_lines(report: dict[str, Any]) -> list[str]:
+    """How many grades of each run took their verdict from the response cache instead of a judge."""
+    lines = ["", "grades from the response cache (a verdict read back, MAC-checked, not asked again):"]
+    for p in report.get("provenance", []):
+        g = p.get("grades", {})
+        judged, cached = int(g.get("judged", 0)), int(g.get("from_cache", 0))
+        share = f" ({100 * cached / judged:.0f}%)" if judged else ""
+        lines.append(f"  {p['run']}: {cached} of {judged}{share}")
+    return lines
+
+
 def format_text(report: dict[str, Any]) -> str:
     from propeval.judge.kinds import KINDS
 
-    lines = [f"rubric {report['rubric']}", *KINDS[report["kind"]].format_text(report)]
+    lines = [f"rubric {report['rubric']}"]
+    for run, why in sorted((report.get("partial_runs") or {}).items()):
+        lines.append(f"PARTIAL RUN {run}: {why}; its figures cover only the items answered so far")
+    lines += KINDS[report["kind"]].format_text(report)
     comparison = report.get("comparison")
     if comparison:
         lines += ["", "judge groups (runs in different groups are not comparable):"]
@@ -167,6 +201,7 @@ def format_text(report: dict[str, Any]) -> str:
             shown = ", ".join(f"{k} {'-' if v is None else json.dumps(v, ensure_ascii=False)}" for k, v in s.items())
             lines.append(f"  {g}: {shown}")
         lines += _tokens_table(report)
+        lines += _cache_lines(report)
         notes = [*(f"MIXED (--allow-mixed): {r}" for r in comparison["refusals"]), *comparison["flags"]]
         if notes:
             lines += ["", "flags:", *(f"  ! {n}" for n in notes)]

@@ -1,13 +1,18 @@
 """The dataset card (``README.md`` of a release), rendered from ``templates/card.md.j2``.
 
 The template holds the card's prose and layout; this module gives it the numbers and the few
-formatting filters it needs. The card is Markdown with Hugging Face YAML front matter, so nothing
-is HTML-escaped; table cells are escaped for Markdown by the ``md`` filter instead.
+formatting filters it needs. The card is Markdown with Hugging Face YAML front matter, so jinja2's
+HTML autoescape is off; every value built from corpus fields (a source URL, a domain, a category, a
+warning quoting a file) goes through the ``md`` filter instead, which makes it inert text in both
+languages a card is read in: HTML (``<``, ``>`` and ``&`` become entities, so no tag, comment or
+autolink survives) and Markdown (a ``]`` before ``(`` or ``[`` is escaped, so no link or image can
+form; ``|`` and line breaks cannot end a table cell or row).
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,8 +42,13 @@ def _yaml_str(s: str) -> str:
 
 
 def _md(s: Any) -> str:
-    """A Markdown table cell: a pipe would end the cell and a newline the row."""
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """``s`` as inert text in a Markdown card (a table cell or a list line): no HTML, no link, no
+    image, and nothing that ends the cell (``|``) or the row (a line break)."""
+    text = " ".join(str(s).split())
+    text = html.escape(text.replace("\\", "\\\\"), quote=False)
+    # A link or image needs "](" or "][" (a reference definition needs a line of its own, which a
+    # cell or list line cannot start): escaping that "]" is enough, and leaves "accuracy[stated]".
+    return text.replace("|", "\\|").replace("](", "\\](").replace("][", "\\][")
 
 
 def _pct(part: int, whole: int) -> str:

@@ -1,11 +1,23 @@
-"""``propeval export``: check the corpus, then write the release folder atomically."""
+"""``propeval export``: check the corpus, then write the release folder atomically.
+
+The release is built in ``.<out>.<random>.tmp`` beside ``--out`` and renamed into place (an old
+release is moved aside to ``.<out>.<random>.old`` first, and removed after). A SIGTERM or ^C during
+the build undoes it; a kill -9 cannot be caught, so every export first removes what a killed one
+left beside the same ``--out``, under a lock on the folder that holds ``--out`` (``flock`` on the
+folder itself, so no lock file is left beside the release) that keeps two exports apart, and
+says so. If the kill fell between the two renames, the old release is put back.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +34,9 @@ from propeval.result import Problem, Severity
 SUMS_FILE = "SHA256SUMS"
 RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", "data/test.parquet", SUMS_FILE)
 SPLIT = "test"  # the one split: every item is for evaluation; the card's configs declare it
+# For the kill test only: pause (until killed) once the release is written to its temporary
+# folder, before it is renamed into place. Unset, it does nothing.
+PAUSE_ENV = "PROPEVAL_TEST_EXPORT_PAUSE"
 
 
 def data_files(languages: list[str]) -> dict[str, str]:
@@ -37,6 +52,7 @@ class ExportResult:
     problems: list[Problem]
     files: list[str] = field(default_factory=list)
     stats: Stats | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -84,9 +100,80 @@ def _is_release(folder: Path) -> bool:
     return (folder / SUMS_FILE).is_file() and (folder / "items.jsonl").is_file()
 
 
-def _write_tree(out: Path, files: dict[str, bytes]) -> None:
-    """Build the release next to ``out`` and rename it into place."""
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt here (the CLI's "interrupted", exit 130), so the cleanup of
+    a half-built release runs; outside the main thread signals cannot be set, and nothing changes."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def clean_leftovers(out: Path) -> list[str]:
+    """Remove what a killed export left beside ``out`` (call it under the export lock): each
+    ``.<out>.*.tmp`` folder, and each ``.<out>.*.old`` one, whose release is put back first when
+    ``out`` itself is missing (a kill between the two renames). Returns a line per folder."""
+    said: list[str] = []
+    if not out.parent.is_dir():
+        return said
+    for entry in sorted(out.parent.iterdir()):
+        name = entry.name
+        if not name.startswith(f".{out.name}.") or entry.is_symlink() or not entry.is_dir():
+            continue
+        if name.endswith(".old") and (entry / "release").is_dir() and not os.path.lexists(out):
+            os.rename(entry / "release", out)
+            said.append(f"put back the release that a killed export had moved aside to {entry.name}")
+        if name.endswith((".tmp", ".old")):
+            shutil.rmtree(entry, ignore_errors=True)
+            said.append(f"removed {entry.name}, left by an export that was killed")
+    return said
+
+
+def _write_tree(out: Path, files: dict[str, bytes]) -> list[str]:
+    """Build the release next to ``out`` and rename it into place; returns what was cleaned up
+    first (see :func:`clean_leftovers`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    with _folder_lock(out.parent), _terminate_as_interrupt():
+        cleaned = clean_leftovers(out)
+        _build_and_swap(out, files)
+    return cleaned
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path, wait: float = 60.0) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` itself (filelock locks files only, and a lock file
+    would be left in the release's folder); UsageError when another export holds it ``wait`` s."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise UsageError(
+                        f"another propeval export has been writing in {folder} for {wait:g} s; wait for it"
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build_and_swap(out: Path, files: dict[str, bytes]) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     old: Path | None = None
     try:
@@ -99,6 +186,9 @@ def _write_tree(out: Path, files: dict[str, bytes]) -> None:
                 os.fsync(fh.fileno())
         for folder in sorted({p for p in tmp.rglob("*") if p.is_dir()} | {tmp}):
             folder.chmod(0o755)
+        if os.environ.get(PAUSE_ENV):
+            while True:  # the kill test's hook: wait here to be killed
+                time.sleep(60)
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
             os.rename(out, old / "release")
@@ -135,5 +225,5 @@ def export_release(config: Config, out: Path, *, inputs: ReleaseInputs | None = 
     inputs = inputs or load_inputs(config)
     stats = compute_stats(inputs)
     files = _release_files(inputs, stats)
-    _write_tree(out, files)
-    return ExportResult(out, [*checked.problems, *inputs.warnings], sorted(files), stats)
+    cleaned = _write_tree(out, files)
+    return ExportResult(out, [*checked.problems, *inputs.warnings], sorted(files), stats, notes=cleaned)

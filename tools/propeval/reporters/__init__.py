@@ -23,14 +23,16 @@ from typing import Any, TextIO
 
 from propeval.reporters import github, jsondoc, sarif, text
 from propeval.reporters.github import github_escape, github_line
-from propeval.reporters.text import location, printable, text_line
+from propeval.reporters.text import LineGuard, disarm, location, printable, text_line
 from propeval.result import Problem
 
 __all__ = [
     "FORMATS",
     "REPORTERS",
+    "LineGuard",
     "Report",
     "Section",
+    "disarm",
     "format_help",
     "github_escape",
     "github_line",

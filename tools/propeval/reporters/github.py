@@ -46,4 +46,6 @@ def write(rep: Report, out: TextIO) -> None:
     if rep.summary:
         out.write(notice(rep.summary, rep.title) + "\n")
     if rep.view is not None and rep.view_in_log:
-        rep.view(out, False)
+        from propeval.reporters.text import LineGuard
+
+        rep.view(LineGuard(out), False)  # type: ignore[arg-type]

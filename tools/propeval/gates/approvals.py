@@ -1,0 +1,149 @@
+"""Approval records: a maintainer's signed "I reviewed this policy change", bound to exact blobs.
+
+A pull request that changes a policy file (:mod:`propeval.policy_files`) fails ``propeval ci``
+with ``policy-change`` until a maintainer approves it. The approval is a ledger record,
+``ledger/approvals/<id>.json``, made and signed by ``propeval ledger approve``::
+
+    {"kind": "approval", "format": 1, "subject": "<id>",
+     "binding": {"changes": [{"path": "Makefile", "before": "<blob at the merge base>",
+                              "after": "<blob in the pull request>"}, ...]},
+     "result": {"note": "..."}, "created": "...", "digest": "...", "signature": {...}}
+
+A change counts as approved when a record signed by a key on the *base* branch's
+``[tool.propeval.signers]`` lists that path with the very same ``before`` and ``after`` blob ids:
+one more byte in the file, or another starting point, and the approval no longer applies. The id
+is derived from the changes it binds, so two pull requests never write the same file. A record
+is read like every ledger record (strict loader, digest, its kind and subject); one the pull
+request added or changed that does not verify is an error, an old one is simply not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from propeval import signing
+from propeval.config import Config
+from propeval.gates.ledger import make_record, read_record, write_record
+from propeval.gates.settings import GateSettings
+from propeval.loader import dumps_json
+from propeval.policy_files import FileChange
+from propeval.result import Problem
+
+KIND = "approval"
+FOLDER = "approvals"
+
+Binding = tuple[str, str | None, str | None]  # (path, before, after)
+
+
+def approval_id(changes: Sequence[FileChange]) -> str:
+    """16 hex digits of the sha256 of the changes an approval binds, in path order."""
+    body = dumps_json(sorted((c.binding for c in changes), key=lambda b: str(b["path"])))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def approval_path(config: Config, gs: GateSettings, subject: str) -> Path:
+    return config.root / gs.ledger_dir / FOLDER / f"{subject}.json"
+
+
+def make_approval(changes: Sequence[FileChange], note: str) -> dict[str, Any]:
+    """An unsigned approval record for ``changes``."""
+    subject = approval_id(changes)
+    binding = {"changes": sorted((c.binding for c in changes), key=lambda b: str(b["path"]))}
+    result = {"note": note, "what": {c.path: c.describe() for c in changes}}
+    return make_record(KIND, subject, binding, result)
+
+
+def write_approval(config: Config, gs: GateSettings, record: dict[str, Any]) -> str:
+    """Write ``record`` to its path; the path relative to the corpus root."""
+    path = approval_path(config, gs, str(record["subject"]))
+    write_record(path, record)
+    return path.relative_to(config.root).as_posix()
+
+
+@dataclass
+class Approvals:
+    """What the tree's valid approval records approve, and the problems of those the tree brought."""
+
+    covered: dict[Binding, str] = field(default_factory=dict)  # -> "ledger/approvals/x.json (by NAME)"
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _bindings(record: dict[str, Any]) -> list[Binding] | None:
+    changes = record["binding"].get("changes")
+    if not isinstance(changes, list) or not changes:
+        return None
+    out: list[Binding] = []
+    for c in changes:
+        ok = isinstance(c, dict) and set(c) == {"path", "before", "after"} and isinstance(c["path"], str)
+        if not ok or not all(c[k] is None or isinstance(c[k], str) for k in ("before", "after")):
+            return None
+        out.append((c["path"], c["before"], c["after"]))
+    return out
+
+
+def read_approvals(config: Config, gs: GateSettings, changed: set[str]) -> Approvals:
+    """Every approval record under the ledger folder, verified against ``gs.signers``.
+
+    ``changed``: paths (relative to the corpus root) the tree changed; only those records'
+    problems are reported (an old record signed by a key since rotated out approves nothing, and
+    that is no one's problem now).
+    """
+    out = Approvals()
+    folder = config.root / gs.ledger_dir / FOLDER
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.iterdir()):
+        rel = path.relative_to(config.root).as_posix()
+        if path.suffix != ".json":
+            continue
+        loaded = read_record(path, root=config.root, kind=KIND, subject=path.stem)
+
+        def bad(rule: str, message: str, pointer: str = "", rel: str = rel) -> None:
+            if rel in changed:
+                out.problems.append(Problem(rel, 0, 0, rule, message, pointer=pointer))
+
+        if loaded.problem is not None:
+            if rel in changed:
+                out.problems.append(loaded.problem)
+            continue
+        record = loaded.record
+        if record is None:
+            continue
+        bindings = _bindings(record)
+        if bindings is None:
+            bad(
+                "ledger-format",
+                "an approval binds a list of {path, before, after}; make it with propeval ledger approve",
+            )
+            continue
+        verdict = signing.verify(record, gs.signers)
+        if verdict.state == "unsigned":
+            bad(
+                "ledger-unsigned",
+                "unsigned approval: it approves nothing; a maintainer makes a signed one (propeval ledger approve)",
+            )
+            continue
+        if verdict.state == "unknown-key":
+            listed = ", ".join(sorted(gs.signers)) or "none"
+            bad(
+                "ledger-signer",
+                f"approval signed by a key that is not on the base branch's [tool.propeval.signers] ({listed}): "
+                "it approves nothing",
+                "/signature/key",
+            )
+            continue
+        if verdict.state != "signed":
+            bad(
+                "ledger-signature",
+                f"the approval's signature does not check out ({verdict.detail or 'changed after signing'}): "
+                "it approves nothing",
+                "/signature",
+            )
+            continue
+        for b in bindings:
+            out.covered.setdefault(b, f"{rel} (by {verdict.signer})")
+    return out

@@ -1,0 +1,162 @@
+"""Files that are policy: what runs, and what is enforced, changes only with a maintainer's approval.
+
+``[tool.propeval]`` is policy key by key (:mod:`propeval.policy`). These files are policy whole:
+
+========================================  =========================================================
+path                                      why
+========================================  =========================================================
+``.github/``                              the workflows CI runs, CODEOWNERS, repository settings
+``.pre-commit-config.yaml``               the hooks every ``git commit`` runs
+``.pre-commit-hooks.yaml``                the hooks other repositories install from this one
+``scripts/``                              what the hooks and the Makefile run
+``Makefile`` (and ``GNUmakefile``,         what ``make setup``, ``run`` and ``test`` run (make reads the
+``makefile``)                             other two first)
+``setup.py``, ``setup.cfg``,              code an install runs (a setuptools build, a hatch build hook)
+``hatch_build.py``
+``.ci/``                                  what CI runs on a fresh clone
+``pyproject.toml`` outside                how propeval is built and installed (``[build-system]``,
+``[tool.propeval]``                       ``[project]``: dependencies, extras, entry points), and how
+                                          its tests and linters run (``[tool.pytest*]``, ruff, mypy...)
+the schema (``schema.json``)              the contract every claim and item is checked against
+the rubrics folder (``rubrics/``)         how answers are graded, and the gold sets judges are held to
+the dedup allowlist                       near-duplicate pairs kept by review
+``.gitattributes`` (any folder)           how git checks out, diffs and merges files
+``.gitmodules``                           code fetched from other repositories
+``CODEOWNERS`` (top, ``docs/``)           who must review what
+========================================  =========================================================
+
+The schema, rubrics folder and allowlist are the paths the *base* branch's ``[tool.propeval]``
+names. A change is a path whose blob differs between the merge base and the tree (added,
+changed, deleted, or retyped); for pyproject.toml only a change outside ``[tool.propeval]`` counts
+here (comments and layout do not: the parsed tables are compared). Everything is data to this
+module: it reads blobs and bytes, never runs what it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from propeval import gitutil
+from propeval.config import Config, parse_toml
+from propeval.errors import ConfigError
+from propeval.settings import ProjectSettings
+
+# (path, is a folder, what it decides); paths are relative to the repository's top.
+REPO_POLICY: tuple[tuple[str, bool, str], ...] = (
+    (".github", True, "the workflows CI runs and the repository's settings files"),
+    (".pre-commit-config.yaml", False, "the hooks every git commit runs"),
+    (".pre-commit-hooks.yaml", False, "the hooks other repositories install from this one"),
+    ("scripts", True, "what the hooks and the Makefile run"),
+    ("Makefile", False, "what make setup, run and test run"),
+    # make reads GNUmakefile, then makefile, before Makefile: adding one replaces it
+    ("GNUmakefile", False, "what make setup, run and test run"),
+    ("makefile", False, "what make setup, run and test run"),
+    # what a build backend may run at install time (with setuptools, or a hatch build hook)
+    ("setup.py", False, "code an install runs"),
+    ("setup.cfg", False, "code an install runs"),
+    ("hatch_build.py", False, "code an install runs"),
+    (".ci", True, "what CI runs on a fresh clone"),
+    (".gitmodules", False, "code fetched from other repositories"),
+    ("CODEOWNERS", False, "who must review what"),
+    ("docs/CODEOWNERS", False, "who must review what"),
+)
+ANYWHERE = {".gitattributes": "how git checks out, diffs and merges files"}
+PYPROJECT = "pyproject.toml"
+PYPROJECT_WHAT = "how propeval is built, installed and tested (everything outside [tool.propeval])"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One policy file the tree changed since the merge base."""
+
+    path: str  # relative to the repository's top
+    before: str | None  # its blob id at the merge base (None: it was not there)
+    after: str | None  # its blob id in the tree (None: deleted)
+    what: str  # what it decides
+    detail: str = ""  # pyproject.toml: the tables that changed
+    # pyproject.toml changed only inside [tool.propeval]: its keys are reported one by one
+    # (propeval.policy); the file is listed so that one approval covers them.
+    keys_only: bool = False
+
+    @property
+    def binding(self) -> dict[str, Any]:
+        """What an approval binds to: the path and both blob ids."""
+        return {"path": self.path, "before": self.before, "after": self.after}
+
+    def describe(self) -> str:
+        how = "added" if self.before is None else "deleted" if self.after is None else "changed"
+        return f"{self.path} ({how}; {self.what}{': ' + self.detail if self.detail else ''})"
+
+
+def corpus_policy(settings: ProjectSettings) -> list[tuple[str, bool, str]]:
+    """The corpus's own policy paths, from the base's settings (relative to the corpus root)."""
+    from propeval.builtin import BUILTIN
+
+    out: list[tuple[str, bool, str]] = []
+    if settings.core.schema != BUILTIN:
+        out.append((settings.core.schema, False, "the schema every claim and item is checked against"))
+    out.append((settings.judge.rubrics_dir, True, "how answers are graded, and the gold sets judges are held to"))
+    out.append((settings.dedup.allowlist, False, "near-duplicate pairs kept by review"))
+    return out
+
+
+def _matches(path: str, target: str, folder: bool) -> bool:
+    target = target.strip("/")
+    return path == target or (folder and path.startswith(target + "/"))
+
+
+def changed_policy_files(tree: Config, base_ref: str, base_settings: ProjectSettings) -> list[FileChange]:
+    """Every policy file the tree changed since the merge base with ``base_ref``, sorted by path."""
+    top = gitutil.toplevel(tree.root)
+    merge_base = gitutil.merge_base(tree.root, base_ref)
+    prefix = tree.root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    rules = list(REPO_POLICY) + [(prefix + p, folder, what) for p, folder, what in corpus_policy(base_settings)]
+    out = []
+    for path in gitutil.changed_repo_paths(tree.root, merge_base):
+        what = next((w for target, folder, w in rules if _matches(path, target, folder)), None)
+        name = path.rsplit("/", 1)[-1]
+        if what is None and name in ANYWHERE:
+            what = ANYWHERE[name]
+        detail = ""
+        if what is None and path == prefix + PYPROJECT:
+            detail = _pyproject_change(top, merge_base, path)
+            what = PYPROJECT_WHAT if detail else None
+        if what is None:
+            continue
+        before = gitutil.blob_id(tree.root, merge_base, path)
+        after = gitutil.file_blob_id(top / path)
+        if before == after:
+            continue  # changed and changed back, or only its mode
+        out.append(FileChange(path, before, after, what, detail))
+    return out
+
+
+def _without_propeval(doc: dict[str, Any]) -> dict[str, Any]:
+    tool = doc.get("tool")
+    if isinstance(tool, dict) and "propeval" in tool:
+        doc = {**doc, "tool": {k: v for k, v in tool.items() if k != "propeval"}}
+        if not doc["tool"]:
+            del doc["tool"]
+    return doc
+
+
+def _pyproject_change(top: Path, merge_base: str, path: str) -> str:
+    """The tables outside ``[tool.propeval]`` that differ (``""``: none), as dotted keys."""
+    from propeval.policy import changed_keys
+
+    old_blob = gitutil.blob_at(top, merge_base, path)
+    try:
+        new = (top / path).read_bytes() if (top / path).is_file() else None
+    except OSError:
+        new = None
+    try:
+        old_doc = _without_propeval(parse_toml(old_blob, f"{path} at {merge_base[:12]}")) if old_blob else {}
+        new_doc = _without_propeval(parse_toml(new, path)) if new is not None else {}
+    except ConfigError as e:
+        return f"it does not parse ({e})"
+    keys = changed_keys(old_doc, new_doc)
+    shown = sorted({".".join(k.split(".")[:3]) for k in keys})
+    return ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")

@@ -1,0 +1,415 @@
+"""Rating in the browser: what a rater labels (a source) and where each rater's labels go (a store).
+
+A **source** is a file of answers to label, read by the strict loader:
+
+* a *sheet* made by ``propeval agree sample`` (one row per line, named by ``row``; the blank fields
+  are the labels), or
+* *cases* in a rubric's gold format (``rubrics/<r>/gold.jsonl``, or ``gold-candidates.jsonl``
+  beside it: ``id``, ``question``, ``facts``, ``frame_markers``, ``answer``; ``label`` optional).
+
+Only the question, the answer, its language, the facts and the frame markers are shown: a row's
+other fields (a model, a judge's verdict, a gold case's own ``label``, ``note`` and ``tags``) never
+reach the page.
+
+A **store** is one rater's label file, ``<labels folder>/<source>/<rater>.jsonl``, in exactly the
+format ``propeval agree`` reads: for a sheet, the sheet itself with the rater's labels in its blank
+fields (what the rater would type into it by hand, unlabelled rows left blank); for cases, one line
+per case, ``id`` and the rubric's fields as a grade record writes them. Beside it, ``.<rater>.state.json``
+keeps what the rater set on each answer (also what is not a label yet: three of four facts, a
+propaganda level still waiting for its quote), so that a closed tab loses nothing and reopening
+resumes. Every save takes the rater's lock (``.<rater>.lock``, so two servers or two tabs never
+interleave), re-reads both files if another writer changed them, and replaces them atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from propeval.errors import UsageError
+from propeval.fsutil import atomic_write
+from propeval.loader import LoadError, dumps_json, load_jsonl, load_written, relative_path
+from propeval.result import Problem
+from propeval.review.forms import Form, Outcome, Step, form_for
+
+if TYPE_CHECKING:
+    from propeval.judge.rubric import Rubric
+
+RULE = "labels"
+STATE_MAX_BYTES = 256 << 20
+LOCK_TIMEOUT = 30.0
+MAX_QUOTE = 2000
+# What a page may show of a row; everything else (model, verdict, note, tags, label, ids) is not shown.
+SHOWN = ("prompt", "question", "answer", "language", "facts", "frame_markers")
+CASE_FILES = ("gold.jsonl", "gold-candidates.jsonl")
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class RatingUnit:
+    """One answer to label, as the page shows it."""
+
+    key: str  # the row id (sheet) or case id
+    line: int
+    question: str
+    answer: str
+    language: str
+    facts: tuple[tuple[str, str], ...]  # (fact id, text)
+    markers: tuple[tuple[str, str], ...]  # (language, text)
+    base: dict[str, Any]  # the line of the rater's file before any label
+
+
+@dataclass
+class RatingSource:
+    """A file of answers to label under one rubric."""
+
+    slug: str
+    kind: str  # "sheet" | "cases"
+    path: Path
+    relpath: str
+    rubric: Rubric
+    form: Form
+    id_field: str
+    units: list[RatingUnit]
+    index: dict[str, int] = field(default_factory=dict)
+    stamp: tuple[int, int, int] = (0, 0, 0)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.form.fields
+
+    def steps(self, unit: RatingUnit) -> list[Step]:
+        return self.form.steps(unit.facts)
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def slug(text: str) -> str:
+    """A folder name for a source: letters, digits, '.', '_' and '-'."""
+    return _SLUG.sub("-", text).strip("-.")[:100] or "source"
+
+
+def _fail(rel: str, line: int, message: str) -> LoadError:
+    return LoadError(Problem(rel, line, 1, RULE, message))
+
+
+def _pairs(value: Any, keys: tuple[str, str], rel: str, line: int, what: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(v, dict) and all(isinstance(v.get(k), str) for k in keys) for v in value
+    ):
+        raise _fail(rel, line, f"{what} must be a list of objects with string {keys[0]!r} and {keys[1]!r}")
+    return tuple((v[keys[0]], v[keys[1]]) for v in value)
+
+
+def load_source(
+    path: Path, rubric: Rubric, *, root: Path, source_slug: str | None = None, kind: str | None = None
+) -> RatingSource:
+    """Read a sheet or a cases file to label under ``rubric``.
+
+    Raises:
+        LoadError: a line does not load, lacks its id or answer, repeats an id, or lacks the facts
+            the rubric's fact states need; or the file holds nothing to label.
+    """
+    rel = relative_path(path, root)
+    rows = list(load_jsonl(path, root=root))
+    if not rows:
+        raise _fail(rel, 1, "the file holds no row to label")
+    first = rows[0][1]
+    kind = kind or ("sheet" if "row" in first else "cases")
+    id_field = "row" if kind == "sheet" else "id"
+    # a sheet's labels are its blank fields; a gold case is labelled with all the rubric's fields
+    fields = [k for k in first if k not in SHOWN and k != "row"]
+    form = form_for(rubric, fields)
+    if kind == "cases":
+        form = form_for(rubric, form.labelled)
+    if not form.fields:
+        asked = ", ".join(sorted(fields)) or "none"
+        raise _fail(
+            rel,
+            rows[0][0],
+            f"the sheet's blank fields ({asked}) are none of what rubric {rubric.name} labels "
+            f"({', '.join(form.labelled)}); make it with propeval agree sample --field ..., or pick another rubric",
+        )
+    units: list[RatingUnit] = []
+    index: dict[str, int] = {}
+    for line, row in rows:
+        key = row.get(id_field)
+        if not isinstance(key, str) or not key:
+            raise _fail(rel, line, f"line has no {id_field!r} string; every line needs one")
+        if key in index:
+            raise _fail(rel, line, f"{id_field} {key!r} is given twice; keep one line")
+        answer = row.get("answer")
+        if not isinstance(answer, str):
+            raise _fail(
+                rel,
+                line,
+                f"{id_field} {key!r} has no answer text to rate; make the sheet from a file with answers "
+                "(propeval agree sample of a grades file keeps each item's answer)",
+            )
+        question = row.get("prompt", row.get("question"))
+        facts = _pairs(row.get("facts"), ("id", "text"), rel, line, "facts")
+        if form.needs_facts() and not facts:
+            raise _fail(
+                rel,
+                line,
+                f"{id_field} {key!r} has no facts, and rating {', '.join(form.fields)} needs them; "
+                "make the sheet with --show facts (a grades file's sheet shows them by default)",
+            )
+        markers = _pairs(row.get("frame_markers"), ("language", "text"), rel, line, "frame_markers")
+        language = row.get("language")
+        base: dict[str, Any] = {**row} if kind == "sheet" else {"id": key}
+        base.update(dict.fromkeys(form.fields))
+        index[key] = len(units)
+        units.append(
+            RatingUnit(
+                key,
+                line,
+                question if isinstance(question, str) else "",
+                answer,
+                language if isinstance(language, str) else "",
+                facts,
+                markers,
+                base,
+            )
+        )
+    name = source_slug or slug(path.stem if kind == "sheet" else f"{rubric.name}-{path.stem}")
+    return RatingSource(name, kind, path, rel, rubric, form, id_field, units, index, _stamp(path))
+
+
+def rater_name(value: str) -> str:
+    """``value`` if it can name a rater's file; else UsageError."""
+    from propeval import names
+
+    value = value.strip()
+    names.name(value, "rater name")
+    return value
+
+
+# --------------------------------------------------------------------------- the rater's files
+
+
+@dataclass
+class UnitState:
+    """What the rater set on one answer."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    quote: str | None = None
+    done: bool = False  # labelled: the label file holds its labels
+
+
+@dataclass
+class SaveResult:
+    outcome: Outcome
+    state: UnitState
+    done: int  # units labelled, after this save
+
+
+@dataclass
+class _Snapshot:
+    labels: dict[str, dict[str, Any]]  # key -> the label fields in the file
+    states: dict[str, UnitState]
+    stamps: tuple[tuple[int, int, int], tuple[int, int, int]]
+    done: int
+
+
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(str(path), threading.Lock())
+
+
+class LabelStore:
+    """One rater's label file for one source (see the module docstring)."""
+
+    def __init__(self, source: RatingSource, folder: Path, rater: str) -> None:
+        self.source = source
+        self.rater = rater_name(rater)
+        self.folder = folder / source.slug
+        self.path = self.folder / f"{self.rater}.jsonl"
+        self.state_path = self.folder / f".{self.rater}.state.json"
+        self.lock_path = self.folder / f".{self.rater}.lock"
+        self._snapshot: _Snapshot | None = None
+        self._guard = _thread_lock(self.path)
+
+    # ------------------------------------------------------------------ reading
+
+    def _read_labels(self) -> dict[str, dict[str, Any]]:
+        src = self.source
+        out: dict[str, dict[str, Any]] = {}
+        if not self.path.is_file():
+            return out
+        rel = self.path.as_posix()
+        for line, row in load_jsonl(self.path):
+            key = row.get(src.id_field)
+            if not isinstance(key, str) or key not in src.index:
+                raise _fail(
+                    rel,
+                    line,
+                    f"{src.id_field} {key!r} is not in {src.relpath}; this label file belongs to another source: "
+                    "move it away or name another labels folder",
+                )
+            if key in out:
+                raise _fail(rel, line, f"{src.id_field} {key!r} is labelled twice; keep one line")
+            out[key] = {f: row.get(f) for f in src.fields}
+        return out
+
+    def _read_states(self, labels: dict[str, dict[str, Any]]) -> dict[str, UnitState]:
+        states: dict[str, UnitState] = {}
+        if self.state_path.is_file():
+            data = load_written(self.state_path, max_bytes=STATE_MAX_BYTES)
+            units = data.get("units")
+            if isinstance(units, dict):
+                for key, s in units.items():
+                    if key in self.source.index and isinstance(s, dict) and isinstance(s.get("values"), dict):
+                        quote = s.get("quote")
+                        states[key] = UnitState(dict(s["values"]), quote if isinstance(quote, str) else None)
+        for key, fields in labels.items():  # the label file is the truth of what is labelled
+            labelled = any(v is not None for v in fields.values())
+            st = states.get(key)
+            if st is None and labelled:
+                values, quote = self.source.form.values_of(fields)
+                st = states[key] = UnitState(values, quote)
+            if st is not None:
+                st.done = labelled
+        return states
+
+    def snapshot(self) -> _Snapshot:
+        """The labels and states as on disk (re-read only when a file changed)."""
+        with self._guard:
+            return self._current()
+
+    def _current(self) -> _Snapshot:
+        stamps = (_stamp(self.path), _stamp(self.state_path))
+        snap = self._snapshot
+        if snap is None or snap.stamps != stamps:
+            labels = self._read_labels()
+            states = self._read_states(labels)
+            snap = _Snapshot(labels, states, stamps, sum(s.done for s in states.values()))
+            self._snapshot = snap
+        return snap
+
+    def state(self, key: str) -> UnitState:
+        return self.snapshot().states.get(key) or UnitState()
+
+    def progress(self) -> tuple[int, int]:
+        """(labelled, total)."""
+        return self.snapshot().done, len(self.source.units)
+
+    def first_open(self) -> int:
+        """The index of the first unit not labelled yet (the last one when all are)."""
+        snap = self.snapshot()
+        for i, u in enumerate(self.source.units):
+            st = snap.states.get(u.key)
+            if st is None or not st.done:
+                return i
+        return len(self.source.units) - 1
+
+    # ------------------------------------------------------------------ writing
+
+    def save(self, key: str, values: dict[str, Any], quote: str | None) -> SaveResult:
+        """Set the rater's choices on one unit; its labels go into the label file when complete and
+        valid (else the file keeps the unit's last valid labels, and the state says what is missing).
+
+        Raises:
+            UsageError: the unit, a step or a choice is unknown, or the quote is too long.
+            LoadError: the label file on disk does not load (it is never overwritten then).
+        """
+        from filelock import FileLock, Timeout
+
+        src = self.source
+        if key not in src.index:
+            raise UsageError(f"{src.id_field} {key!r} is not in {src.relpath}")
+        unit = src.units[src.index[key]]
+        steps = {s.name: s for s in src.steps(unit)}
+        clean: dict[str, Any] = {}
+        for name, value in values.items():
+            step = steps.get(name)
+            if step is None:
+                raise UsageError(f"{name!r} is not a choice on this answer")
+            choice = step.choice(value)
+            if choice is None:
+                raise UsageError(f"{value!r} is not one of {[c.value for c in step.choices]} for {name}")
+            clean[name] = choice.value
+        if quote is not None and len(quote) > MAX_QUOTE:
+            raise UsageError(f"the quote is {len(quote)} characters; a quote is a phrase (at most {MAX_QUOTE})")
+        outcome = src.form.outcome(clean, quote, unit.facts, unit.answer)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with self._guard, FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT):
+                snap = self._current()
+                state = UnitState(clean, quote, done=snap.states.get(key, UnitState()).done)
+                labels = dict(snap.labels)
+                if outcome.fields is not None:
+                    labels[key] = outcome.fields
+                    state.done = True
+                    atomic_write(self.path, self._render(labels))
+                states = {**snap.states, key: state}
+                atomic_write(self.state_path, self._render_states(states))
+                self._snapshot = _Snapshot(
+                    labels,
+                    states,
+                    (_stamp(self.path), _stamp(self.state_path)),
+                    sum(s.done for s in states.values()),
+                )
+                return SaveResult(outcome, state, self._snapshot.done)
+        except Timeout:
+            raise UsageError(
+                f"{self.lock_path} is held by another writer for over {LOCK_TIMEOUT:.0f} s; "
+                "is a second review server writing as this rater?"
+            ) from None
+
+    def _render(self, labels: dict[str, dict[str, Any]]) -> str:
+        lines = []
+        for u in self.source.units:
+            line = dict(u.base)
+            if u.key in labels:
+                line.update(labels[u.key])
+            lines.append(dumps_json(line) + "\n")
+        return "".join(lines)
+
+    def _render_states(self, states: dict[str, UnitState]) -> str:
+        units = {k: {"values": s.values, "quote": s.quote} for k, s in states.items()}
+        return json.dumps({"source": self.source.relpath, "rater": self.rater, "units": units}, ensure_ascii=False)
+
+
+def label_files(folder: Path, source: RatingSource) -> list[Path]:
+    """Every rater's label file for ``source`` under ``folder``."""
+    where = folder / source.slug
+    if not where.is_dir():
+        return []
+    return sorted(p for p in where.glob("*.jsonl") if not p.name.startswith("."))
+
+
+def agree_command(source: RatingSource, files: Sequence[Path], cwd: Path) -> list[str]:
+    """The ``propeval agree`` commands that compare the raters' files, one per agreeable field."""
+
+    def shown(p: Path) -> str:
+        try:
+            return os.path.relpath(p, cwd)
+        except ValueError:
+            return p.as_posix()
+
+    out = []
+    scalar = [f for f in source.fields if f not in ("fact_states", "frame_adopted")]
+    level = {"fact_score": " --level ordinal --labels 0,1,2,3,4,5", "propaganda": " --level ordinal --labels 0,1,2"}
+    for f in scalar:
+        paths = " ".join(shown(p) for p in files) if len(files) >= 2 else "RATER1.jsonl RATER2.jsonl"
+        out.append(f"propeval agree {paths} --field {f} --id-field {source.id_field}{level.get(f, '')}")
+    return out

@@ -1,0 +1,246 @@
+"""What the review app reads, loaded once and kept while its files stay unchanged: the one place it
+loads the corpus, the rubrics, the rating sources and the raters' stores.
+
+Everything goes through propeval's public loaders (:func:`propeval.corpus.load_corpus`,
+:func:`propeval.judge.rubric.load_rubric`, the strict loader); a file changed on disk (by the app's
+own actions, or by hand) is read again on the next request, found by its size, time and inode.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from propeval.errors import UsageError
+from propeval.loader import LoadError, load_jsonl, relative_path
+from propeval.review.forms import form_for
+from propeval.review.rating import CASE_FILES, SHOWN, LabelStore, RatingSource, load_source, slug
+
+if TYPE_CHECKING:
+    from propeval.config import Config
+    from propeval.corpus import Corpus
+    from propeval.judge.rubric import Rubric
+
+
+@dataclass
+class SourceEntry:
+    """A file the app offers to label, before it is read in full."""
+
+    slug: str
+    path: Path
+    rubric: str
+    kind: str  # "sheet" | "cases"
+    title: str
+    error: str = ""  # why it cannot be labelled (the page says so)
+
+
+@dataclass
+class _Cached:
+    stamp: object
+    value: object
+
+
+def _tree_stamp(folder: Path) -> tuple[int, int]:
+    """(files, latest change) under ``folder``: a corpus edited by hand or by an action changes it."""
+    count, latest = 0, 0
+    for dirpath, _dirs, files in os.walk(folder):
+        latest = max(latest, os.stat(dirpath).st_mtime_ns)
+        for name in files:
+            try:
+                latest = max(latest, os.stat(os.path.join(dirpath, name)).st_mtime_ns)
+            except FileNotFoundError:
+                continue
+            count += 1
+    return count, latest
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int]:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def sheet_fields(path: Path) -> list[str]:
+    """The blank (label) fields a sheet's first row holds: what is neither shown nor its row id."""
+    for _, row in load_jsonl(path):
+        return [k for k in row if k not in SHOWN and k != "row"]
+    return []
+
+
+def pick_rubric(config: Config, path: Path, fields: Sequence[str], rubrics: Sequence[Rubric]) -> Rubric:
+    """The rubric a sheet is labelled under: the one whose kind labels its fields (the gates'
+    rubric when several do).
+
+    Raises:
+        UsageError: no rubric, or several, label those fields.
+    """
+    from propeval.gates.settings import load_gate_settings
+
+    fits = [r for r in rubrics if form_for(r, fields).fields] if rubrics else []
+    if len(fits) == 1:
+        return fits[0]
+    default = load_gate_settings(config).rubric
+    chosen = [r for r in fits if r.name == default]
+    if chosen:
+        return chosen[0]
+    if fits:
+        raise UsageError(
+            f"{path}: rubrics {', '.join(r.name for r in fits)} all label its fields; say which with --rubric"
+        )
+    raise UsageError(
+        f"{path}: its blank fields ({', '.join(fields) or 'none'}) are none that a rubric labels; "
+        "make it with propeval agree sample --field ... (e.g. fact_score, propaganda, accuracy, tone)"
+    )
+
+
+@dataclass
+class Workspace:
+    """The corpus and the files of one review session (see the module docstring)."""
+
+    config: Config
+    labels: Path  # the raters' label folder
+    sheets: Sequence[Path] = ()
+    rubric: str | None = None  # the rubric of every sheet, when given
+    humans: Sequence[Path] = ()  # human label files the run viewer compares with
+    _cache: dict[str, _Cached] = field(default_factory=dict)
+    _stores: dict[tuple[str, str], LabelStore] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    # ------------------------------------------------------------------ corpus and rubrics
+
+    def corpus(self) -> Corpus:
+        from propeval.corpus import load_corpus
+
+        stamp = _tree_stamp(self.config.questions)
+        with self._lock:
+            hit = self._cache.get("corpus")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache["corpus"] = _Cached(stamp, load_corpus(self.config))
+            return hit.value  # type: ignore[return-value]
+
+    def rubrics_dir(self) -> Path:
+        from propeval.judge.settings import load_settings
+
+        return self.config.root / load_settings(self.config).rubrics_dir
+
+    def rubric_names(self) -> list[str]:
+        from propeval.judge.rubric import rubric_names
+
+        return rubric_names(self.rubrics_dir())
+
+    def load_rubric(self, name: str) -> Rubric:
+        from propeval.judge.rubric import load_rubric
+
+        folder = self.rubrics_dir() / name
+        stamp = tuple(_file_stamp(p) for p in sorted(folder.glob("*")) if p.suffix in (".yaml", ".md"))
+        with self._lock:
+            hit = self._cache.get(f"rubric:{name}")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache[f"rubric:{name}"] = _Cached(
+                    stamp, load_rubric(self.rubrics_dir(), name, root=self.config.root)
+                )
+            return hit.value  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ rating sources
+
+    def check_sheets(self) -> None:
+        """Load every sheet named on the command line now, so a bad one stops the start.
+
+        Raises:
+            LoadError: a sheet does not load; UsageError: its rubric cannot be told.
+        """
+        for entry in self.sources():
+            if entry.kind == "sheet":
+                self.source(entry.slug)
+
+    def sources(self) -> list[SourceEntry]:
+        """The sheets named on the command line, then each rubric's gold cases and candidates (read
+        again when a sheet or the rubrics folder changed)."""
+        stamp = (tuple(_file_stamp(p) for p in self.sheets), _tree_stamp(self.rubrics_dir()))
+        with self._lock:
+            hit = self._cache.get("sources")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache["sources"] = _Cached(stamp, self._sources())
+            return list(hit.value)  # type: ignore[call-overload]
+
+    def _sources(self) -> list[SourceEntry]:
+        out: list[SourceEntry] = []
+        taken: set[str] = set()
+
+        def unique(name: str) -> str:
+            n, base = 2, name
+            while name in taken:
+                name, n = f"{base}-{n}", n + 1
+            taken.add(name)
+            return name
+
+        rubrics: list[Rubric] = []
+        errors: dict[str, str] = {}
+        for name in self.rubric_names():
+            try:
+                rubrics.append(self.load_rubric(name))
+            except LoadError as e:
+                errors[name] = str(e)
+        for path in self.sheets:
+            entry = SourceEntry(unique(slug(path.stem)), path, self.rubric or "", "sheet", path.name)
+            try:
+                if not self.rubric:
+                    entry.rubric = pick_rubric(self.config, path, sheet_fields(path), rubrics).name
+            except (LoadError, UsageError) as e:
+                entry.error = str(e)
+            out.append(entry)
+        for name in self.rubric_names():
+            for file in CASE_FILES:
+                path = self.rubrics_dir() / name / file
+                if path.is_file():
+                    what = "gold set" if file == CASE_FILES[0] else "gold candidates"
+                    entry = SourceEntry(
+                        unique(slug(f"{name}-{path.stem}")), path, name, "cases", f"{name}: {what} ({file})"
+                    )
+                    entry.error = errors.get(name, "")
+                    out.append(entry)
+        return out
+
+    def entry(self, source_slug: str) -> SourceEntry:
+        for e in self.sources():
+            if e.slug == source_slug:
+                return e
+        raise KeyError(source_slug)
+
+    def source(self, source_slug: str) -> RatingSource:
+        """The source ``source_slug``, read again when its file changed.
+
+        Raises:
+            KeyError: no such source; LoadError, UsageError: it cannot be labelled.
+        """
+        entry = self.entry(source_slug)
+        if entry.error:
+            raise UsageError(entry.error)
+        rubric = self.load_rubric(entry.rubric)
+        stamp = (_file_stamp(entry.path), rubric.hash)
+        with self._lock:
+            hit = self._cache.get(f"source:{source_slug}")
+            if hit is None or hit.stamp != stamp:
+                src = load_source(entry.path, rubric, root=self.config.root, source_slug=entry.slug, kind=entry.kind)
+                hit = self._cache[f"source:{source_slug}"] = _Cached(stamp, src)
+                self._stores = {k: v for k, v in self._stores.items() if k[0] != source_slug}
+            return hit.value  # type: ignore[return-value]
+
+    def store(self, source_slug: str, rater: str) -> LabelStore:
+        src = self.source(source_slug)
+        with self._lock:
+            key = (source_slug, rater)
+            st = self._stores.get(key)
+            if st is None or st.source is not src:
+                st = self._stores[key] = LabelStore(src, self.labels, rater)
+            return st
+
+    def shown_path(self, path: Path) -> str:
+        """A path as the page shows it: relative to the corpus root when under it."""
+        return relative_path(path, self.config.root)
