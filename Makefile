@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs screenshots eval-smoke eval-smoke-local
+.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs screenshots report-screenshot eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -32,8 +32,10 @@ $(STAMP):
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(PIP) install --quiet --disable-pip-version-check -e '.[all,dev,local]'
 	# Headless Chromium renders the HTML report in the release tests and runs the review app's browser
-	# tests through Playwright (CI runs as root on a fresh machine).
-	command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+	# tests through Playwright (CI runs as root on a fresh machine); Debian's Noto CJK fonts draw the
+	# report's Chinese, Japanese and Korean prompts (without a CJK font they are boxes), and a test
+	# checks that they are glyphs.
+	command -v chromium >/dev/null && dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk; }
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
 
@@ -94,8 +96,13 @@ check: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m cogapp -r -I scripts README.md CONTRIBUTING.md
 
+# docs/report.png (README's "Stats and report"): the starter corpus's report at 1400 px wide, its
+# first claim open (Chinese items: the Noto CJK fonts of `make setup`).
+report-screenshot: $(STAMP)
+	$(PY) scripts/report_screenshot.py
+
 # The review app's screenshots in docs/ (README's "Review in the browser"): a copy of the corpus with
-# demo answers, in Debian's Chromium through Playwright.
-screenshots: $(STAMP)
+# demo answers, in Debian's Chromium through Playwright; and the report's.
+screenshots: $(STAMP) report-screenshot
 	dpkg -s fonts-wqy-zenhei >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get install -y -qq fonts-wqy-zenhei; }
 	$(PY) scripts/review_screenshots.py

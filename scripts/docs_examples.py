@@ -151,6 +151,14 @@ def moved_setting(root: Path) -> None:
     path.write_text(text.replace("[tool.propeval.difficulty]\n", new), "utf-8")
 
 
+def rules_table(*, areas: Sequence[str] = (), ids: Sequence[str] = (), leave_out: Sequence[str] = ()) -> None:
+    """CONTRIBUTING's error table of these rules, from the rule registry (propeval.rules): what is
+    wrong and how to fix it have one source, which SARIF's rule help reads too."""
+    from propeval.rules import markdown_table, select
+
+    cog.outl(markdown_table(select(tuple(areas), tuple(ids), tuple(leave_out))))
+
+
 def recipes(target: str) -> None:
     """The harness recipes of ``target`` ("local" or "openrouter"), from the one place that
     ``propeval eval-smoke`` runs them from (propeval.harness.recipes)."""

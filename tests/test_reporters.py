@@ -109,6 +109,57 @@ def test_brief_is_for_people_json_and_sarif_list_every_problem() -> None:
     assert [r["ruleId"] for r in json.loads(render(rep, "sarif"))["runs"][0]["results"]] == ["schema", "dedup-exact"]
 
 
+W = Severity.WARNING
+
+
+def _unsigned(iid: str) -> Problem:
+    path = f"ledger/answerability/{iid}.json"
+    return Problem(path, 0, 0, "ledger-unsigned", f"{iid}: unsigned; sign it: propeval ledger sign {path}", severity=W)
+
+
+def test_text_collapses_problems_alike_into_one_line_json_and_sarif_list_each() -> None:
+    """Problems that differ only in their file and its id are one line with their count, where the
+    first stood; two alike, or alike in another rule or severity, stay lines of their own."""
+    alike = [_unsigned(f"i{n:04d}") for n in (3, 1, 2, 10)]
+    other_rule = Problem(
+        "ledger/answerability/i0005.json", 0, 0, "ledger-digest", "i0005: unsigned; sign it", severity=W
+    )
+    pair = [
+        Problem(f"questions/c0001/i000{n}.yaml", 2, 1, "schema", "'framing' is a required property") for n in (1, 2)
+    ]
+    rep = Report(sections=[Section([P1, alike[0], other_rule, *alike[1:], *pair], ["gate: note"])], collapse=3)
+    rep.collapse_hint = "--verbose lists each"
+    assert render(rep, "text").splitlines() == [
+        "questions/c0001/i0001.yaml:4:10 [schema] bad framing",
+        "ledger/answerability/i0001.json … i0010.json [ledger-unsigned] (warning) 4 alike: "
+        "<id>: unsigned; sign it: propeval ledger sign <path> [--verbose lists each]",
+        "ledger/answerability/i0005.json [ledger-digest] (warning) i0005: unsigned; sign it",
+        "questions/c0001/i0001.yaml:2:1 [schema] 'framing' is a required property",
+        "questions/c0001/i0002.yaml:2:1 [schema] 'framing' is a required property",
+        "note: gate: note",
+    ]
+    # three alike in one message across folders: the first and the last file in full
+    spread = [
+        Problem(f"questions/c000{n}/i000{n}.yaml", 2, 1, "schema", "'framing' is a required property")
+        for n in (1, 2, 3)
+    ]
+    assert render(Report(problems=spread, collapse=3), "text").splitlines() == [
+        "questions/c0001/i0001.yaml … questions/c0003/i0003.yaml [schema] 3 alike: 'framing' is a required property"
+    ]
+    # collapse 0 (the default, and run --verbose): every problem
+    assert len(render(Report(problems=alike), "text").splitlines()) == 4
+    assert len(json.loads(render(rep, "json"))["problems"]) == 8
+    assert len(json.loads(render(rep, "sarif"))["runs"][0]["results"]) == 8
+    assert len([x for x in render(rep, "github").splitlines() if x.startswith("::warning")]) == 5
+
+
+def test_an_id_inside_a_longer_word_is_not_taken_for_the_file_s_id() -> None:
+    from propeval.reporters.text import template
+
+    p = Problem("ledger/judge/facts.json", 0, 0, "judge-gate", "facts: the facts-v1 rubric; facts.json")
+    assert template(p) == "<id>: the facts-v1 rubric; <id>.json"
+
+
 def test_json_writes_data_when_there_is_some_with_its_options() -> None:
     assert render(Report(problems=[P1], data={"b": "ü", "a": 1}), "json") == '{\n  "b": "ü",\n  "a": 1\n}\n'
     rep = Report(data={"b": "ü", "a": 1}, json_options={"sort_keys": True, "ensure_ascii": True})
@@ -155,6 +206,40 @@ def test_sarif_of_a_check_run_is_valid_for_code_scanning(good_corpus: Any) -> No
     assert "questions/c0001/notes%20here.yml" in {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results
     }
+
+
+def test_sarif_rules_carry_their_help_and_in_a_github_job_a_link_to_it(
+    good_corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each rule's help is what CONTRIBUTING's error table says (what is wrong, how to fix it), as
+    text and Markdown; in GitHub Actions its helpUri is the rule's section of CONTRIBUTING.md in the
+    scanned repository at the scanned commit."""
+    good_corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways"))
+    for var in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"):
+        monkeypatch.delenv(var, raising=False)
+    log = json.loads(CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False).stdout)
+    assert sarif_errors(log) == []
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    schema = rules["schema"]
+    assert schema["help"] == {
+        "text": "What is wrong: a field is missing, unknown, or has a wrong value.\n"
+        "How to fix it: the message names the field and the allowed values.",
+        "markdown": "**`schema`**: claims and items validate against schema.json.\n\n"
+        "**What is wrong:** a field is missing, unknown, or has a wrong value.\n\n"
+        "**How to fix it:** the message names the field and the allowed values.",
+    }
+    assert all(r["help"]["text"] and r["help"]["markdown"] for r in rules.values())
+    assert "helpUri" not in schema  # no published docs known outside a GitHub job: no link is made up
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "owner/corpus")
+    monkeypatch.setenv("GITHUB_SHA", "0123abc")
+    log = json.loads(CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False).stdout)
+    assert sarif_errors(log) == []
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    base = "https://github.com/owner/corpus/blob/0123abc/CONTRIBUTING.md"
+    assert rules["schema"]["helpUri"] == f"{base}#errors-and-how-to-fix-them"
+    assert rules["dedup-semantic"]["helpUri"] == f"{base}#near-duplicates-propeval-dedup"
+    assert rules["ledger-unsigned"]["helpUri"] == f"{base}#gates-before-merge"
 
 
 def test_sarif_of_a_whole_file_problem_and_of_a_notice_is_valid() -> None:

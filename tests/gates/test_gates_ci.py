@@ -47,6 +47,7 @@ def test_ci_on_a_clean_pr_branch_passes(gate_corpus: Any, in_git: Any, loopback:
         "check          ok       0",
         "answerability  ok       0",
         "judge          skipped  0",
+        "skipped: nothing to check; the step's note says why",
         "ci: exit 0",
     ]
 
@@ -79,7 +80,7 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
         )
         for line in lines
     ), res.output
-    assert lines[-10:] == [
+    assert lines[-12:] == [
         "step           status   problems",
         "-------------  -------  ------------------------",
         "policy         failed   1 error(s), 0 warning(s)",
@@ -89,6 +90,8 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
         "answerability  failed   1 error(s), 0 warning(s)",
         "judge          failed   1 error(s), 0 warning(s)",
         "schema         ok       0",
+        "failed: errors: they fail the run (exit 1)",
+        "skipped: nothing to check; the step's note says why",
         "ci: exit 1",
     ]
 
@@ -100,10 +103,11 @@ def test_ci_advisory_answerability_reports_but_passes(gate_corpus: Any, in_git: 
     in_git("commit", "-qm", "new item")
     res = run("ci", "--base", "main", "--step", "answerability")
     assert res.exit_code == 0
-    assert res.output.splitlines()[-4:] == [
+    assert res.output.splitlines()[-5:] == [
         "-------------  --------  ------------------------",
         "policy         ok        0",
         "answerability  advisory  0 error(s), 1 warning(s)",
+        "advisory: warnings only (an advisory gate's problems are warnings): reported, and they do not fail the run",
         "ci: exit 0",
     ]
 

@@ -49,11 +49,12 @@ def test_card_counts_answerability_behind_a_passing_judge(gate_corpus: Any, loop
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
     lines = card.splitlines()
-    assert "**facts-v1**: judge agreement with humans is at or above every threshold." in lines
+    assert "**facts-v1**: ok: judge agreement with humans is at or above every threshold." in lines
     row = next(line for line in lines if line.startswith("| facts-v1 | judge-model | 57 |"))
-    assert row.endswith("| judge_min_kappa 0.6 | PASS |") or row.endswith("| judge_min_alpha 0.6 | PASS |"), row
-    assert "| ref-model | judge-model | facts-v1: pass | 2 | 2 | 2 of 2 (100.0%) | - |" in lines
+    assert row.endswith("| judge_min_kappa 0.6 | ok |") or row.endswith("| judge_min_alpha 0.6 | ok |"), row
+    assert "| ref-model | judge-model | facts-v1: ok | 2 | 2 | 2 of 2 (100.0%) | - |" in lines
     assert "2 of 2 active item(s) have answerability evidence that counts; 2 of them pass." in card
     # audit-v1 has no record: named, with the command that makes one
-    assert "| audit-v1 | - | - | - | - | NOT RUN |" in lines
+    # in the words `propeval run` uses for the judge gate (required here: a missing record fails it)
+    assert "| audit-v1 | - | - | - | - | failed |" in lines
     assert "- Judge for audit-v1: no judge-gate record: scores from this judge are not validated" in card

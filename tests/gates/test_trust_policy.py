@@ -218,11 +218,13 @@ def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, 
     assert "note: policy: claims and items are checked against schema.json as at main, not the tree's" in lines
     # the schema gate still describes the change itself, and finds the version and CHANGELOG in order
     assert "note: schema: breaking: 0, additive: 2, docs: 0 -> needs a minor bump (1.1.0 -> 1.2.0)" in lines
-    assert lines[-5:] == [
+    assert lines[-7:] == [
         "------  --------  ------------------------",
         "policy  failed    1 error(s), 0 warning(s)",
         "check   failed    2 error(s), 0 warning(s)",
         "schema  advisory  0 error(s), 2 warning(s)",
+        "advisory: warnings only (an advisory gate's problems are warnings): reported, and they do not fail the run",
+        "failed: errors: they fail the run (exit 1)",
         "ci: exit 1",
     ], res.output
 

@@ -261,7 +261,7 @@ def test_card_states_self_judging(judge_corpus: Any) -> None:
     assert r.exit_code in (0, 1), r.output
     card = (judge_corpus.root / "release/README.md").read_text(encoding="utf-8")
     assert (
-        "## Warnings\n\n"
+        "What does not hold in this release's curation evidence:\n\n"
         "- 1 answerability record(s) graded the reference model 'openai/Ref-Model' with itself as judge: the gate's "
         "evidence for those items is a model scored with itself as judge.\n"
         "- The facts-v1 judge 'REF-MODEL' is also the answerability reference model: scores of 'openai/Ref-Model' "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def test_table_cells_from_the_ledgers_are_escaped(small: Any, tmp_path: Path) ->
     lines = export_card(tmp_path).splitlines()
     # a pipe would split the cell and a newline the row
     row = next(line for line in lines if line.startswith("| ref\\"))
-    assert row.startswith("| ref\\|model v2 | judge\\|x | facts-v1: not run | 1 | 0 | not checked | 1: ")
+    assert row.startswith("| ref\\|model v2 | judge\\|x | facts-v1: failed (not run) | 1 | 0 | not checked | 1: ")
 
 
 def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path: Path) -> None:
@@ -62,3 +63,87 @@ def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path
     assert row.endswith("\\](javascript:alert(2))[click\\](javascript:alert(3))) |"), row
     # the text is all there, as text
     assert "x&quot;&gt;&lt;img/src=x/onerror=alert(1)&gt;](javascript:alert(2))[click](javascript:alert(3))" in html
+
+
+CARD_SECTIONS = [
+    "# propeval",
+    "## How to load",
+    "## Uses",
+    "### Direct use",
+    "### Out-of-scope use",
+    "## Dataset structure",
+    "## Bias, risks and limitations",
+    "### Curation evidence",
+    "## Personal information",
+    "## Citation",
+    "## More information",
+]
+
+
+def card_sections(card: str) -> list[str]:
+    """The card's headings of levels 1-3 after its front matter, in order (code blocks skipped)."""
+    body = card.split("\n---\n", 1)[1]
+    out, fenced = [], False
+    for line in body.splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and re.match(r"#{1,3} ", line):
+            out.append(line)
+    return out
+
+
+def test_card_opens_with_what_who_and_how_then_the_sections_a_hub_user_expects(ledgers: Any, tmp_path: Path) -> None:
+    card = export_card(tmp_path)
+    top = [s for s in card_sections(card) if s in CARD_SECTIONS]
+    assert top == CARD_SECTIONS
+    intro = card.split("\n# propeval\n", 1)[1].split("\n## How to load", 1)[0]
+    assert "is a set of evaluation items that test whether a language model states documented facts" in intro
+    assert "**Who it is for:**" in intro and "in English for every language" in intro
+    # the warnings are curation evidence, under Bias, risks and limitations: not before the dataset is said
+    first_warning = card.index("- Judge for facts-v1 (gemma-3-270m): judge agreement")
+    assert card.index("## Bias, risks and limitations") < first_warning < card.index("## Personal information")
+    assert 'items = load_dataset("path/to/this/folder", split="test")' in card
+    assert "**`required_facts` are in English for every language.**" in card
+
+
+def test_citation_from_the_release_settings_and_its_defaults(small: Any, in_git: Any, tmp_path: Path) -> None:
+    """Authors, year and URL: [tool.propeval.release] when set; else "<name> contributors", the release
+    commit's year, and the repository's origin remote without its credentials. A Hub id is what the
+    card loads and cites."""
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus", "--date", "2031-02-03T04:05:06Z")
+    in_git("remote", "add", "origin", "https://user:secret@git.example.org/owner/corpus.git")
+    card = export_card(tmp_path)
+    bib = card.split("```bibtex\n", 1)[1].split("```", 1)[0]
+    assert bib.splitlines()[:5] == [
+        "@misc{propeval_0_1_0,",
+        "  author = {propeval contributors},",
+        "  title = {propeval: evaluation items on censored topics and official narratives},",
+        f"  year = {{{bib.split('year = {')[1][:4]}}},",
+        "  url = {https://git.example.org/owner/corpus},",
+    ]
+    assert "secret" not in card and "user:" not in card
+    pyproject = small.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8")
+        + '\n[tool.propeval.release]\nhub_id = "owner/censored-facts"\nauthors = ["Ada Lovelace", "Alan {Turing}"]\n'
+        "year = 2030\n",
+        encoding="utf-8",
+    )
+    card = export_card(tmp_path)
+    assert "  author = {Ada Lovelace and Alan Turing}," in card
+    assert "  year = {2030}," in card
+    assert "  url = {https://huggingface.co/datasets/owner/censored-facts}," in card
+    assert 'items = load_dataset("owner/censored-facts", split="test")' in card
+    assert "Replace `" not in card
+
+
+def test_a_citation_url_must_be_http_without_credentials(small: Any) -> None:
+    pyproject = small.root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + '\n[tool.propeval.release]\nurl = "javascript:alert(1)"\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["export", "--out", "rel"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert '[tool.propeval.release] url = "javascript:alert(1)" must be an http(s) URL' in result.output
+    assert not (small.root / "rel").exists()

@@ -128,9 +128,9 @@ def test_card_numbers_match_hand_count(ledgers: Any, tmp_path: Path) -> None:
         "| earliest source_date | 2024-05-01 |",
         "| 2024 | 3 |",
         "| exact | 1.000 | 2 | 0 | 2 |",  # c0002 has c0001's facts (the test corpus's default facts)
-        "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | FAIL |",
+        "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | failed |",
         "| fact_score cohen_kappa_quadratic | 0.023 | 57 | 0.6 | no |",
-        "| gemma-3-270m | gemma-3-270m | facts-v1: fail | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
+        "| gemma-3-270m | gemma-3-270m | facts-v1: failed | 1 | 0 | not checked | 1: judge gemma-3-270m fails the judge gate |",
         "- Judge for facts-v1 (gemma-3-270m): judge agreement with humans is at chance level: scores from this "
         "judge are not meaningful (the record is unsigned: no maintainer vouches for it).",
         "| c0002 | loaded |",
@@ -148,7 +148,8 @@ def test_card_without_ledgers_says_not_run(small: Any, tmp_path: Path) -> None:
     assert run("export", "--out", str(out)).exit_code == 0
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "Not recorded: no `ledger/dedup.json`. A maintainer records a whole-corpus run" in card
-    assert "| facts-v1 | - | - | - | - | NOT RUN |" in card
+    # the gate's word, as `propeval run` says it: the judge gate is required here, and has no record
+    assert "| facts-v1 | - | - | - | - | failed |" in card
     assert (
         "0 of 4 active item(s) have answerability evidence that counts; 0 of them pass. 4 item(s) have no record."
         in card
@@ -221,6 +222,9 @@ def test_a_failed_export_leaves_the_old_release(small: Any, tmp_path: Path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "rel"]
 
 
+NO_URL = "the card's citation has no URL: set [tool.propeval.release] url or hub_id (or give the repository an origin remote)"
+
+
 def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     (small.root / "ledger").mkdir()
     (small.root / "ledger/difficulty.json").write_text("{not json", encoding="utf-8")
@@ -237,7 +241,7 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     doc = json.loads(run("export", "--out", str(out), "--format", "json").stdout)
     assert doc["errors"] == 0 and doc["warnings"] == len(doc["problems"]) >= 2
     assert {p["path"] for p in doc["problems"]} == {"ledger/difficulty.json", "ledger/dedup.json"}
-    assert doc["notes"] == [wrote]
+    assert doc["notes"] == [NO_URL, wrote]
     assert "Record `ledger/dedup.json`: **not checked** (ledger record format is None" in (out / "README.md").read_text(
         encoding="utf-8"
     )
@@ -284,7 +288,7 @@ def test_datasets_loads_items_offline(ledgers: Any, tmp_path: Path, monkeypatch:
 def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) -> None:
     # the exact pass only: no model is loaded, the record is the same as a full run's in shape
     result = run("dedup", "--record", "--pass", "exact")
-    assert "note: recorded this run in ledger/dedup.json (unsigned)" in result.output
+    assert "note: recorded this run in ledger/dedup.json (unsigned; there is no record yet)" in result.output
     # a second run with the same findings leaves the record (and the tree) as it is
     again = run("dedup", "--record", "--pass", "exact")
     assert "note: ledger/dedup.json already records this result (made " in again.output
@@ -304,6 +308,11 @@ def test_dedup_record_is_current_then_not_current(small: Any, tmp_path: Path) ->
     assert result.exit_code == 0
     assert "ledger/dedup.json [release-input] (warning) dedup record is not current: the corpus changed" in (
         result.stdout
+    )
+    # ... and says how a maintainer makes it current
+    assert (
+        "; a maintainer records it with `propeval run --record` (or `propeval dedup --record`) and commits it\n"
+        in result.stdout
     )
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "Record `ledger/dedup.json`: **not current** (the corpus changed" in card

@@ -56,7 +56,10 @@ def test_stats_text_tables(small: Any) -> None:
     assert lines[0] == "4 active item(s), 2 claim(s), 1 retired"
     assert "│ named_fact    │     2 │ 50.0% │" in lines
     assert "│ most items from one URL  │ 3 (https://en.wikipedia.org/wiki/A) │" in lines
-    assert "Dedup passes: not recorded (no record; run: propeval dedup --record)" in lines
+    assert (
+        "Dedup passes: not recorded (no record; a maintainer records it with `propeval run --record` (or "
+        "`propeval dedup --record`) and commits it)"
+    ) in " ".join(line.strip() for line in lines)
     assert "Answerability: 0 of 4 item(s) with evidence that counts, 0 pass; 0 not checked, 4 without a record" in lines
     assert "│ 2024 │     3 │ 100.0% │" in lines
     assert "Knowledge cutoffs: none declared ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)" in lines

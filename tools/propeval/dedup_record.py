@@ -1,6 +1,6 @@
 """``ledger/dedup.json``: the record of the last full dedup run, which the dataset card shows.
 
-``propeval dedup --record`` (and ``propeval run``) writes it as a ledger record (``gates.ledger``'s
+``propeval dedup --record`` (and ``propeval run --record``) writes it as a ledger record (``gates.ledger``'s
 format: kind ``dedup``, subject ``corpus``, a digest, and a maintainer's signature when a key is
 at hand). Its binding is what the run's result depends on:
 
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 KIND = "dedup"
 SUBJECT = "corpus"
+
+# How a maintainer makes the record current (the card, the report and export say it).
+RECORD_HINT = "a maintainer records it with `propeval run --record` (or `propeval dedup --record`) and commits it"
 
 # Settings that change where the run reads or how fast it runs, not which pairs it flags.
 _NOT_BOUND = ("cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance")
@@ -133,8 +136,53 @@ def write(config: Config, record: dict[str, Any], key: SigningKey | None) -> Pat
     return path
 
 
-def record_run(config: Config, result: DedupResult, passes: tuple[str, ...], *, sign: bool) -> str:
-    """Write the record of a whole-corpus run (signed when ``sign`` and a key is at hand); return a note."""
+def _pairs_of(record: dict[str, Any]) -> set[tuple[str, str]]:
+    pairs = record["result"].get("pairs")
+    return {(p["a"], p["b"]) for p in _valid_pairs(pairs)}
+
+
+def differences(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """Why the record ``new`` of this run differs from the ``old`` one on disk, one phrase each
+    (empty: same corpus, settings and findings, whatever the commit)."""
+    from propeval.gates.ledger import stale_reasons
+
+    if old is None:
+        return ["there is no record yet"]
+    out = [_plain(r) for r in stale_reasons(old["binding"], new["binding"])]
+    before, after = _pairs_of(old), _pairs_of(new)
+    if before != after:
+        gained, lost = sorted(after - before), sorted(before - after)
+        parts = [f"{len(after)} flagged pair(s) now, {len(before)} recorded"]
+        if gained:
+            parts.append("new: " + ", ".join(f"{a}~{b}" for a, b in gained[:5]) + (" …" if len(gained) > 5 else ""))
+        if lost:
+            parts.append("gone: " + ", ".join(f"{a}~{b}" for a, b in lost[:5]) + (" …" if len(lost) > 5 else ""))
+        out.append("; ".join(parts))
+    rest = {k for k in set(old["result"]) | set(new["result"]) if k not in ("commit", "pairs")}
+    changed = sorted(k for k in rest if old["result"].get(k) != new["result"].get(k))
+    if before == after and old["result"].get("pairs") != new["result"].get("pairs"):
+        changed.append("the pairs' scores")
+    if changed and before == after:
+        out.append("the recorded figures differ (" + ", ".join(changed) + ")")
+    return out
+
+
+def _plain(reason: str) -> str:
+    return (
+        reason.replace("corpus_hash changed", "the corpus changed")
+        .replace("allowlist_hash changed", "the allowlist changed")
+        .replace("settings_hash changed", "[tool.propeval.dedup] changed")
+    )
+
+
+def record_run(
+    config: Config, result: DedupResult, passes: tuple[str, ...], *, sign: bool, write_record: bool = True
+) -> str:
+    """Write the record of a whole-corpus run (signed when ``sign`` and a key is at hand); return a note.
+
+    With ``write_record`` false (``propeval run`` without ``--record``) nothing is written: the
+    note says whether the record on disk still stands, and if not, what this run would change and why.
+    """
     from propeval.corpus import load_corpus
     from propeval.gates.ledger import read_record
     from propeval.signing import load_key
@@ -142,17 +190,21 @@ def record_run(config: Config, result: DedupResult, passes: tuple[str, ...], *, 
     record = make(config, load_corpus(config), result, passes)
     path = record_path(config)
     rel = path.relative_to(config.root).as_posix()
-    old = read_record(path, root=config.root, kind=KIND, subject=SUBJECT).record
-
-    def same(r: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in r["result"].items() if k != "commit"}
-
-    if old is not None and old["binding"] == record["binding"] and same(old) == same(record):
-        # Same corpus, settings and findings: the record stands, and `propeval run` leaves the tree clean.
-        return f"{rel} already records this result (made {old.get('created')}); left as it is"
+    loaded = read_record(path, root=config.root, kind=KIND, subject=SUBJECT)
+    old = loaded.record
+    why = differences(old, record) if loaded.problem is None else [f"it does not load ({loaded.problem.message})"]
+    if not why:
+        # Same corpus, settings and findings: the record stands, and the tree stays clean.
+        return f"{rel} already records this result (made {old.get('created') if old else '-'}); left as it is"
+    if not write_record:
+        return (
+            f"{rel} not written ({'; '.join(why)}): the report and `propeval export` show it as not current "
+            f"until a maintainer records this run with `propeval run --record` (or `propeval dedup --record`) "
+            f"and commits {rel}"
+        )
     key = load_key(required=False) if sign else None
     write(config, record, key)
-    return f"recorded this run in {rel} ({'signed' if key is not None else 'unsigned'})"
+    return f"recorded this run in {rel} ({'signed' if key is not None else 'unsigned'}; {'; '.join(why)})"
 
 
 @dataclass
@@ -218,7 +270,7 @@ def read(config: Config, corpus: Corpus) -> DedupEvidence:
         ev.status, ev.trust, ev.detail = "not checked", "edited", loaded.problem.message
         return ev
     if loaded.record is None:
-        ev.detail = "no record; run: propeval dedup --record"
+        ev.detail = f"no record; {RECORD_HINT}"
         return ev
     record = loaded.record
     res = record["result"]
@@ -240,15 +292,7 @@ def read(config: Config, corpus: Corpus) -> DedupEvidence:
     reasons = stale_reasons(record["binding"], binding(config, corpus))
     if reasons:
         ev.status = "not current"
-        ev.detail = (
-            "; ".join(
-                r.replace("corpus_hash changed", "the corpus changed")
-                .replace("allowlist_hash changed", "the allowlist changed")
-                .replace("settings_hash changed", "[tool.propeval.dedup] changed")
-                for r in reasons
-            )
-            + "; run: propeval dedup --record"
-        )
+        ev.detail = "; ".join(_plain(r) for r in reasons) + f"; {RECORD_HINT}"
         return ev
     ev.status = "current"
     return ev

@@ -3,7 +3,8 @@
 The steps are ``ci``'s, run on the whole corpus instead of what changed since a ref, plus the
 difficulty bands of the ledger, the corpus statistics and the HTML report:
 
-    check -> groups -> dedup (recorded in ledger/dedup.json) -> answerability -> judge -> difficulty -> stats -> report
+    check -> groups -> dedup (recorded in ledger/dedup.json with --record) -> answerability -> judge
+    -> difficulty -> stats -> report
 
 Each step is run through :func:`propeval.gates.ci.run_step`, so a step that cannot run is an
 ``error`` (exit 3), never a silent pass, and the summary has the ``ci`` table's shape. Nothing here
@@ -33,18 +34,6 @@ def _groups(config: Config, _: str) -> CheckResult:
     from propeval.groups import check_groups
 
     return check_groups(config)
-
-
-def _dedup(config: Config, _: str) -> CheckResult:
-    """Dedup over the whole corpus, recorded in ledger/dedup.json so that the report and card show it."""
-    from propeval.dedup import PASSES, Options, find_duplicates, pair_problem
-    from propeval.dedup_record import record_run
-
-    found = find_duplicates(config, Options())
-    result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
-    result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
-    result.notes.append(record_run(config, found, PASSES, sign=True))
-    return result
 
 
 def _answerability(config: Config, _: str) -> CheckResult:
@@ -114,8 +103,20 @@ def _stats(config: Config, _: str) -> CheckResult:
     return result
 
 
-def step_registry(report_path: Path) -> dict[str, StepFn]:
-    """The main job's steps in order; the last writes the report to ``report_path``."""
+def step_registry(report_path: Path, record: bool = False) -> dict[str, StepFn]:
+    """The main job's steps in order; the last writes the report to ``report_path``. Only with
+    ``record`` does the dedup step write ledger/dedup.json: the main job leaves tracked files as they are."""
+
+    def _dedup(config: Config, _: str) -> CheckResult:
+        """Dedup over the whole corpus; with ``record``, written to ledger/dedup.json for the report and card."""
+        from propeval.dedup import PASSES, Options, find_duplicates, pair_problem
+        from propeval.dedup_record import record_run
+
+        found = find_duplicates(config, Options())
+        result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
+        result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
+        result.notes.append(record_run(config, found, PASSES, sign=True, write_record=record))
+        return result
 
     def _report(config: Config, _: str) -> CheckResult:
         from propeval.release import load_inputs
@@ -152,9 +153,12 @@ class MainJobResult:
         return max((s.exit_code for s in self.steps), default=0)
 
 
-def run_main_job(config: Config, report_path: Path, *, skip: tuple[str, ...] = ()) -> MainJobResult:
-    """Run every step but those in ``skip``, in order; each step's failure stays its own."""
-    registry = step_registry(report_path)
+def run_main_job(
+    config: Config, report_path: Path, *, skip: tuple[str, ...] = (), record: bool = False
+) -> MainJobResult:
+    """Run every step but those in ``skip``, in order; each step's failure stays its own. ``record``:
+    write the dedup record (``propeval run --record``)."""
+    registry = step_registry(report_path, record)
     return MainJobResult(
         [run_step(name, fn, config, "") for name, fn in registry.items() if name not in skip], report_path
     )

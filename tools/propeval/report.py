@@ -1,8 +1,16 @@
 """``propeval report``: one self-contained HTML file with the corpus and run plots.
 
 Every plot is drawn with matplotlib's Agg backend and embedded as a base64 PNG data URI; the page
-is the jinja2 template ``templates/report.html.j2`` (autoescaped), and the styles are inline, so
-the file reads with no network: no scripts, fonts or images from elsewhere.
+is the jinja2 template ``templates/report.html.j2`` (autoescaped), the styles are inline, and one
+inline script (``templates/report.js``, vanilla: search and filters over the items) is the only
+script the page's Content-Security-Policy lets run (by its sha256), so the file reads with no
+network: no scripts, fonts or images from elsewhere, and no script a corpus text could inject.
+The page works without the script too: every section is a ``<details>`` that opens by a click.
+
+Items are grouped under their claim, whose facts, source and frame markers are shown once; a long
+section starts collapsed. The CSS names fonts for each script the corpus is written in (CJK,
+Cyrillic, Latin), and every prompt carries its language as ``lang``, so the browser picks a CJK
+font for Chinese (``make setup`` installs Debian's fonts-noto-cjk).
 A panel whose input is missing (no difficulty ledger, no dedup report, no judge gate, no scored
 runs) says "no data" and how to produce it, instead of disappearing.
 """
@@ -10,6 +18,7 @@ runs) says "no data" and how to produce it, instead of disappearing.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +37,7 @@ if TYPE_CHECKING:
     from propeval.judge.rubric import Rubric
     from propeval.release.evidence import AnswerabilityEvidence
 
-__all__ = ["RunSummary", "build_report", "summarise_runs", "write_report"]
+__all__ = ["RunSummary", "build_report", "claim_views", "summarise_runs", "write_report"]
 
 TEMPLATE = "report.html.j2"
 _SELF_JUDGING = ("self-judged", "reference-model", "partial-run")  # shown in the runs panel
@@ -241,6 +250,14 @@ def plot_coverage(stats: Stats, categories: Sequence[str]) -> str:
     return _png(fig)
 
 
+def _counts_axis(ax: Any) -> None:
+    """A y axis of counts: whole numbers from 0."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
+
+
 def plot_mix(stats: Stats) -> str:
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8, 3))
@@ -250,6 +267,7 @@ def plot_mix(stats: Stats) -> str:
         ax.bar(list(counts), list(counts.values()), color="#4c72b0")
         ax.set_title(title)
         ax.set_ylabel("items")
+        _counts_axis(ax)
     return _png(fig)
 
 
@@ -260,21 +278,40 @@ def plot_bands(stats: Stats) -> str:
     ax.bar(names, [stats.by_band.get(b, 0) for b in names], color=["#55a868", "#dd8452", "#c44e52", "#999999"])
     ax.set_title("Difficulty bands")
     ax.set_ylabel("items")
+    _counts_axis(ax)
     return _png(fig)
+
+
+def score_range(values: Sequence[float], marks: Sequence[float]) -> tuple[float, float]:
+    """The x range of a score histogram: the scores and the thresholds marked on it, padded by 5%
+    of their span (at least 0.01), never past 1 when no score is (a cosine or a margin is at most 1).
+    A single value, or many equal ones, gets a narrow range around it, not matplotlib's ±0.5."""
+    points = [*values, *marks]
+    lo, hi = min(points), max(points)
+    pad = max(0.05 * (hi - lo), 0.01)
+    top = hi + pad
+    if hi <= 1.0:
+        top = min(top, 1.0)
+    return lo - pad, top
 
 
 def plot_similarity(similarities: Sequence[float], thresholds: dict[str, float]) -> str:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3))
-    ax.hist(list(similarities), bins=40, color="#4c72b0")
+    lo, hi = score_range(similarities, list(thresholds.values()))
+    step = (hi - lo) / 30
+    edges = [lo + k * step for k in range(31)]
+    ax.hist(list(similarities), bins=edges, color="#4c72b0")
     colors = ["#c44e52", "#dd8452", "#55a868", "#8172b3"]
     for k, (name, value) in enumerate(sorted(thresholds.items(), key=lambda kv: (kv[1], kv[0]))):
         ax.axvline(value, color=colors[k % len(colors)], linestyle="--", label=f"{name} = {value:g}")
     if thresholds:
-        ax.legend()
-    ax.set_xlabel("similarity")
+        ax.legend(fontsize=7, ncols=2)
+    ax.set_xlim(lo, hi)
+    _counts_axis(ax)
+    ax.set_xlabel("score (the pair's semantic pass score)")
     ax.set_ylabel("pairs")
-    ax.set_title("Near-duplicate candidate pairs")
+    ax.set_title(f"Flagged near-duplicate pairs ({len(similarities)})")
     return _png(fig)
 
 
@@ -320,6 +357,15 @@ class Plots:
 
 # --------------------------------------------------------------------------- HTML
 
+SCRIPT = "report.js"  # the one script, inline; the Content-Security-Policy names its hash
+
+
+def _script() -> tuple[str, str]:
+    """The page's script and its CSP source expression (``'sha256-...'``)."""
+    text = (Path(__file__).parent / "templates" / SCRIPT).read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return text, f"'sha256-{digest}'"
+
 
 def _render(**context: Any) -> str:
     import jinja2  # a base dependency (the dataset card is a template too), loaded only to render
@@ -335,6 +381,9 @@ def _render(**context: Any) -> str:
 
 def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSummary | None = None) -> str:
     """The whole report as one HTML string: the numbers and plots here, the page in the template."""
+    from propeval.outcomes import MEANING
+    from propeval.release.card import evidence_warnings
+
     stats = stats or compute_stats(inputs)
     runs = runs if runs is not None else summarise_runs(inputs)
     settings = inputs.settings
@@ -349,11 +398,14 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
     confusions, judge = _judge_panel(inputs)
     a = inputs.answerability
     dedup_passes, dedup_thresholds, thresholds = _dedup_panel(dedup)
-    from propeval.release.card import evidence_warnings
-
+    claims = claim_views(inputs, stats)
+    script, script_hash = _script()
+    words = {j.word for j in inputs.judge} | {a.word}
     return _render(
         name=settings.name,
         sub=sub,
+        gates=gate_views(inputs, stats),
+        meaning={w: MEANING[w] for w in MEANING if w in words},
         warnings=evidence_warnings(inputs),
         coverage=Image(plot_coverage(stats, inputs.categories), "coverage heatmap") if stats.items else None,
         gaps={
@@ -376,7 +428,8 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
             if dedup.similarities
             else None
         ),
-        dedup_missing=f"{dedup.path} is not present; run propeval dedup --record (propeval run does it too).",
+        dedup_missing=f"{dedup.path} is not present; a maintainer records it with propeval run --record "
+        "(or propeval dedup --record).",
         confusions=confusions,
         judge=judge if inputs.judge else None,
         judge_evidence=inputs.judge,
@@ -393,10 +446,57 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
             if not runs.refused
             else "Refused: " + "; ".join(p.message for p in runs.refused)
         ),
-        items=item_views(inputs),
+        claims=claims,
+        filters=filter_options(claims),
+        item_count=sum(len(c["rows"]) for c in claims),
         run_warnings=[f"{w.path}: [{w.rule}] {w.message}" for w in runs.warnings if w.rule in _SELF_JUDGING],
         run_notes=runs.cache_notes,
+        script=script,
+        script_hash=script_hash,
+        record_state={
+            "pass": "its record passes",
+            "fail": "its record fails a threshold",
+            "not checked": "its record is not checked",
+            "not current": "its record is not current",
+            "not run": "no record",
+        },
     )
+
+
+def gate_views(inputs: ReleaseInputs, stats: Stats) -> list[dict[str, str]]:
+    """The line of outcomes under the title: each gate in the words ``propeval run`` uses for it
+    (:mod:`propeval.outcomes`), the dedup record's state and the difficulty bands."""
+    out = [
+        {"what": f"judge gate {j.rubric}", "word": j.word, "detail": j.verdict, "href": "#judge"} for j in inputs.judge
+    ]
+    a = inputs.answerability
+    out.append(
+        {
+            "what": "answerability gate",
+            "word": a.word,
+            "detail": f"{a.counted} of {a.items} active item(s) have evidence that counts; {a.passed} pass",
+            "href": "#answerability",
+        }
+    )
+    d = inputs.dedup
+    out.append(
+        {
+            "what": "dedup record",
+            "word": d.status,
+            "detail": d.detail or f"{len(d.pairs)} flagged pair(s)",
+            "href": "#dedup",
+        }
+    )
+    banded = stats.difficulty.get("banded", 0)
+    out.append(
+        {
+            "what": "difficulty",
+            "word": f"{banded} banded" if stats.difficulty["ledger"] else "not measured",
+            "detail": "bands of the difficulty ledger" if stats.difficulty["ledger"] else "no difficulty ledger",
+            "href": "#difficulty",
+        }
+    )
+    return out
 
 
 def _judge_panel(inputs: ReleaseInputs) -> tuple[list[Image], Table]:
@@ -407,7 +507,7 @@ def _judge_panel(inputs: ReleaseInputs) -> tuple[list[Image], Table]:
             title = f"{j.rubric}: {field_name}"
             confusions.append(Image(plot_confusion(title, labels, matrix), f"confusion matrix {title}"))
     judge = Table(
-        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "status"],
+        ["rubric", "judge model", "gold cases", "best chance-corrected agreement", "threshold", "judge gate"],
         [
             [
                 j.rubric,
@@ -415,7 +515,7 @@ def _judge_panel(inputs: ReleaseInputs) -> tuple[list[Image], Table]:
                 j.cases or "-",
                 f"{j.headline.name} {j.headline.value:.3f}" if j.headline and j.headline.value is not None else "-",
                 f"{j.headline.threshold_key} {j.headline.threshold}" if j.headline else "-",
-                j.status.upper(),
+                j.word,
             ]
             for j in inputs.judge
         ],
@@ -431,7 +531,7 @@ def _answerability_table(a: AnswerabilityEvidence) -> Table:
             [
                 g.answer_model,
                 g.judge_model,
-                f"{g.rubric}: {g.judge_status}",
+                f"{g.rubric}: {g.judge_label}",
                 g.records,
                 g.counted,
                 f"{g.passed} of {g.counted}" if g.counted else "not checked",
@@ -464,35 +564,100 @@ def _dedup_panel(dedup: DedupEvidence) -> tuple[Table | None, Table | None, dict
     return passes if dedup.passes else None, table if dedup.pair_thresholds else None, thresholds
 
 
-def item_views(inputs: ReleaseInputs) -> list[dict[str, Any]]:
-    """One row per active item for the per-item view: prompt, facts, band, gate status, dedup neighbours."""
-    from propeval.release.rows import active_items
+_ANSWERABILITY_KEYS = ("pass", "fail", "not checked", "no record", "retired")
+
+
+def _safe_link(url: str) -> str | None:
+    """``url`` when it is an http(s) address the report may link to, else None (shown as text only)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.hostname else None
+
+
+def claim_views(inputs: ReleaseInputs, stats: Stats) -> list[dict[str, Any]]:
+    """One entry per claim with its items, for the Items section: the claim's facts, source and
+    frame markers once, then each item (active first, then retired) with its band, answerability
+    status, dedup neighbours and flags. Flags are what a maintainer filters for: a near-duplicate
+    neighbour (unreviewed or allowlisted), a claim missing a framing, no band where bands exist."""
+    from propeval.langtags import language_key
 
     neighbours = inputs.dedup.neighbours()
+    missing = {g["claim_id"]: g["missing"] for g in stats.gaps["claims_missing_framing"]}
+    measured = bool(stats.difficulty["ledger"])
+    corpus = inputs.corpus
     out = []
-    for item in active_items(inputs.corpus):
-        claim = inputs.corpus.claims[item.claim_id]
-        near = []
-        for n in neighbours.get(item.id, []):
-            raw = n.get("passes")
-            passes: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            scores = ", ".join(f"{k} {v:.3f}" for k, v in sorted(passes.items()) if isinstance(v, (int, float)))
-            near.append(f"{n['other']} ({scores}{', allowlisted' if n.get('allowlisted') else ''})")
+    for claim in sorted(corpus.claims.values(), key=lambda c: c.id):
+        claim_flags = [f"missing {f}" for f in missing.get(claim.id, [])]
+        items: list[dict[str, Any]] = []
+        for item in sorted(corpus.items_of(claim.id), key=lambda i: (not i.active, i.id)):
+            near, flags = [], list(claim_flags)
+            for n in neighbours.get(item.id, []):
+                raw = n.get("passes")
+                passes: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                scores = ", ".join(f"{k} {v:.3f}" for k, v in sorted(passes.items()) if isinstance(v, (int, float)))
+                allowed = bool(n.get("allowlisted"))
+                near.append(f"{n['other']} ({scores}{', allowlisted' if allowed else ''})")
+                flags.append("allowlisted pair" if allowed else "near-duplicate")
+            if item.active:
+                gate = inputs.answerability.per_item.get(item.id, "no record")
+                band = inputs.bands.get(item.id) or "unbanded"
+                if measured and band == "unbanded":
+                    flags.append("no band")
+            else:
+                gate, band = "retired", "-"
+            items.append(
+                {
+                    "id": item.id,
+                    "language": item.language,
+                    "lang_key": language_key(item.language),
+                    "framing": item.framing,
+                    "question_type": item.question_type,
+                    "translation_of": item.translation_of,
+                    "prompt": item.prompt,
+                    "status": item.status,
+                    "retired_reason": str(item.data.get("retired_reason", "")) if not item.active else "",
+                    "band": band,
+                    "gate": gate,
+                    "gate_key": next(k for k in _ANSWERABILITY_KEYS if gate.startswith(k)) if gate else "no record",
+                    "neighbours": near,
+                    "flags": sorted(set(flags)),
+                }
+            )
+        active = [i for i in items if i["status"] == "active"]
         out.append(
             {
-                "id": item.id,
-                "claim": item.claim_id,
-                "language": item.language,
-                "framing": item.framing,
-                "question_type": item.question_type,
-                "prompt": item.prompt,
-                "facts": [f"{f.id}: {f.text}" for f in claim.facts],
-                "band": inputs.bands.get(item.id) or "unbanded",
-                "gate": inputs.answerability.per_item.get(item.id, "no record"),
-                "neighbours": near,
+                "id": claim.id,
+                "title": str(claim.data.get("title", "")),
+                "kind": claim.kind,
+                "source_url": claim.source_url,
+                "source_link": _safe_link(claim.source_url),
+                "source_date": str(claim.data.get("source_date") or ""),
+                "anchor": str(claim.data.get("anchor") or ""),
+                "facts": [{"id": f.id, "text": f.text} for f in claim.facts],
+                "markers": [{"language": lang, "text": text} for lang, text in claim.markers],
+                "rows": items,
+                "active": len(active),
+                "retired": len(items) - len(active),
+                "languages": sorted({i["lang_key"] for i in active}),
+                "flags": sorted({f for i in items for f in i["flags"]}),
             }
         )
     return out
+
+
+def filter_options(claims: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The values each filter of the Items section offers: those the items have, in a fixed order."""
+    items = [i for c in claims for i in c["rows"]]
+    bands = [*BANDS, "unbanded", "-"]
+    return {
+        "language": sorted({i["lang_key"] for i in items}),
+        "claim": [c["id"] for c in claims],
+        "band": [b for b in bands if any(i["band"] == b for i in items)],
+        "status": sorted({i["status"] for i in items}),
+        "answerability": [k for k in _ANSWERABILITY_KEYS if any(i["gate_key"] == k for i in items)],
+        "flag": sorted({f for i in items for f in i["flags"]}),
+    }
 
 
 def write_report(inputs: ReleaseInputs, out: Path, *, allow_mixed: bool = False) -> tuple[RunSummary, Stats]:

@@ -18,7 +18,10 @@ from propeval.reporters import Report, Section, write
 
 
 def summary_table(steps: Sequence[StepOutcome]) -> str:
-    """A plain table: step, status, problems (also `propeval run`'s)."""
+    """A plain table: step, status, problems (also `propeval run`'s); then what each status word
+    but ``ok`` means, in the words the report and the card use (:mod:`propeval.outcomes`)."""
+    from propeval.outcomes import legend
+
     rows = [("step", "status", "problems")]
     for s in steps:
         count = f"{s.errors} error(s), {s.warnings} warning(s)" if s.problems else "0"
@@ -26,6 +29,7 @@ def summary_table(steps: Sequence[StepOutcome]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += legend([s.status for s in steps])
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,9 @@ from propeval.cli.ci import summary_table
 from propeval.mainjob import STEP_NAMES, run_main_job
 from propeval.reporters import Report, Section, write
 
+# Problems alike that `run` shows as one line (without --verbose).
+COLLAPSE = 3
+
 
 @click.command("run")
 @click.option(
@@ -24,28 +27,44 @@ from propeval.reporters import Report, Section, write
     help="The HTML report to write (relative to the corpus root unless absolute).",
 )
 @click.option("--skip", multiple=True, type=click.Choice(list(STEP_NAMES)), help="Leave this step out (repeatable).")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Write this run's dedup result to the ledger (ledger/dedup.json) when it differs from the record; "
+    "without it, run changes no tracked file and says what it would record and why.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help=f"List every problem; without it, {COLLAPSE} or more alike (one rule, one message but for each file) "
+    "are one line with their count.",
+)
 @click.pass_context
-def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...]) -> None:
+def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...], record: bool, verbose: bool) -> None:
     """The main job: every check and gate over the whole corpus, then the report.
 
     \b
-    Steps, in order: check, groups, dedup (recorded in ledger/dedup.json for the report and
-    card), answerability (ledger), judge (ledger, every
-    rubric), difficulty (ledger bands), stats, report (HTML). Nothing contacts a network: both
-    gates are verified offline from ledger/. Each step's problems are printed, then one summary
-    table (the shape of `propeval ci`'s) and where the report is.
+    Steps, in order: check, groups, dedup (with --record, written to ledger/dedup.json for the
+    report and card), answerability (ledger), judge (ledger, every rubric), difficulty (ledger
+    bands), stats, report (HTML). Nothing contacts a network: both gates are verified offline
+    from ledger/, and no tracked file changes unless --record is given. Each step's problems are
+    printed (problems alike as one line with their count; --verbose lists each), then one
+    summary table (the shape of `propeval ci`'s), what its words mean, and where the report is.
     Exit code: the worst step's (0 clean, 1 problems, 3 tool failure).
 
     \b
     Examples:
       propeval run
+      propeval run --verbose
+      propeval run --record          # a maintainer: record the dedup result, then commit it
       propeval run --report /tmp/corpus-report.html
       propeval run --skip dedup
     """
     config = config_from(ctx)
     if not report_path.is_absolute():
         report_path = config.root / report_path
-    result = run_main_job(config, report_path, skip=skip)
+    result = run_main_job(config, report_path, skip=skip, record=record)
     made = any(s.name == "report" and s.status in ("ok", "advisory") for s in result.steps)
 
     def view(out: TextIO, styled: bool) -> None:
@@ -55,5 +74,11 @@ def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...]) -> Non
         out.write(f"run: exit {result.exit_code}\n")
 
     sections = [Section(s.problems, [f"{s.name}: {n}" for n in s.notes]) for s in result.steps]
-    write(Report(sections=sections, view=view), "text", sys.stdout)
+    report = Report(
+        sections=sections,
+        view=view,
+        collapse=0 if verbose else COLLAPSE,
+        collapse_hint="" if verbose else "--verbose lists each",
+    )
+    write(report, "text", sys.stdout)
     ctx.exit(result.exit_code)

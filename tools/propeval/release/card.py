@@ -1,12 +1,14 @@
 """The dataset card (``README.md`` of a release), rendered from ``templates/card.md.j2``.
 
-The template holds the card's prose and layout; this module gives it the numbers and the few
-formatting filters it needs. The card is Markdown with Hugging Face YAML front matter, so jinja2's
-HTML autoescape is off; every value built from corpus fields (a source URL, a domain, a category, a
-warning quoting a file) goes through the ``md`` filter instead, which makes it inert text in both
-languages a card is read in: HTML (``<``, ``>`` and ``&`` become entities, so no tag, comment or
-autolink survives) and Markdown (a ``]`` before ``(`` or ``[`` is escaped, so no link or image can
-form; ``|`` and line breaks cannot end a table cell or row).
+The template holds the card's prose and layout, in the order a Hugging Face user expects (what the
+dataset is, who it is for, how to load it; Uses, Out-of-scope use, structure, Bias, risks and
+limitations with the curation evidence, Personal information, Citation); this module gives it the
+numbers, the citation and the few formatting filters it needs. The card is Markdown with Hugging
+Face YAML front matter, so jinja2's HTML autoescape is off; every value built from corpus fields (a
+source URL, a domain, a category, a warning quoting a file) goes through the ``md`` filter instead,
+which makes it inert text in both languages a card is read in: HTML (``<``, ``>`` and ``&`` become
+entities, so no tag, comment or autolink survives) and Markdown (a ``]`` before ``(`` or ``[`` is
+escaped, so no link or image can form; ``|`` and line breaks cannot end a table cell or row).
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from __future__ import annotations
 import functools
 import html
 import json
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from propeval.langtags import language_key
 
@@ -73,6 +79,55 @@ def _pass_columns(passes: Sequence[dict[str, Any]]) -> list[str]:
     return [k for k in _PASS_ORDER if k in keys] + sorted(keys - set(_PASS_ORDER))
 
 
+def _bib(s: Any) -> str:
+    """``s`` as the inside of a BibTeX ``{...}`` field in a Markdown code block: no brace,
+    backslash or backtick (they would end the field, escape, or end the block), one line."""
+    return re.sub(r"[{}\\`]", "", " ".join(str(s).split()))
+
+
+@dataclass(frozen=True)
+class Citation:
+    """The card's BibTeX entry: key, authors (``and``-joined), year and URL (None when none is known)."""
+
+    key: str
+    authors: str
+    year: int
+    url: str | None
+
+
+def _origin_url(inputs: ReleaseInputs) -> str | None:
+    """The corpus repository's ``origin`` remote as an https URL without credentials, or None."""
+    from propeval import gitutil
+
+    remote = gitutil.config_value(inputs.config.root, "remote.origin.url")
+    if not remote:
+        return None
+    scp = re.fullmatch(r"[\w.-]+@([\w.-]+):(.+)", remote)  # git@github.com:owner/repo.git
+    if scp:
+        remote = f"https://{scp.group(1)}/{scp.group(2)}"
+    parts = urlsplit(remote)
+    if parts.scheme not in ("http", "https", "ssh", "git") or not parts.hostname:
+        return None
+    host = parts.hostname + (f":{parts.port}" if parts.port and parts.scheme in ("http", "https") else "")
+    path = parts.path.removesuffix("/").removesuffix(".git")
+    return urlunsplit(("https", host, path, "", ""))  # no user name, password, query or fragment
+
+
+def citation(inputs: ReleaseInputs, stats: Stats) -> Citation:
+    """The citation from ``[tool.propeval.release]``: ``authors`` (default "<name> contributors"),
+    ``year`` (default the release commit's year), ``url`` (default the Hub page of ``hub_id``, else
+    the repository's ``origin`` remote)."""
+    s = inputs.settings
+    authors = " and ".join(s.authors) if s.authors else f"{s.name} contributors"
+    year = s.year
+    if not year:
+        date = stats.provenance["date"] if stats.provenance else ""
+        year = int(date[:4]) if date[:4].isdigit() else datetime.now(UTC).year
+    url = s.url or (f"https://huggingface.co/datasets/{s.hub_id}" if s.hub_id else None) or _origin_url(inputs)
+    key = re.sub(r"\W+", "_", f"{s.name}_{s.version}").strip("_") or "dataset"
+    return Citation(key, authors, year, url)
+
+
 @functools.cache
 def _template() -> jinja2.Template:
     import jinja2
@@ -85,7 +140,7 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(md=_md, pct=_pct, num=_num, cell=_cell, yaml_str=_yaml_str, pass_columns=_pass_columns)
+    env.filters.update(md=_md, bib=_bib, pct=_pct, num=_num, cell=_cell, yaml_str=_yaml_str, pass_columns=_pass_columns)
     return env.get_template("card.md.j2")
 
 
@@ -114,6 +169,7 @@ def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
 
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     """The dataset card: Hugging Face YAML front matter and generated tables."""
+    from propeval.outcomes import ADVISORY, FAILED, MEANING, OK
     from propeval.release.export import SPLIT, data_files
     from propeval.release.rows import FEATURES
 
@@ -134,5 +190,8 @@ def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
         judge=inputs.judge,
         answerability=inputs.answerability,
         dedup=inputs.dedup,
+        citation=citation(inputs, stats),
+        load=inputs.settings.hub_id or "path/to/this/folder",
+        meaning={w: MEANING[w] for w in (OK, ADVISORY, FAILED)},
     )
     return text.rstrip("\n") + "\n"

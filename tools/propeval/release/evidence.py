@@ -24,6 +24,7 @@ from typing import Any
 from propeval.config import Config
 from propeval.corpus import Corpus
 from propeval.loader import LoadError
+from propeval.outcomes import gate_word
 from propeval.result import Problem, Severity
 
 # Below this, Cohen's kappa (and Krippendorff's alpha) is at most "slight" agreement (Landis & Koch
@@ -85,6 +86,14 @@ class JudgeEvidence:
     detail: str = ""  # why it is not checked, or what is stale
     # field -> (labels, matrix): rows are the human labels, columns the judge's
     confusions: dict[str, tuple[list[str], list[list[int]]]] = field(default_factory=dict)
+    mode: str = "required"  # the judge gate's mode in [tool.propeval.gates]
+
+    @property
+    def word(self) -> str:
+        """The gate's word, as ``propeval run`` and ``ci`` say it (:mod:`propeval.outcomes`)."""
+        from propeval.outcomes import gate_word
+
+        return gate_word(self.status == PASS, self.mode)
 
     @property
     def headline(self) -> StatRow | None:
@@ -98,6 +107,8 @@ class JudgeEvidence:
             "rubric": self.rubric,
             "ledger": self.ledger,
             "status": self.status,
+            "mode": self.mode,
+            "word": self.word,
             "judge_model": self.judge_model,
             "cases": self.cases,
             "trust": self.trust,
@@ -146,7 +157,7 @@ def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeE
     for name in rubric_names:
         reading = read(config, gs, name)
         loaded = reading.loaded
-        e = JudgeEvidence(name, loaded.relpath, NOT_RUN)
+        e = JudgeEvidence(name, loaded.relpath, NOT_RUN, mode=gs.mode("judge"))
         out.append(e)
         if loaded.problem is not None:
             e.status, e.trust, e.detail = NOT_CHECKED, "corrupt", loaded.problem.message
@@ -244,6 +255,7 @@ class AnswerabilityGroup:
     judge_model: str
     rubric: str
     judge_status: str  # the judge gate's status for this rubric and judge model
+    judge_word: str = "failed"  # that status in run's words (propeval.outcomes): ok, advisory or failed
     records: int = 0
     counted: int = 0  # records that count as evidence
     passed: int = 0  # of the counted, those at or above min_fact_score
@@ -253,12 +265,19 @@ class AnswerabilityGroup:
     def pass_rate(self) -> float | None:
         return self.passed / self.counted if self.counted else None
 
+    @property
+    def judge_label(self) -> str:
+        """The judge gate's word for this judge, and "(not run)" when this judge model has no judge
+        gate record under the rubric: the word alone would not say whether it was tried."""
+        return f"{self.judge_word} ({NOT_RUN})" if self.judge_status == NOT_RUN else self.judge_word
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer_model": self.answer_model,
             "judge_model": self.judge_model,
             "rubric": self.rubric,
             "judge_status": self.judge_status,
+            "judge_word": self.judge_word,
             "records": self.records,
             "counted": self.counted,
             "passed": self.passed,
@@ -278,6 +297,15 @@ class AnswerabilityEvidence:
     groups: list[AnswerabilityGroup] = field(default_factory=list)
     # item id -> "pass" | "fail" | "not checked: <reason>" | "no record"
     per_item: dict[str, str] = field(default_factory=dict)
+    mode: str = "required"  # the answerability gate's mode in [tool.propeval.gates]
+
+    @property
+    def word(self) -> str:
+        """The gate's word (:mod:`propeval.outcomes`): ``ok`` only when every active item has
+        evidence that counts and passes."""
+        from propeval.outcomes import gate_word
+
+        return gate_word(self.passed == self.items, self.mode)
 
     @property
     def counted(self) -> int:
@@ -291,6 +319,8 @@ class AnswerabilityEvidence:
         return {
             "ledger": self.ledger,
             "min_fact_score": self.min_fact_score,
+            "mode": self.mode,
+            "word": self.word,
             "items": self.items,
             "missing": self.missing,
             "counted": self.counted,
@@ -306,7 +336,7 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
     from propeval.gates.ledger import read_record
 
     gs = gate.load_gate_settings(config)
-    out = AnswerabilityEvidence(f"{gs.ledger_dir}/{gate.KIND}", gs.min_fact_score)
+    out = AnswerabilityEvidence(f"{gs.ledger_dir}/{gate.KIND}", gs.min_fact_score, mode=gs.mode("answerability"))
     failing = [j.judge_model for j in judges if j.status == FAIL and j.judge_model]
     by_rubric = {j.rubric: j for j in judges}
     rubrics: dict[str, Any] = {}
@@ -330,7 +360,10 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
         if judge is not None:
             judge_status = judge.status if same_model(judge.judge_model, judge_model) else NOT_RUN
         key = (answer_model, judge_model, rubric_name)
-        g = groups.setdefault(key, AnswerabilityGroup(answer_model, judge_model, rubric_name, judge_status))
+        if key not in groups:
+            word = gate_word(judge_status == PASS, gs.mode("judge"))
+            groups[key] = AnswerabilityGroup(answer_model, judge_model, rubric_name, judge_status, word)
+        g = groups[key]
         g.records += 1
         reason = ""
         if loaded.problem is not None:

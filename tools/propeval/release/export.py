@@ -226,4 +226,11 @@ def export_release(config: Config, out: Path, *, inputs: ReleaseInputs | None = 
     stats = compute_stats(inputs)
     files = _release_files(inputs, stats)
     cleaned = _write_tree(out, files)
+    from propeval.release.card import citation
+
+    if citation(inputs, stats).url is None:
+        cleaned.append(
+            "the card's citation has no URL: set [tool.propeval.release] url or hub_id (or give the repository "
+            "an origin remote)"
+        )
     return ExportResult(out, [*checked.problems, *inputs.warnings], sorted(files), stats, notes=cleaned)

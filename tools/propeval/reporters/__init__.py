@@ -76,6 +76,10 @@ class Report:
             json keeps ``notes`` as given (put the summary among them to have it there).
         tally: text ends with the count of errors, warnings and files checked.
         footer: lines only text writes, at the very end ("wrote ...").
+        collapse: text shows this many or more problems alike (one rule and severity, one
+            message but for each file's path and id) as one line with their count; 0 shows
+            each. Other formats list every problem.
+        collapse_hint: what that line says lists them all (``--verbose``).
     """
 
     problems: Sequence[Problem] = ()
@@ -92,6 +96,8 @@ class Report:
     title: str = ""
     tally: bool = False
     footer: Sequence[str] = ()
+    collapse: int = 0
+    collapse_hint: str = ""
 
     def all_problems(self) -> list[Problem]:
         """Every problem, sections first: what json and sarif list."""

@@ -1,7 +1,9 @@
 """The sarif format: one SARIF 2.1.0 log for GitHub code scanning (github/codeql-action/upload-sarif).
 
 ``runs[0].tool.driver.rules`` is the whole rule registry (:mod:`propeval.rules`), so a rule's
-description shows on every alert; each problem is a result with its ``ruleId`` and
+description shows on every alert, with its ``help`` (what is wrong and how to fix it, as text and
+Markdown: the same texts as CONTRIBUTING's error tables) and ``helpUri``, the rule's section of
+CONTRIBUTING.md (see :func:`docs_url`); each problem is a result with its ``ruleId`` and
 ``ruleIndex``, a level (error, warning, note) and one location: the path relative to the
 repository root (``uriBaseId`` ``%SRCROOT%``) and its line and column. Code scanning places an
 alert only on a line, so a problem about a whole file (line 0) goes on its line 1. Notes go in
@@ -11,8 +13,9 @@ the run's ``properties``. Only problems are shown: a command's other data is for
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from propeval import __version__
 from propeval.result import Problem, Severity
@@ -28,14 +31,52 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "note"}
 
 
-def _descriptor(rule: Rule) -> dict[str, Any]:
-    return {
+def docs_url() -> str | None:
+    """Where CONTRIBUTING.md (the rules' documentation) is published, or None.
+
+    In order: the installed propeval's ``Documentation`` project URL (``[project.urls]`` of its
+    pyproject.toml), when it names CONTRIBUTING.md; else, in a GitHub Actions job, the file in the
+    repository being scanned at the scanned commit (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/
+    $GITHUB_SHA/CONTRIBUTING.md``: propeval's own workflow uploads its SARIF from its own
+    repository). Only an absolute http(s) URL is used, as SARIF requires.
+    """
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        urls = metadata("propeval").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        urls = []
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        url = url.strip()
+        if label.strip().lower() == "documentation" and url.endswith("CONTRIBUTING.md") and _absolute(url):
+            return url
+    server, repo, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
+    if server and repo and sha:
+        url = f"{server.rstrip('/')}/{quote(repo, safe='/')}/blob/{quote(sha, safe='')}/CONTRIBUTING.md"
+        if _absolute(url):
+            return url
+    return None
+
+
+def _absolute(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _descriptor(rule: Rule, docs: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "id": rule.id,
         "name": rule.id,
         "shortDescription": {"text": rule.description},
+        "fullDescription": {"text": rule.help_text.splitlines()[0]},
+        "help": {"text": rule.help_text, "markdown": rule.help_markdown},
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {"area": rule.area},
     }
+    if docs:
+        out["helpUri"] = f"{docs}#{rule.anchor}"
+    return out
 
 
 def _uri(path: str) -> str:
@@ -71,12 +112,13 @@ def log(rep: Report) -> dict[str, Any]:
     """The SARIF log of ``rep`` as a dict."""
     rules = list(RULES.values())
     index = {r.id: n for n, r in enumerate(rules)}
+    docs = docs_url()
     run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "propeval",
                 "version": __version__,
-                "rules": [_descriptor(r) for r in rules],
+                "rules": [_descriptor(r, docs) for r in rules],
             }
         },
         "columnKind": "unicodeCodePoints",

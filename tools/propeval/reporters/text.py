@@ -11,6 +11,10 @@ and disarms any line that would start with ``::`` (a GitHub Actions workflow com
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from propeval.result import Problem, Severity, clip
@@ -86,6 +90,73 @@ def text_line(p: Problem) -> str:
     return f"{location(p)} [{p.rule}]{tag} {printable(p.message)}"
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """Problems alike (one rule, one severity, one message but for each file's own path and id),
+    shown as one line: where they are, how many, and the message with ``<id>`` and ``<path>`` in
+    place of what differs."""
+
+    problems: tuple[Problem, ...]
+    template: str
+
+    @property
+    def first(self) -> Problem:
+        return self.problems[0]
+
+
+def _subject(path: str) -> str:
+    """The id a problem's file stands for (``i0007`` of ``ledger/answerability/i0007.json``), or ""."""
+    stem = PurePosixPath(path).stem
+    return stem if len(stem) >= 2 and not stem.startswith(".") else ""
+
+
+def template(p: Problem) -> str:
+    """``p``'s message with its own path written ``<path>`` and its file's id ``<id>``: what two
+    problems of one rule share when they differ only in the file they are about."""
+    text = p.message.replace(p.path, "<path>") if p.path else p.message
+    subject = _subject(p.path)
+    if subject:
+        text = re.sub(rf"(?<![\w.-]){re.escape(subject)}(?![\w-])", "<id>", text)
+    return text
+
+
+def collapse(problems: Iterable[Problem], least: int) -> list[Problem | Repeat]:
+    """``problems`` in their order, each run of ``least`` or more alike (:func:`template`, rule and
+    severity; anywhere in the list) as one :class:`Repeat` where the first of them stood."""
+    items = list(problems)
+    if least <= 1:
+        return list(items)
+    groups: dict[tuple[str, Severity, str], list[Problem]] = {}
+    for p in items:
+        groups.setdefault((p.rule, p.severity, template(p)), []).append(p)
+    out: list[Problem | Repeat] = []
+    done: set[tuple[str, Severity, str]] = set()
+    for p in items:
+        key = (p.rule, p.severity, template(p))
+        members = groups[key]
+        if len(members) < least:
+            out.append(p)
+        elif key not in done:
+            done.add(key)
+            out.append(Repeat(tuple(members), key[2]))
+    return out
+
+
+def repeat_line(r: Repeat, hint: str) -> str:
+    """One line for problems alike: the first and last file (the last without the folder they
+    share), the rule, how many, and the message they share."""
+    p = r.first
+    tag = "" if p.severity is Severity.ERROR else f" ({p.severity.value})"
+    paths = sorted({q.path for q in r.problems})
+    where = paths[0]
+    if len(paths) > 1:
+        shared = PurePosixPath(paths[0]).parent.as_posix() + "/"
+        last = paths[-1].removeprefix(shared) if shared != "./" else paths[-1]
+        where = f"{paths[0]} … {last}"
+    line = f"{printable(where)} [{p.rule}]{tag} {len(r.problems)} alike: {printable(r.template)}"
+    return line + (f" [{hint}]" if hint else "")
+
+
 def tally_line(problems: list[Problem], files_checked: int) -> str:
     """The closing count: errors and warnings (notices count as warnings), or ok."""
     if not problems:
@@ -95,8 +166,11 @@ def tally_line(problems: list[Problem], files_checked: int) -> str:
 
 
 def write(rep: Report, out: TextIO) -> None:
-    def problems(ps: object) -> None:
-        for p in ps:  # type: ignore[attr-defined]
+    def problems(ps: Sequence[Problem]) -> None:
+        for p in collapse(ps, rep.collapse):
+            if isinstance(p, Repeat):
+                out.write(repeat_line(p, rep.collapse_hint) + "\n")
+                continue
             out.write(text_line(p) + "\n")
             for line in rep.details.get(p, ()):
                 out.write(printable(line) + "\n")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 from propeval.settings.judge import RUBRICS_DIR_MOVED, RUNS_DIR_MOVED
-from propeval.settings.table import Table, Text, TextList, derived, key
+from propeval.settings.table import Integer, Table, Text, TextList, Where, derived, key
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,22 @@ class ReleaseSettings(Table):
         ("censorship", "propaganda", "llm-evaluation", "factuality", "multilingual"),
         "Hugging Face tags of the card",
     )
+    hub_id: str = key(
+        Text(),
+        "",
+        'the Hugging Face Hub dataset the release is published as ("owner/name"): the card loads it by this id '
+        'and cites its page; "": the card loads the release from its folder',
+    )
+    authors: tuple[str, ...] = key(TextList(), (), 'the citation\'s authors, one name each; []: "<name> contributors"')
+    year: int = key(
+        Integer(lo=0, hi=9999), 0, "the citation's year; 0: the year of the commit the release is built from"
+    )
+    url: str = key(
+        Text(),
+        "",
+        "the citation's URL (http or https); \"\": the Hub page of hub_id, else the repository's `origin` "
+        "remote, else none (export notes it)",
+    )
     dedup_report: str = key(
         Text(nonempty=True), "ledger/dedup.json", "the dedup record (propeval dedup --record) the card shows"
     )
@@ -33,3 +53,11 @@ class ReleaseSettings(Table):
     judge_ledger: str = key(Text(nonempty=True), "ledger/judge", "one <rubric>.json judge-gate record per rubric")
     rubrics_dir: str = derived("rubrics", "[tool.propeval.judge] rubrics_dir")
     runs_dir: str = derived("runs", "[tool.propeval.judge] runs_dir")
+
+    def validate(self, where: Where) -> None:
+        if self.hub_id and not _HUB_ID.fullmatch(self.hub_id):
+            raise where.at("hub_id").error(f'= "{self.hub_id}" must be a Hub dataset id "owner/name"')
+        if self.url:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+                raise where.at("url").error(f'= "{self.url}" must be an http(s) URL without a user name or password')
