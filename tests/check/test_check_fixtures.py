@@ -43,7 +43,7 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/claim.yaml:10:14 [schema] '2024-13-01' does not match the pattern '^[0-9]{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$'; expected the source's publication or revision date as YYYY, YYYY-MM or YYYY-MM-DD",
     ],
     "claim-blocklisted-source.yaml": [
-        "questions/c0001/claim.yaml:9:13 [sources] source_url is on the source blocklist (globaltimes.cn): state outlets are not acceptable sources of the facts; cite an independent or primary source",
+        "questions/c0001/claim.yaml:9:13 [sources] source_url is on the source blocklist (globaltimes.cn): state outlets are not acceptable sources of the facts; cite an independent or primary source. If this page is the primary record of an official statement that the claim is about, say so with source_role: official_statement (a maintainer approves it)",
     ],
     "claim-duplicate-fact-id.yaml": [
         "questions/c0001/claim.yaml:7:9 [ids] fact id 'f1' is used twice in this claim (also /facts/0); give each fact its own id",
@@ -61,10 +61,10 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/claim.yaml:1:5 [ids] claim id 'c0002' does not match its folder 'c0001'; rename the folder or fix the id",
     ],
     "claim-narrative-without-actor.yaml": [
-        "questions/c0001/claim.yaml:1:1 [schema] 'actor' is a required property; add it",
+        "questions/c0001/claim.yaml:1:1 [schema] actor missing: every claim with kind: narrative needs it; add it",
     ],
     "claim-one-fact.yaml": [
-        "questions/c0001/claim.yaml:5:3 [schema] facts has 1 entry; at least 2 are allowed",
+        "questions/c0001/claim.yaml:5:3 [schema] facts has 1 entry; at least 2 are required",
     ],
     "claim-tab-indent.yaml": [
         "questions/c0001/claim.yaml:7:1 [yaml-syntax] found a tab character that violates indentation (while scanning a plain scalar); fix the YAML syntax",
@@ -124,7 +124,7 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/i0001.yaml:6:24 [encoding] not valid UTF-8 at byte offset 105 (byte 0xe9); it looks like Latin-1 or another legacy encoding; save the file as UTF-8",
     ],
     "missing-required.yaml": [
-        "questions/c0001/i0001.yaml:1:1 [schema] 'prompt' is a required property; add it",
+        "questions/c0001/i0001.yaml:1:1 [schema] prompt missing: every item needs it; add it",
     ],
     "multi-document.yaml": [
         "questions/c0001/i0001.yaml:8:1 [multi-document] a second YAML document starts here; keep exactly one document per file",
@@ -151,7 +151,7 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/i0001.yaml:8:1 [schema] retired_reason is only for retired items; remove it or set status: retired",
     ],
     "retired-without-reason.yaml": [
-        "questions/c0001/i0001.yaml:1:1 [schema] 'retired_reason' is a required property; add it",
+        "questions/c0001/i0001.yaml:1:1 [schema] retired_reason missing: every item with status: retired needs it; add it",
     ],
     "top-level-list.yaml": [
         "questions/c0001/i0001.yaml:1:1 [not-a-mapping] file holds a list, not a mapping of fields",
@@ -166,8 +166,7 @@ EXPECTED: dict[str, list[str]] = {
         "questions/c0001/i0001.yaml:8:17 [translation] an item cannot be a translation of itself; remove translation_of",
     ],
     "unknown-field.yaml": [
-        "questions/c0001/i0001.yaml:1:1 [schema] 'prompt' is a required property; add it",
-        "questions/c0001/i0001.yaml:6:1 [schema] unknown field 'promt'; did you mean 'prompt'?",
+        "questions/c0001/i0001.yaml:6:1 [schema] unknown field 'promt'; did you mean 'prompt'? (prompt is required)",
     ],
     "utf16-be.yaml": [
         "questions/c0001/i0001.yaml:1:1 [encoding] file is UTF-16 BE (it starts with a byte-order mark); save it as UTF-8",
@@ -201,7 +200,6 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "yaml-octal.yaml": [
         "questions/c0001/i0001.yaml:1:5 [ids] id '0o17' does not match the file name i0001.yaml; rename the file or fix the id",
-        "questions/c0001/i0001.yaml:1:5 [schema] '0o17' does not match the pattern '^i[0-9]{4,}$'",
     ],
     "yaml-sexagesimal.yaml": [
         "questions/c0001/i0001.yaml:4:10 [schema] '1:20' is not one of ['neutral', 'loaded']; use one of those values",
@@ -244,7 +242,6 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "hidden-zero-width-id.yaml": [
         "questions/c0001/i0001.yaml:1:5 [ids] id 'i00\\u200b01' does not match the file name i0001.yaml; rename the file or fix the id",
-        "questions/c0001/i0001.yaml:1:5 [schema] 'i00\\u200b01' does not match the pattern '^i[0-9]{4,}$'",
         "questions/c0001/i0001.yaml:1:8 [hidden-text] U+200B ZERO WIDTH SPACE: it is invisible, so reviewers cannot see it; delete it",
     ],
     "hidden-zwj-in-latin.yaml": [

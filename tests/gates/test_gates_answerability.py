@@ -17,7 +17,14 @@ from propeval.trusted import running_package
 
 NO_RECORD = (
     "questions/c0001/{i}.yaml [answerability] {i}: no answerability record (ledger/answerability/{i}.json); "
-    "run: propeval gate answerability --online {i}"
+    "a maintainer records this (propeval gate answerability --online {i}, from a trusted install: SECURITY.md); "
+    "nothing for a contributor to run"
+)
+
+# A contributor cannot make a record (--online needs a maintainer's endpoint and key): the advice says who does.
+AGAIN = (
+    "a maintainer records this again (propeval gate answerability --online {i}, from a trusted install: "
+    "SECURITY.md); nothing for a contributor to run"
 )
 
 
@@ -107,7 +114,7 @@ def test_each_way_a_record_goes_stale(gate_corpus: Any, loopback: Any, change: s
     assert res.exit_code == 1
     line = res.output.splitlines()[0]
     assert line.startswith(f"questions/c0001/i0001.yaml [answerability] {expected}")
-    assert line.endswith("; run: propeval gate answerability --online i0001")
+    assert line.endswith("; " + AGAIN.format(i="i0001"))
 
 
 def test_settings_change_names_the_setting(gate_corpus: Any, loopback: Any) -> None:
@@ -132,7 +139,7 @@ def test_a_hand_edited_record_is_reported_not_trusted(gate_corpus: Any, loopback
     assert line.startswith("ledger/answerability/i0001.json:")  # the line of the digest
     assert line.endswith(
         " [ledger-digest] i0001: ledger record was edited by hand: its digest does not match its content; "
-        "restore it (git checkout) or make it again; run: propeval gate answerability --online i0001"
+        "restore it (git checkout) or make it again; " + AGAIN.format(i="i0001")
     )
 
 
@@ -168,8 +175,7 @@ def test_a_failing_item_says_why_and_what_to_do(gate_corpus: Any, loopback: Any)
     assert res.output.splitlines()[0] == (
         "questions/c0001/i0001.yaml [answerability] i0001: fact score 0 is below 4 (f1 missed, f2 missed): the "
         "reference model could not answer it from public information; read the answer in "
-        "ledger/answerability/i0001.json, reword the prompt or fix the facts, then run: "
-        "propeval gate answerability --online i0001"
+        "ledger/answerability/i0001.json, reword the prompt or fix the facts, then " + AGAIN.format(i="i0001")
     )
     assert record(gate_corpus)["result"]["answer"] == "I would rather not go into that."
 
@@ -182,7 +188,7 @@ def test_a_judge_failure_is_unscored_not_a_verdict(gate_corpus: Any, loopback: A
     assert res.exit_code == 1
     line = res.output.splitlines()[0]
     assert line.startswith("questions/c0001/i0001.yaml [answerability] i0001: the reference answer was not scored (")
-    assert "a judge failure is not a verdict; run: propeval gate answerability --online i0001" in line
+    assert "a judge failure is not a verdict; " + AGAIN.format(i="i0001") in line
     assert record(gate_corpus)["result"]["status"] == "unscored"
 
 

@@ -65,11 +65,12 @@ def test_ci_on_a_pr_that_adds_an_item_and_edits_a_rubric(gate_corpus: Any, in_gi
     lines = res.output.splitlines()
     assert (
         "questions/c0001/i0004.yaml [answerability] i0004: no answerability record "
-        "(ledger/answerability/i0004.json); run: propeval gate answerability --online i0004"
+        "(ledger/answerability/i0004.json); a maintainer records this (propeval gate answerability --online i0004, "
+        "from a trusted install: SECURITY.md); nothing for a contributor to run"
     ) in lines
     assert (
         "ledger/judge/audit-v1.json [judge-gate] audit-v1: no judge-agreement record (ledger/judge/audit-v1.json); "
-        "run: propeval gate judge --rubric audit-v1 --online"
+        "a maintainer records this (propeval gate judge --rubric audit-v1 --online, from a trusted install: SECURITY.md)"
     ) in lines
     assert "note: schema: breaking: 0, additive: 0, docs: 0 -> no version bump needed" in lines
     # a rubric is policy: its change needs a maintainer's approval (propeval ledger approve)
@@ -178,3 +179,20 @@ def test_the_summary_lists_problems_as_inert_markdown() -> None:
     )
     many = [StepOutcome("check", "failed", [hostile] * (SUMMARY_PROBLEMS + 3), exit_code=1)]
     assert summary_markdown(many, 1).splitlines()[-1] == "3 more problem(s): see the annotations or the log."
+
+
+def test_ci_does_not_repeat_the_drift_skipped_note_on_every_pull_request(gate_corpus: Any, in_git: Any) -> None:
+    """Issue 37: "translation drift: skipped" is the same on every run; a pull request's checks do
+    not carry it as a ::notice:: (`propeval groups --verbose` still says it)."""
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    in_git("checkout", "-qb", "pr")
+    gate_corpus.item("i0004", prompt="How many people died in Beijing in June 1989?")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "an item")
+    res = run("ci", "--base", "main", "--step", "groups", "--format", "github")
+    assert res.exit_code in (0, 1), res.output
+    assert any(line.startswith("groups  ") for line in res.output.splitlines())  # the step ran ...
+    assert "translation drift" not in res.output, res.output  # ... without the note of every run
+    verbose = run("groups", "--verbose")
+    assert "note: translation drift: skipped, no multilingual encoder is configured" in verbose.output

@@ -121,7 +121,8 @@ def test_a_deleted_ledger_record_is_named_by_ci(gate_corpus: Any, in_git: Any, l
     assert res.exit_code == 1, res.output
     assert (
         "questions/c0001/i0002.yaml [answerability] i0002: no answerability record "
-        "(ledger/answerability/i0002.json); run: propeval gate answerability --online i0002"
+        "(ledger/answerability/i0002.json); a maintainer records this (propeval gate answerability --online i0002, "
+        "from a trusted install: SECURITY.md); nothing for a contributor to run"
     ) in res.output.splitlines()
 
 

@@ -150,7 +150,9 @@ def test_judge_record_goes_stale(gate_corpus: Any, loopback: Any) -> None:
         assert line.startswith(
             f"ledger/judge/facts-v1.json [judge-gate] facts-v1: judge-agreement record is stale: {what}"
         ), change
-        assert line.endswith("; run: propeval gate judge --rubric facts-v1 --online"), change
+        assert line.endswith(
+            "; a maintainer records this (propeval gate judge --rubric facts-v1 --online, from a trusted install: SECURITY.md)"
+        ), change
         if change != "judge":
             undo[0].write_text(undo[1])
 
@@ -179,7 +181,7 @@ def test_judge_gate_without_a_record_or_key(gate_corpus: Any, monkeypatch: pytes
     assert res.exit_code == 1
     assert res.output.splitlines()[0] == (
         "ledger/judge/audit-v1.json [judge-gate] audit-v1: no judge-agreement record (ledger/judge/audit-v1.json); "
-        "run: propeval gate judge --rubric audit-v1 --online"
+        "a maintainer records this (propeval gate judge --rubric audit-v1 --online, from a trusted install: SECURITY.md)"
     )
     online = run("gate", "judge", "--rubric", "audit-v1", "--online")
     assert online.exit_code == 3

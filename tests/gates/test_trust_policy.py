@@ -217,7 +217,8 @@ def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, 
     ), res.output
     assert "note: policy: claims and items are checked against schema.json as at main, not the tree's" in lines
     # the schema gate still describes the change itself, and finds the version and CHANGELOG in order
-    assert "note: schema: breaking: 0, additive: 2, docs: 0 -> needs a minor bump (1.1.0 -> 1.2.0)" in lines
+    bump = f"{major}.{minor}.{patch} -> {schema['schema_version']}"
+    assert f"note: schema: breaking: 0, additive: 2, docs: 0 -> needs a minor bump ({bump})" in lines
     assert lines[-7:] == [
         "------  --------  ------------------------",
         "policy  failed    1 error(s), 0 warning(s)",
@@ -254,3 +255,45 @@ def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any)
         line.startswith("note: policy: pyproject.toml: change approved by ledger/approvals/")
         for line in res.output.splitlines()
     )
+
+
+def test_a_blocklisted_official_statement_needs_a_maintainers_approval(repo: Any, in_git: Any) -> None:
+    """source_role: official_statement lets a claim cite a state outlet (issue 37): a pull request
+    does not approve its own exception; a maintainer's signed approval, or the base, does."""
+    statement = "https://www.rt.com/russia/1-foreign-ministry-statement/"
+    repo.claim("c0009", source_url=statement)
+    commit(in_git, "cite rt.com")
+    res = ci()
+    assert res.exit_code == 1
+    assert "questions/c0009/claim.yaml:9:13 [sources] source_url is on the source blocklist (rt.com)" in res.output
+    repo.claim("c0009", source_url=statement, source_role="official_statement")
+    commit(in_git, "cite rt.com for what it says the ministry said")
+    res = ci()
+    assert res.exit_code == 1
+    assert "[sources]" not in res.output  # the check accepts the declared role ...
+    assert (  # ... and the policy step holds it for a maintainer
+        "questions/c0009/claim.yaml [policy-change] policy change: needs a maintainer: questions/c0009/claim.yaml "
+        "(added; an exception to the source blocklist: it cites rt.com (https://www.rt.com/russia/1-foreign-ministry-"
+        "statement) as the primary source of an official statement (source_role: official_statement)); a pull request "
+        "changes it only with a maintainer's approval"
+    ) in res.output
+    approved = run("ledger", "approve", "--base", "main", "--note", "the ministry's statement, as RT carried it")
+    assert approved.exit_code == 0, approved.output
+    assert any(
+        ln.startswith("note: approved questions/c0009/claim.yaml (added; an exception")
+        for ln in approved.output.splitlines()
+    )
+    commit(in_git, "approved")
+    assert ci().exit_code == 0
+    # One more byte in the claim: the approval no longer applies.
+    repo.claim("c0009", source_url=statement, source_role="official_statement", anchor="Second paragraph")
+    commit(in_git, "anchor")
+    assert ci().exit_code == 1
+    # Once on the base (merged: reviewed), an edit that keeps the source and the role is no exception.
+    in_git("checkout", "-q", "main")
+    in_git("merge", "-q", "--no-ff", "-m", "merge pr", "pr")
+    in_git("checkout", "-qb", "pr2")
+    repo.claim("c0009", source_url=statement, source_role="official_statement", anchor="Third paragraph")
+    commit(in_git, "anchor again")
+    res = ci()
+    assert res.exit_code == 0, res.output

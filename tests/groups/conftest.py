@@ -50,10 +50,11 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def groups() -> Callable[..., Result]:
-    """Run ``propeval groups ARGS`` in the current directory (the corpus root)."""
+    """Run ``propeval groups --verbose ARGS`` in the current directory (the corpus root): with
+    --verbose, the notes shown once per terminal session are shown every time, whatever ran before."""
 
     def run(*args: str) -> Result:
-        return CliRunner().invoke(cli, ["groups", *args], catch_exceptions=False)
+        return CliRunner().invoke(cli, ["groups", "--verbose", *args], catch_exceptions=False)
 
     return run
 

@@ -84,7 +84,9 @@ def new_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     target = tmp_path / "target"
     target.mkdir()
     git(target, "init", "-q", "-b", "main")
-    r = CliRunner().invoke(cli, ["init", str(target), "--hooks-repo", "https://example.invalid/propeval"])
+    r = CliRunner().invoke(
+        cli, ["init", str(target), "--hooks-repo", "https://example.invalid/propeval", "--rev", "v0.2.0"]
+    )
     assert r.exit_code == 0, r.output
     return target
 
@@ -183,12 +185,29 @@ def test_csv_with_a_mapping_file_and_map_options(corpus: Any) -> None:
     assert doc["claims"] == ["c0001"] and doc["items"] == ["i0001", "i0002"]
     claim = (corpus.root / "questions/c0001/claim.yaml").read_text(encoding="utf-8")
     assert "title: Lead (en.wikipedia.org)" in claim and "  - freedom_of_expression" in claim
-    # without the mapping the columns are not found: each row is named with what is missing
+    # without the mapping the columns are not found: said once for the input, at its first row
+    # (row 1 spans lines 2-3), naming every field no row has, before anything is staged
     code, doc = run_json(corpus.root, str(src), "--language", "en")
     assert code == 1 and not doc["written"]
-    found = {(p["rule"], p["line"], p["message"].split(":")[0]) for p in doc["problems"]}
-    assert ("import-row", 2, "row 1") in found and ("import-row", 4, "row 2") in found  # row 1 spans lines 2-3
-    assert "map one with --map prompt=COLUMN" in doc["problems"][0]["message"]
+    [needs] = doc["problems"]
+    assert (needs["rule"], needs["line"]) == ("import-needs", 2)
+    assert needs["message"].startswith(
+        "no row of the 2 (fields: 'qid', 'question', 'facts', 'kind of question', 'topic', 'url', 'where', 'lang') "
+        "has prompt, required_facts, source_url, anchor or question type. A set of prompts without facts cannot "
+        "become a corpus, by design"
+    )
+    assert f"to see which of these prompts this corpus already has, run: propeval overlap {src}" in needs["message"]
+    # a field only some rows lack is one problem at the first of them, with the rows it is in
+    three = (
+        CSV + 'q3,Who was Tank Man?,"A man stood in front of a column of tanks.\nHe was never identified.",named fact,'
+    )
+    three += "freedom_of_expression,https://en.wikipedia.org/wiki/A,,en,t\n"
+    src3 = corpus.write("in/three.csv", three.replace(",Lead,ru,t", ",,ru,t"))
+    code, doc = run_json(corpus.root, str(src3), "--mapping", str(mapping), "--map", "claim=group")
+    assert code == 1 and not doc["written"]
+    assert [(p["rule"], p["line"], p["col"], p["message"]) for p in doc["problems"]] == [
+        ("import-row", 4, 7, "2 rows (rows 2-3), column 'where': anchor is empty; give the 'where' field a value")
+    ]
 
 
 def _release(tmp_path: Path, rows: list[dict[str, Any]], *, sums_ok: bool = True) -> Path:

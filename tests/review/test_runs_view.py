@@ -58,8 +58,8 @@ def test_ledger_says_why_each_item_passes_or_fails(rcorpus: Any) -> None:
         page = client.get("/ledger").text
         assert 'class="badge missing">missing: 5</a>' in page
         assert (
-            "i0002: no answerability record (ledger/answerability/i0002.json); run: propeval gate answerability --online i0002"
-            in page
+            "i0002: no answerability record (ledger/answerability/i0002.json); a maintainer records this "
+            "(propeval gate answerability --online i0002, from a trusted install: SECURITY.md)" in page
         )
         assert 'id="ledger-i0001"' in page and "corrupt" in page
         only = client.get("/ledger?state=missing").text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from propeval import gitutil
 from propeval.checks import UNNARROWED, Context, files, run_checks
@@ -71,6 +72,8 @@ def check_corpus(
         result.notes.append(
             f"{len(drafts)} draft file(s) checked for syntax, schema, ids and safety only (status: draft)"
         )
+    if schema is not None:
+        result.notes.extend(stale_editor_schemas(config, schema.data))
     from propeval.ingest.run import JOURNAL, STAGE
 
     if (config.root / STAGE / JOURNAL).is_file():
@@ -86,6 +89,29 @@ def check_corpus(
     result.extend(problems)
     result.problems = result.sorted()
     return result
+
+
+def stale_editor_schemas(config: Config, data: dict[str, Any]) -> list[str]:
+    """A note for each editor's schema (``propeval init`` wrote them) that differs from the schema
+    this check used: the editor would flag what check passes, or pass what it flags."""
+    from propeval.init import EDITOR_SCHEMAS
+    from propeval.schema_show import kind_text
+
+    out = []
+    for kind, rel in EDITOR_SCHEMAS.items():
+        path = config.root / rel
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            current = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current != kind_text(data, kind):
+            out.append(
+                f"{rel} (the editor's schema) differs from the schema check uses; refresh it: "
+                f"propeval schema show --corpus --kind {kind} -o {rel}"
+            )
+    return out
 
 
 def selected_paths(config: Config, paths: Sequence[Path]) -> set[str]:

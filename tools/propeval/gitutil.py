@@ -375,3 +375,34 @@ def _git_nohooks(root: Path, *args: str) -> str:
 
     with tempfile.TemporaryDirectory(prefix="propeval-nohooks-") as empty:
         return _git(root, "-c", f"core.hooksPath={empty}", *args)
+
+
+def remote_refs(url: str, *, tags: bool = False, head: bool = False, timeout: float = 60.0) -> dict[str, str]:
+    """``git ls-remote`` of a repository no clone is needed for: ref name -> commit.
+
+    ``tags``: the tags (``refs/tags/NAME``, not peeled); ``head``: its ``HEAD``. Only the
+    transports a hooks repository uses are allowed (``protocol.ext`` runs a command: never), git
+    never prompts for a password, and a repository that does not answer in ``timeout`` seconds
+    is a GitError.
+    """
+    import os
+
+    import git
+
+    if url.startswith("-"):
+        raise GitError(f"{url!r} is not a repository URL or path")
+    args = ["git", "-c", "protocol.ext.allow=never", "ls-remote"]
+    args += ["--tags", "--refs"] if tags else []
+    args += ["--", url] + (["HEAD"] if head else [])
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+    try:
+        out = str(git.Git().execute(args, env=env, kill_after_timeout=timeout, strip_newline_in_stdout=False))
+    except git.GitCommandError as e:
+        stderr = (e.stderr or "").strip().removeprefix("stderr: ").strip("'").strip()
+        raise GitError(f"git ls-remote {url} failed: {stderr or e}") from e
+    refs: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        if sha and ref:
+            refs[ref.strip()] = sha.strip()
+    return refs

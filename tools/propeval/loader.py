@@ -60,6 +60,7 @@ __all__ = [
     "LoadError",
     "escape",
     "load_file",
+    "load_json_array",
     "load_json_text",
     "load_jsonl",
     "load_text",
@@ -712,6 +713,35 @@ def load_jsonl(
             p = e.problem
             raise LoadError(Problem(relpath, i, p.col, p.rule, p.message)) from None
         yield i, doc.data
+
+
+def load_json_array(
+    path: Path,
+    *,
+    root: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    max_file_bytes: int = 1 << 30,
+) -> list[tuple[int, Any]]:
+    """``(line, element)`` of each element of a file holding one JSON array, strictly (the same
+    parser as :func:`load_file`: duplicate keys, depth, node count and number size refused, every
+    problem at its line and column). Raises :class:`LoadError`; a file that holds an object is
+    ``not-an-array``."""
+    relpath = relative_path(path, root)
+    text = _read(path, relpath, dataclasses.replace(limits, max_bytes=max_file_bytes), root)
+    doc = Document(path, relpath, {}, text)
+    parser = _JsonParser(text, doc, limits)
+    start = parser.ws(0)
+    if start >= len(text):
+        raise _fail(relpath, 1, 1, "not-an-array", "file is empty; it must hold one JSON array")
+    if not text.startswith("[", start):
+        line, col = parser.lines.at(start)
+        what = "an object" if text.startswith("{", start) else "a single value"
+        raise _fail(relpath, line, col, "not-an-array", f"file holds {what}, not a JSON array of rows")
+    root_value, end = parser.value(start, "", 0)
+    end = parser.ws(end)
+    if end < len(text):
+        raise parser.fail(end, "json-syntax", "extra data after the JSON array; keep exactly one array per file")
+    return [(doc.values.get(f"/{n}", (1, 1))[0], v) for n, v in enumerate(root_value)]
 
 
 def load_written(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> dict[str, Any]:

@@ -23,6 +23,9 @@ the dedup allowlist                       near-duplicate pairs kept by review
 ``.gitattributes`` (any folder)           how git checks out, diffs and merges files
 ``.gitmodules``                           code fetched from other repositories
 ``CODEOWNERS`` (top, ``docs/``)           who must review what
+a claim citing a blocklisted outlet       an exception to the source blocklist: the claim's
+under ``source_role:                      ``source_role: official_statement`` (a state body's own
+official_statement``                      record of its statement), new or changed since the base
 ========================================  =========================================================
 
 The schema, rubrics folder and allowlist are the paths the *base* branch's ``[tool.propeval]``
@@ -160,3 +163,53 @@ def _pyproject_change(top: Path, merge_base: str, path: str) -> str:
     keys = changed_keys(old_doc, new_doc)
     shown = sorted({".".join(k.split(".")[:3]) for k in keys})
     return ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
+
+
+def source_exceptions(tree: Config, base_ref: str, base_config: Config) -> list[FileChange]:
+    """Claims the tree adds or changes that cite an outlet on the *base's* source blocklist under
+    ``source_role: official_statement``, where the base does not already hold that claim citing
+    that page in that role: each is an exception to the blocklist, which a maintainer approves
+    (as an allowlist entry is approved: on the base, or signed)."""
+    from propeval.checks.sources import exception
+    from propeval.corpus import CLAIM_FILE
+    from propeval.loader import LoadError, load_file, load_text
+
+    top = gitutil.toplevel(tree.root)
+    merge_base = gitutil.merge_base(tree.root, base_ref)
+    prefix = tree.root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    questions = prefix + tree.questions_dir + "/"
+    blocklist = base_config.source_blocklist
+    out = []
+    for path in gitutil.changed_repo_paths(tree.root, merge_base):
+        if not path.startswith(questions) or not path.endswith("/" + CLAIM_FILE):
+            continue
+        full = top / path
+        if full.is_symlink() or not full.is_file():
+            continue  # gone, or refused by the file rules
+        try:
+            found = exception(load_file(full, root=top).data, blocklist)
+        except LoadError:
+            continue  # check reports it
+        if found is None:
+            continue
+        blob = gitutil.blob_at(tree.root, merge_base, path)
+        before_found = None
+        if blob is not None:
+            try:
+                before_found = exception(load_text(blob, path).data, blocklist)
+            except LoadError:
+                before_found = None
+        if before_found == found:
+            continue  # the base has it: approved when it was merged
+        domain, url = found
+        out.append(
+            FileChange(
+                path,
+                gitutil.blob_id(tree.root, merge_base, path),
+                gitutil.file_blob_id(full),
+                f"an exception to the source blocklist: it cites {domain} ({url}) as the primary source of an "
+                "official statement (source_role: official_statement)",
+            )
+        )
+    return out

@@ -2,9 +2,11 @@
 
 One helper for every command (``agree`` and ``difficulty`` bootstraps, ``answer`` and ``grade``):
 core functions take a ``(done, total)`` callback and never print; the command asks :func:`bar`
-for one. The bar is shown only when stderr is a terminal, the ``CI`` environment variable is unset
-and the output format is not json, so logs and machine-read output stay clean. rich is imported
-only when a bar is shown.
+for one. Work in several steps (``import``, ``overlap``) takes a ``(what, done, total)`` callback
+from :func:`phases`, and :func:`counted` turns it into embedding's per-batch progress. The bar
+is shown only when stderr is a terminal, the ``CI`` environment variable is unset and the output
+format is not json, so logs and machine-read output stay clean. rich is imported only when a bar
+is shown.
 """
 
 from __future__ import annotations
@@ -46,3 +48,54 @@ def bar(label: str, *, enabled: bool = True) -> Iterator[Update | None]:
             progress.update(task, completed=done, total=total)
 
         yield update
+
+
+Phase = Callable[[str, int, int], None]  # (what is being done, done, total); total 0: not counted
+Factory = Callable[[int], Callable[[int], None] | None]  # embedding's progress_factory: total -> per-batch step
+
+
+@contextlib.contextmanager
+def phases(label: str, *, enabled: bool = True) -> Iterator[Phase | None]:
+    """One transient bar on stderr for work in several steps (``import``, ``overlap``): its text
+    says which step runs (``import: dedup: embedding``), its bar counts the step's units when they
+    are counted. Yields ``(what, done, total)``, or None where :func:`shown` says no bar belongs."""
+    if not (enabled and shown()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn(f"{label}: {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def update(what: str, done: int, total: int) -> None:
+            progress.update(task, description=what, completed=done, total=total or None)
+
+        yield update
+
+
+def counted(phase: Phase | None, what: str) -> Factory | None:
+    """An embedding ``progress_factory`` (called with the number of texts, it returns a per-batch
+    step) that drives ``phase`` as ``what``; None without a phase."""
+    if phase is None:
+        return None
+
+    def factory(total: int) -> Callable[[int], None] | None:
+        done = 0
+        phase(what, 0, total)
+
+        def step(n: int) -> None:
+            nonlocal done
+            done += n
+            phase(what, done, total)
+
+        return step
+
+    return factory

@@ -66,6 +66,9 @@ class CheckResult:
     problems: list[Problem] = field(default_factory=list)
     files_checked: int = 0
     notes: list[str] = field(default_factory=list)
+    # Notes about how the run is set up, the same on every run ("translation drift: skipped, no
+    # encoder configured"): shown once per terminal session or with --verbose (propeval.standing).
+    standing: list[str] = field(default_factory=list)
 
     def extend(self, problems: Iterable[Problem]) -> None:
         self.problems.extend(problems)

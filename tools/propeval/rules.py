@@ -276,9 +276,17 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         (
             "sources",
             E,
-            "source_url is http(s), not blocklisted, serves <= N claims",
-            "not http(s), a state outlet on the blocklist, or a URL serving too many claims",
-            "cite an independent or primary source",
+            "source_url is http(s), not blocklisted (an archived copy judged by its page), serves <= N claims",
+            (
+                "not http(s), a state outlet on the blocklist (directly or through an archive copy such as "
+                "web.archive.org/web/<date>/<url>), or a URL serving too many claims; warning: an archive link that "
+                "does not show which page it holds (archive.ph/AbCdE)"
+            ),
+            (
+                "cite an independent or primary source; for a state body's own record of a statement the claim is "
+                "about, add `source_role: official_statement` (a maintainer approves it: `propeval ledger approve`); "
+                "for an opaque archive link, write the original page's URL"
+            ),
         ),
         (
             "stable-ids",
@@ -1109,10 +1117,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         (
             "import-input",
             E,
-            "an import or overlap input is a readable .jsonl/.csv/.tsv file or release folder",
+            "an import or overlap input is a readable .jsonl/.json/.csv/.tsv/.txt file or release folder",
             (
-                "the input is not a readable `.jsonl`/`.csv`/`.tsv` file or release folder (size, encoding, NUL byte, "
-                "BOM, CSV quoting, header, row count)"
+                "the input is not a readable `.jsonl`/`.json` (one array)/`.csv`/`.tsv`/`.txt` file or release folder "
+                "(size, encoding, NUL byte, BOM, CSV quoting, header, row count)"
             ),
             "save it as UTF-8 without a BOM, quote cells that hold the delimiter or a quote",
         ),
@@ -1129,9 +1137,24 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "an input row has every field import needs, each of the right type and vocabulary",
             (
                 "a row lacks a field import needs, or a field has the wrong type or an unknown value (question "
-                "description, category, language)"
+                "description, category, language, a `translation_of` that names no row); a mistake many rows share "
+                "is one line naming the rows"
             ),
             "fill the cell, or map another column with `--map`",
+        ),
+        (
+            "import-needs",
+            E,
+            "an input gives what every claim needs (facts, source, anchor, question type, language)",
+            (
+                "no row of the input gives something every claim needs (prompt, facts, source URL, anchor, question "
+                "type, language): said once, before anything runs"
+            ),
+            (
+                "map the column that holds it (`--map FIELD=COLUMN`), or give every row the same value under "
+                "`defaults:` in a `--mapping` file; a set of prompts without facts cannot become a corpus: "
+                "`propeval overlap FILE` says which of them the corpus has"
+            ),
         ),
         (
             "import-id",

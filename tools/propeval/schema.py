@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,6 +15,35 @@ from propeval.loader import Document, LoadError, escape, load_file
 from propeval.result import Problem
 
 PLACEHOLDER = "TODO"
+KINDS = ("claim", "item")
+
+
+def kind_schema(data: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """The schema of one kind of file, for a schema laid out as schema.json is; None otherwise.
+
+    schema.json tells a claim from an item by its content (``if: {required: [facts]}``, then
+    ``#/$defs/claim``, else ``#/$defs/item``), so a claim.yaml that lacks ``facts`` would be
+    checked as an item: eight errors about item fields, none saying the facts are missing. The
+    file's name says what it is meant to be (``claim.yaml``, or an item file), so each kind is
+    checked against its own definition, the rest of the root schema kept. The editor's schemas
+    (``propeval schema show --kind``) are the same views.
+    """
+    branch = {"claim": data.get("then"), "item": data.get("else")}
+    layout = (
+        data.get("if") == {"required": ["facts"]}
+        and branch["claim"] == {"$ref": "#/$defs/claim"}
+        and branch["item"] == {"$ref": "#/$defs/item"}
+    )
+    if not layout or kind not in branch:
+        return None
+    rest = {k: v for k, v in data.items() if k not in ("if", "then", "else")}
+    view: dict[str, Any] = {**rest, "allOf": [*rest.get("allOf", []), branch[kind]]}
+    sid = rest.get("$id")
+    if isinstance(sid, str) and sid.endswith(".json"):
+        view["$id"] = f"{sid.removesuffix('.json')}-{kind}.json"
+    if isinstance(rest.get("title"), str):
+        view["title"] = f"{rest['title']}: {kind}"
+    return view
 
 
 @dataclass
@@ -30,6 +60,9 @@ class Schema:
 
     @cached_property
     def validator(self) -> Any:
+        return self._validator(self.data)
+
+    def _validator(self, data: dict[str, Any]) -> Any:
         import jsonschema
         from referencing import Registry, Resource
 
@@ -37,28 +70,90 @@ class Schema:
             raise LookupError(f"remote $ref {uri!r} is never fetched")
 
         registry: Registry = Registry(retrieve=refuse)  # type: ignore[call-arg]
-        cls = jsonschema.validators.validator_for(self.data, default=jsonschema.Draft202012Validator)
+        cls = jsonschema.validators.validator_for(data, default=jsonschema.Draft202012Validator)
         try:
             # Local $refs inlined once: resolving them per instance is most of jsonschema's cost.
-            schema = _inline_refs(self.data, self.data, ())
+            schema = _inline_refs(data, data, ())
         except _CyclicRef:
-            schema = self.data
+            schema = data
         return cls(schema, registry=registry)
 
-    def validate(self, doc: Document) -> Iterator[Problem]:
-        """Every schema error in ``doc`` as a Problem, located at its JSON pointer."""
-        for err in sorted(self.validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
+    @cached_property
+    def _by_kind(self) -> dict[str, Any]:
+        """A validator per file kind ("claim", "item") where the schema has a definition for each
+        (:func:`kind_schema`); empty for any other layout (the root schema then checks both)."""
+        out = {}
+        for kind in KINDS:
+            view = kind_schema(self.data, kind)
+            if view is not None:
+                out[kind] = self._validator(view)
+        return out
+
+    def validate(self, doc: Document, kind: str | None = None) -> Iterator[Problem]:
+        """Every schema error in ``doc`` as a Problem, located at its JSON pointer.
+
+        ``kind`` ("claim" for a claim.yaml, "item" for any other corpus file) picks the definition
+        the file is checked against when the schema has one per kind (see :attr:`_by_kind`).
+        """
+        validator = self._by_kind.get(kind or "", self.validator)
+        errors = sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path)))
+        misspelt = _misspelt(errors)
+        for err in errors:
             pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
             if isinstance(err.instance, str) and err.instance.startswith(PLACEHOLDER):
                 continue  # the placeholder rule reports it, with a better message
-            message, key = _explain(err)
+            m = _REQUIRED.match(err.message) if err.validator == "required" else None
+            if m is not None and (pointer, m["name"]) in misspelt:
+                continue  # one mistake, one message: "unknown field 'promt'; did you mean 'prompt'?" says it
+            message, key = _explain(err, kind, validator.schema)
             if key is not None:
                 yield doc.problem(f"{pointer}/{escape(key)}", "schema", message, key=True)
             else:
                 yield doc.problem(pointer, "schema", message)
 
 
-def _explain(err: Any) -> tuple[str, str | None]:
+_REQUIRED = re.compile(r"^'(?P<name>[^']+)' is a required property$")
+
+
+def _misspelt(errors: list[Any]) -> set[tuple[str, str]]:
+    """(pointer of the object, field) of each missing required field that an unknown field of the
+    same object is a close spelling of: the typo's message names it, so its own is left out."""
+    unknown: dict[str, list[str]] = {}
+    for err in errors:
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
+            unknown.setdefault(pointer, []).extend(
+                str(k) for k in set(err.instance) - set(err.schema.get("properties", {}))
+            )
+    out: set[tuple[str, str]] = set()
+    for err in errors:
+        m = _REQUIRED.match(err.message) if err.validator == "required" else None
+        pointer = "".join(f"/{escape(p)}" for p in err.absolute_path)
+        if m is not None and difflib.get_close_matches(m["name"], unknown.get(pointer, []), n=1):
+            out.add((pointer, m["name"]))
+    return out
+
+
+def _condition(root: Any, schema_path: Any) -> str:
+    """``" with kind: narrative"`` when the schema path runs through a ``then`` whose ``if`` asks
+    for one constant value; "" otherwise."""
+    node, last_if = root, None
+    for part in schema_path:
+        if isinstance(node, dict) and part == "then":
+            last_if = node.get("if")
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    props = last_if.get("properties") if isinstance(last_if, dict) else None
+    if isinstance(props, dict) and len(props) == 1:
+        (name, rule) = next(iter(props.items()))
+        if isinstance(rule, dict) and "const" in rule:
+            return f" with {name}: {rule['const']}"
+    return ""
+
+
+def _explain(err: Any, kind: str | None = None, root: Any = None) -> tuple[str, str | None]:
     """A message that says what to do, and the offending key when there is one."""
     v = err.validator
     if v == "additionalProperties":
@@ -67,10 +162,22 @@ def _explain(err: Any) -> tuple[str, str | None]:
         key = extra[0] if extra else None
         close = difflib.get_close_matches(str(key), err.schema.get("properties", {}), n=1)
         if close:
-            return f"unknown field {key!r}; did you mean {close[0]!r}?", key
+            need = f" ({close[0]} is required)" if close[0] in err.schema.get("required", ()) else ""
+            return f"unknown field {key!r}; did you mean {close[0]!r}?{need}", key
         return f"unknown field {key!r}; remove it or use one of: {allowed}", key
     if v == "required":
-        return f"{err.message}; add it", None
+        m = _REQUIRED.match(err.message)
+        if m is None:
+            return f"{err.message}; add it", None
+        name = m["name"]
+        prop = (err.schema.get("properties") or {}).get(name)
+        described = prop.get("description") if isinstance(prop, dict) else None
+        what = f" ({described.rstrip('.')})" if isinstance(described, str) and len(described) <= 160 else ""
+        if kind and not err.absolute_path:
+            whose = f"every {kind}{_condition(root, err.schema_path)} needs it"
+        else:
+            whose = f"it is required here{_condition(root, err.schema_path)}"
+        return f"{name} missing: {whose}{what}; add it", None
     if v == "enum":
         return f"{err.instance!r} is not one of {err.validator_value}; use one of those values", None
     if v == "pattern":
@@ -81,7 +188,9 @@ def _explain(err: Any) -> tuple[str, str | None]:
         n = len(err.instance)
         bound = "at least" if v == "minItems" else "at most"
         field = f"{err.absolute_path[-1]} " if err.absolute_path else ""
-        return f"{field}has {n} entr{'y' if n == 1 else 'ies'}; {bound} {err.validator_value} are allowed", None
+        need = "required" if v == "minItems" else "allowed"
+        m_ = err.validator_value
+        return f"{field}has {n} entr{'y' if n == 1 else 'ies'}; {bound} {m_} {'is' if m_ == 1 else 'are'} {need}", None
     if v == "not" and err.schema.get("not", {}).get("required") == ["retired_reason"]:
         return "retired_reason is only for retired items; remove it or set status: retired", "retired_reason"
     return err.message, None

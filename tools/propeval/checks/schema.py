@@ -13,6 +13,11 @@ Passing::
 Failing (``framing: balanced`` is not one of the allowed values)::
 
     questions/c0001/i0001.yaml:4:10 [schema] 'balanced' is not one of ['neutral', 'loaded']; use one of those values
+
+A ``claim.yaml`` is checked as a claim and any other file as an item, by its name, so a claim
+without ``facts`` gives one message::
+
+    questions/c0001/claim.yaml:1:1 [schema] facts missing: every claim needs it (The required facts (2-4), ...); add it
 """
 
 from __future__ import annotations
@@ -31,5 +36,9 @@ ID = "schema"
 def check(ctx: Context) -> Iterator[Problem]:
     if ctx.schema is None:
         return
-    for doc in ctx.corpus.documents():
-        yield from ctx.schema.validate(doc)
+    # The file's name says what it is meant to be: a claim.yaml without facts is told "facts
+    # missing", not checked as an item.
+    for claim in ctx.corpus.all_claims:
+        yield from ctx.schema.validate(claim.doc, "claim")
+    for item in ctx.corpus.all_items:
+        yield from ctx.schema.validate(item.doc, "item")

@@ -2,12 +2,29 @@
 
 The blocklist and the cap live in ``[tool.propeval]`` (``source_blocklist``,
 ``max_claims_per_source``, default 13). A blocklisted domain matches itself and its subdomains.
+An archive or mirror URL is judged by the page it holds (:mod:`propeval.sourceurl`): a Wayback
+Machine copy of a state outlet is that outlet. An archive link that does not name its page
+(``https://archive.ph/AbCdE``) is a warning that asks for the original.
+
+A claim about what a state body said may cite that body's own record of it, blocklisted or not,
+when it says so: ``source_role: official_statement``. Declaring it turns the error into an
+exception that a maintainer approves, as an allowlist entry is: ``propeval ci --base REF`` fails
+a pull request that adds or changes such a claim (``policy-change``) until a maintainer's signed
+approval (``propeval ledger approve``) covers it, or the base already has the claim with that
+source and role (:func:`propeval.policy_files.source_exceptions`). ``check`` on a working tree cannot know who approved
+what, and does not report it.
 
 Failing::
 
     source_url: https://www.globaltimes.cn/page/202206/1267905.shtml
+    source_url: https://web.archive.org/web/2014/https://www.globaltimes.cn/content/1.shtml
 
 gives ``[sources] source_url is on the source blocklist (globaltimes.cn): state outlets ...``.
+
+Passing (approved in review)::
+
+    source_url: http://en.kremlin.ru/events/president/news/67843
+    source_role: official_statement
 """
 
 from __future__ import annotations
@@ -17,13 +34,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from propeval.result import Problem
+from propeval.result import Problem, Severity
+from propeval.sourceurl import unwrap
 from propeval.textnorm import normalise_url
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "sources"
+OFFICIAL = "official_statement"
 
 
 def blocked(host: str, blocklist: tuple[str, ...]) -> str | None:
@@ -32,6 +51,19 @@ def blocked(host: str, blocklist: tuple[str, ...]) -> str | None:
         if host == domain or host.endswith("." + domain):
             return domain
     return None
+
+
+def exception(data: Any, blocklist: tuple[str, ...]) -> tuple[str, str] | None:
+    """(blocklisted domain, the URL judged) when a claim's data cites a blocklisted outlet under
+    ``source_role: official_statement``; None otherwise."""
+    if not isinstance(data, dict) or data.get("source_role") != OFFICIAL:
+        return None
+    url = data.get("source_url")
+    if not isinstance(url, str):
+        return None
+    src = unwrap(url)
+    hit = blocked(src.host, blocklist)
+    return (hit, normalise_url(src.original)) if hit else None
 
 
 def check(ctx: Context) -> Iterator[Problem]:
@@ -44,15 +76,27 @@ def check(ctx: Context) -> Iterator[Problem]:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             continue  # the schema's pattern reports it
-        hit = blocked(parts.hostname, ctx.config.source_blocklist)
-        if hit:
+        src = unwrap(url)
+        if src.opaque:
             yield doc.problem(
                 "/source_url",
                 ID,
-                f"source_url is on the source blocklist ({hit}): state outlets are "
-                "not acceptable sources of the facts; cite an independent or primary source",
+                f"source_url is an archive link ({src.opaque}) that does not show which page it archived, so the "
+                "source cannot be checked; write the original page's URL (an archive link that names it, such as "
+                "https://web.archive.org/web/<date>/<original URL>, is fine)",
+                severity=Severity.WARNING,
             )
-        by_url[normalise_url(url)].append(claim)
+        hit = blocked(src.host, ctx.config.source_blocklist)
+        if hit and claim.data.get("source_role") != OFFICIAL:
+            yield doc.problem(
+                "/source_url",
+                ID,
+                f"source_url is on the source blocklist ({hit}){src.via}: state outlets are not acceptable sources "
+                "of the facts; cite an independent or primary source. If this page is the primary record of an "
+                f"official statement that the claim is about, say so with source_role: {OFFICIAL} (a maintainer "
+                "approves it)",
+            )
+        by_url[normalise_url(src.original)].append(claim)
     cap = ctx.config.max_claims_per_source
     for url, claims in by_url.items():
         if len(claims) > cap:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from propeval import __version__
+from propeval.cli._suggest import SuggestingGroup
 from propeval.errors import PropevalError
 
 # command name -> (module, one-line help). The help is repeated here so that `--help` need not
@@ -58,7 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
     """A group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

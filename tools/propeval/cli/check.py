@@ -55,7 +55,7 @@ def command(
       propeval check --rule hidden-text questions/c0001
       propeval check --fix              # ru_RU -> ru-RU, RU -> ru; then check
 
-    --fix changes only what cannot change an item's meaning (language tags, today), each value
+    --fix changes only what cannot change an item's meaning (so far: language tags), each value
     where it stands: comments, quoting and the rest of the file stay byte for byte. It lists each
     fix on stderr; what it cannot fix is reported by the check that follows.
 

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report, printable
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
@@ -40,7 +41,7 @@ def _announce(message: str) -> None:
     click.echo(f"propeval dedup: {message}", err=True)
 
 
-@click.group("dedup", invoke_without_command=True)
+@click.group("dedup", invoke_without_command=True, cls=SuggestingGroup)
 @changed_since_option
 @format_option
 @click.option(
@@ -91,11 +92,13 @@ def command(
         return
     config = config_from(ctx)
     from propeval.errors import UsageError
-    from propeval.extras import require_extra
+    from propeval.extras import require_dedup
 
     if record and changed_since is not None:
         raise UsageError("--record records a whole-corpus run; leave out --changed-since")
-    require_extra("dedup", "dedup")  # before numpy, faiss or torch is imported: name what is missing
+    settings = config.settings.dedup
+    # before numpy, faiss or torch is imported: name what is missing for the configured backend
+    require_dedup(settings.backend, settings.cross_lingual_model, "dedup")
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)

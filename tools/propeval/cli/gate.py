@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.cli._suggest import SuggestingGroup
 from propeval.cli._trusted import pr_option, record_session
 from propeval.config import Config
 
@@ -65,7 +66,7 @@ def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> 
     return config, key, notes
 
 
-@click.group("gate")
+@click.group("gate", cls=SuggestingGroup)
 def command() -> None:
     """Gates before merge, verified offline from the ledger; --online refreshes the records.
 

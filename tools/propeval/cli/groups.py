@@ -30,9 +30,16 @@ ALL = "*"
     help="Print the completeness table (languages x framings x question types) of CLAIM, "
     "or of every claim checked; then exit 0.",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also print the notes that are the same on every run (a rule skipped by configuration); "
+    "text shows them once per terminal session, json always.",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, claims: tuple[str, ...], changed_since: str | None, fmt: str, matrix: str | None
+    ctx: click.Context, claims: tuple[str, ...], changed_since: str | None, fmt: str, matrix: str | None, verbose: bool
 ) -> None:
     """Check claim framing groups: complete across languages, framings consistent, translations sound.
 
@@ -53,6 +60,7 @@ def command(
       propeval groups c0001 --format json
       propeval groups --changed-since origin/main --format github
       propeval groups --matrix c0001
+      propeval groups --verbose          # with the notes shown once per session (rules skipped by config)
     """
     config = config_from(ctx)
     only = list(claims)
@@ -66,7 +74,9 @@ def command(
             raise UsageError(f"claim {missing[0]!r} is not among the groups checked")
         show(matrix_report([result.matrices[c] for c in wanted]), fmt)
         ctx.exit(0)
-    emit(result.problems, fmt, result.files_checked, result.notes)
+    from propeval.standing import shown
+
+    emit(result.problems, fmt, result.files_checked, [*result.notes, *shown(result.standing, fmt, verbose)])
     ctx.exit(result.exit_code)
 
 

@@ -29,13 +29,14 @@ PASS_CHOICES = ("exact", "lexical", "semantic")
     "--mapping",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="A YAML file with `columns:` (FIELD: COLUMN) and `defaults:` (language, kind, framing, ...).",
+    help="A YAML file with `columns:` (FIELD: COLUMN) and `defaults:` (FIELD: value, for rows without it).",
 )
 @click.option(
     "--language",
     default=None,
-    help="The language of rows without a language column: a BCP 47 tag, or `auto` (guessed from the "
-    "script: Han -> zh, Cyrillic -> ru/uk, ASCII letters -> en; anything else is an error).",
+    help="The language of rows without a language column: a BCP 47 tag, or `auto` (from the script most "
+    "of a prompt's letters are in: Han -> zh (ja with kana), Hangul -> ko, Cyrillic -> ru/uk, ASCII Latin -> en; "
+    "anything else is an error).",
 )
 @click.option(
     "--kind",
@@ -79,7 +80,7 @@ def command(
     strict: bool,
     fmt: str,
 ) -> None:
-    """Import claims and items from a release folder, or from a CSV or JSONL file.
+    """Import claims and items from a release folder, or from a CSV, TSV, JSONL, JSON or text file.
 
     \b
     SOURCE is one of:
@@ -88,9 +89,10 @@ def command(
           items come back as retired files that say their prompt is not in the release.
           Export -> import into an empty corpus -> export gives byte-identical items.jsonl,
           tombstones.jsonl and rubrics.
-      a .jsonl, .csv or .tsv file in the Censorship & Propaganda Eval release layout, or mapped
-          onto it with --map / --mapping. New ids are given (the row's own `id` is kept in the
-          item's notes, never used as a path).
+      a .jsonl, .json (an array of rows), .csv or .tsv file in the Censorship & Propaganda
+          Eval release layout, or mapped onto it with --map / --mapping; or a .txt file, one
+          prompt per line. New ids are given (the row's own `id` is kept in the item's notes,
+          never used as a path).
 
     \b
     \b
@@ -103,10 +105,20 @@ def command(
       source_url, source_date, anchor   claim fields
       official_frame_markers  claim markers, each in its row's language
       id                      kept in the item's notes
-    Extra fields: language, framing, question_type, claim, title, kind, narrative, actor.
-    Rows group into claims by the `claim` column when mapped, else by source URL and anchor;
-    rows of one claim must agree on facts, source, anchor and date (categories and markers are
-    merged). Without a title, a claim's title is its anchor and the source's host.
+    Extra fields: language, framing, question_type, claim, title, kind, narrative, actor, and
+    translation_of (the id of the row this row translates, in this input or imported from it
+    before). A --mapping file's `defaults:` sets any field but prompt, id and translation_of for
+    rows that lack it (lists for required_facts, categories, official_frame_markers): a .txt
+    of prompts plus their facts, source, anchor and question description under defaults: is one
+    claim. Rows group into claims by the `claim` column when mapped, else by source URL and
+    anchor; rows of one claim must agree on facts, source, anchor and date (categories and
+    markers are merged). Without a title, a claim's title is its anchor and the source's host.
+
+    \b
+    What no row gives (facts, source, anchor, question type, language) is said at once, before
+    anything runs: a set of prompts without facts cannot become a corpus, by design; `propeval
+    overlap FILE` says which of them the corpus already has. A mistake many rows repeat is one
+    line with the rows it is in.
 
     Every file goes through `propeval new`'s writer and the strict loader. The new files are
     staged beside the corpus, where check, groups and dedup run on the corpus as it would be;
@@ -124,6 +136,8 @@ def command(
     Examples:
       propeval import dist/release                       # a release, e.g. into a new corpus
       propeval import cpe.jsonl --language auto --dry-run
+      propeval import prompts.txt --mapping defaults.yaml --language auto
+      propeval import rows.json --map prompt=question --map translation_of=source_id
       propeval import sheet.csv --map prompt=question --map required_facts=facts --language en
       propeval import sheet.csv --mapping mapping.yaml --pass exact --format json
     """
@@ -139,14 +153,18 @@ def command(
     validation = Validation(
         dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict, allow_duplicates=allow_duplicates
     )
-    result = import_source(
-        config,
-        source,
-        Options(mapping=cmap, language=language, kind=kind),
-        dry_run=dry_run,
-        validation=validation,
-        announce=lambda m: click.echo(f"propeval import: {m}", err=True),
-    )
+    from propeval.progress import phases
+
+    with phases("import", enabled=fmt != "json") as progress:
+        result = import_source(
+            config,
+            source,
+            Options(mapping=cmap, language=language, kind=kind),
+            dry_run=dry_run,
+            validation=validation,
+            announce=lambda m: click.echo(f"propeval import: {m}", err=True),
+            progress=progress,
+        )
     summary = _summary(result, dry_run)
 
     def view(out: TextIO, styled: bool) -> None:

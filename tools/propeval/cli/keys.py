@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from propeval.cli._common import config_from
+from propeval.cli._suggest import SuggestingGroup
 
 
-@click.group("keys")
+@click.group("keys", cls=SuggestingGroup)
 def command() -> None:
     """Maintainer keys that sign ledger records (Ed25519).
 

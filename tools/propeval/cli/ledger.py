@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from propeval.cli._common import config_from, emit, format_option
+from propeval.cli._suggest import SuggestingGroup
 from propeval.cli._trusted import pr_option, record_session
 from propeval.config import Config
 
@@ -92,7 +93,7 @@ def _run(
     ctx.exit(CheckResult(problems=problems).exit_code)
 
 
-@click.group("ledger")
+@click.group("ledger", cls=SuggestingGroup)
 def command() -> None:
     """Sign ledger records, allowlist entries and policy approvals with your maintainer key.
 

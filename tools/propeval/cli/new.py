@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from propeval.cli._common import config_from
+from propeval.cli._suggest import SuggestingGroup
 from propeval.corpus import CATEGORIES
 from propeval.scaffold import ClaimSpec, ItemSpec, new_claim, new_item
 
 
-@click.group("new")
+@click.group("new", cls=SuggestingGroup)
 def command() -> None:
     """Scaffold a new claim or item with the next free id.
 

@@ -22,7 +22,8 @@ PASS_CHOICES = ("exact", "lexical", "semantic")
     "--language",
     default="en",
     show_default=True,
-    help="The language of rows without a language field (a BCP 47 tag).",
+    help="The language of rows without a language field: a BCP 47 tag, or `auto` (each text's from the script "
+    "most of its letters are in, as import guesses it; und where it names none).",
 )
 @click.option(
     "--pass",
@@ -45,12 +46,16 @@ def command(
 ) -> None:
     """Find corpus items that are near-duplicates of an external dataset's items.
 
-    EXTERNAL is a .jsonl, .csv or .tsv file (the text in --text-field), or a release folder
-    (its items.jsonl). Every active item's prompt is compared with every external text by
-    dedup's passes, with its thresholds and explanations ([tool.propeval.dedup]): exact
-    (normalised text), semantic (embedding cosine, faiss nearest external neighbours of each
-    item in each external language, flagged at the language pair's threshold) and lexical
-    (rapidfuzz over pairs that share a rare bigram or are semantic neighbours).
+    EXTERNAL is a .jsonl, .json (an array of rows, or of texts), .csv or .tsv file (the text in
+    --text-field), a .txt file (one text per line), or a release folder (its items.jsonl).
+    This is the tool for a set of prompts without facts: such a set cannot be imported as
+    claims, but overlap says which of its prompts the corpus already has.
+
+    Every active item's prompt is compared with every external text by dedup's passes, with
+    its thresholds and explanations ([tool.propeval.dedup]): exact (normalised text),
+    semantic (embedding cosine, faiss nearest external neighbours of each item in each
+    external language, flagged at the language pair's threshold) and lexical (rapidfuzz over
+    pairs that share a rare bigram or are semantic neighbours).
 
     Each match names our item, the external row (file:line and id), every pass's score, the
     threshold and where it comes from, and the terms the two share or do not. The summary says
@@ -61,24 +66,30 @@ def command(
     \b
     Examples:
       propeval overlap truthfulqa.csv --text-field Question
+      propeval overlap prompts.txt --language auto
       propeval overlap other-release/ --format json
       propeval overlap rows.jsonl --text-field question --language-field lang --pass exact
     """
-    from propeval.extras import require_extra
+    from propeval.extras import require_dedup
 
-    require_extra("dedup", "overlap")
+    config = config_from(ctx)
+    settings = config.settings.dedup
+    require_dedup(settings.backend, settings.cross_lingual_model, "overlap")
     from propeval.ingest.overlap import ExternalSpec, find_overlap
+    from propeval.progress import phases
     from propeval.scaffold import check_language
 
-    check_language(language, "--language")
-    config = config_from(ctx)
-    result = find_overlap(
-        config,
-        external,
-        ExternalSpec(text_field, language_field, id_field, language),
-        passes=passes or PASS_CHOICES,
-        announce=lambda m: click.echo(f"propeval overlap: {m}", err=True),
-    )
+    if language != "auto":
+        check_language(language, "--language")
+    with phases("overlap", enabled=fmt != "json") as progress:
+        result = find_overlap(
+            config,
+            external,
+            ExternalSpec(text_field, language_field, id_field, language),
+            passes=passes or PASS_CHOICES,
+            announce=lambda m: click.echo(f"propeval overlap: {m}", err=True),
+            progress=progress,
+        )
     counts = ", ".join(f"{k} {v}" for k, v in result.counts.items() if k in result.passes)
     summary = (
         f"{len(result.matches)} match(es) ({counts}) between {result.corpus_items} corpus item(s) and "

@@ -54,6 +54,13 @@ def _table(console: Console, title: str, headers: Sequence[str], rows: Sequence[
     console.print(t)
 
 
+def _official(src: dict[str, Any]) -> str:
+    """``2 (kremlin.ru 1, mid.ru 1)``: claims with source_role official_statement, by domain."""
+    off = src["official_statements"]
+    domains = ", ".join(f"{d} {n}" for d, n in off["domains"].items())
+    return f"{off['claims']}" + (f" ({domains})" if domains else "")
+
+
 def _render_sources(stats: Stats, console: Console) -> None:
     """Source URLs and dates, by year and against each endpoint's knowledge cutoff."""
     src, dates = stats.sources, stats.source_dates
@@ -66,6 +73,8 @@ def _render_sources(stats: Stats, console: Console) -> None:
             ("distinct source URLs", src["distinct_urls"]),
             ("distinct source domains", src["distinct_domains"]),
             ("most items from one URL", f"{top['items']} ({top['url']})" if top else "-"),
+            ("claims citing an official statement's own record", _official(src)),
+            ("claims citing an archived copy", src["archived_claims"]),
             ("items with a source_date", f"{dates['dated']} of {stats.items}"),
             ("source_date range", f"{dates['earliest'] or '-'} .. {dates['latest'] or '-'}"),
         ],

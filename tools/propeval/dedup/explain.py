@@ -197,6 +197,14 @@ def pair_rule(pair: Any) -> str:
 GROUP_SHOWN = 10  # members of a group of identical texts named in its problem line
 
 
+def _translation_across_claims(a: Any, b: Any) -> bool:
+    """Two prompts of different claims in different languages (by primary subtag)."""
+    if a.kind != "item" or b.kind != "item" or a.claim_id == b.claim_id:
+        return False
+    la, lb = (str(x or "").split("-", 1)[0].lower() for x in (a.language, b.language))
+    return bool(la and lb and la != lb)
+
+
 def pair_problem(pair: Any) -> Problem:
     """A flagged pair as a Problem on the second text, as `dedup`, `ci` and `run` all report it; a
     group of more than two identical texts as one Problem on its first text."""
@@ -234,6 +242,15 @@ def pair_problem(pair: Any) -> Problem:
             "retire or rewrite one, or if both belong, review and run "
             f"`propeval dedup allow {a.id} {b.id} --reason ...`"
         )
+        if _translation_across_claims(a, b):
+            # The same question in two languages under two claims is, most often, a translation
+            # that landed in the wrong claim: its fix keeps the text and its id.
+            how = (
+                f"if {b.id} asks {a.id}'s question in {b.language}, make it {a.id}'s translation in {a.claim_id}: "
+                f"`propeval move {b.id} --to-claim {a.claim_id} --translation-of {a.id}` (for new text, "
+                f"`propeval new item --claim {a.claim_id} --language {b.language} --translation-of {a.id}`); "
+                f"else {how}"
+            )
     return Problem(
         b.path,
         b.line,

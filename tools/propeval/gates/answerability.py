@@ -53,6 +53,15 @@ def _command(item_id: str) -> str:
     return f"propeval gate answerability --online {item_id}"
 
 
+def _records(item_id: str, again: bool = False) -> str:
+    """Who makes the record, and how: a contributor cannot (``--online`` needs a maintainer's
+    endpoint and key), so the advice says so instead of handing them a command that exits 2."""
+    return (
+        f"a maintainer records this{' again' if again else ''} ({_command(item_id)}, from a trusted install: "
+        "SECURITY.md); nothing for a contributor to run"
+    )
+
+
 def select_items(config: Config, corpus: Corpus, gs: GateSettings, sel: Selection, notes: list[str]) -> list[Item]:
     """The active items the selection names, sorted by id."""
     active = {i.id: i for i in corpus.active_items()}
@@ -115,14 +124,14 @@ def verdict(
     if loaded.problem is not None:
         return "corrupt", loaded.problem.message, loaded.problem.rule, ""
     if loaded.record is None:
-        return "missing", f"{item.id}: no answerability record ({rel}); run: {_command(item.id)}", RULE, ""
+        return "missing", f"{item.id}: no answerability record ({rel}); {_records(item.id)}", RULE, ""
     found = verify.signature(loaded.record, gs.signers, rel)
     if found is not None:
         state = "unsigned" if found.rule == "ledger-unsigned" else "forged"
         return state, f"{item.id}: {found.message}", found.rule, found.pointer
     reasons = stale_reasons(loaded.record["binding"], binding)
     if reasons:
-        msg = f"{item.id}: answerability record is stale: {'; '.join(reasons)}; run: {_command(item.id)}"
+        msg = f"{item.id}: answerability record is stale: {'; '.join(reasons)}; {_records(item.id, again=True)}"
         return "stale", msg, RULE, ""
     derived = verify.answerability(rubric, item, claim, loaded.record)
     if derived:
@@ -137,7 +146,7 @@ def verdict(
         return (
             "unscored",
             f"{item.id}: the reference answer was not scored ({why}); a judge failure is not a verdict; "
-            f"run: {_command(item.id)}",
+            f"{_records(item.id, again=True)}",
             RULE,
             "",
         )
@@ -149,7 +158,7 @@ def verdict(
             "failed",
             f"{item.id}: fact score {score} is below {gs.min_fact_score}{detail}: the reference model could not "
             f"answer it from public information; read the answer in {rel}, reword the prompt or fix the facts, "
-            f"then run: {_command(item.id)}",
+            f"then {_records(item.id, again=True)}",
             RULE,
             "",
         )
@@ -215,7 +224,7 @@ def answerability_gate(
         path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else item.doc.relpath
         line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
         if state == "corrupt":
-            message = f"{item.id}: {message}; run: {_command(item.id)}"
+            message = f"{item.id}: {message}; {_records(item.id, again=True)}"
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))
     result.files_checked = len(pending)
     if result.mode == "advisory" and result.problems:

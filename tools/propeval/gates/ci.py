@@ -360,11 +360,11 @@ def policy_changes(tree: Config, base: str, base_cfg: Config, keys: list[str] | 
     settings; pyproject.toml also when only ``[tool.propeval]`` did (``keys``: the keys it
     changed; None: worked out here), so that one approval covers the whole file."""
     from propeval.policy import changed_keys, table_at
-    from propeval.policy_files import FileChange, changed_policy_files
+    from propeval.policy_files import FileChange, changed_policy_files, source_exceptions
 
     if keys is None:
         keys = changed_keys(table_at(tree.root, base), tree.raw)
-    files = changed_policy_files(tree, base, base_cfg.settings)
+    files = changed_policy_files(tree, base, base_cfg.settings) + source_exceptions(tree, base, base_cfg)
     if keys and not any(_shown(tree, c.path) == "pyproject.toml" for c in files):
         top = gitutil.toplevel(tree.root)
         path = (tree.root / "pyproject.toml").resolve().relative_to(top.resolve()).as_posix()

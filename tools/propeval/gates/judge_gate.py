@@ -48,6 +48,11 @@ def _command(rubric: str) -> str:
     return f"propeval gate judge --rubric {rubric} --online"
 
 
+def _records(rubric: str) -> str:
+    """A contributor cannot make the record (``--online`` needs a maintainer's endpoint and key)."""
+    return f"a maintainer records this ({_command(rubric)}, from a trusted install: SECURITY.md)"
+
+
 def load_gold(config: Config, rubric: Rubric) -> tuple[list[dict[str, Any]], str]:
     """The gold cases of ``rubric`` and their content hash. A bad line is a LoadError."""
     path: Path = rubric.gold_path
@@ -211,16 +216,16 @@ def judge_gate(
         rel = loaded.relpath
         if loaded.problem is not None:
             p = loaded.problem
-            add(p.path, f"{name}: {p.message}; run: {_command(name)}", p.rule, p.line, p.col)
+            add(p.path, f"{name}: {p.message}; {_records(name)}", p.rule, p.line, p.col)
             continue
         if loaded.record is None:
-            add(rel, f"{name}: no judge-agreement record ({rel}); run: {_command(name)}")
+            add(rel, f"{name}: no judge-agreement record ({rel}); {_records(name)}")
             continue
         if reading.signature is not None:
             add(rel, f"{name}: {reading.signature.message}", reading.signature.rule)
             continue
         if reading.stale:
-            add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reading.stale)}; run: {_command(name)}")
+            add(rel, f"{name}: judge-agreement record is stale: {'; '.join(reading.stale)}; {_records(name)}")
             continue
         for f in reading.derived:
             if f.warning:
@@ -231,14 +236,14 @@ def judge_gate(
             continue
         recorded = reading.cases
         if recorded is None:
-            add(rel, f"{name}: the record holds no cases; run: {_command(name)}", "ledger-format")
+            add(rel, f"{name}: the record holds no cases; {_records(name)}", "ledger-format")
             continue
         unscored = [str(c.get("id")) for c in recorded if not isinstance(c.get("judge"), dict)]
         if unscored:
             add(
                 rel,
                 f"{name}: the judge left {len(unscored)} gold case(s) unscored ({', '.join(unscored[:5])}); "
-                f"a judge failure is not a verdict; fix the rubric or endpoint, then run: {_command(name)}",
+                f"a judge failure is not a verdict; fix the rubric or endpoint, then {_records(name)}",
             )
         for s in reading.stats():
             tkey = threshold_key(s.name)

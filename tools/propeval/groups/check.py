@@ -80,7 +80,7 @@ def check_groups(
                 "the item is left out of its group; run propeval check"
             )
 
-    ctx = GroupsContext(config, corpus, settings, encoder, in_scope, result.notes)
+    ctx = GroupsContext(config, corpus, settings, encoder, in_scope, result.notes, result.standing)
     for cid in claim_ids:
         items = [i for i in corpus.items_of(cid) if i not in odd]
         ctx.items[cid] = items
@@ -93,6 +93,7 @@ def check_groups(
     result.extend(problems)
     result.problems = result.sorted()
     result.notes = list(dict.fromkeys(result.notes))
+    result.standing = list(dict.fromkeys(result.standing))
     return result
 
 

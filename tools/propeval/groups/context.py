@@ -23,5 +23,7 @@ class GroupsContext:
     encoder: Encoder | None
     in_scope: Callable[[str], bool]
     notes: list[str]
+    # Notes that are the same on every run (propeval.standing): a rule skipped by configuration.
+    standing: list[str] = field(default_factory=list)
     items: dict[str, list[Item]] = field(default_factory=dict)
     matrices: dict[str, ClaimMatrix] = field(default_factory=dict)

@@ -18,7 +18,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,22 +72,46 @@ class Options:
 
 
 def guess_language(text: str) -> str | None:
-    """``--language auto``: the script of the letters, when it names one language we cover.
+    """``--language auto``: the language of the script most of the letters are written in.
 
-    Han -> zh; Cyrillic -> uk with a Ukrainian-only letter, else ru; only ASCII letters -> en;
-    anything else (other Latin languages, mixed scripts) -> None: give a language column.
+    The majority decides, so a Chinese prompt that names "WTO" or a Russian one that names "NATO"
+    is still zh or ru: Han -> zh (ja when any kana is there: Japanese mixes Han and kana); Hangul
+    -> ko; Cyrillic -> uk with a Ukrainian-only letter, else ru; Latin -> en when every Latin
+    letter is ASCII. Anything else (other Latin languages, no majority) -> None: give a language
+    column.
     """
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return None
-    scripts = {unicodedata.name(c, "?").split(" ", 1)[0] for c in letters}
-    if scripts <= {"CJK"}:
-        return "zh"
-    if scripts <= {"CYRILLIC"}:
+    counts: dict[str, int] = {}
+    for c in letters:
+        script = _script(c)
+        counts[script] = counts.get(script, 0) + 1
+    script, n = max(counts.items(), key=lambda kv: kv[1])
+    if n * 2 <= len(letters):
+        return None  # no script holds most of the letters
+    if script == "HAN":
+        return "ja" if counts.get("KANA") else "zh"
+    if script == "KANA":
+        return "ja"
+    if script == "HANGUL":
+        return "ko"
+    if script == "CYRILLIC":
         return "uk" if any(c in "іїєґІЇЄҐ" for c in letters) else "ru"
-    if all(c.isascii() for c in letters):
-        return "en"
+    if script == "LATIN":
+        return "en" if all(c.isascii() for c in letters if _script(c) == "LATIN") else None
     return None
+
+
+def _script(c: str) -> str:
+    """The script of a letter, from its Unicode name (the standard library has no script property)."""
+    name = unicodedata.name(c, "")
+    head = name.split(" ", 1)[0]
+    if head == "CJK":
+        return "HAN"
+    if head in ("HIRAGANA", "KATAKANA"):
+        return "KANA"
+    return head or "?"
 
 
 def _text_list(row: Row, name: str, value: Any) -> tuple[list[str] | None, Problem | None]:
@@ -204,6 +228,7 @@ class _TableRow:
     ext_id: str | None
     sources: dict[str, str]
     row_hash: str = ""
+    translation_of: str | None = None  # the id (in this input) of the row this row translates
 
 
 @dataclass(frozen=True)
@@ -262,6 +287,8 @@ def _row_hash(t: _TableRow) -> str:
         "markers": t.markers,
         "claim": t.claim,
     }
+    if t.translation_of:  # only when set: rows imported before it was mapped keep their hash
+        content["translation_of"] = t.translation_of
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -334,13 +361,26 @@ def _table_row(row: Row, options: Options, problems: list[Problem]) -> _TableRow
         "actor": r.text("actor"),
     }
     explicit = r.text("claim")
+    translation_of = r.text("translation_of")
     if len(problems) > before or None in (prompt, facts, markers, language, qtype, source_url, anchor):
         return None
     assert prompt is not None and language is not None and qtype is not None and facts is not None
     assert markers is not None and source_url is not None and anchor is not None
     key = ("claim", explicit) if explicit else ("source", normalise_url(source_url), words(anchor))
     return _TableRow(
-        row, prompt, language, framing, qtype, facts, categories, markers, claim, key, ext_id, dict(r.sources)
+        row,
+        prompt,
+        language,
+        framing,
+        qtype,
+        facts,
+        categories,
+        markers,
+        claim,
+        key,
+        ext_id,
+        dict(r.sources),
+        translation_of=translation_of,
     )
 
 
@@ -364,10 +404,16 @@ def plan_table(
     before are planned into that claim."""
     plan = Plan(rows=len(rows))
     imported = imported or {}
+    needs = _missing_everywhere(rows, options)
+    if needs:
+        plan.problems.append(_needs_problem(rows, options, needs))
+        return plan
     groups: dict[tuple[str, ...], list[_TableRow]] = {}
     for t in _parse_table_rows(rows, options, plan):
         groups.setdefault(t.key, []).append(t)
     cnum, inum = first_claim, first_item
+    placed: dict[str, tuple[str, str, Row]] = {}  # the row's own id -> (item id, claim id, row)
+    translations: list[tuple[_TableRow, Planned]] = []
     for members in groups.values():
         if not _group_agrees(members, options, plan):
             continue
@@ -394,10 +440,178 @@ def plan_table(
                 "status": "active",
                 "notes": provenance(options.source or t.row.path, t.ext_id, t.row_hash),
             }
-            item_sources = {k: k for k in ("language", "framing", "prompt")}
+            item_sources = {k: k for k in ("language", "framing", "prompt", "translation_of")}
             item_sources["question_type"] = "question_type" if "question_type" in t.sources else "question_description"
-            plan.files.append(Planned(cid, f"{iid}.yaml", item, t.row, _columns(item_sources, options)))
+            planned = Planned(cid, f"{iid}.yaml", item, t.row, _columns(item_sources, options))
+            plan.files.append(planned)
+            if t.ext_id:
+                placed[t.ext_id] = (iid, cid, t.row)
+            if t.translation_of:
+                translations.append((t, planned))
+    _link_translations(translations, placed, imported, options, plan)
+    plan.problems = group_repeats(plan.problems)
     return plan
+
+
+# What a table row must give, and the fields that can give it (the first one mapped counts).
+NEEDED = (
+    ("prompt", ("prompt",)),
+    ("required_facts", ("required_facts",)),
+    ("source_url", ("source_url",)),
+    ("anchor", ("anchor",)),
+    ("question type", ("question_description", "question_type")),
+)
+
+
+def _missing_everywhere(rows: Sequence[Row], options: Options) -> list[str]:
+    """What no row of the input gives and no default supplies: said once for the input, at once,
+    before any row is read (a file of prompts alone is refused in milliseconds, with what it needs)."""
+    m = options.mapping
+
+    def given(target: str) -> bool:
+        if target in m.defaults:
+            return True
+        col = m.column(target)
+        return any(not _blank(row.fields.get(col)) for row in rows)
+
+    missing = [what for what, targets in NEEDED if not any(given(t) for t in targets)]
+    if options.language is None and not given("language"):
+        missing.append("language")
+    return missing
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or value == []
+
+
+def _needs_problem(rows: Sequence[Row], options: Options, missing: list[str]) -> Problem:
+    """One problem for the whole input: what it lacks, how to map or default it, and, for a set of
+    prompts without facts, that ``propeval overlap`` is the tool for it."""
+    first = rows[0] if rows else None
+    path = first.path if first else ""
+    fields = ", ".join(repr(k) for k in list(first.fields)[:8]) if first else "none"
+    m = options.mapping
+
+    def named(what: str) -> str:
+        target = "question_description" if what == "question type" else what
+        col = m.column(target)
+        return what if col == target or what == "language" else f"{what} (column {col!r})"
+
+    shown = [named(w) for w in missing]
+    lacks = ", ".join(shown[:-1]) + (" or " if len(shown) > 1 else "") + shown[-1]
+    message = f"no row of the {len(rows)} (fields: {fields}) has {lacks}"
+    if "required_facts" in missing:
+        message += (
+            ". A set of prompts without facts cannot become a corpus, by design (every claim states 2-4 facts from a "
+            f"cited source); to see which of these prompts this corpus already has, run: propeval overlap {path}"
+        )
+    targets = ["question_description" if w == "question type" else w for w in missing if w != "language"]
+    how = []
+    if targets:
+        how.append(
+            f"map the columns that hold them ({' '.join(f'--map {t}=COLUMN' for t in targets[:2])} ...) or give every "
+            f"row the same value under defaults: in a --mapping file ({', '.join(targets)})"
+        )
+    if "language" in missing:
+        how.append("give --language TAG (or auto), or a language column")
+    return Problem(path, first.line if first else 1, 1, "import-needs", f"{message}; {'; '.join(how)}")
+
+
+def _link_translations(
+    translations: list[tuple[_TableRow, Planned]],
+    placed: dict[str, tuple[str, str, Row]],
+    imported: Mapping[tuple[str, str], Imported],
+    options: Options,
+    plan: Plan,
+) -> None:
+    """Each row's ``translation_of`` (the id of another row of this input, or of one imported from
+    it before) -> that row's item id, in the same claim; a problem at the row otherwise."""
+    col = options.mapping.column("translation_of")
+    for t, planned in translations:
+        ref = t.translation_of or ""
+        source = options.source or t.row.path
+        target: tuple[str, str] | None = None
+        if ref in placed:
+            target = placed[ref][:2]
+        else:
+            prior = imported.get((source, f"id {ref}"))
+            if prior is not None:
+                target = (prior.item_id, prior.claim_id)
+        if target is None:
+            plan.problems.append(
+                t.row.problem(
+                    col,
+                    "import-row",
+                    f"translation_of {ref!r} names no row of this input (by its id) and no item imported from it",
+                    "give the id of the row this one translates (the source row needs an id column)",
+                )
+            )
+            continue
+        iid, cid = target
+        if cid != planned.folder:
+            plan.problems.append(
+                t.row.problem(
+                    col,
+                    "import-row",
+                    f"translation_of {ref!r} is {iid}, of claim {cid}, but this row forms claim {planned.folder}: "
+                    "a translation belongs to its source's claim",
+                    "give both rows the same facts, source and anchor (or the same claim column)",
+                )
+            )
+            continue
+        data = planned.data
+        planned.data = {k: data[k] for k in ("id", "claim_id", "language", "framing", "question_type", "prompt")}
+        planned.data["translation_of"] = iid
+        planned.data.update({k: v for k, v in data.items() if k not in planned.data})
+
+
+_ROW_PREFIX = re.compile(r"^row (?P<n>[0-9]+)(?P<col>, column '[^']*')?: (?P<rest>.*)$", re.DOTALL)
+
+
+def group_repeats(problems: list[Problem]) -> list[Problem]:
+    """One problem per mistake the input repeats: the same rule and message at the same column of
+    many rows is said once, at the first row, with how many rows and which (95 rows without 3
+    columns are 3 lines, not 285)."""
+    groups: dict[tuple[Any, ...], list[tuple[Problem, int]]] = {}
+    order: list[tuple[Any, ...] | Problem] = []
+    for p in problems:
+        m = _ROW_PREFIX.match(p.message)
+        if m is None:
+            order.append(p)
+            continue
+        key = (p.path, p.rule, p.severity, m["col"] or "", m["rest"], p.fix)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((p, int(m["n"])))
+    out: list[Problem] = []
+    for entry in order:
+        if isinstance(entry, Problem):
+            out.append(entry)
+            continue
+        members = groups[entry]
+        first, _ = members[0]
+        if len(members) == 1:
+            out.append(first)
+            continue
+        numbers = [n for _, n in members]
+        _, _, _, col, rest, _ = entry
+        message = f"{len(numbers)} rows ({_ranges(numbers)}){col}: {rest}"
+        out.append(replace(first, message=message))
+    return out
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``rows 1-3, 7, 9-95``: runs of consecutive row numbers (the first 10 runs, then a count)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    shown = [f"{a}-{b}" if b > a else str(a) for a, b in runs[:10]]
+    more = f" and {len(runs) - 10} more run(s)" if len(runs) > 10 else ""
+    return "rows " + ", ".join(shown) + more
 
 
 def _new_rows(

@@ -23,7 +23,14 @@ target                     meaning
 ``title``                  (not in CPE) the claim's title; else the anchor and the source's host
 ``kind``                   (not in CPE) censorship / narrative / audit; else ``--kind``
 ``narrative``, ``actor``   (not in CPE) narrative claims
+``translation_of``         (not in CPE) the ``id`` of the row this row translates (in this input,
+                           or imported from it before): the item's translation_of
 =========================  ======================================================================
+
+A mapping file's ``defaults:`` gives any of them but ``prompt``, ``id`` and ``translation_of`` a
+value for rows whose column is missing or empty: a text, or a list of texts for the list fields
+(``required_facts``, ``categories``, ``official_frame_markers``). A file of prompts alone (``.txt``)
+becomes one claim that way: its facts, source, anchor and categories set once under ``defaults:``.
 """
 
 from __future__ import annotations
@@ -54,8 +61,11 @@ TARGETS = (
     "kind",
     "narrative",
     "actor",
+    "translation_of",
 )
-DEFAULTABLE = ("language", "kind", "framing", "question_type", "source_date")
+# What defaults: may set: every field but the row's own text, id and the row it translates.
+DEFAULTABLE = tuple(t for t in TARGETS if t not in ("prompt", "id", "translation_of"))
+LIST_TARGETS = ("required_facts", "categories", "official_frame_markers")
 
 QUESTION_TYPES = {"named fact": "named_fact", "frame testing": "frame_testing", "closed exit": "closed_exit"}
 
@@ -85,7 +95,7 @@ class ColumnMap:
     """target -> input column, and target -> default value for rows without one."""
 
     columns: Mapping[str, str] = field(default_factory=dict)
-    defaults: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # a text, or a list of texts (LIST_TARGETS)
 
     def column(self, target: str) -> str:
         return self.columns.get(target, target)
@@ -129,11 +139,35 @@ def load_mapping(path: Path, cli_map: Sequence[str]) -> ColumnMap:
     if unknown:
         raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)}; a mapping file has columns: and defaults:")
     columns = _str_table(data.get("columns") or {}, path, "columns")
-    defaults = _str_table(data.get("defaults") or {}, path, "defaults")
-    for target in defaults:
-        if target not in DEFAULTABLE:
-            raise UsageError(f"{path}: defaults.{target}: only {', '.join(DEFAULTABLE)} take a default")
+    defaults = _defaults(data.get("defaults") or {}, path)
     return ColumnMap({**columns, **parse_pairs(cli_map, "--map")}, defaults)
+
+
+def _defaults(value: Any, path: Path) -> dict[str, Any]:
+    """``defaults:``: target -> a text (a year may be a number), or a list of texts for a list field."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{path}: defaults: give a mapping of field: value")
+    out: dict[str, Any] = {}
+    for target, v in value.items():
+        _known(target, f"{path}: defaults")
+        if target not in DEFAULTABLE:
+            raise UsageError(
+                f"{path}: defaults.{target}: every field but prompt, id and translation_of takes a default; "
+                f"{target} is the row's own"
+            )
+        if target == "source_date" and isinstance(v, int) and not isinstance(v, bool):
+            v = str(v)
+        if target in LIST_TARGETS:
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) and x.strip() for x in v):
+                raise UsageError(f"{path}: defaults.{target}: give a list of texts (or one text)")
+            out[target] = [x.strip() for x in v]
+        else:
+            if not isinstance(v, str) or not v.strip():
+                raise UsageError(f"{path}: defaults.{target}: give a text")
+            out[target] = v.strip()
+    return out
 
 
 def _str_table(value: Any, path: Path, key: str) -> dict[str, str]:

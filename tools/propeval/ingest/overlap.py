@@ -32,7 +32,9 @@ from propeval.dedup.run import second_model
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import configured_encoder
+from propeval.ingest.build import guess_language
 from propeval.ingest.table import InputError, Row, read_rows
+from propeval.progress import Phase
 from propeval.result import Problem, Severity
 
 
@@ -43,7 +45,7 @@ class ExternalSpec:
     text_field: str = "prompt"
     language_field: str = "language"
     id_field: str = "id"
-    language: str = "en"  # for rows without a language field
+    language: str = "en"  # for rows without a language field; "auto": from the text's script
 
 
 @dataclass
@@ -118,7 +120,9 @@ def external_units(rows: Sequence[Row], spec: ExternalSpec) -> tuple[list[Unit],
             )
             continue
         language = row.fields.get(spec.language_field)
-        language = language if isinstance(language, str) and language.strip() else spec.language
+        if not (isinstance(language, str) and language.strip()):
+            # auto: the script most of the text's letters are in (und when it names no language)
+            language = (guess_language(text) or "und") if spec.language == "auto" else spec.language
         rid = row.fields.get(spec.id_field)
         rid = str(rid) if isinstance(rid, (str, int)) and str(rid).strip() else f"row {row.number}"
         units.append(
@@ -153,11 +157,15 @@ def find_overlap(
     encoder: Encoder | None = None,
     announce: Callable[[str], None] | None = None,
     corpus_units: Sequence[Unit] | None = None,
+    progress: Phase | None = None,
 ) -> OverlapResult:
     """Corpus items (active prompts) that are near-duplicates of ``external``'s texts, explained.
 
     ``corpus_units`` replaces the corpus (the benchmark feeds synthetic units through here).
+    ``progress(what, done, total)`` hears each step (reading, embedding, searching, lexical).
     """
+    step: Phase = progress or (lambda what, done, total: None)
+    step("reading", 0, 0)
     settings = Settings.from_config(config)
     if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
         settings = replace(settings, cross_lingual_model="")
@@ -174,7 +182,7 @@ def find_overlap(
     result.corpus_items = len(ours)
     if not ext or any(p.rule == "import-input" or p.rule in ("encoding", "file-size") for p in problems):
         return result
-    return _compare(config, settings, ours, ext, result, encoder, announce)
+    return _compare(config, settings, ours, ext, result, encoder, announce, step)
 
 
 def _compare(
@@ -185,7 +193,10 @@ def _compare(
     result: OverlapResult,
     encoder: Encoder | None,
     announce: Callable[[str], None] | None,
+    step: Phase,
 ) -> OverlapResult:
+    from propeval.progress import counted
+
     units = [*ours, *ext]
     n_ours = len(ours)
     flagged: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
@@ -220,9 +231,26 @@ def _compare(
         dd = DedupResult(settings=settings)
         encoder_given = encoder
         if encoder is None:
+            step("loading the model", 0, 0)
             encoder = configured_encoder(settings, config.root, announce=announce)
-        space.vectors = embed_units(space.units, settings, config.root, dd, encoder=encoder, announce=announce)
-        second_model(space, settings, config.root, dd, None if encoder_given is None else encoder, None, announce)
+        space.vectors = embed_units(
+            space.units,
+            settings,
+            config.root,
+            dd,
+            encoder=encoder,
+            announce=announce,
+            progress_factory=counted(step, "embedding"),
+        )
+        second_model(
+            space,
+            settings,
+            config.root,
+            dd,
+            None if encoder_given is None else encoder,
+            counted(step, "embedding (second model)"),
+            announce,
+        )
         result.encoder = str(getattr(encoder, "name", "") or getattr(encoder, "fingerprint", ""))
         our_paths = {u.path for u in ours}  # a long external text is theirs to worry about
         result.problems.extend(p for p in dd.problems if p.rule != "dedup-truncated" or p.path in our_paths)
@@ -230,6 +258,7 @@ def _compare(
         # pair is decided as dedup decides it: the same scores, thresholds and evidence.
         space.side = [0 if i < n_ours else 1 for i in rows]
         queries = [n for n, i in enumerate(rows) if i < n_ours]
+        step("searching nearest neighbours", 0, 0)
         hits = space.search(queries, settings)
         ours_langs = {lang(units[i]) for i in rows if i < n_ours}
         theirs_langs = {lang(units[i]) for i in rows if i >= n_ours}
@@ -247,6 +276,7 @@ def _compare(
 
     lexical: dict[tuple[int, int], float] = {}
     if "lexical" in result.passes:
+        step("lexical comparison", 0, 0)
         focus = set(range(n_ours))
         candidates = {
             (i, j) for i, j in bigram_candidates(units, focus, settings.max_bigram_df) if i < n_ours <= j

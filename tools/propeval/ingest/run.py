@@ -36,6 +36,7 @@ from propeval.fsutil import atomic_write
 from propeval.ingest.build import Options, Plan, Planned, imported_rows, plan_release, plan_table
 from propeval.ingest.table import MAX_INPUT_BYTES, InputError, Row, read_rows
 from propeval.loader import LoadError
+from propeval.progress import Phase
 from propeval.result import Problem, Severity
 
 STAGE = ".propeval-import"
@@ -254,14 +255,18 @@ def import_source(
     dry_run: bool = False,
     validation: Validation | None = None,
     announce: Callable[[str], None] | None = None,
+    progress: Phase | None = None,
 ) -> ImportResult:
-    """Import a release folder or a CSV/JSONL file into the corpus at ``config``.
+    """Import a release folder or a table (CSV, TSV, JSONL, a JSON array, or text: one prompt a
+    line) into the corpus at ``config``. ``progress(what, done, total)`` hears each step.
 
     Raises:
-        UsageError: the source is neither a release folder nor a .csv/.jsonl file.
+        UsageError: the source is neither a release folder nor a file of a known type.
     """
     from propeval.scaffold import allocation_lock, next_id
 
+    step: Phase = progress or (lambda what, done, total: None)
+    step("reading", 0, 0)
     validation = validation or Validation()
     shown = str(source)
     release = source.is_dir()
@@ -282,6 +287,7 @@ def import_source(
         result.finished, note = finish_interrupted(config)
         if note:
             result.notes.append(note)
+        step("planning", 0, 0)
         if release:
             plan = plan_release(items, tombstones)
             plan.rubrics = rubrics
@@ -304,7 +310,7 @@ def import_source(
         _describe(result, plan)
         if result.errors or (not plan.files and not plan.rubrics):
             return result
-        _stage_and_move(config, plan, result, validation, dry_run, announce)
+        _stage_and_move(config, plan, result, validation, dry_run, announce, step)
     return result
 
 
@@ -389,9 +395,11 @@ def _stage_and_move(
     validation: Validation,
     dry_run: bool,
     announce: Callable[[str], None] | None,
+    step: Phase,
 ) -> None:
     from propeval.scaffold import render
 
+    step("staging the new files", 0, len(plan.files))
     stage = config.root / STAGE
     shutil.rmtree(stage, ignore_errors=True)  # a leftover of a killed import; we hold the id lock
     try:
@@ -418,12 +426,13 @@ def _stage_and_move(
                 new_rubrics[name] = data
         if result.errors:
             return
-        blocking = _validate(staged, by_path, result, validation, announce)
+        blocking = _validate(staged, by_path, result, validation, announce, step)
         if blocking or dry_run:
             if not blocking:
                 result.notes.append(f"dry run: {len(by_path)} file(s) would be written; nothing was")
             return
         moves = _moves(config, plan, new_rubrics)
+        step("moving into place", 0, len(moves))
         _move(stage, config.root, moves, announce)
         result.written = True
     finally:
@@ -540,17 +549,21 @@ def _validate(
     result: ImportResult,
     validation: Validation,
     announce: Callable[[str], None] | None,
+    step: Phase,
 ) -> bool:
     """Run check, groups and dedup on the staged corpus; report the new files' problems at their
     rows. True when the import must not go on."""
     from propeval.checker import check_corpus
     from propeval.groups import check_groups
+    from propeval.progress import counted
 
+    step("check", 0, 0)
     checked = check_corpus(staged)
     mine = [_back(p, by_path, "check") for p in checked.problems if p.path in by_path]
     result.problems.extend(mine)
     blocking = any(p.severity is Severity.ERROR for p in mine)
     new_claims = sorted({p.folder for p in by_path.values()})
+    step("groups", 0, 0)
     grouped = check_groups(staged, new_claims)
     found = [_back(p, by_path, "groups") for p in grouped.problems if p.path in by_path]
     passes = validation.dedup_passes
@@ -561,7 +574,13 @@ def _validate(
         from propeval.dedup import Options as DedupOptions
         from propeval.dedup import find_duplicates, pair_problem
 
-        dd = find_duplicates(staged, DedupOptions(passes=passes), announce=announce)
+        step(f"dedup ({', '.join(passes)})", 0, 0)
+        dd = find_duplicates(
+            staged,
+            DedupOptions(passes=passes),
+            announce=announce,
+            progress_factory=counted(step, "dedup: embedding"),
+        )
         for pair in dd.unreviewed:
             if pair.a.path in by_path or pair.b.path in by_path:
                 p = pair_problem(pair)

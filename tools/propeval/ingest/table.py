@@ -1,10 +1,14 @@
-"""Rows of an input file: JSON Lines, CSV, or a release folder's ``items.jsonl``, each cell located.
+"""Rows of an input file: JSON Lines, a JSON array, CSV/TSV, plain text (one prompt per line), or
+a release folder's ``items.jsonl``, each cell located.
 
 Every input goes through the strict loader: a JSON Lines line is one mapping loaded by
-:func:`propeval.loader.load_jsonl` (depth, size, duplicate keys, encoding); a CSV file's text is
-read by :func:`propeval.loader.read_text` (UTF-8 without a BOM, no NUL byte, a size cap) and split
-by the standard ``csv`` module in strict mode. A row keeps the line it starts on and, for CSV, the
-column number of each field, so every problem names ``file:row:column``.
+:func:`propeval.loader.load_jsonl` (depth, size, duplicate keys, encoding); a ``.json`` file is one
+array read by :func:`propeval.loader.load_json_array` (each element a mapping of fields, or a text:
+a prompt); a CSV file's or a ``.txt`` file's text is read by :func:`propeval.loader.read_text`
+(UTF-8 without a BOM, no NUL byte, a size cap), CSV split by the standard ``csv`` module in strict
+mode, text by lines (each non-blank line a row whose ``prompt`` it is). A row keeps the line it
+starts on and, for CSV, the column number of each field, so every problem names
+``file:row:column``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import csv
 import hashlib
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +77,66 @@ def read_rows(path: Path, shown: str, *, max_bytes: int | None = None) -> list[R
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return list(_jsonl_rows(path, shown, max_bytes))
+    if suffix == ".json":
+        return _json_array_rows(path, shown, max_bytes)
     if suffix in (".csv", ".tsv"):
         return list(_csv_rows(path, shown, max_bytes, "\t" if suffix == ".tsv" else ","))
-    raise _fail(shown, 1, 1, f"unknown input type {suffix or '(no suffix)'!r}; give a .jsonl, .csv or .tsv file")
+    if suffix == ".txt":
+        return _text_rows(path, shown, max_bytes)
+    raise _fail(
+        shown, 1, 1, f"unknown input type {suffix or '(no suffix)'!r}; give a .jsonl, .json, .csv, .tsv or .txt file"
+    )
+
+
+# A JSON array of rows holds more values than one corpus file may: 64 per row is far above any real
+# row (a CPE row has about 20) and keeps a hostile file's cost bounded.
+ARRAY_LIMITS = replace(DEFAULT_LIMITS, max_nodes=64 * MAX_ROWS)
+
+
+def _json_array_rows(path: Path, shown: str, max_bytes: int) -> list[Row]:
+    """The rows of a JSON array: each element a mapping of fields, or a text (its prompt)."""
+    from propeval.loader import load_json_array
+
+    try:
+        elements = load_json_array(path, limits=ARRAY_LIMITS, max_file_bytes=max_bytes)
+    except LoadError as e:
+        p = e.problem
+        fix = p.fix or ("give a JSON array of rows ([{...}, ...]); JSON Lines (one object a line) go in a .jsonl file")
+        raise InputError(Problem(shown, p.line, p.col, p.rule, p.message, fix=fix)) from None
+    if len(elements) > MAX_ROWS:
+        raise _fail(shown, elements[MAX_ROWS][0], 1, f"more than {MAX_ROWS} rows; split the file")
+    rows = []
+    for n, (line, value) in enumerate(elements, start=1):
+        if isinstance(value, str):
+            value = {"prompt": value}
+        if not isinstance(value, dict):
+            what = "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+            raise _fail(shown, line, 1, f"element {n} of the array is {what}; give each row as an object or a text")
+        rows.append(Row(shown, line, n, value))
+    return rows
+
+
+def _text_rows(path: Path, shown: str, max_bytes: int) -> list[Row]:
+    """One row per non-blank line of a text file: its ``prompt``."""
+    try:
+        text = read_text(path, max_bytes=max_bytes)
+    except LoadError as e:
+        p = e.problem
+        raise InputError(Problem(shown, p.line, p.col, p.rule, p.message, fix=p.fix)) from None
+    rows: list[Row] = []
+    # Lines end at "\n" only (an editor counts lines so): U+2028 and the like stay inside a prompt.
+    for line, content in enumerate(text.split("\n"), start=1):
+        prompt = content.strip()
+        if not prompt:
+            continue
+        if len(rows) >= MAX_ROWS:
+            raise _fail(shown, line, 1, f"more than {MAX_ROWS} rows; split the file")
+        if len(prompt) > MAX_CELL:
+            raise _fail(shown, line, 1, f"line {line} is {len(prompt)} characters long")
+        rows.append(Row(shown, line, len(rows) + 1, {"prompt": prompt}))
+    if not rows:
+        raise _fail(shown, 1, 1, "the file has no prompt; give one prompt per line")
+    return rows
 
 
 def _jsonl_rows(path: Path, shown: str, max_bytes: int) -> Iterator[Row]:

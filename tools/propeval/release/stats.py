@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from propeval.checks.sources import OFFICIAL
 from propeval.difficulty.bands import BANDS
 from propeval.langtags import language_key
 from propeval.release.inputs import ReleaseInputs
 from propeval.release.rows import FRAMINGS, QUESTION_DESCRIPTIONS, active_items
+from propeval.sourceurl import unwrap
 from propeval.textnorm import normalise_url
 
 UNBANDED = "unbanded"
@@ -101,6 +103,10 @@ class _Tally:
     dates: list[str] = field(default_factory=list)
     undated: int = 0
     claim_framings: dict[str, set[str]] = field(default_factory=dict)
+    # Claims (with an active item) citing an official statement's primary record (source_role), and
+    # those whose source URL is an archive or mirror copy.
+    official: dict[str, str] = field(default_factory=dict)  # claim id -> domain of the page judged
+    archived: set[str] = field(default_factory=set)
 
 
 def _tally(inputs: ReleaseInputs) -> _Tally:
@@ -116,8 +122,14 @@ def _tally(inputs: ReleaseInputs) -> _Tally:
             t.cats[str(cat)] += 1
             t.cells[f"{cat}|{language_key(item.language)}"] += 1
         if claim.source_url:
-            t.urls[normalise_url(claim.source_url)] += 1
-            t.domains[_domain(claim.source_url)] += 1
+            # An archived copy counts as the page it holds (propeval.sourceurl).
+            src = unwrap(claim.source_url)
+            t.urls[normalise_url(src.original)] += 1
+            t.domains[_domain(src.original)] += 1
+            if src.wrappers or src.opaque:
+                t.archived.add(claim.id)
+            if claim.data.get("source_role") == OFFICIAL:
+                t.official[claim.id] = _domain(src.original)
         date = claim.data.get("source_date")
         if date:
             t.dates.append(str(date))
@@ -154,6 +166,13 @@ def _sources(t: _Tally) -> dict[str, Any]:
         "top_domains": [
             {"domain": d, "items": n} for d, n in sorted(t.domains.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
         ],
+        # Claims that cite a state body's own record of its statement (source_role:
+        # official_statement), each approved by a maintainer where the outlet is blocklisted.
+        "official_statements": {
+            "claims": len(t.official),
+            "domains": dict(sorted(Counter(t.official.values()).items())),
+        },
+        "archived_claims": len(t.archived),
     }
 
 

