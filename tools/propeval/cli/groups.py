@@ -8,6 +8,7 @@ from typing import TextIO
 import click
 
 from propeval.cli._common import changed_since_option, emit, format_option, show, workspace_from
+from propeval.cli._progress import embedding_progress
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
 from propeval.reporters import Report
@@ -66,7 +67,8 @@ def command(
     only = list(claims)
     if matrix not in (None, ALL):
         only.append(matrix)
-    result = check_groups(ws, only, changed_since=changed_since)
+    with embedding_progress(fmt):  # the groups-drift rule embeds translations and rivals
+        result = check_groups(ws, only, changed_since=changed_since)
     if matrix is not None:
         wanted = [matrix] if matrix != ALL else sorted(result.matrices)
         missing = [c for c in wanted if c not in result.matrices]

@@ -6,7 +6,9 @@
   scores the pair (a second model's for languages the first does not know), and decided by
   :meth:`SemanticSpace.decide`: at or above the language pair's threshold, and no differing numbers
   or names (:func:`propeval.dedup.explain.conflict`);
-* lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours.
+* lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours. In
+  scripts written without spaces (Chinese, Japanese) every character is a word (:func:`words`), so a
+  Chinese rewording meets its original through a rare character bigram.
 
 Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
 of an item and a fact, is never a candidate.
@@ -67,12 +69,30 @@ def group_of(groups: Sequence[Sequence[int]]) -> dict[int, int]:
     return {i: g for g, members in enumerate(groups) for i in members}
 
 
+# Scripts written without spaces between words: Han (CJK ideographs and their extensions), Hiragana,
+# Katakana. ``\w+`` makes a whole Chinese sentence one "word", so blocking on word bigrams found no
+# pair in them; in these scripts each character is a token (character n-grams are the usual unit of
+# Chinese and Japanese retrieval, e.g. Lucene's CJKAnalyzer bigrams).
+_UNSPACED = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_WORD = re.compile(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
+
+
+def words(norm: str) -> list[str]:
+    """The words of a normalised text: ``\\w+`` runs, and each character of a script written without
+    spaces (Han, Hiragana, Katakana) on its own.
+
+    >>> words("the 2020 一个男人正在切黄瓜 talks")
+    ['the', '2020', '一', '个', '男', '人', '正', '在', '切', '黄', '瓜', 'talks']
+    """
+    return _WORD.findall(norm)
+
+
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
     """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
     postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, u in enumerate(units):
-        words = re.findall(r"\w+", u.norm)
-        for bg in {(u.kind, words[n], words[n + 1]) for n in range(len(words) - 1)}:
+        ws = words(u.norm)
+        for bg in {(u.kind, ws[n], ws[n + 1]) for n in range(len(ws) - 1)}:
             postings[bg].append(i)
     out: set[PairIndex] = set()
     for members in postings.values():

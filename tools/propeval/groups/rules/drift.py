@@ -43,7 +43,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
         ctx.notes.append("translation drift: no active translations to compare")
         return
     folder = _cache_folder(ctx)
-    encoder = ctx.encoder or load_encoder(settings.drift_encoder, folder)
+    encoder = ctx.encoder or load_encoder(settings.drift_encoder, folder, ctx)
     import numpy as np
 
     from propeval.embed.cache import embed
@@ -59,6 +59,8 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
     texts = sorted(set(norm.values()))
     got = embed(encoder, texts, folder)
     ctx.notes.extend(f"translation drift: {w}" for w in got.warnings)
+    if got.encoded:
+        ctx.notes.extend(f"translation drift: {n}" for n in getattr(encoder, "notes", ()))
     vectors = np.asarray(got.vectors, dtype=np.float64)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise ModelError(f"the encoder returned an array of shape {vectors.shape} for {len(texts)} texts")
@@ -108,11 +110,24 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
     )
 
 
-def load_encoder(name: str, memo_dir: Path | None = None) -> Encoder:
-    """The multilingual encoder named by ``drift_encoder``, from the one backend registry."""
+def load_encoder(name: str, memo_dir: Path | None = None, ctx: GroupsContext | None = None) -> Encoder:
+    """The multilingual encoder named by ``drift_encoder``, from the one backend registry, with
+    dedup's runtime, threads and export folder (so drift runs on the same fast path as dedup)."""
     from propeval.embed.registry import load_encoder as load
 
-    return load(name, memo_dir=memo_dir)
+    if ctx is None:
+        return load(name, memo_dir=memo_dir)
+    from propeval.dedup.settings import Settings
+    from propeval.embed.e5 import RUNTIMES
+
+    dedup = Settings.from_config(ctx.config)
+    return load(
+        name,
+        memo_dir=memo_dir,
+        runtime=dedup.runtime if dedup.runtime in RUNTIMES else "auto",
+        export_dir=dedup.export_folder(ctx.config.root),
+        threads=dedup.threads,
+    )
 
 
 def _cache_folder(ctx: GroupsContext) -> Path:
