@@ -101,3 +101,31 @@ def git(root: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
     out = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True)
     return out.stdout
+
+
+def on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
+    """Run propeval with stderr on a pseudo-terminal; (exit code, what the terminal got)."""
+    import pty
+    import select
+    import sys
+
+    main, other = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "propeval", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=other
+    )
+    os.close(other)
+    got = b""
+    while True:
+        ready, _, _ = select.select([main], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(main)
+    return proc.wait(), got

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import random
-import select
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from helpers import CorpusDir
+from helpers import CorpusDir, on_a_terminal
 from propeval.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,30 +88,6 @@ def test_irt_stability_is_labelled_item_only_wherever_it_is_shown(corpus: Corpus
     assert report.stdout.splitlines()[-1].startswith("unstable: ")
     assert "bootstrap draws; item-only: each bootstrap draw over models refits" in report.stdout
     assert json.loads(invoke("difficulty", "--report", "--format", "json").stdout)["stability"]["refit"] == "items"
-
-
-def on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
-    """Run propeval with stderr on a pseudo-terminal; (exit code, what the terminal got)."""
-    main, other = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "propeval", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=other
-    )
-    os.close(other)
-    got = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            got += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(main)
-    return proc.wait(), got
 
 
 @pytest.mark.slow  # four fresh processes

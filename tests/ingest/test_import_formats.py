@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from helpers import on_a_terminal
 from propeval.cli import cli
 from propeval.ingest import guess_language
 
@@ -164,36 +165,6 @@ def test_defaults_take_every_claim_field_but_a_rows_own(corpus: Any) -> None:
         mapping = corpus.write("in/bad.yaml", bad)
         r = CliRunner().invoke(cli, ["--root", str(corpus.root), "import", str(src), "--mapping", str(mapping)])
         assert r.exit_code == 2 and says in r.stderr, r.stderr
-
-
-def on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
-    """Run propeval with stderr on a pseudo-terminal; (exit code, what the terminal got)."""
-    import os
-    import pty
-    import select
-    import subprocess
-    import sys
-
-    main, other = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "propeval", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=other
-    )
-    os.close(other)
-    got = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            got += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(main)
-    return proc.wait(), got
 
 
 @pytest.mark.slow  # six fresh processes
