@@ -14,7 +14,7 @@ from helpers import GIT_ENV, REPO, item_yaml
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.corpus import content_hash
-from propeval.gates.ledger import digest, make_record, write_record
+from propeval.ledger.records import digest, make_record, write_record
 from propeval.loader import load_file
 
 

@@ -206,7 +206,8 @@ def test_advisory_mode_reports_but_does_not_fail(gate_corpus: Any) -> None:
 
 
 def test_fork_pr_without_a_key(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No key: offline still gives a clear verdict; --online exits 3 naming the variable, never a value."""
+    """No key: offline still gives a clear verdict; --online exits 2 naming the variable, never a value:
+    the same error as `answer` and `grade` give for an unset key (before #36 the gate exited 3)."""
     configure(gate_corpus, key_env="PROPEVAL_TEST_API_KEY")
     monkeypatch.delenv("PROPEVAL_TEST_API_KEY", raising=False)
     before = gate_corpus.snapshot()
@@ -214,10 +215,10 @@ def test_fork_pr_without_a_key(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch
     assert offline.exit_code == 1
     assert offline.output.splitlines()[0] == NO_RECORD.format(i="i0001")
     online = run("gate", "answerability", "--all", "--online")
-    assert online.exit_code == 3
+    assert online.exit_code == 2
     assert online.output == (
-        "propeval: error: --online needs the API key of endpoint 'ref' in the environment variable "
-        "PROPEVAL_TEST_API_KEY, which is not set; export it, or run without --online to check the ledger\n"
+        "propeval: error: endpoint 'ref' reads its API key from the environment variable "
+        "PROPEVAL_TEST_API_KEY, which is not set; export it first, or run without --online to check the ledger\n"
     )
     assert gate_corpus.snapshot() == before
 

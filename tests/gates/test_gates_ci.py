@@ -11,8 +11,11 @@ from gatekit import configure
 from propeval.cli import cli
 from propeval.cli.ci import SUMMARY_PROBLEMS, summary_markdown
 from propeval.config import load_config
-from propeval.gates.ci import STEPS, StepOutcome, run_ci
+from propeval.pipeline.ci import run_ci
+from propeval.pipeline.outcome import StepOutcome
+from propeval.pipeline.steps import STEPS
 from propeval.result import CheckResult, Problem
+from propeval.workspace import Workspace
 
 
 def run(*args: str) -> Result:
@@ -125,13 +128,13 @@ def test_a_step_whose_code_is_missing_is_an_error_not_a_pass(gate_corpus: Any, i
     in_git("add", "-A")
     in_git("commit", "-qm", "init")
 
-    def needs_absent_area(config: Any, base: str) -> CheckResult:
+    def needs_absent_area(ws: Any, scope: Any) -> CheckResult:
         import propeval.not_merged_yet  # type: ignore[import-not-found]  # noqa: F401
 
         return CheckResult()
 
     registry = {"check": STEPS["check"], "absent": needs_absent_area}
-    result = run_ci(load_config(), "main", registry=registry)
+    result = run_ci(Workspace(load_config()), "main", registry=registry)
     assert [(s.name, s.status, s.exit_code) for s in result.steps] == [
         ("policy", "ok", 0),
         ("check", "ok", 0),

@@ -184,7 +184,7 @@ def test_judge_gate_without_a_record_or_key(gate_corpus: Any, monkeypatch: pytes
         "a maintainer records this (propeval gate judge --rubric audit-v1 --online, from a trusted install: SECURITY.md)"
     )
     online = run("gate", "judge", "--rubric", "audit-v1", "--online")
-    assert online.exit_code == 3
+    assert online.exit_code == 2  # an unset key is the one ConfigError of answer, grade and the gates
     assert "PROPEVAL_TEST_API_KEY, which is not set" in online.output
 
 

@@ -9,6 +9,7 @@ from gatekit import configure
 from test_gates_judge import gold, perfect, run
 
 from propeval.gates import verify
+from propeval.judge.gold import load_gold
 from propeval.judge.rubric import load_rubric
 from propeval.policy import user_config_path
 
@@ -52,7 +53,7 @@ def test_judge_gate_grades_with_a_panel_as_one_judge(gate_corpus: Any, loopback:
     # a record whose panel labels do not follow from the two replies is caught
     row = record["result"]["cases"][1]  # g002: the humans (and judge a) mark both facts missed
     row["raws"] = [row["raws"][1], row["raws"][1]]  # as if judge a had said what b said
-    findings = verify.judge(rubric, cases, record, rubric.spec.agreement_fields)
+    findings = verify.judge(rubric, load_gold(rubric, gate_corpus.root), record)
     assert [f.message for f in findings if not f.warning] == [
         f"the judge labels do not follow from the raw reply: 1 case(s) ({cases[1]['id']})"
     ]

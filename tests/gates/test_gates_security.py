@@ -21,11 +21,8 @@ from gatekit import REPO, configure, maintainer_key, make_gate_corpus, user_endp
 from helpers import GIT_ENV, CorpusDir, git
 from propeval.cli import cli
 from propeval.config import load_config
-from propeval.corpus import load_corpus
-from propeval.gates import engine
 from propeval.gates.answerability import current_binding
-from propeval.gates.ledger import digest, make_record, write_record
-from propeval.gates.settings import load_gate_settings
+from propeval.gates.endpoints import gate_models
 from propeval.judge.loopback import (
     LoopbackServer,
     Reply,
@@ -35,8 +32,10 @@ from propeval.judge.loopback import (
     facts_verdict,
     is_judge_request,
 )
+from propeval.ledger.records import digest, make_record, write_record
 from propeval.policy import user_config_path
 from propeval.signing import new_key
+from propeval.workspace import Workspace
 
 pytestmark = pytest.mark.slow  # loopback servers and many CLI runs
 
@@ -171,13 +170,13 @@ def test_forged_score_flipped_to_5_with_the_digest_recomputed(repo: Any, in_git:
 
 def scratch_record(corpus: Any, item_id: str) -> dict[str, Any]:
     """A record made without any model: bindings computed from the files, a result copied from i0001's."""
-    config = load_config()
-    gs = load_gate_settings(config)
-    corpus_ = load_corpus(config)
-    item = corpus_.items[item_id]
-    claim = corpus_.claim_of(item)
+    ws = Workspace(load_config())
+    gs = ws.gate_settings
+    item = ws.corpus.items[item_id]
+    claim = ws.corpus.claim_of(item)
     assert claim is not None
-    binding = current_binding(config, gs, item, claim, engine.rubric_hash(config, gs.rubric))
+    models = gate_models(ws.settings.judge, gs)
+    binding = current_binding(models, gs, item, claim, ws.rubrics.load(gs.rubric).hash)
     result = load(corpus, "ledger/answerability/i0001.json")["result"]
     return make_record("answerability", item_id, binding, result)
 

@@ -12,6 +12,7 @@ from propeval.config import load_config
 from propeval.groups import GroupsSettings, check_groups
 from propeval.reporters import write
 from propeval.textnorm import normalise
+from propeval.workspace import Workspace
 
 LOADED_EN = '"Why did the army have to end the counter-revolutionary riot in Beijing in 1989?"'
 
@@ -44,7 +45,7 @@ def test_drift_flags_a_translation_far_from_its_source(corpus, table_encoder):
             "Wie teuer ist ein Zugticket?": (0.3, 0.4, 0.0),
         }
     )
-    result = check_groups(load_config(), encoder=encoder)
+    result = check_groups(Workspace(load_config()), encoder=encoder)
     assert [(p.path, p.line, p.col, p.rule, p.severity.value, p.message) for p in result.problems] == [
         (
             "questions/c0001/i0003.yaml",
@@ -76,7 +77,7 @@ def test_drift_flags_a_translation_closer_to_another_claims_item_than_to_its_sou
             "How much is a train ticket?": (0.6, 0.8, 0.0),
         }
     )
-    result = check_groups(load_config(), ["c0001"], encoder=encoder)
+    result = check_groups(Workspace(load_config()), ["c0001"], encoder=encoder)
     assert [p.message for p in result.problems] == [
         "translation may have drifted from its source i0001 (en): it is closer to i0004 of claim c0002 (0.960) "
         "than to its source (0.800); check that it asks what i0001 asks, in the same framing"
@@ -87,7 +88,7 @@ def test_drift_passes_when_translations_stay_close(corpus, table_encoder):
     drift_corpus(corpus)
     encoder = table_encoder({"What happened in Beijing?": (1, 0, 0), "Что произошло в Пекине?": (1, 0.1, 0)})
     settings = GroupsSettings(drift_threshold=-0.5)
-    result = check_groups(load_config(), encoder=encoder, settings=settings)
+    result = check_groups(Workspace(load_config()), encoder=encoder, settings=settings)
     assert [p.rule for p in result.problems] == []
 
 
@@ -221,7 +222,7 @@ class _Tty(io.StringIO):
 
 def test_matrix_on_a_terminal_is_a_rich_table(corpus):
     matrix_corpus(corpus)
-    result = check_groups(load_config())
+    result = check_groups(Workspace(load_config()))
     out = _Tty()
     write(matrix_report([result.matrices["c0001"]]), "text", out)  # the text format styles on a terminal
     text = out.getvalue()

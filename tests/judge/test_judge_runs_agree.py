@@ -22,6 +22,7 @@ from propeval.errors import ConfigError
 from propeval.judge.runs import records
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
+from propeval.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,7 +108,7 @@ def test_score_report_and_difficulty_agree_on_a_run_with_retries_and_errors(corp
     }
     assert scored["fact_mean"] == 8 / 3
 
-    summary = summarise_runs(load_inputs(config))
+    summary = summarise_runs(load_inputs(Workspace(config)))
     assert summary.warnings == []
     assert summary.files == ["runs/r1/grades-audit-v1.jsonl", "runs/r1/grades-facts-v1.jsonl"]
     audit_panel, facts_panel = summary.panels()  # one panel per rubric, never pooled
@@ -140,7 +141,7 @@ def test_a_bad_grade_record_is_named_by_all_three_and_counted_by_none(corpus: An
     (scored,) = json.loads(result.stdout)["runs"]
     assert (scored["counted"], scored["ungraded"]) == (2, 1)
 
-    summary = summarise_runs(load_inputs(load_config(corpus.root)))
+    summary = summarise_runs(load_inputs(Workspace(load_config(corpus.root))))
     assert next(f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in summary.warnings).startswith(where)
     _, facts_panel = summary.panels()
     assert sum(c["ungraded"] for c in facts_panel.cells) == 1
@@ -263,7 +264,7 @@ def test_every_reader_validates_under_the_named_rubric(corpus: Any) -> None:
 
     result = CliRunner().invoke(cli, ["score", "r2", "--rubric", "facts-x"], catch_exceptions=False)
     assert (result.exit_code, result.stderr.splitlines()) == (1, [where])
-    summary = summarise_runs(load_inputs(config))
+    summary = summarise_runs(load_inputs(Workspace(config)))
     assert [f"{p.path}:{p.line}:{p.col} [run-record] {p.message}" for p in summary.warnings] == [
         f"{where} (item counted as ungraded)"
     ]

@@ -143,14 +143,15 @@ def write_dedup_record(c: CorpusDir, created: str = "2026-01-02T03:04:05Z") -> N
     """ledger/dedup.json from a real exact-pass run, its date fixed so that the golden card is stable."""
     from propeval import dedup_record
     from propeval.dedup import Options, find_duplicates
-    from propeval.gates.ledger import digest, write_record
+    from propeval.ledger.records import digest, write_record
+    from propeval.workspace import Workspace
 
-    config = load_config(c.root)
-    result = find_duplicates(config, Options(passes=("exact",)))
-    record = dedup_record.make(config, load_corpus(config), result, ("exact",))
+    ws = Workspace(load_config(c.root))
+    result = find_duplicates(ws.config, Options(passes=("exact",)))
+    record = dedup_record.make(ws, result, ("exact",))
     record["created"] = created
     record["digest"] = digest(record)
-    write_record(dedup_record.record_path(config), record)
+    write_record(dedup_record.record_path(ws), record)
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ def test_card_is_the_golden_card(ledgers: Any, tmp_path: Path) -> None:
 
 
 def test_table_cells_from_the_ledgers_are_escaped(small: Any, tmp_path: Path) -> None:
-    from propeval.gates.ledger import make_record, write_record
+    from propeval.ledger.records import make_record, write_record
 
     binding = {"answer_model": "ref|model\nv2", "judge_model": "judge|x", "rubric": "facts-v1"}
     write_record(

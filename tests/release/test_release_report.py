@@ -17,6 +17,7 @@ from propeval.cli import cli
 from propeval.config import load_config
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
+from propeval.workspace import Workspace
 
 # Set on <body> once the load event has fired (which waits for every image): "<decoded>/<total>",
 # and, for the screenshot check, each panel's content box below its heading and the page height.
@@ -233,7 +234,7 @@ def test_probe_fails_on_a_corrupt_image(small_report: Path, tmp_path: Path) -> N
 
 
 def test_run_summary_numbers(ledgers: Any) -> None:
-    runs = summarise_runs(load_inputs(load_config(ledgers.root)))
+    runs = summarise_runs(load_inputs(Workspace(load_config(ledgers.root))))
     assert runs.warnings == []
     audit, facts_panel = runs.panels()
     facts = {c["language"]: c for c in facts_panel.cells}
@@ -259,7 +260,7 @@ def test_report_names_a_grades_file_without_its_rubric_and_a_bad_record(ledgers:
     shutil.rmtree(ledgers.root / "rubrics/audit-v1")
     path = ledgers.root / "runs/r2/grades-facts-v1.jsonl"
     path.write_text(path.read_text(encoding="utf-8").replace('"fact_score": 4', '"fact_score": 9', 1))
-    runs = summarise_runs(load_inputs(load_config(ledgers.root)))
+    runs = summarise_runs(load_inputs(Workspace(load_config(ledgers.root))))
     assert [(p.path, p.line, p.rule) for p in runs.warnings] == [
         ("runs/r2/grades-facts-v1.jsonl", 1, "run-record"),
         ("rubrics/audit-v1/rubric.yaml", 0, "release-input"),

@@ -12,6 +12,7 @@ from schema_helpers import RENAME_FRAMING, at, edit_schema, write_migration
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.schemadiff import schema_gate
+from propeval.workspace import Workspace
 
 CHANGELOG_1 = "# Changelog\n\n## 1.0.0\n\n- First version.\n"
 ITEM_NOTES = '"retired_reason": {"$ref": "#/$defs/text"},\n        "notes": {"type": "string"}'
@@ -180,7 +181,7 @@ def test_json_and_github_formats(good_corpus, in_git) -> None:  # type: ignore[n
 def test_schema_gate_is_a_core_function_returning_a_check_result(good_corpus, in_git) -> None:  # type: ignore[no-untyped-def]
     start(good_corpus, in_git)
     edit_schema(good_corpus.root, (ITEM_NOTES, ITEM_REVIEWER))
-    result = schema_gate(load_config(good_corpus.root), "main")
+    result = schema_gate(Workspace(load_config(good_corpus.root)), "main")
     assert (result.bump, result.old_version, result.new_version, result.expected_version) == (
         "minor",
         "1.0.0",

@@ -1,19 +1,25 @@
-"""``propeval check``'s core: load the corpus once, run the checks, narrow to what was asked."""
+"""``propeval check``'s core: the workspace's corpus, the checks, narrowed to what was asked.
+
+A rule about one file at a time looks only at the files a run reports on; a cross-file rule sees
+the whole corpus (see :mod:`propeval.checks`). So a hook that checks one new item among 10,000
+validates one file against the schema, not 10,000.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import gitutil
 from propeval.checks import UNNARROWED, Context, files, run_checks
 from propeval.config import Config
-from propeval.corpus import load_corpus
 from propeval.errors import UsageError
 from propeval.result import CheckResult
-from propeval.schema import load_schema
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 # The rules a draft claim or item is held to (besides loading): schema, and the rules that keep
 # ids stable and unique and files safe to read.
@@ -26,19 +32,19 @@ GLOBAL_FILES = ("schema.json", "pyproject.toml")
 
 
 def check_corpus(
-    config: Config,
+    ws: Workspace,
     paths: Sequence[Path] = (),
     *,
     changed_since: str | None = None,
     rules: Iterable[str] | None = None,
 ) -> CheckResult:
     """Check the corpus; report problems for ``paths`` (or what changed since a ref, or everything)."""
+    config = ws.config
     result = CheckResult()
-    schema, schema_problems = load_schema(config.schema_path, root=config.schema_root)
-    result.extend(schema_problems)
+    result.extend(ws.schema.problems)
 
-    corpus = load_corpus(config)
-    ctx = Context(config=config, corpus=corpus, schema=schema)
+    corpus = ws.corpus
+    ctx = Context(ws, ws.schema.schema)
 
     selected: set[str] | None = None
     if paths:
@@ -62,6 +68,7 @@ def check_corpus(
             in_corpus = {p for p in changed if p.startswith(config.questions_dir + "/")}
             selected = in_corpus if selected is None else selected & in_corpus
 
+    ctx.selected = selected
     problems = list(corpus.problems)
     drafts = corpus.draft_paths()
     # A draft is checked for syntax (the loader's problems) and schema, and keeps the rules that
@@ -72,8 +79,8 @@ def check_corpus(
         result.notes.append(
             f"{len(drafts)} draft file(s) checked for syntax, schema, ids and safety only (status: draft)"
         )
-    if schema is not None:
-        result.notes.extend(stale_editor_schemas(config, schema.data))
+    if ws.schema.schema is not None:
+        result.notes.extend(stale_editor_schemas(config, ws.schema.schema.data))
     from propeval.ingest.run import JOURNAL, STAGE
 
     if (config.root / STAGE / JOURNAL).is_file():

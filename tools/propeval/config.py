@@ -10,11 +10,14 @@ import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.errors import ConfigError
-from propeval.result import clip
+from propeval.result import Problem, clip
 from propeval.settings import DEFAULT_SOURCE, CoreSettings, ProjectSettings, read_settings
+
+if TYPE_CHECKING:
+    from propeval.loader import Document
 
 MAX_PYPROJECT_BYTES = 1_048_576
 
@@ -44,7 +47,20 @@ class Config:
         """The claim kinds of the schema ``core`` names, for ``[tool.propeval.groups.languages]``."""
         from propeval.schema import claim_kinds
 
-        return claim_kinds(*self._schema_file(core.schema))
+        if core.schema != self._raw_schema:
+            return claim_kinds(_load_schema_file(*self._schema_file(core.schema))[0])
+        return claim_kinds(self.schema_source[0])
+
+    @property
+    def _raw_schema(self) -> str:
+        value = self.raw.get("schema", "schema.json")
+        return value if isinstance(value, str) else "schema.json"
+
+    @functools.cached_property
+    def schema_source(self) -> tuple[Document | None, Problem | None]:
+        """The schema file this config names, through the strict loader once: its document, or the
+        problem that stopped it (settings read its claim kinds, ``check`` validates against it)."""
+        return _load_schema_file(*self._schema_file(self._raw_schema))
 
     def _schema_file(self, schema: str) -> tuple[Path, Path | None]:
         """The schema file the ``schema`` key names, and the root to read it under (None: the built-in one)."""
@@ -90,6 +106,15 @@ class Config:
     def schema_root(self) -> Path | None:
         """The root to read the schema under (its links checked there); None for the built-in one."""
         return self._schema_file(self.schema)[1]
+
+
+def _load_schema_file(path: Path, root: Path | None) -> tuple[Document | None, Problem | None]:
+    from propeval.loader import LoadError, load_file
+
+    try:
+        return load_file(path, root=root), None
+    except LoadError as e:
+        return None, e.problem
 
 
 def find_root(start: Path | None = None) -> Path:

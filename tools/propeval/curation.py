@@ -29,12 +29,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from propeval import names
 from propeval.config import Config
-from propeval.corpus import Corpus, Item, load_corpus
+from propeval.corpus import Corpus, Item
 from propeval.errors import UsageError
 from propeval.renumber import REMOVE, edit_yaml, write_files
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 MAX_REASON = 2000  # a sentence or two; a reason is read in review, not a document
 
@@ -86,14 +90,12 @@ def _reason(reason: str) -> str:
     return text
 
 
-def _answerability_record(config: Config, item_id: str) -> str | None:
-    from propeval.gates.settings import load_gate_settings
-
-    path = config.root / load_gate_settings(config).ledger_dir / "answerability" / f"{item_id}.json"
-    return path.relative_to(config.root).as_posix() if os.path.lexists(path) else None
+def _answerability_record(ws: Workspace, item_id: str) -> str | None:
+    path = ws.ledger_paths.answerability(item_id)
+    return path.relative_to(ws.root).as_posix() if os.path.lexists(path) else None
 
 
-def retire(config: Config, item_id: str, *, reason: str, dry_run: bool = False) -> CurationResult:
+def retire(ws: Workspace, item_id: str, *, reason: str, dry_run: bool = False) -> CurationResult:
     """Retire the item ``item_id``: ``status: retired`` and ``retired_reason: reason``.
 
     Raises:
@@ -101,7 +103,7 @@ def retire(config: Config, item_id: str, *, reason: str, dry_run: bool = False) 
             reason is empty; or the file cannot be rewritten safely.
     """
     text = _reason(reason)
-    corpus = load_corpus(config)
+    config, corpus = ws.config, ws.corpus
     item = _one_item(config, corpus, item_id, "ITEM")
     if item.status == "retired":
         was = str(item.data.get("retired_reason", "")).strip()
@@ -117,7 +119,7 @@ def retire(config: Config, item_id: str, *, reason: str, dry_run: bool = False) 
             f"{'it' if len(translations) == 1 else 'them'} too if {'it goes' if len(translations) == 1 else 'they go'} "
             "with it"
         )
-    record = _answerability_record(config, item_id)
+    record = _answerability_record(ws, item_id)
     if record:
         result.notes.append(f"{record} stays as it is: a retired item needs no answerability record")
     result.summary = f"{item_id} ({item.doc.relpath})"
@@ -128,7 +130,7 @@ def retire(config: Config, item_id: str, *, reason: str, dry_run: bool = False) 
 
 
 def move(
-    config: Config, item_id: str, *, to_claim: str, translation_of: str | None = None, dry_run: bool = False
+    ws: Workspace, item_id: str, *, to_claim: str, translation_of: str | None = None, dry_run: bool = False
 ) -> CurationResult:
     """Move the item ``item_id`` into the claim ``to_claim``, as a translation of ``translation_of``
     (an item of that claim) when given. The item keeps its id.
@@ -138,7 +140,7 @@ def move(
             would break a rule (see the module docstring), naming the rule and what to do instead.
     """
     names.claim_id(to_claim, "--to-claim")
-    corpus = load_corpus(config)
+    config, corpus = ws.config, ws.corpus
     item = _one_item(config, corpus, item_id, "ITEM")
     claim = corpus.claims.get(to_claim)
     if claim is None:
@@ -202,7 +204,7 @@ def move(
     result = CurationResult("move", item_id)
     new_rel = dst.relative_to(config.root).as_posix()
     result.moved.append((item.doc.relpath, new_rel))
-    record = _answerability_record(config, item_id)
+    record = _answerability_record(ws, item_id)
     if record and item.status == "active":
         result.notes.append(
             f"{record} is stale now: {item_id} is asked against the facts of {to_claim}; "

@@ -1,8 +1,8 @@
-"""``ledger/dedup.json``: the record of the last full dedup run, which the dataset card shows.
+"""``<ledger_dir>/dedup.json``: the record of the last full dedup run, which the dataset card shows.
 
-``propeval dedup --record`` (and ``propeval run --record``) writes it as a ledger record (``gates.ledger``'s
+``propeval dedup --record`` (and ``propeval run --record``) writes it as a ledger record (``ledger.records``'
 format: kind ``dedup``, subject ``corpus``, a digest, and a maintainer's signature when a key is
-at hand). Its binding is what the run's result depends on:
+at hand), at :attr:`propeval.ledger.paths.LedgerPaths.dedup`. Its binding is what the run's result depends on:
 
 * ``corpus_hash``: the content hash of every item's and claim's hash (the texts compared);
 * ``allowlist_hash``: the sha256 of the allowlist file (the reviewed pairs);
@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import Corpus, content_hash
+from propeval.corpus import content_hash
 
 if TYPE_CHECKING:
     from propeval.dedup.result import DedupResult
     from propeval.settings import DedupSettings
     from propeval.signing import SigningKey
+    from propeval.workspace import Workspace
 
 KIND = "dedup"
 SUBJECT = "corpus"
@@ -42,12 +42,13 @@ RECORD_HINT = "a maintainer records it with `propeval run --record` (or `propeva
 _NOT_BOUND = ("cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance")
 
 
-def record_path(config: Config) -> Path:
-    return config.root / config.settings.release.dedup_report
+def record_path(ws: Workspace) -> Path:
+    return ws.ledger_paths.dedup
 
 
-def binding(config: Config, corpus: Corpus) -> dict[str, Any]:
+def binding(ws: Workspace) -> dict[str, Any]:
     """What a dedup result depends on, computed from today's files and config."""
+    config, corpus = ws.config, ws.corpus
     settings = config.settings.dedup
     allow = config.root / settings.allowlist
     allow_hash = "sha256:" + hashlib.sha256(allow.read_bytes()).hexdigest() if allow.is_file() else None
@@ -70,11 +71,11 @@ def encoder_name(settings: DedupSettings) -> str:
     return f"{settings.backend} {settings.model}"
 
 
-def make(config: Config, corpus: Corpus, result: DedupResult, passes: tuple[str, ...]) -> dict[str, Any]:
+def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> dict[str, Any]:
     """The record of a full dedup ``result`` (unsigned; the caller signs it)."""
     from propeval import gitutil
     from propeval.dedup.candidates import lang
-    from propeval.gates.ledger import make_record
+    from propeval.ledger.records import make_record
     from propeval.settings import language_pair
 
     settings = result.settings
@@ -101,7 +102,7 @@ def make(config: Config, corpus: Corpus, result: DedupResult, passes: tuple[str,
                 "unreviewed": sum(not p.reviewed for p in flagged),
             }
         )
-    head = gitutil.head_commit(config.root)
+    head = gitutil.head_commit(ws.root)
     result_doc = {
         "commit": head[0] if head else None,
         "encoder": encoder_name(settings),
@@ -125,15 +126,11 @@ def make(config: Config, corpus: Corpus, result: DedupResult, passes: tuple[str,
             for p in result.pairs
         ],
     }
-    return make_record(KIND, SUBJECT, binding(config, corpus), result_doc)
+    return make_record(KIND, SUBJECT, binding(ws), result_doc)
 
 
-def write(config: Config, record: dict[str, Any], key: SigningKey | None) -> Path:
-    from propeval.gates.ledger import write_record
-
-    path = record_path(config)
-    write_record(path, key.sign(record) if key is not None else record)
-    return path
+def write(ws: Workspace, record: dict[str, Any], key: SigningKey | None) -> Path:
+    return ws.ledger.write(KIND, SUBJECT, key.sign(record) if key is not None else record)
 
 
 def _pairs_of(record: dict[str, Any]) -> set[tuple[str, str]]:
@@ -144,7 +141,7 @@ def _pairs_of(record: dict[str, Any]) -> set[tuple[str, str]]:
 def differences(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
     """Why the record ``new`` of this run differs from the ``old`` one on disk, one phrase each
     (empty: same corpus, settings and findings, whatever the commit)."""
-    from propeval.gates.ledger import stale_reasons
+    from propeval.ledger.records import stale_reasons
 
     if old is None:
         return ["there is no record yet"]
@@ -176,21 +173,18 @@ def _plain(reason: str) -> str:
 
 
 def record_run(
-    config: Config, result: DedupResult, passes: tuple[str, ...], *, sign: bool, write_record: bool = True
+    ws: Workspace, result: DedupResult, passes: tuple[str, ...], *, sign: bool, write_record: bool = True
 ) -> str:
     """Write the record of a whole-corpus run (signed when ``sign`` and a key is at hand); return a note.
 
     With ``write_record`` false (``propeval run`` without ``--record``) nothing is written: the
     note says whether the record on disk still stands, and if not, what this run would change and why.
     """
-    from propeval.corpus import load_corpus
-    from propeval.gates.ledger import read_record
     from propeval.signing import load_key
 
-    record = make(config, load_corpus(config), result, passes)
-    path = record_path(config)
-    rel = path.relative_to(config.root).as_posix()
-    loaded = read_record(path, root=config.root, kind=KIND, subject=SUBJECT)
+    record = make(ws, result, passes)
+    rel = ws.ledger_paths.dedup_rel
+    loaded = ws.ledger.read(KIND, SUBJECT)
     old = loaded.record
     why = differences(old, record) if loaded.problem is None else [f"it does not load ({loaded.problem.message})"]
     if not why:
@@ -203,7 +197,7 @@ def record_run(
             f"and commits {rel}"
         )
     key = load_key(required=False) if sign else None
-    write(config, record, key)
+    write(ws, record, key)
     return f"recorded this run in {rel} ({'signed' if key is not None else 'unsigned'}; {'; '.join(why)})"
 
 
@@ -258,13 +252,11 @@ def _valid_pairs(value: Any) -> list[dict[str, Any]]:
     return [p for p in value if isinstance(p, dict) and isinstance(p.get("a"), str) and isinstance(p.get("b"), str)]
 
 
-def read(config: Config, corpus: Corpus) -> DedupEvidence:
-    """Read ``ledger/dedup.json`` and say whether it is current for today's corpus and settings."""
-    from propeval import signing
-    from propeval.gates.ledger import read_record, stale_reasons
-    from propeval.gates.settings import load_gate_settings
+def read(ws: Workspace) -> DedupEvidence:
+    """Read the dedup record and say whether it is current for today's corpus and settings."""
+    from propeval.ledger.records import stale_reasons
 
-    loaded = read_record(record_path(config), root=config.root, kind=KIND, subject=SUBJECT)
+    loaded = ws.ledger.read(KIND, SUBJECT)
     ev = DedupEvidence(loaded.relpath, "not run")
     if loaded.problem is not None:
         ev.status, ev.trust, ev.detail = "not checked", "edited", loaded.problem.message
@@ -283,13 +275,13 @@ def read(config: Config, corpus: Corpus) -> DedupEvidence:
     raw = res.get("pair_thresholds")
     ev.pair_thresholds = {str(k): v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
     ev.pairs = _valid_pairs(res.get("pairs"))
-    v = signing.verify(record, load_gate_settings(config).signers)
+    v = ws.ledger.verdict(loaded)
     ev.trust = {"signed": "signed", "unsigned": "unsigned", "unknown-key": "unknown-key"}.get(v.state, "edited")
     ev.signer = v.signer if v.state == "signed" else None
     if ev.trust == "edited":
         ev.status, ev.detail = "not checked", "its signature does not match its content"
         return ev
-    reasons = stale_reasons(record["binding"], binding(config, corpus))
+    reasons = stale_reasons(record["binding"], binding(ws))
     if reasons:
         ev.status = "not current"
         ev.detail = "; ".join(_plain(r) for r in reasons) + f"; {RECORD_HINT}"

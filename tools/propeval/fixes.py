@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import corpus_scan
 from propeval.fsutil import atomic_write
-from propeval.loader import Document, LoadError, load_file, load_text
+from propeval.loader import Document, LoadError, load_text
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -63,18 +64,16 @@ def language_fixes(doc: Document) -> Iterator[tuple[str, str, str, str]]:
 FIXERS: tuple[Callable[[Document], Iterator[tuple[str, str, str, str]]], ...] = (language_fixes,)
 
 
-def fix_corpus(config: Config, paths: set[str] | None = None) -> FixResult:
-    """Apply every safe fix to the corpus files (or to ``paths``, corpus-relative, when given)."""
+def fix_corpus(ws: Workspace, paths: set[str] | None = None) -> FixResult:
+    """Apply every safe fix to the corpus files (or to ``paths``, corpus-relative, when given).
+
+    A file that does not load is left alone (``check`` reports why). The workspace is not
+    updated: read the corpus again through a new one to see the fixed files."""
     result = FixResult()
-    found = corpus_scan(config.questions, config.root)
-    for path in sorted(found.files):
-        rel = path.relative_to(config.root).as_posix()
+    for doc in sorted(ws.corpus.documents(), key=lambda d: d.path):
+        rel, path = doc.relpath, doc.path
         if paths is not None and rel not in paths:
             continue
-        try:
-            doc = load_file(path, root=config.root)
-        except LoadError:
-            continue  # `check` reports why; nothing to fix in a file that does not load
         fixes = [
             Fix(rel, *doc.locate(pointer), pointer, old, new, rule)
             for fixer in FIXERS

@@ -32,15 +32,18 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import gitutil, textnorm
 from propeval.config import Config
-from propeval.corpus import CLAIM_FILE, Corpus, Item, ids_of, load_corpus
+from propeval.corpus import CLAIM_FILE, Corpus, Item, ids_of
 from propeval.errors import PropevalError, UsageError
 from propeval.filetypes import scan
 from propeval.fsutil import atomic_write
 from propeval.loader import LoadError, load_file
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 ITEM_ID = re.compile(r"^i[0-9]{4,}$")
 CLAIM_ID = re.compile(r"^c[0-9]{4,}$")
@@ -84,7 +87,7 @@ class Plan:
 
 
 def renumber(
-    config: Config, target: str, *, to: str | None = None, base: str | None = None, dry_run: bool = False
+    ws: Workspace, target: str, *, to: str | None = None, base: str | None = None, dry_run: bool = False
 ) -> RenumberResult:
     """Renumber the item or claim ``target`` (an id, or a path relative to the working directory).
 
@@ -92,7 +95,7 @@ def renumber(
         UsageError: the target is unknown or ambiguous, the new id is taken or malformed, or a
             file to edit cannot be rewritten safely.
     """
-    corpus = load_corpus(config)
+    config, corpus = ws.config, ws.corpus
     tip_paths = _tip_paths(config, base)
     kind, old, path = _resolve(config, corpus, target, base, tip_paths)
     claim_folder = _rel(config, path.parent) + "/"
@@ -212,9 +215,9 @@ def _hash_of(config: Config, data: bytes, relpath: str) -> str:
 
 
 def _ledger_dir(config: Config) -> Path:
-    from propeval.gates.settings import load_gate_settings
+    from propeval.ledger.paths import ANSWERABILITY, LedgerPaths
 
-    return config.root / load_gate_settings(config).ledger_dir / "answerability"
+    return LedgerPaths.of(config).kind_folder(ANSWERABILITY)
 
 
 def _rebind_record(
@@ -226,7 +229,7 @@ def _rebind_record(
     takes the new one. ``mine``: when another file shares the id, the record moves only if its
     ``item_hash`` is this hash (it belongs to the file being renumbered).
     """
-    from propeval.gates.ledger import digest
+    from propeval.ledger.records import digest
 
     folder = _ledger_dir(config)
     src = folder / f"{item_id}.json"

@@ -114,22 +114,19 @@ def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSu
     that fails validation is a warning and its item counts as ungraded.
     """
     from propeval.judge import runs
-    from propeval.judge.rubric import load_rubric
-    from propeval.judge.settings import load_settings
 
-    root = inputs.config.root
+    ws = inputs.ws
+    root = ws.root
     out = RunSummary()
-    items = {i.id: {"language": i.language} for i in inputs.corpus.items.values()}
-    js = load_settings(inputs.config)
-    rubrics_dir = root / js.rubrics_dir
+    js = ws.settings.judge
     metas: dict[str, dict[str, Any]] = {}
     by_rubric: dict[str, tuple[Rubric, list[Row]]] = {}
-    for path in runs.find_graded(root / inputs.settings.runs_dir):
+    for path in ws.runs.graded():
         name = runs.rubric_of(path) or ""
         rel = path.relative_to(root).as_posix()
         try:
-            rubric = by_rubric[name][0] if name in by_rubric else load_rubric(rubrics_dir, name, root=root)
-            graded = runs.read_graded(path, rubric.spec, root=root, rubric=rubric, items=items)
+            rubric = by_rubric[name][0] if name in by_rubric else ws.rubrics.load(name)
+            graded = ws.runs.read(path, rubric)
         except (LoadError, UsageError) as e:
             p = e.problem if isinstance(e, LoadError) else Problem(rel, 0, 0, "release-input", str(e))
             where = "" if p.path == rel else f" (needed by {rel})"
@@ -189,7 +186,7 @@ def _self_judging(inputs: ReleaseInputs, summary: RunSummary) -> list[Problem]:
     from propeval.judge import selfjudge
     from propeval.judge.score import judge_models
 
-    ledger = selfjudge.ledger_for(inputs.config)
+    ledger = selfjudge.ledger_for(inputs.ws)
     by_file: dict[str, tuple[set[str], set[str]]] = {}
     for rubric, rows in summary.rubrics:
         for r in rows:
@@ -417,7 +414,7 @@ def build_report(inputs: ReleaseInputs, stats: Stats | None = None, runs: RunSum
         bands=Image(plot_bands(stats), "difficulty band histogram") if stats.difficulty["ledger"] else None,
         difficulty=stats.difficulty,
         difficulty_missing=(
-            f"{settings.difficulty_ledger} is not present: grade runs (propeval answer, propeval grade), "
+            f"{inputs.difficulty_ledger} is not present: grade runs (propeval answer, propeval grade), "
             "then run propeval difficulty."
         ),
         dedup=dedup,

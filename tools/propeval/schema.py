@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -196,14 +195,42 @@ def _explain(err: Any, kind: str | None = None, root: Any = None) -> tuple[str, 
     return err.message, None
 
 
-def claim_kinds(path: Path, root: Path | None = None) -> tuple[str, ...] | None:
+def claim_kinds(doc: Document | None) -> tuple[str, ...] | None:
     """The claim kinds a schema allows (``$defs.claim.properties.kind.enum``); None when the file
-    cannot be read or does not list them (``propeval check`` reports a broken schema)."""
-    try:
-        kinds = load_file(path, root=root).data["$defs"]["claim"]["properties"]["kind"]["enum"]
-    except (LoadError, KeyError, TypeError):
-        return None
-    return tuple(kinds) if isinstance(kinds, list) and all(isinstance(k, str) for k in kinds) else None
+    could not be read or does not list them (``propeval check`` reports a broken schema)."""
+    return _enum(doc, "$defs", "claim", "properties", "kind", "enum")
+
+
+def categories(doc: Document | None) -> tuple[str, ...] | None:
+    """The categories a schema allows (``$defs.category.enum``); None when it does not list them."""
+    return _enum(doc, "$defs", "category", "enum")
+
+
+def _enum(doc: Document | None, *keys: str) -> tuple[str, ...] | None:
+    node: Any = doc.data if doc is not None else None
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return tuple(node) if isinstance(node, list) and all(isinstance(k, str) for k in node) else None
+
+
+@dataclass
+class SchemaFile:
+    """schema.json as loaded and checked: the Schema (None when it does not load or is not a valid
+    JSON Schema), the problems that say why, and the document (None when it does not load)."""
+
+    schema: Schema | None
+    problems: list[Problem]
+    doc: Document | None
+
+
+def check_schema(doc: Document | None, problem: Problem | None) -> SchemaFile:
+    """A loaded schema file (or the problem that stopped its load) checked against its metaschema."""
+    if doc is None:
+        return SchemaFile(None, [problem] if problem is not None else [], None)
+    problems = list(check_schema_document(doc))
+    return SchemaFile(None if problems else Schema(doc), problems, doc)
 
 
 def load_schema(path: Path, root: Path | None = None) -> tuple[Schema | None, list[Problem]]:
@@ -212,8 +239,8 @@ def load_schema(path: Path, root: Path | None = None) -> tuple[Schema | None, li
         doc = load_file(path, root=root)
     except LoadError as e:
         return None, [e.problem]
-    problems = list(check_schema_document(doc))
-    return (None if problems else Schema(doc)), problems
+    found = check_schema(doc, None)
+    return found.schema, found.problems
 
 
 def check_schema_document(doc: Document) -> Iterator[Problem]:
@@ -243,28 +270,13 @@ def check_schema_document(doc: Document) -> Iterator[Problem]:
             )
 
 
-# Metaschema errors by schema content. One run loads the same schema.json several times (check,
-# the schema gate, each ci step) and walking the metaschema is nearly all of that cost (~30 ms).
-_META_ERRORS: dict[str, list[tuple[str, str]]] = {}
-
-
 def _metaschema_errors(cls: Any, data: Any) -> list[tuple[str, str]]:
-    """(pointer, message) of each metaschema error of ``data``, in jsonschema's order."""
-    try:
-        key = json.dumps(data)  # key order kept: it decides the order of the errors
-    except (TypeError, ValueError):  # not JSON data (a YAML date...): nothing to remember it by
-        key = None
-    if key is not None and key in _META_ERRORS:
-        return list(_META_ERRORS[key])
-    found = [
+    """(pointer, message) of each metaschema error of ``data``, in jsonschema's order. Walking the
+    metaschema is nearly all of a schema's load (~30 ms): a Workspace checks its schema once."""
+    return [
         ("".join(f"/{escape(p)}" for p in err.absolute_path), err.message)
         for err in cls(cls.META_SCHEMA).iter_errors(data)
     ]
-    if key is not None:
-        if len(_META_ERRORS) >= 8:  # a run sees one or two schemas (the base's and the tree's)
-            _META_ERRORS.clear()
-        _META_ERRORS[key] = found
-    return list(found)
 
 
 def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:

@@ -27,11 +27,14 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
 from propeval.loader import Document, LoadError, escape, load_text
 from propeval.result import CheckResult, Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 __all__ = [
     "BREAKING",
@@ -531,7 +534,7 @@ def summary_line(changes: list[Change], old: str, bump: str | None, expected: st
     return f"{counts} -> needs a {bump} bump ({old} -> {expected})"
 
 
-def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
+def schema_gate(ws: Workspace, base_ref: str) -> SchemaGateResult:
     """Diff schema.json at the merge base with ``base_ref`` against the working tree, and gate it.
 
     Fails (errors in the result) when ``schema_version`` was not bumped to match the changes,
@@ -539,23 +542,23 @@ def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
     validate under the new schema (which means a migration is missing or was not run).
 
     Args:
-        config: the corpus configuration.
+        ws: the workspace; its config's schema is the new one (``ci`` gives the tree's own).
         base_ref: a branch, tag or commit; the merge base of it and HEAD is compared.
 
     Raises:
         GitError: the ref is missing, the clone is shallow, or this is not a git repository.
     """
     from propeval import gitutil
-    from propeval.schema import load_schema
 
+    config = ws.config
     result = SchemaGateResult()
     rel = config.schema
     base = gitutil.merge_base(config.root, base_ref)
     raw_old = gitutil.blob_at(config.root, base, rel)
 
-    new_schema, problems = load_schema(config.schema_path, root=config.schema_root)
+    new_schema = ws.schema.schema
     if new_schema is None:
-        result.extend(problems)
+        result.extend(ws.schema.problems)
         result.notes.append(f"{rel} does not load or is not a valid schema; fix it before it can be compared")
         return result
     new_doc = new_schema.doc
@@ -597,7 +600,7 @@ def schema_gate(config: Config, base_ref: str) -> SchemaGateResult:
         if target:
             _changelog(config, result, new_doc, target)
     if changes:
-        result.extend(_corpus_validates(config, new_schema, result))
+        result.extend(_corpus_validates(ws, new_schema, result))
     result.problems = sorted(result.problems, key=lambda p: (p.path != rel, p.path, p.line, p.col, p.rule))
     return result
 
@@ -685,13 +688,12 @@ def _changelog(config: Config, result: CheckResult, doc: Document, version: str)
         )
 
 
-def _corpus_validates(config: Config, schema: Any, result: SchemaGateResult) -> Iterator[Problem]:
+def _corpus_validates(ws: Workspace, schema: Any, result: SchemaGateResult) -> Iterator[Problem]:
     """Every claim and item must validate under the new schema; else a migration is due."""
     from propeval.checks import Context, run_checks
-    from propeval.corpus import load_corpus
 
-    corpus = load_corpus(config)
-    bad = list(run_checks(Context(config=config, corpus=corpus, schema=schema), ["schema"]))
+    corpus = ws.corpus
+    bad = list(run_checks(Context(ws, schema), ["schema"]))
     result.files_checked += len(corpus.files)
     if not bad:
         return

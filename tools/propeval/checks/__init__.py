@@ -1,16 +1,19 @@
 """The check registry. Each module here declares ``ID`` and ``check(ctx)``.
 
 ``CHECKS`` drives ``propeval check --rule`` and the tests; what each rule checks is said once, in
-:mod:`propeval.rules` (area "check"), which ``check --help`` and the docs read. Every check sees the whole
-corpus, because most rules are cross-file; which problems are *reported* is narrowed afterwards
-to the files a run was asked about.
+:mod:`propeval.rules` (area "check"), which ``check --help`` and the docs read. A cross-file rule
+(ids, translation, sources, stable-ids, id-collision) sees the whole corpus; a rule about one file
+at a time (schema, placeholder, hidden-text, language, ...) looks only at the files a run was
+asked about (:meth:`Context.documents`), since each of its problems is located in the file it
+read. Which problems are *reported* is narrowed afterwards to those files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from propeval.checks import (
     difficulty,
@@ -28,18 +31,24 @@ from propeval.checks import (
     workflow_command,
 )
 from propeval.config import Config
-from propeval.corpus import Corpus
+from propeval.corpus import Claim, Corpus, Item
+from propeval.loader import Document
 from propeval.result import Problem
 from propeval.schema import Schema
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
 class Context:
     """What every check may look at."""
 
-    config: Config
-    corpus: Corpus
+    ws: Workspace
     schema: Schema | None
+    # The corpus-relative paths the run reports on (None: every file); rules about one file at a
+    # time look only at these.
+    selected: set[str] | None = None
     # Paths of corpus files at the git base (for id stability), when a base was given.
     base_paths: list[str] | None = None
     base_ref: str = ""
@@ -47,7 +56,29 @@ class Context:
     # id collisions with what landed on the base since the merge base).
     tip_paths: list[str] | None = None
     tip_blob: Callable[[str], bytes | None] | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def config(self) -> Config:
+        return self.ws.config
+
+    @property
+    def corpus(self) -> Corpus:
+        return self.ws.corpus
+
+    def _wanted(self, doc: Document) -> bool:
+        return self.selected is None or doc.relpath in self.selected
+
+    def documents(self) -> Iterator[Document]:
+        """Every claim's and item's document the run reports on (all of them, unnarrowed)."""
+        return (d for d in self.corpus.documents() if self._wanted(d))
+
+    def claims(self) -> Iterator[Claim]:
+        """Every loaded claim the run reports on."""
+        return (c for c in self.corpus.all_claims if self._wanted(c.doc))
+
+    def items(self) -> Iterator[Item]:
+        """Every loaded item the run reports on."""
+        return (i for i in self.corpus.all_items if self._wanted(i.doc))
 
 
 CheckFn = Callable[[Context], Iterator[Problem]]

@@ -1,4 +1,4 @@
-"""Active items carry a current difficulty band (``ledger/difficulty.json``).
+"""Active items carry a current difficulty band (``<ledger_dir>/difficulty.json``).
 
 Silent when the corpus has no ``ledger/difficulty.json`` at all: bands come from graded runs,
 which a new corpus does not have yet. Once the ledger exists, each active item gets a warning
@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from propeval.difficulty import BANDS, LEDGER, LEDGER_LIMITS, verify
-from propeval.loader import LoadError, load_file
+from propeval.difficulty import BANDS, read_ledger, verify
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
@@ -31,23 +30,21 @@ _RECOMPUTE = "run `propeval difficulty` on graded runs that include it"
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    path = ctx.config.root / LEDGER
-    if not path.is_file():
-        return
-    try:
-        doc = load_file(path, root=ctx.config.root, limits=LEDGER_LIMITS)
-    except LoadError as e:
-        p = e.problem
+    doc, error = read_ledger(ctx.ws)
+    if error is not None:
+        p = error.problem
         yield Problem(
             p.path, p.line, p.col, ID, f"the difficulty ledger cannot be read: {p.message}", severity=Severity.WARNING
         )
+        return
+    if doc is None:
         return
     why = verify(doc.data)
     if why:
         yield Problem(doc.relpath, 1, 1, ID, f"the difficulty ledger {why}", severity=Severity.WARNING)
         return
     entries = doc.data["items"]
-    for item in ctx.corpus.all_items:
+    for item in ctx.items():
         if not item.active:
             continue
         entry = entries.get(item.id)

@@ -282,7 +282,7 @@ def message(f: _Finding, escaped: bool = False) -> str:
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    for doc in ctx.corpus.documents():
+    for doc in ctx.documents():
         yield from scan(doc)
 
 

@@ -42,18 +42,17 @@ def _norm(text: str) -> str:
 
 def rubric_headings(ctx: Context) -> set[str]:
     """The section titles of every rubric prompt, normalised (placeholders and asides removed)."""
-    from propeval.judge.rubric import load_rubric, rubric_names
-    from propeval.judge.settings import load_settings
     from propeval.loader import LoadError
 
     try:
-        folder = ctx.config.root / load_settings(ctx.config).rubrics_dir
+        rubrics = ctx.ws.rubrics
+        names = rubrics.names
     except Exception:  # a bad [tool.propeval.judge] table is reported by the judge commands
         return set()
     titles: set[str] = set()
-    for name in rubric_names(folder):
+    for name in names:
         try:
-            rubric = load_rubric(folder, name, root=ctx.config.root)
+            rubric = rubrics.load(name)
         except LoadError:
             continue  # reported by the rubric's own commands
         for title in _MD_HEADING.findall(rubric.template):
@@ -80,7 +79,7 @@ def findings(text: str, headings: set[str]) -> Iterator[str]:
 
 def check(ctx: Context) -> Iterator[Problem]:
     headings = rubric_headings(ctx)
-    for claim in ctx.corpus.all_claims:
+    for claim in ctx.claims():
         data = claim.data
         for key in ("facts", "official_frame_markers"):
             entries = data.get(key)

@@ -45,9 +45,9 @@ def pointers(data: object) -> Iterator[tuple[str, object]]:
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    for item in ctx.corpus.all_items:
+    for item in ctx.items():
         yield from _one(item.doc, "/language", item.data.get("language"))
-    for claim in ctx.corpus.all_claims:
+    for claim in ctx.claims():
         for pointer, tag in pointers(claim.data):
             if pointer != "/language":
                 yield from _one(claim.doc, pointer, tag)

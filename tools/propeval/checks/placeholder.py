@@ -23,7 +23,7 @@ MARK = "TODO"
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    for doc in ctx.corpus.documents():
+    for doc in ctx.documents():
         for pointer, value in _strings(doc.data, ""):
             if value.lstrip().startswith(MARK):
                 yield doc.problem(pointer, ID, f"fill in this field: replace the placeholder {value!r}")

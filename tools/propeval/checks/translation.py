@@ -26,7 +26,7 @@ ID = "translation"
 
 def check(ctx: Context) -> Iterator[Problem]:
     items = ctx.corpus.items
-    for item in ctx.corpus.all_items:
+    for item in ctx.items():
         src_id = item.data.get("translation_of")
         if not isinstance(src_id, str):
             continue

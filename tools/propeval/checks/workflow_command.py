@@ -60,7 +60,7 @@ def findings(text: str) -> Iterator[tuple[int, str]]:
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    for doc in ctx.corpus.documents():
+    for doc in ctx.documents():
         for pointer, text in _strings(doc.data, ""):
             if "::" not in text:
                 continue

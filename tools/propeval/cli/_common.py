@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from propeval.config import Config, require_corpus
 from propeval.reporters import FORMATS, Report, format_help, write
 from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 def format_choice(formats: Sequence[str] = FORMATS, help: str | None = None) -> Callable[[Any], Any]:
@@ -37,6 +40,13 @@ changed_since_option = click.option(
 def config_from(ctx: click.Context) -> Config:
     """The corpus this run works on; a folder that is not one is a usage error (exit 2)."""
     return require_corpus(ctx.obj.get("root") if ctx.obj else None)
+
+
+def workspace_from(ctx: click.Context) -> Workspace:
+    """The workspace of the corpus this run works on (:func:`config_from`'s), which the core reads."""
+    from propeval.workspace import Workspace
+
+    return Workspace(config_from(ctx))
 
 
 def show(rep: Report, fmt: str) -> None:

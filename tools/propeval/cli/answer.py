@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_format_option
 
 
@@ -89,8 +89,8 @@ def command(
     """
     from propeval.judge.answer import AnswerOptions, answer_run
 
-    config = config_from(ctx)
-    settings = settings_from(config)
+    ws = workspace_from(ctx)
+    settings = settings_from(ws.config)
     ep = settings.endpoint(endpoint or settings.answer_endpoint, model=model, base_url=base_url)
     options = AnswerOptions(
         endpoint=ep,
@@ -106,6 +106,6 @@ def command(
         system_prompt=settings.system_prompt if system_prompt is None else system_prompt,
     )
     with progress_bar("answering") as progress:
-        result = answer_run(config, settings, options, progress)  # type: ignore[arg-type]
+        result = answer_run(ws, settings, options, progress)  # type: ignore[arg-type]
     emit_run(result, "answered", fmt)
     ctx.exit(result.exit_code)

@@ -8,7 +8,7 @@ import click
 
 from propeval.checker import check_corpus
 from propeval.checks import CHECKS
-from propeval.cli._common import changed_since_option, config_from, emit, format_option
+from propeval.cli._common import changed_since_option, emit, format_option, workspace_from
 from propeval.rules import with_rules
 
 
@@ -61,17 +61,20 @@ def command(
 
     Every message is cut to a bounded length (the cut is marked), whatever a file holds.
     """
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     if fix:
         from propeval.checker import selected_paths
         from propeval.fixes import fix_corpus
+        from propeval.workspace import Workspace
 
-        fixed = fix_corpus(config, selected_paths(config, paths) if paths else None)
+        fixed = fix_corpus(ws, selected_paths(ws.config, paths) if paths else None)
         for f in fixed.applied:
             click.echo(f"fixed: {f.describe()}", err=True)
         for why in fixed.skipped:
             click.echo(why, err=True)
-    result = check_corpus(config, paths, changed_since=changed_since, rules=rules or None)
+        if fixed.applied:
+            ws = Workspace(ws.config)  # the fixed files, read again
+    result = check_corpus(ws, paths, changed_since=changed_since, rules=rules or None)
     emit(result.problems, fmt, result.files_checked, result.notes)
     ctx.exit(result.exit_code)
 

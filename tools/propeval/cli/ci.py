@@ -11,9 +11,11 @@ from typing import TextIO
 
 import click
 
-from propeval.cli._common import config_from, format_option, show
+from propeval.cli._common import format_option, show, workspace_from
 from propeval.fsutil import append_line, atomic_write
-from propeval.gates.ci import STEPS, StepOutcome, run_ci
+from propeval.pipeline.ci import run_ci
+from propeval.pipeline.outcome import StepOutcome
+from propeval.pipeline.steps import CI_STEPS
 from propeval.reporters import Report, Section, write
 
 
@@ -66,8 +68,8 @@ def summary_markdown(steps: Sequence[StepOutcome], exit_code: int) -> str:
 
 @click.command("ci")
 @click.option("--base", required=True, metavar="REF", help="The branch the pull request merges into.")
-@click.option("--step", "steps", multiple=True, type=click.Choice(list(STEPS)), help="Run only this step.")
-@click.option("--skip", multiple=True, type=click.Choice(list(STEPS)), help="Leave this step out.")
+@click.option("--step", "steps", multiple=True, type=click.Choice(list(CI_STEPS)), help="Run only this step.")
+@click.option("--skip", multiple=True, type=click.Choice(list(CI_STEPS)), help="Leave this step out.")
 @click.option(
     "--accept-policy-change",
     is_flag=True,
@@ -140,15 +142,16 @@ def command(
       propeval ci --base origin/main --accept-policy-change   # a maintainer, on a policy PR
       propeval ci --base origin/main --pr pr-123               # a maintainer, from a trusted install
     """
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     if pr is None:
-        result = run_ci(config, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
+        result = run_ci(ws, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
     else:
         from propeval.config import require_corpus
         from propeval.trusted import pr_checkout, pr_root
+        from propeval.workspace import Workspace
 
-        with pr_checkout(config.root, pr) as tree:
-            data = require_corpus(pr_root(tree, config.root))
+        with pr_checkout(ws.root, pr) as tree:
+            data = Workspace(require_corpus(pr_root(tree, ws.root)))
             result = run_ci(data, base, steps=steps, skip=skip, accept_policy_change=accept_policy_change)
     rep = ci_report(result.steps, result.exit_code)
     if summary_path is not None:

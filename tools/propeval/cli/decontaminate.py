@@ -171,14 +171,14 @@ def command(
     from propeval.extras import require_extra
 
     require_extra("decontaminate", "decontaminate")  # before numpy or pyarrow is imported
-    from propeval.corpus import load_corpus
     from propeval.decontam.index import build, corpus_entries
     from propeval.decontam.run import Options, connect, decontaminate, find_shards
+    from propeval.workspace import Workspace
 
     skip = [p for p in (state_dir, filtered_out) if p is not None]
     found = find_shards(shards, text_field, id_field, embed_rate or 0.0, skip, max_line_bytes)
     _refuse_overwriting(found, drop_list, filtered_out)
-    entries = corpus_entries(load_corpus(config))
+    entries = corpus_entries(Workspace(config).corpus)
     index = build(entries, n=n, min_tokens=min_tokens, near=near)
     encoder: Any = None
     texts: list[tuple[str, str]] = []

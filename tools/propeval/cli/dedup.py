@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, format_option, show
+from propeval.cli._common import changed_since_option, config_from, format_option, show, workspace_from
 from propeval.cli._progress import embedding_progress
 from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report, printable
@@ -33,7 +33,7 @@ def _announce(message: str) -> None:
 @click.option(
     "--record",
     is_flag=True,
-    help="Also write the run's record to ledger/dedup.json ([tool.propeval.release] dedup_report) for the "
+    help="Also write the run's record to ledger/dedup.json (under [tool.propeval.gates] ledger_dir) for the "
     "dataset card: date, commit, encoder, thresholds per language pair, pairs found and allowlisted per pass. "
     "Whole-corpus runs only.",
 )
@@ -69,24 +69,26 @@ def command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     from propeval.errors import UsageError
     from propeval.extras import require_dedup
 
     if record and changed_since is not None:
         raise UsageError("--record records a whole-corpus run; leave out --changed-since")
-    settings = config.settings.dedup
+    settings = ws.config.settings.dedup
     # before numpy, faiss or torch is imported: name what is missing for the configured backend
     require_dedup(settings.backend, settings.cross_lingual_model, "dedup")
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
+    # Not ws.corpus: the hook compares a few texts with the corpus, and dedup's record cache
+    # reads an unchanged corpus faster than a full load.
     with embedding_progress(fmt):
-        result = find_duplicates(config, options, announce=_announce)
+        result = find_duplicates(ws.config, options, announce=_announce)
     if record:
         from propeval.dedup_record import record_run
 
-        result.notes.append(record_run(config, result, options.passes, sign=sign))
+        result.notes.append(record_run(ws, result, options.passes, sign=sign))
     show(dedup_report(result), fmt)
     ctx.exit(result.exit_code)
 

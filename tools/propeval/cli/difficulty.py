@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from, format_choice, show
+from propeval.cli._common import format_choice, show, workspace_from
 from propeval.errors import UsageError
 from propeval.reporters import FORMATS, Report, Section, format_help
 
@@ -30,7 +30,8 @@ from propeval.reporters import FORMATS, Report, Section, format_help
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the ledger here. Default: ledger/difficulty.json for graded runs; --matrix needs it.",
+    help="Write the ledger here. Default: ledger/difficulty.json (under [tool.propeval.gates] ledger_dir) for "
+    "graded runs; --matrix needs it.",
 )
 @click.option("--report", "show_report", is_flag=True, help="Print the band distribution of the existing ledger.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write a histogram PNG.")
@@ -79,11 +80,11 @@ def command(
     """
     from propeval import difficulty as core
 
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     if show_report:
         if runs or matrix is not None or out is not None:
             raise UsageError("--report reads the existing ledger; drop the RUNS, --matrix and --out arguments")
-        rep = core.build_report(config, core.load_ledger(config))
+        rep = core.build_report(ws, core.load_ledger(ws))
         if plot is not None:
             core.plot_report(rep, plot)
         show(
@@ -104,7 +105,7 @@ def command(
 
     with bar("difficulty: bootstrap over models", enabled=fmt != "json") as tick:
         result = core.run_difficulty(
-            config, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress, tick=tick)
+            ws, core.Options(runs=runs, matrix=matrix, scale=scale, out=out, progress=progress, tick=tick)
         )
     # People read the first few notices of each flag and their counts; json and sarif get all.
     short, counted = core.shorten(result.problems)
@@ -119,7 +120,7 @@ def command(
             + ", ".join(f"{b} {counts[b]}" for b in (*core.BANDS, "none"))
         )
         if plot is not None:
-            core.plot_report(core.build_report(config, result.ledger), plot)
+            core.plot_report(core.build_report(ws, result.ledger), plot)
             footer.append(f"wrote {plot}")
     show(Report(problems=result.problems, notes=result.notes, brief=Section(short, counted), footer=footer), fmt)
     ctx.exit(0 if result.ledger is not None else 1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from, format_option, show
+from propeval.cli._common import format_option, show, workspace_from
 from propeval.release import export_release
 from propeval.reporters import Report, report
 
@@ -36,8 +36,7 @@ def command(ctx: click.Context, out: Path, fmt: str) -> None:
       propeval export --out dist/release
       cd dist/release && sha256sum -c SHA256SUMS
     """
-    config = config_from(ctx)
-    result = export_release(config, out)
+    result = export_release(workspace_from(ctx), out)
     if result.exit_code:
         report(result.problems, fmt, sys.stdout, files_checked=0, summary=False)
         click.echo(f"export stopped: fix the errors above, then run it again; {out} was not written", err=True)

@@ -134,7 +134,7 @@ def answerability_cmd(
       propeval gate answerability --online --base origin/main --pr pr-123
     """
     from propeval.gates.answerability import Selection, answerability_gate
-    from propeval.gates.settings import load_gate_settings
+    from propeval.workspace import Workspace
 
     if force and not online:
         raise click.UsageError("--force re-runs items, so it needs --online")
@@ -145,12 +145,13 @@ def answerability_cmd(
         if pr is not None and not (item_ids or all_items or changed_since):
             changed_since = base
         sel = Selection(item_ids=item_ids, all_items=all_items, changed_since=changed_since)
-        result = answerability_gate(config, sel, online=online, force=force, key=key)
+        ws = Workspace(config)
+        result = answerability_gate(ws, sel, online=online, force=force, key=key)
         notes = [*session.notes, *trust, *result.notes] if result.ran else [*session.notes, *result.notes]
         if result.ran:
             notes.insert(0, f"answered and graded {len(result.ran)} item(s): {', '.join(result.ran)}")
             done = session.commit(
-                [load_gate_settings(config).ledger_dir],
+                [ws.ledger_paths.folder],
                 f"ledger: answerability records for {', '.join(result.ran)}\n\n{_made_by(base)}",
             )
             if done is not None:
@@ -197,18 +198,19 @@ def judge_cmd(
       propeval gate judge --rubric facts-v1 --online --base origin/main --pr pr-123
     """
     from propeval.gates.judge_gate import judge_gate
-    from propeval.gates.settings import load_gate_settings
+    from propeval.workspace import Workspace
 
     if pr is not None and not online:
         raise click.UsageError("--pr makes records for a pull request, so it needs --online")
     with record_session(config_from(ctx), base if online else None, pr) as session:
         config, key, trust = online_setup(session.config, online, base, sign)
-        result = judge_gate(config, rubrics, online=online, key=key)
+        ws = Workspace(config)
+        result = judge_gate(ws, rubrics, online=online, key=key)
         notes = [*session.notes, *trust, *result.notes] if result.ran else [*session.notes, *result.notes]
         if result.ran:
             notes.insert(0, f"graded the gold set of {', '.join(result.ran)}")
             done = session.commit(
-                [load_gate_settings(config).ledger_dir],
+                [ws.ledger_paths.folder],
                 f"ledger: judge records for {', '.join(result.ran)}\n\n{_made_by(base)}",
             )
             if done is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_format_option
 
 
@@ -106,8 +106,8 @@ def command(
     from propeval.errors import UsageError
     from propeval.judge.grade import GradeOptions, grade_run
 
-    config = config_from(ctx)
-    settings = settings_from(config)
+    ws = workspace_from(ctx)
+    settings = settings_from(ws.config)
     panel = settings.judges(judges)
     if len(panel) > 1 and (judge_model or base_url):
         raise UsageError("--judge-model and --base-url override one judge; give one --judge, or set them per endpoint")
@@ -128,6 +128,6 @@ def command(
         partial=partial,
     )
     with progress_bar(f"grading ({rubric})") as progress:
-        result = grade_run(config, settings, options, progress)  # type: ignore[arg-type]
+        result = grade_run(ws, settings, options, progress)  # type: ignore[arg-type]
     emit_run(result, "graded", fmt)
     ctx.exit(result.exit_code)

@@ -7,7 +7,7 @@ from typing import TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, emit, format_option, show
+from propeval.cli._common import changed_since_option, emit, format_option, show, workspace_from
 from propeval.cli._progress import embedding_progress
 from propeval.errors import UsageError
 from propeval.groups import ClaimMatrix, check_groups
@@ -63,12 +63,12 @@ def command(
       propeval groups --matrix c0001
       propeval groups --verbose          # with the notes shown once per session (rules skipped by config)
     """
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     only = list(claims)
     if matrix not in (None, ALL):
         only.append(matrix)
     with embedding_progress(fmt):  # the groups-drift rule embeds translations and rivals
-        result = check_groups(config, only, changed_since=changed_since)
+        result = check_groups(ws, only, changed_since=changed_since)
     if matrix is not None:
         wanted = [matrix] if matrix != ALL else sorted(result.matrices)
         missing = [c for c in wanted if c not in result.matrices]

@@ -37,10 +37,10 @@ def _run(
     fmt: str,
 ) -> None:
     from propeval.dedup.allowlist import load_trust, sign_allowlist
-    from propeval.gates.settings import load_gate_settings
     from propeval.gates.sign import ledger_files, sign_ledger
     from propeval.result import CheckResult
     from propeval.signing import load_key
+    from propeval.workspace import Workspace
 
     if all_records and paths:
         raise click.UsageError("give record paths or --all, not both")
@@ -48,13 +48,14 @@ def _run(
     assert key is not None
     with record_session(config_from(ctx), base, pr) as session:
         config = _policy(session.config, base)
-        gs = load_gate_settings(config)
+        ws = Workspace(config)
+        gs = ws.gate_settings
         allowlist = config.settings.dedup.allowlist
-        selected = ledger_files(config, gs) if all_records else [p.replace("\\", "/").removeprefix("./") for p in paths]
+        selected = ledger_files(ws) if all_records else [p.replace("\\", "/").removeprefix("./") for p in paths]
         if not selected:
             raise click.UsageError("say which records to sign: paths under the ledger folder, the allowlist, or --all")
         records = [p for p in selected if p != allowlist]
-        result = sign_ledger(config, records, key, resign=resign) if records else None
+        result = sign_ledger(ws, records, key, resign=resign) if records else None
         entries = None
         if allowlist in selected:
             entries = sign_allowlist(config, key, load_trust(config, allowlist, base), resign=resign)
@@ -186,17 +187,18 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...], base: str, pr: str |
       propeval ledger approve --base origin/main --pr pr-123 --note "bumps ruff"
       propeval ledger approve --base origin/main Makefile
     """
-    from propeval.gates.approvals import make_approval, write_approval
-    from propeval.gates.ci import policy_changes
-    from propeval.gates.settings import load_gate_settings
+    from propeval.ledger.approvals import make_approval, write_approval
+    from propeval.pipeline.ci import policy_changes
     from propeval.result import Problem
     from propeval.signing import load_key
+    from propeval.workspace import Workspace
 
     key = load_key()
     assert key is not None
     with record_session(config_from(ctx), base, pr) as session:
         config = _policy(session.config, base)
-        gs = load_gate_settings(config)
+        ws = Workspace(config)
+        gs = ws.gate_settings
         changes = policy_changes(session.config, base, config)
         allowlist = config.settings.dedup.allowlist
         wanted = [p.replace("\\", "/").removeprefix("./").rstrip("/") for p in paths]
@@ -215,7 +217,7 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...], base: str, pr: str |
             )
         else:
             record = key.sign(make_approval(changes, note))
-            rel = write_approval(session.config, gs, record)
+            rel = write_approval(ws.ledger_paths, record)
             name = next((n for n, k in gs.signers.items() if k == key.public), None)
             notes.append(
                 f"{rel}: approved {len(changes)} change(s), signed by "

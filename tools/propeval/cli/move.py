@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 
 
 @click.command("move")
@@ -39,6 +39,6 @@ def command(ctx: click.Context, item: str, to_claim: str, translation_of: str | 
     """
     from propeval.curation import move
 
-    result = move(config_from(ctx), item, to_claim=to_claim, translation_of=translation_of, dry_run=dry_run)
+    result = move(workspace_from(ctx), item, to_claim=to_claim, translation_of=translation_of, dry_run=dry_run)
     for line in result.lines():
         click.echo(line)

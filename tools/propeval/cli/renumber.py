@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 from propeval.renumber import renumber
 
 
@@ -37,8 +37,7 @@ def command(ctx: click.Context, target: str, to: str | None, base: str | None, d
       propeval renumber i0172 --to i0180
       propeval renumber questions/c0012 --base origin/main --dry-run
     """
-    config = config_from(ctx)
-    result = renumber(config, target, to=to, base=base, dry_run=dry_run)
+    result = renumber(workspace_from(ctx), target, to=to, base=base, dry_run=dry_run)
     verb = "would move" if dry_run else "moved"
     for old, new in result.moved:
         click.echo(f"{verb} {old} -> {new}")

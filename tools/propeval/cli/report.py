@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 from propeval.release import load_inputs
 from propeval.report import write_report
 from propeval.reporters import report
@@ -52,8 +52,7 @@ def command(ctx: click.Context, out: Path, allow_mixed: bool) -> None:
       propeval report --out report.html
       propeval --root ../corpus report --out /tmp/corpus-report.html
     """
-    config = config_from(ctx)
-    inputs = load_inputs(config)
+    inputs = load_inputs(workspace_from(ctx))
     runs, stats = write_report(inputs, out, allow_mixed=allow_mixed)
     warnings = [*inputs.corpus.problems, *inputs.warnings, *runs.warnings, *runs.refused]
     if warnings:

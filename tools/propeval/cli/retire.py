@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 
 
 @click.command("retire")
@@ -26,6 +26,6 @@ def command(ctx: click.Context, item: str, reason: str, dry_run: bool) -> None:
     """
     from propeval.curation import retire
 
-    result = retire(config_from(ctx), item, reason=reason, dry_run=dry_run)
+    result = retire(workspace_from(ctx), item, reason=reason, dry_run=dry_run)
     for line in result.lines():
         click.echo(line)

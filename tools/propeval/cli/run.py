@@ -8,9 +8,10 @@ from typing import TextIO
 
 import click
 
-from propeval.cli._common import config_from
+from propeval.cli._common import workspace_from
 from propeval.cli.ci import summary_table
-from propeval.mainjob import STEP_NAMES, run_main_job
+from propeval.pipeline.main import run_main_job
+from propeval.pipeline.steps import RUN_STEPS
 from propeval.reporters import Report, Section, write
 
 # Problems alike that `run` shows as one line (without --verbose).
@@ -26,7 +27,7 @@ COLLAPSE = 3
     type=click.Path(dir_okay=False, path_type=Path),
     help="The HTML report to write (relative to the corpus root unless absolute).",
 )
-@click.option("--skip", multiple=True, type=click.Choice(list(STEP_NAMES)), help="Leave this step out (repeatable).")
+@click.option("--skip", multiple=True, type=click.Choice(list(RUN_STEPS)), help="Leave this step out (repeatable).")
 @click.option(
     "--record",
     is_flag=True,
@@ -61,10 +62,10 @@ def command(ctx: click.Context, report_path: Path, skip: tuple[str, ...], record
       propeval run --report /tmp/corpus-report.html
       propeval run --skip dedup
     """
-    config = config_from(ctx)
+    ws = workspace_from(ctx)
     if not report_path.is_absolute():
-        report_path = config.root / report_path
-    result = run_main_job(config, report_path, skip=skip, record=record)
+        report_path = ws.root / report_path
+    result = run_main_job(ws, report_path, skip=skip, record=record)
     made = any(s.name == "report" and s.status in ("ok", "advisory") for s in result.steps)
 
     def view(out: TextIO, styled: bool) -> None:

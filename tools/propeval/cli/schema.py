@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from propeval.cli._common import config_from, format_option, show
+from propeval.cli._common import config_from, format_option, show, workspace_from
 from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report
 from propeval.schemadiff import schema_gate
@@ -101,8 +101,7 @@ def diff_cmd(ctx: click.Context, base_ref: str, fmt: str) -> None:
     Output ends with a summary such as:
       breaking: 2, additive: 1, docs: 0 -> needs a major bump (1.0.0 -> 2.0.0)
     """
-    config = config_from(ctx)
-    result = schema_gate(config, base_ref)
+    result = schema_gate(workspace_from(ctx), base_ref)
     # The summary goes last, where a reader of a CI log looks; json keeps it among the notes.
     footer = [f"{len(result.errors)} error(s); the schema change cannot merge until they are fixed"]
     rep = Report(

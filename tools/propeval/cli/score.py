@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from propeval.cli._common import config_from, format_choice, show
+from propeval.cli._common import format_choice, show, workspace_from
 from propeval.cli._judge import settings_from
 from propeval.reporters import Report, report
 
@@ -55,8 +55,8 @@ def command(ctx: click.Context, runs: tuple[str, ...], rubric: str, allow_mixed:
     """
     from propeval.judge.score import ScoreOptions, format_text, score_runs
 
-    config = config_from(ctx)
-    score = score_runs(config, settings_from(config), ScoreOptions(runs, rubric, allow_mixed))
+    ws = workspace_from(ctx)
+    score = score_runs(ws, settings_from(ws.config), ScoreOptions(runs, rubric, allow_mixed))
     if score.refused:
         for why in score.refused:
             click.echo(f"score: refused: {why}", err=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from propeval.cli._common import config_from, format_choice, show
+from propeval.cli._common import format_choice, show, workspace_from
 from propeval.release import Stats, compute_stats, load_inputs
 from propeval.reporters import Report, report
 
@@ -165,8 +165,7 @@ def command(ctx: click.Context, fmt: str) -> None:
       propeval stats
       propeval stats --format json | jq .gaps
     """
-    config = config_from(ctx)
-    inputs = load_inputs(config)
+    inputs = load_inputs(workspace_from(ctx))
     stats = compute_stats(inputs)
     show(Report(data=stats.to_dict(), view=lambda out, styled: _render(stats, out)), fmt)
     warnings = [*inputs.corpus.problems, *inputs.warnings]

@@ -12,6 +12,7 @@ import numpy as np
 
 from propeval import gitutil
 from propeval.config import Config
+from propeval.corpus import Corpus
 from propeval.dedup.allowlist import (
     AllowEntry,
     load_allowlist,
@@ -50,6 +51,7 @@ def find_duplicates(
     progress_factory: Callable[[int], Progress | None] | None = None,
     announce: Callable[[str], None] | None = None,
     units: Sequence[Unit] | None = None,
+    corpus: Corpus | None = None,
 ) -> DedupResult:
     """Run the passes over the corpus and explain every flagged pair.
 
@@ -62,6 +64,8 @@ def find_duplicates(
         announce: told about slow one-off work as it starts (the model's ONNX export).
         units: compare these texts instead of the corpus's (``dedup calibrate`` and the corpus-level
             benchmark run their corpora through here).
+        corpus: the corpus, when the caller has loaded it already (a Workspace's): its texts are
+            compared, and no file is read again.
     """
     options = options or Options()
     settings = Settings.from_config(config)
@@ -69,7 +73,7 @@ def find_duplicates(
         settings = replace(settings, cross_lingual_model="")
     result = DedupResult(settings=settings)
     if units is None:
-        units, problems = load_units(config, settings, facts=settings.compare_facts)
+        units, problems = load_units(config, settings, facts=settings.compare_facts, corpus=corpus)
         result.problems.extend(problems)
     units = list(units)
     result.units = len(units)
@@ -93,7 +97,9 @@ def find_duplicates(
     space.via_translations = True
     queries = space.focus_rows(focus)
     _languages(units, space, settings, result)
-    if ("semantic" in options.passes or "lexical" in options.passes) and queries:
+    # Only the semantic pass needs vectors: a lexical pass alone scores the pairs that share a rare
+    # word bigram, and embeds nothing (#40: `import --pass lexical` embedded every new text).
+    if "semantic" in options.passes and queries:
         space.vectors = embed_units(
             space.units,
             settings,
@@ -113,6 +119,7 @@ def find_duplicates(
     lexical: dict[PairIndex, float] = {}
     vetoed: dict[PairIndex, str] = {}
     if "lexical" in options.passes:
+        # with the semantic pass, its neighbours are lexical candidates too
         candidates = bigram_candidates(units, focus, settings.max_bigram_df) | space.neighbour_pairs
         lexical = lexical_scores(units, candidates)
         for pair, score in lexical.items():

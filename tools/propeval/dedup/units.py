@@ -9,6 +9,7 @@ from typing import Any
 
 from propeval import textnorm
 from propeval.config import Config
+from propeval.corpus import Corpus
 from propeval.dedup.settings import Settings
 from propeval.result import Problem
 
@@ -37,12 +38,19 @@ class Unit:
         return f"sha256:{self.key}"
 
 
-def load_units(config: Config, settings: Settings, *, facts: bool = True) -> tuple[list[Unit], list[Problem]]:
+def load_units(
+    config: Config, settings: Settings, *, facts: bool = True, corpus: Corpus | None = None
+) -> tuple[list[Unit], list[Problem]]:
     """Active items' prompts, then (optionally) every claim fact, in a stable order, plus the
-    problems of files that did not load. Unchanged files come from the record cache
-    (:mod:`propeval.dedup.records`) in the dedup cache folder."""
-    from propeval.dedup.records import load_records
+    problems of files that did not load. From ``corpus`` when a caller has it loaded already (a
+    Workspace's: ``propeval run`` and ``ci`` read each file once); else unchanged files come from
+    the record cache (:mod:`propeval.dedup.records`) in the dedup cache folder."""
+    from propeval.dedup.records import load_records, record_of
 
+    if corpus is not None:
+        claims = [record_of(c) for c in corpus.all_claims]
+        items = [record_of(i) for i in corpus.all_items]
+        return units_of_records(claims, items, facts=facts), list(corpus.problems)
     records = load_records(config.root, config.questions, settings.cache_folder(config.root))
     return units_of_records(records.claims, records.items, facts=facts), records.problems
 

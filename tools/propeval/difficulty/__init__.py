@@ -51,7 +51,7 @@ from propeval.difficulty.flags import FIRST_NOTICES, FLAG_MESSAGES, FLAGS, short
 from propeval.difficulty.graded import N_CATEGORIES
 from propeval.difficulty.inputs import SCALES, ScoreTable, find_runs, load_matrix, load_runs
 from propeval.difficulty.irt import IRTFit, fit_2pl, fit_grm, fit_irt, irt_model
-from propeval.difficulty.ledger import FORMAT, LEDGER, LEDGER_LIMITS, load_ledger, seal, verify
+from propeval.difficulty.ledger import FORMAT, LEDGER_LIMITS, load_ledger, read_ledger, seal, verify
 from propeval.difficulty.matrices import Matrices, build_matrices
 from propeval.difficulty.report import Report, band_counts, build_report, format_report, plot_report
 from propeval.difficulty.run import DifficultyResult, Options, run_difficulty
@@ -63,7 +63,6 @@ __all__ = [
     "FLAGS",
     "FLAG_MESSAGES",
     "FORMAT",
-    "LEDGER",
     "LEDGER_LIMITS",
     "N_CATEGORIES",
     "SCALES",
@@ -92,6 +91,7 @@ __all__ = [
     "load_runs",
     "load_settings",
     "plot_report",
+    "read_ledger",
     "run_difficulty",
     "seal",
     "shorten",

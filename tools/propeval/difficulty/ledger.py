@@ -1,15 +1,22 @@
-"""``ledger/difficulty.json``: its format, its self-hash, and reading it back."""
+"""``<ledger_dir>/difficulty.json``: its format, its self-hash, and reading it back.
+
+Its path is :attr:`propeval.ledger.paths.LedgerPaths.difficulty`, under ``[tool.propeval.gates]
+ledger_dir`` like every ledger record: ``propeval difficulty`` writes it there and ``check``, ``run``,
+``stats``, ``report`` and ``export`` read it there (before #36 the command wrote a fixed path while
+the card read ``[tool.propeval.release] difficulty_ledger``).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
 from propeval.corpus import content_hash
 from propeval.errors import UsageError
-from propeval.loader import Limits, LoadError
+from propeval.loader import Document, Limits, LoadError
 
-LEDGER = "ledger/difficulty.json"
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
+
 FORMAT = "propeval-difficulty/1"
 # A ledger for tens of thousands of items is larger than the loader's default 1 MiB cap.
 LEDGER_LIMITS = Limits(max_bytes=64 * 1_048_576, max_depth=32, max_nodes=5_000_000)
@@ -21,20 +28,26 @@ def seal(ledger: dict[str, Any]) -> dict[str, Any]:
     return {**body, "ledger_hash": content_hash(body)}
 
 
-def load_ledger(config: Config) -> dict[str, Any]:
-    """Read and verify ``ledger/difficulty.json``; a missing, corrupt or edited ledger is a UsageError."""
-    from propeval.loader import load_file
+def read_ledger(ws: Workspace) -> tuple[Document | None, LoadError | None]:
+    """The difficulty ledger's document through the workspace's ledger view (read once), or the
+    LoadError that stopped it; (None, None) when there is none (no file at its path)."""
+    paths = ws.ledger_paths
+    if not paths.difficulty.is_file():
+        return None, None
+    return ws.ledger.document(paths.difficulty_rel, LEDGER_LIMITS)
 
-    path = config.root / LEDGER
-    if not path.is_file():
-        raise UsageError(f"{LEDGER} does not exist; run `propeval difficulty` first")
-    try:
-        doc = load_file(path, root=config.root, limits=LEDGER_LIMITS)
-    except LoadError as e:
-        raise UsageError(f"{LEDGER} cannot be read: {e}; recompute it with `propeval difficulty`") from e
+
+def load_ledger(ws: Workspace) -> dict[str, Any]:
+    """Read and verify the difficulty ledger; a missing, corrupt or edited ledger is a UsageError."""
+    rel = ws.ledger_paths.difficulty_rel
+    doc, error = read_ledger(ws)
+    if error is not None:
+        raise UsageError(f"{rel} cannot be read: {error}; recompute it with `propeval difficulty`") from error
+    if doc is None:
+        raise UsageError(f"{rel} does not exist; run `propeval difficulty` first")
     problem = verify(doc.data)
     if problem:
-        raise UsageError(f"{LEDGER} {problem}")
+        raise UsageError(f"{rel} {problem}")
     return doc.data
 
 

@@ -6,12 +6,13 @@ import io
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import load_corpus
 from propeval.difficulty.bands import BANDS
 from propeval.errors import DependencyError
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -38,13 +39,13 @@ class Report:
 _COLUMNS = (*BANDS, "none")
 
 
-def build_report(config: Config, ledger: dict[str, Any]) -> Report:
+def build_report(ws: Workspace, ledger: dict[str, Any]) -> Report:
     """Count bands of active corpus items per category, language and framing.
 
     An active item that the ledger does not know, or whose content changed since, counts as
     ``none``; category comes from the item's claim (an item counts once per category).
     """
-    corpus = load_corpus(config)
+    corpus = ws.corpus
     entries = ledger["items"]
     tables: dict[str, dict[str, dict[str, int]]] = {"category": {}, "language": {}, "framing": {}}
     values: list[tuple[float, str | None]] = []

@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import load_corpus
 from propeval.difficulty.compute import compute
 from propeval.difficulty.flags import FLAG_MESSAGES
 from propeval.difficulty.inputs import _rel, grade_files, load_matrix, load_runs
-from propeval.difficulty.ledger import LEDGER, seal
+from propeval.difficulty.ledger import seal
 from propeval.difficulty.settings import load_settings
 from propeval.errors import DependencyError, UsageError
 from propeval.loader import dumps_json
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Options:
     matrix: Path | None = None
     scale: str = "auto"
     write: bool = True
-    out: Path | None = None  # default: <root>/ledger/difficulty.json, for graded runs only
+    out: Path | None = None  # default: <ledger_dir>/difficulty.json, for graded runs only
     progress: Callable[[str], None] | None = None  # a line at each stage
     tick: Callable[[int, int], None] | None = None  # each bootstrap draw: (done, total)
 
@@ -40,23 +41,25 @@ class DifficultyResult:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     basis_values: dict[str, float] = field(default_factory=dict)
-    path: str = LEDGER
+    path: str = ""
 
 
-def run_difficulty(config: Config, options: Options) -> DifficultyResult:
+def run_difficulty(ws: Workspace, options: Options) -> DifficultyResult:
     """Compute difficulty from runs (or a matrix), bind it to the corpus and write the ledger.
 
     Nothing is written when any input line is bad: a ledger built from part of the grades would
     look complete and not be.
     """
+    config = ws.config
     settings = load_settings(config)
+    default = ws.ledger_paths.difficulty_rel
     if options.matrix is not None:
         if options.runs:
             raise UsageError("give graded run folders or --matrix, not both")
         if options.out is None and options.write:
             raise UsageError(
                 f"--matrix needs --out FILE: bands from a score matrix are not the corpus's graded runs, so they "
-                f"do not replace {LEDGER} unless you name it (--out {LEDGER})"
+                f"do not replace {default} unless you name it (--out {default})"
             )
         table = load_matrix(config, options.matrix, options.scale)
     else:
@@ -69,7 +72,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
                 "answer and grade a run first (`propeval answer`, then `propeval grade`), or pass --matrix FILE"
             )
         table = load_runs(config, settings, files)
-    target = options.out if options.out is not None else config.root / LEDGER
+    target = options.out if options.out is not None else ws.ledger_paths.difficulty
     rel = _rel(target, config.root)
     result = DifficultyResult(ledger=None, problems=list(table.problems), path=rel)
     if result.problems:
@@ -83,7 +86,7 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
     except ImportError as e:
         raise DependencyError(e.name or "scipy", "stats") from e
 
-    corpus = load_corpus(config)
+    corpus = ws.corpus
     hashes = {item.id: item.hash for item in corpus.items.values()}
     ledger = seal(compute(table, settings, hashes, options.progress, options.tick))
     result.ledger = ledger
@@ -111,4 +114,5 @@ def run_difficulty(config: Config, options: Options) -> DifficultyResult:
         from propeval.fsutil import atomic_write
 
         atomic_write(target, dumps_json(ledger) + "\n")
+        ws.ledger.forget(rel)
     return result

@@ -8,23 +8,29 @@ hash, both models and their settings. Offline, the gate only reads those records
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval import gitutil, names
-from propeval.config import Config
-from propeval.corpus import Claim, Corpus, Item, load_corpus
-from propeval.errors import UsageError
-from propeval.gates import engine, verify
-from propeval.gates.ledger import Loaded, make_record, read_record, stale_reasons, write_record
-from propeval.gates.settings import GateSettings, load_gate_settings
+from propeval import gitutil
+from propeval.corpus import Claim, Item
+from propeval.errors import EndpointError, UsageError
+from propeval.gates import verify
+from propeval.gates.endpoints import OFFLINE_HINT, GateModels, gate_models
+from propeval.gates.settings import GateSettings
+from propeval.ledger.paths import ANSWERABILITY
+from propeval.ledger.records import Loaded, make_record, stale_reasons
 from propeval.result import CheckResult, Problem, Severity
 from propeval.signing import SigningKey
 
-KIND = "answerability"
+if TYPE_CHECKING:
+    from propeval.judge.rubric import Rubric
+    from propeval.workspace import Workspace
+
+KIND = ANSWERABILITY
 RULE = "answerability"
+Record = dict[str, Any]  # one line of a run file: an answer or a grade record (RUNS.md)
 
 
 @dataclass
@@ -45,10 +51,6 @@ class Selection:
     changed_since: str | None = None
 
 
-def ledger_path(config: Config, gs: GateSettings, item_id: str) -> Path:
-    return config.root / gs.ledger_dir / KIND / f"{names.item_id(item_id, 'item')}.json"
-
-
 def _command(item_id: str) -> str:
     return f"propeval gate answerability --online {item_id}"
 
@@ -62,8 +64,9 @@ def _records(item_id: str, again: bool = False) -> str:
     )
 
 
-def select_items(config: Config, corpus: Corpus, gs: GateSettings, sel: Selection, notes: list[str]) -> list[Item]:
+def select_items(ws: Workspace, gs: GateSettings, sel: Selection, notes: list[str]) -> list[Item]:
     """The active items the selection names, sorted by id."""
+    corpus = ws.corpus
     active = {i.id: i for i in corpus.active_items()}
     if sel.item_ids:
         unknown = [i for i in sel.item_ids if i not in corpus.items]
@@ -77,9 +80,10 @@ def select_items(config: Config, corpus: Corpus, gs: GateSettings, sel: Selectio
         return [active[i] for i in sorted(active)]
     if sel.changed_since is None:
         raise UsageError("say which items to gate: item ids, --changed-since REF, or --all")
-    base = gitutil.merge_base(config.root, sel.changed_since)
-    changed = set(gitutil.changed_paths(config.root, base))
-    rubric_dir = f"{engine.rubrics_dir(config)}/{gs.rubric}/"
+    root = ws.root
+    base = gitutil.merge_base(root, sel.changed_since)
+    changed = set(gitutil.changed_paths(root, base))
+    rubric_dir = f"{ws.rubrics.dir}/{gs.rubric}/"
     global_changes = sorted(p for p in changed if p == "pyproject.toml" or p.startswith(rubric_dir))
     if global_changes:
         notes.append(
@@ -87,26 +91,26 @@ def select_items(config: Config, corpus: Corpus, gs: GateSettings, sel: Selectio
             "every active item's record is checked, since models, settings or the rubric may differ"
         )
         return [active[i] for i in sorted(active)]
-    ledger_prefix = f"{gs.ledger_dir}/{KIND}/"
+    ledger_prefix = ws.ledger_paths.rel(KIND, "")
+    questions = ws.config.questions_dir
     out = []
     for iid, item in sorted(active.items()):
-        claim_path = f"{config.questions_dir}/{item.claim_id}/claim.yaml"
+        claim_path = f"{questions}/{item.claim_id}/claim.yaml"
         if {item.doc.relpath, claim_path, f"{ledger_prefix}{iid}.json"} & changed:
             out.append(item)
     return out
 
 
-def current_binding(config: Config, gs: GateSettings, item: Item, claim: Claim, rubric_hash: str) -> dict[str, Any]:
+def current_binding(models: GateModels, gs: GateSettings, item: Item, claim: Claim, rubric_hash: str) -> dict[str, Any]:
     """What a fresh record for ``item`` must be bound to, from today's files and config."""
-    models = engine.models(config, gs)
     return {
         "item_hash": item.hash,
         "claim_hash": claim.hash,
         "rubric": gs.rubric,
         "rubric_hash": rubric_hash,
-        "answer_model": models.answer_model,
-        "judge_model": models.judge_model,
-        "settings": models.settings,
+        "answer_model": models.answer.model,
+        "judge_model": models.judge.model,
+        "settings": models.binding_settings,
     }
 
 
@@ -114,7 +118,7 @@ Verdict = tuple[str, str, str, str]  # (state, message, rule, pointer)
 
 
 def verdict(
-    gs: GateSettings, item: Item, claim: Claim, rubric: Any, loaded: Loaded, binding: dict[str, Any]
+    ws: Workspace, gs: GateSettings, item: Item, claim: Claim, rubric: Rubric, loaded: Loaded, binding: dict[str, Any]
 ) -> Verdict | None:
     """(state, message, rule, pointer) of a problem with the record, or None when it is sound and passing.
 
@@ -125,7 +129,7 @@ def verdict(
         return "corrupt", loaded.problem.message, loaded.problem.rule, ""
     if loaded.record is None:
         return "missing", f"{item.id}: no answerability record ({rel}); {_records(item.id)}", RULE, ""
-    found = verify.signature(loaded.record, gs.signers, rel)
+    found = verify.signature(ws.ledger.verdict(loaded), ws.ledger.signers, rel)
     if found is not None:
         state = "unsigned" if found.rule == "ledger-unsigned" else "forged"
         return state, f"{item.id}: {found.message}", found.rule, found.pointer
@@ -165,21 +169,53 @@ def verdict(
     return None
 
 
+@dataclass
+class Reading:
+    """One item's answerability record, read and judged against today's files under one rubric."""
+
+    item: Item
+    claim: Claim
+    binding: dict[str, Any]
+    loaded: Loaded
+    verdict: Verdict | None
+
+
+def _readings(ws: Workspace) -> dict[tuple[str, str], Reading]:
+    return {}
+
+
+def read(ws: Workspace, gs: GateSettings, item: Item, claim: Claim, rubric: Rubric) -> Reading:
+    """``item``'s record judged under ``rubric``: made once per workspace, shared by the gate and the
+    release's evidence (each record read, its signature checked and its verdict re-derived once)."""
+    memo = ws.shared(_readings)
+    key = (item.id, rubric.hash)
+    if key not in memo:
+        binding = current_binding(gate_models(ws.settings.judge, gs), gs, item, claim, rubric.hash)
+        loaded = ws.ledger.read(KIND, item.id)
+        memo[key] = Reading(item, claim, binding, loaded, verdict(ws, gs, item, claim, rubric, loaded, binding))
+    return memo[key]
+
+
+def _forget(ws: Workspace, item_id: str) -> None:
+    memo = ws.shared(_readings)
+    for key in [k for k in memo if k[0] == item_id]:
+        del memo[key]
+
+
 def answerability_gate(
-    config: Config, sel: Selection, *, online: bool = False, force: bool = False, key: SigningKey | None = None
+    ws: Workspace, sel: Selection, *, online: bool = False, force: bool = False, key: SigningKey | None = None
 ) -> GateResult:
     """Check (and with ``online``, first refresh) the answerability records of the selected items.
 
     Records written online are signed with ``key`` when one is given.
     """
-    gs = load_gate_settings(config)
+    gs = ws.gate_settings
     result = GateResult(mode=gs.mode(KIND))
-    corpus = load_corpus(config)
-    items = select_items(config, corpus, gs, sel, result.notes)
-    rubric = engine.load_rubric(config, gs.rubric)
-    rubric_hash = rubric.hash
+    corpus = ws.corpus
+    items = select_items(ws, gs, sel, result.notes)
+    rubric = ws.rubrics.load(gs.rubric)
 
-    pending: list[tuple[Item, Claim, dict[str, Any], Verdict | None, Loaded]] = []
+    pending: list[Reading] = []
     for item in items:
         claim = corpus.claim_of(item)
         if claim is None:
@@ -187,44 +223,40 @@ def answerability_gate(
                 Problem(item.doc.relpath, 0, 0, RULE, f"{item.id}: its claim {item.claim_id!r} is missing")
             )
             continue
-        binding = current_binding(config, gs, item, claim, rubric_hash)
-        loaded = read_record(ledger_path(config, gs, item.id), root=config.root, kind=KIND, subject=item.id)
-        pending.append((item, claim, binding, verdict(gs, item, claim, rubric, loaded, binding), loaded))
+        pending.append(read(ws, gs, item, claim, rubric))
 
     if online:
-        todo = [(i, c, b) for i, c, b, v, _ in pending if v is not None and (force or v[0] != "failed")]
+        todo = [r for r in pending if r.verdict is not None and (force or r.verdict[0] != "failed")]
         if force:
-            todo = [(i, c, b) for i, c, b, _, _ in pending]
+            todo = list(pending)
         if todo:
-            bindings = {i.id: b for i, _, b in todo}
+            bindings = {r.item.id: r.binding for r in todo}
 
-            def record(item: Item, answer: dict[str, Any], grade: dict[str, Any]) -> None:
+            def record(item: Item, answer: Record, grade: Record) -> None:
                 # written as each item is graded: a failure or kill later in the batch keeps it
                 rec = make_record(KIND, item.id, bindings[item.id], _result(answer, grade))
                 if key is not None:
                     rec = key.sign(rec)
-                write_record(ledger_path(config, gs, item.id), rec)
+                ws.ledger.write(KIND, item.id, rec)
+                _forget(ws, item.id)
                 result.ran.append(item.id)
 
             try:
-                engine.answer_and_grade(config, gs, [(i, c) for i, c, _ in todo], record)
+                answer_and_grade(ws, gs, [(r.item, r.claim) for r in todo], record)
             finally:
                 result.ran.sort()  # items finish in any order under concurrency; report them by id
-            pending = [
-                (i, c, b, verdict(gs, i, c, rubric, lo, b), lo)
-                for i, c, b, _, _ in pending
-                for lo in [read_record(ledger_path(config, gs, i.id), root=config.root, kind=KIND, subject=i.id)]
-            ]
+            pending = [read(ws, gs, r.item, r.claim, rubric) for r in pending]
 
     severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
-    for item, _claim, _binding, found, loaded in pending:
-        if found is None:
+    for r in pending:
+        if r.verdict is None:
             continue
-        state, message, rule, _pointer = found
-        path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else item.doc.relpath
+        state, message, rule, _pointer = r.verdict
+        loaded = r.loaded
+        path = loaded.relpath if state in ("corrupt", "unsigned", "forged") else r.item.doc.relpath
         line, col = (loaded.problem.line, loaded.problem.col) if loaded.problem else (0, 0)
         if state == "corrupt":
-            message = f"{item.id}: {message}; {_records(item.id, again=True)}"
+            message = f"{r.item.id}: {message}; {_records(r.item.id, again=True)}"
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))
     result.files_checked = len(pending)
     if result.mode == "advisory" and result.problems:
@@ -236,7 +268,90 @@ def answerability_gate(
     return result
 
 
-def _result(answer: dict[str, Any], grade: dict[str, Any]) -> dict[str, Any]:
+def answer_and_grade(
+    ws: Workspace,
+    gs: GateSettings,
+    items: Sequence[tuple[Item, Claim]],
+    on_graded: Callable[[Item, Record, Record], None],
+) -> None:
+    """Answer each item with the reference model and grade it with the gate's rubric.
+
+    It runs the judge engine's own ``answer_run`` and ``grade_run`` on a fresh run folder, so a
+    gate record is made exactly as any graded run is. ``on_graded(item, answer row, grade row)``
+    is called as each item's grade reaches the disk (see RUNS.md), so a failure or a kill later
+    in the batch loses nothing already graded. Items whose request failed for good (an endpoint
+    failure is not a verdict) or that the run deadline left unfinished are not passed on; they
+    raise one EndpointError at the end with the exact tally.
+    """
+    from propeval.judge import runs
+    from propeval.judge.answer import AnswerOptions, answer_run
+    from propeval.judge.grade import GradeOptions, grade_run
+    from propeval.settings.judge import require_keys
+
+    models = gate_models(ws.settings.judge, gs)
+    js, answer_ep, judge_ep = models.judge_settings, models.answer, models.judge
+    require_keys([answer_ep, judge_ep], OFFLINE_HINT)
+    # A run folder of its own: two gate runs in the same second must not resume each other's
+    # answers (an item id may name other text on another branch; runs/ is not committed).
+    run_id = f"gate-answerability-{runs.new_run_id(answer_ep.model)}-{secrets.token_hex(3)}"
+    by_id = {item.id: item for item, _ in items}
+    answered = answer_run(
+        ws,
+        js,
+        AnswerOptions(answer_ep, js.temperature, js.max_tokens, run_id=run_id, items=tuple(by_id)),
+    )
+    answers = runs.latest(answered.run_dir / runs.ANSWERS, ws.root)
+    passed: set[str] = set()
+
+    def on_record(grade: Record) -> None:
+        item_id = grade.get("item_id")
+        if grade.get("status") != "error" and item_id in by_id and item_id in answers:
+            on_graded(by_id[item_id], answers[item_id], grade)
+            passed.add(item_id)
+
+    fatal = ""
+    try:
+        grade_run(
+            ws,
+            js,
+            GradeOptions(
+                run=run_id,
+                rubric=gs.rubric,
+                endpoint=judge_ep,
+                temperature=js.judge_temperature,
+                max_tokens=js.judge_max_tokens,
+                max_reasks=js.max_reasks,
+                use_cache=False,  # a ledger record is evidence that the judge was asked now
+                partial=True,  # items whose answer failed are tallied below, not graded
+            ),
+            on_record=on_record,
+        )
+    except EndpointError as e:  # the judge refused us or went away: what was graded is kept
+        fatal = str(e)
+    grades = runs.latest(answered.run_dir / runs.grades_file(gs.rubric), ws.root)
+    failures: dict[str, str] = {}
+    late = f" within the {js.run_deadline:g}s run deadline" if js.run_deadline else ""
+    for item_id in by_id:
+        if item_id in passed:
+            continue
+        ans, grade = answers.get(item_id) or {}, grades.get(item_id) or {}
+        if ans.get("status") == "error":
+            failures[item_id] = f"answer: {ans.get('error')}"
+        elif not ans:
+            failures[item_id] = f"not answered{late}"
+        elif grade.get("status") == "error":
+            failures[item_id] = f"grade: {grade.get('reason')}"
+        else:
+            failures[item_id] = fatal or f"not graded{late}"
+    if failures:
+        first = "; ".join(f"{k}: {v}" for k, v in list(failures.items())[:3])
+        raise EndpointError(
+            f"{len(failures)} of {len(by_id)} item(s) got no record ({first}); the {len(passed)} other(s) were "
+            f"recorded as each finished; rerun the same command to do the {len(failures)} left"
+        )
+
+
+def _result(answer: Record, grade: Record) -> Record:
     """The evidence kept in a record: the answer, the verdict, and the score read from it."""
     return {
         "status": grade.get("status"),

@@ -16,32 +16,30 @@ endorsed".
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from propeval import agreement as ag
-from propeval import names, signing
-from propeval.config import Config
-from propeval.corpus import content_hash
-from propeval.gates import engine, verify
+from propeval.gates import verify
 from propeval.gates.answerability import GateResult
-from propeval.gates.ledger import Loaded, make_record, read_record, stale_reasons, write_record
-from propeval.gates.settings import GateSettings, load_gate_settings
-from propeval.loader import LoadError, load_jsonl
+from propeval.gates.endpoints import OFFLINE_HINT, gate_models
+from propeval.gates.settings import GateSettings
+from propeval.judge.gold import RULE as GOLD_RULE
+from propeval.ledger.paths import JUDGE
+from propeval.ledger.records import Loaded, make_record, stale_reasons
+from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 from propeval.signing import SigningKey, Verdict
 
-if TYPE_CHECKING:  # engine.py is the gates' only door into the judge engine at run time
+if TYPE_CHECKING:
+    from propeval.judge.gold import GoldSet
     from propeval.judge.rubric import Rubric
+    from propeval.workspace import Workspace
 
-KIND = "judge"
-RULE = "judge-gate"
-
-
-def ledger_path(config: Config, gs: GateSettings, rubric: str) -> Path:
-    return config.root / gs.ledger_dir / KIND / f"{names.name(rubric, '--rubric')}.json"
+KIND = JUDGE
+RULE = GOLD_RULE  # "judge-gate"
 
 
 def _command(rubric: str) -> str:
@@ -51,33 +49,6 @@ def _command(rubric: str) -> str:
 def _records(rubric: str) -> str:
     """A contributor cannot make the record (``--online`` needs a maintainer's endpoint and key)."""
     return f"a maintainer records this ({_command(rubric)}, from a trusted install: SECURITY.md)"
-
-
-def load_gold(config: Config, rubric: Rubric) -> tuple[list[dict[str, Any]], str]:
-    """The gold cases of ``rubric`` and their content hash. A bad line is a LoadError."""
-    path: Path = rubric.gold_path
-    if not path.is_file():
-        rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
-        raise LoadError(Problem(rel, 0, 0, RULE, f"rubric {rubric.name!r} has no gold set; write {rel}"))
-    rel = path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else path.as_posix()
-    cases = []
-    for line, row in load_jsonl(path, root=config.root):
-        try:
-            human_labels(rubric, row)
-        except ValueError as e:
-            raise LoadError(Problem(rel, line, 1, RULE, f"gold case {row.get('id')!r}: {e}")) from None
-        cases.append(row)
-    return cases, content_hash(cases)
-
-
-def human_labels(rubric: Rubric, case: dict[str, Any]) -> dict[str, Any]:
-    """The human verdict of a gold case (its ``label``), read by the judge engine's own validator.
-
-    People label what a judge labels (fact states, propaganda, the quote; or the codebook
-    metrics); the fields compared, such as the fact score, are derived the same way for both.
-    A label the validator refuses is a LoadError naming the case.
-    """
-    return engine.gold_fields(rubric, case)
 
 
 def judge_labels(rubric: Rubric, grade: dict[str, Any]) -> dict[str, Any] | None:
@@ -117,7 +88,7 @@ class Reading:
     name: str
     loaded: Loaded  # the record as read: .record, .problem (corrupt, misfiled), .relpath
     rubric: Rubric | None = None
-    gold: list[dict[str, Any]] = field(default_factory=list)
+    gold: GoldSet | None = None
     load_error: Problem | None = None  # the rubric or its gold set does not load
     binding: dict[str, Any] | None = None  # what a fresh record is bound to today
     verification: Verdict | None = None  # who signed the record
@@ -154,44 +125,57 @@ class Reading:
         return measure(self.rubric, cases) if self.rubric is not None and cases is not None else []
 
 
-def read(config: Config, gs: GateSettings, name: str) -> Reading:
-    """Read ``name``'s record and check it offline against today's rubric, gold set and settings."""
-    path = ledger_path(config, gs, name)
-    reading = Reading(name, read_record(path, root=config.root, kind=KIND, subject=name))
-    record = reading.loaded.record
-    if record is not None:
-        reading.verification = signing.verify(record, gs.signers)
-        reading.signature = verify.signature(record, gs.signers, reading.loaded.relpath, reading.verification)
-    try:
-        reading.rubric = engine.load_rubric(config, name)
-        reading.gold, gold_hash = load_gold(config, reading.rubric)
-    except LoadError as e:
-        reading.load_error = e.problem
-        return reading
-    judge_model, settings = engine.judge_binding(config, gs)
-    reading.binding = {
-        "rubric": name,
-        "rubric_hash": reading.rubric.hash,
-        "gold_hash": gold_hash,
+def _readings(ws: Workspace) -> dict[str, Reading]:
+    return {}
+
+
+def binding(ws: Workspace, gs: GateSettings, rubric: Rubric, gold: GoldSet) -> dict[str, Any]:
+    """What a fresh judge-gate record of ``rubric`` is bound to today."""
+    judge_model, settings = gate_models(ws.settings.judge, gs).judge_binding()
+    return {
+        "rubric": rubric.name,
+        "rubric_hash": rubric.hash,
+        "gold_hash": gold.hash,
         "judge_model": judge_model,
         "settings": settings,
     }
+
+
+def read(ws: Workspace, gs: GateSettings, name: str) -> Reading:
+    """Read ``name``'s record and check it offline against today's rubric, gold set and settings
+    (once per workspace: the judge step and the release's evidence share it)."""
+    memo = ws.shared(_readings)
+    if name in memo:
+        return memo[name]
+    reading = Reading(name, ws.ledger.read(KIND, name))
+    memo[name] = reading
+    record = reading.loaded.record
+    if record is not None:
+        reading.verification = ws.ledger.verdict(reading.loaded)
+        reading.signature = verify.signature(reading.verification, ws.ledger.signers, reading.loaded.relpath)
+    try:
+        reading.rubric = ws.rubrics.load(name)
+        reading.gold = ws.rubrics.gold(name)
+    except LoadError as e:
+        reading.load_error = e.problem
+        return reading
+    reading.binding = binding(ws, gs, reading.rubric, reading.gold)
     if record is None:
         return reading
     reading.stale = stale_reasons(record["binding"], reading.binding)
     if reading.signature is None and not reading.stale:
-        reading.derived = verify.judge(reading.rubric, reading.gold, record, reading.rubric.spec.agreement_fields)
+        reading.derived = verify.judge(reading.rubric, reading.gold, record)
     return reading
 
 
 def judge_gate(
-    config: Config, rubrics: Sequence[str], *, online: bool = False, key: SigningKey | None = None
+    ws: Workspace, rubrics: Sequence[str], *, online: bool = False, key: SigningKey | None = None
 ) -> GateResult:
     """Check (with ``online``, first refresh) the judge-agreement record of each rubric.
 
     Records written online are signed with ``key`` when one is given.
     """
-    gs = load_gate_settings(config)
+    gs = ws.gate_settings
     result = GateResult(gate=KIND, mode=gs.mode(KIND))
     severity = Severity.ERROR if result.mode == "required" else Severity.WARNING
 
@@ -199,17 +183,18 @@ def judge_gate(
         result.problems.append(Problem(path, line, col, rule, message, severity=severity))
 
     for name in rubrics:
-        reading = read(config, gs, name)
+        reading = read(ws, gs, name)
         if reading.load_error is not None:
             p = reading.load_error
             add(p.path, f"{name}: {p.message}", p.rule, p.line, p.col)
             continue
-        assert reading.rubric is not None and reading.binding is not None
+        assert reading.rubric is not None and reading.gold is not None and reading.binding is not None
         if online and not reading.fresh:
-            path = ledger_path(config, gs, name)
-            write_record(path, _grade_record(config, gs, name, reading.rubric, reading.gold, reading.binding, key))
+            record = _grade_record(ws, gs, name, reading.rubric, reading.gold, reading.binding, key)
+            ws.ledger.write(KIND, name, record)
+            ws.shared(_readings).pop(name, None)
             result.ran.append(name)
-            reading = read(config, gs, name)
+            reading = read(ws, gs, name)
             assert reading.rubric is not None
         result.files_checked += 1
         loaded = reading.loaded
@@ -262,23 +247,58 @@ def judge_gate(
     return result
 
 
+def grade_gold(ws: Workspace, gs: GateSettings, rubric: Rubric, gold: GoldSet) -> list[dict[str, Any]]:
+    """Grade each gold case's answer with ``rubric`` now, from memory, through ``propeval grade``'s
+    own grading loop (:func:`propeval.judge.grade.grade_cases`): one grade row per case, in order."""
+    from propeval.errors import EndpointError
+    from propeval.judge.gold import answer_of, case_of
+    from propeval.judge.grade import GradeOptions, grade_cases
+    from propeval.settings.judge import require_keys
+
+    models = gate_models(ws.settings.judge, gs)
+    js = models.judge_settings
+    require_keys([models.answer, models.judge, *models.panel], OFFLINE_HINT)
+    rows = grade_cases(
+        js,
+        GradeOptions(
+            run="gold",
+            rubric=rubric.name,
+            endpoint=models.judge,
+            temperature=js.judge_temperature,
+            max_tokens=js.judge_max_tokens,
+            max_reasks=js.max_reasks,
+            panel=models.panel if len(models.panel) > 1 else (),
+            use_cache=False,  # a ledger record is evidence that the judges were asked now
+        ),
+        rubric,
+        [(gold.case_id(n), case_of(case), answer_of(case) or None) for n, case in enumerate(gold.cases)],
+    )
+    errors = [(r.get("item_id"), r.get("reason")) for r in rows if r.get("status") == "error"]
+    if errors:
+        first = "; ".join(f"{i}: {e}" for i, e in errors[:3])
+        raise EndpointError(
+            f"{len(errors)} gold grading request(s) failed at the endpoint ({first}); nothing was recorded for them"
+        )
+    return rows
+
+
 def _grade_record(
-    config: Config,
+    ws: Workspace,
     gs: GateSettings,
     name: str,
     rubric: Rubric,
-    cases: list[dict[str, Any]],
+    gold: GoldSet,
     binding: dict[str, Any],
     key: SigningKey | None,
 ) -> dict[str, Any]:
     """Grade the gold set with the judge now: the new record (signed with ``key`` when given)."""
-    grades = engine.grade_gold(config, gs, name, cases)
+    grades = grade_gold(ws, gs, rubric, gold)
     recorded = []
-    for i, (case, grade) in enumerate(zip(cases, grades, strict=True)):
+    for i, grade in enumerate(grades):
         recorded.append(
             {
-                "id": str(case.get("id", i + 1)),
-                "human": human_labels(rubric, case),
+                "id": gold.case_id(i),
+                "human": copy.deepcopy(gold.human[i]),
                 "judge": judge_labels(rubric, grade),
                 "status": grade.get("status"),
                 "reason": grade.get("reason"),

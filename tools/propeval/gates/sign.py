@@ -10,18 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval import signing
-from propeval.config import Config
-from propeval.corpus import load_corpus
 from propeval.errors import UsageError
-from propeval.gates import answerability, engine, judge_gate, verify
-from propeval.gates.ledger import read_record, stale_reasons, write_record
-from propeval.gates.settings import GateSettings, load_gate_settings
+from propeval.gates import answerability, judge_gate, verify
+from propeval.gates.endpoints import gate_models
+from propeval.ledger.paths import ANSWERABILITY, JUDGE
+from propeval.ledger.records import stale_reasons
 from propeval.loader import LoadError
 from propeval.result import CheckResult, Problem
+
+if TYPE_CHECKING:
+    from propeval import signing
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -29,55 +30,48 @@ class SignResult(CheckResult):
     signed: list[str] = field(default_factory=list)
 
 
-def ledger_files(config: Config, gs: GateSettings) -> list[str]:
+def ledger_files(ws: Workspace) -> list[str]:
     """Every record under the ledger folder, relative to the corpus root."""
-    out = []
-    for kind in ("answerability", "judge"):
-        folder = config.root / gs.ledger_dir / kind
-        if folder.is_dir():
-            out += [p.relative_to(config.root).as_posix() for p in sorted(folder.glob("*.json"))]
-    return out
+    return [*ws.ledger_paths.records(ANSWERABILITY), *ws.ledger_paths.records(JUDGE)]
 
 
-def _unsound(config: Config, gs: GateSettings, rel: str, corpus: Any) -> tuple[dict[str, Any] | None, str]:
+def _unsound(ws: Workspace, rel: str) -> tuple[dict[str, Any] | None, str]:
     """The record at ``rel`` and ``""`` when it may be signed, else ``(None, why not)``."""
-    parts = Path(rel).parts
-    prefix = Path(gs.ledger_dir).parts
-    if len(parts) != len(prefix) + 2 or parts[: len(prefix)] != prefix or not rel.endswith(".json"):
-        where = f"{gs.ledger_dir}/answerability/<item>.json or {gs.ledger_dir}/judge/<rubric>.json"
+    gs = ws.gate_settings
+    paths = ws.ledger_paths
+    found = paths.record_of(rel)
+    if found is None:
+        where = f"{paths.folder}/answerability/<item>.json or {paths.folder}/judge/<rubric>.json"
         return None, f"not a ledger record (records are {where})"
-    kind, subject = parts[-2], Path(parts[-1]).stem
-    if kind not in ("answerability", "judge"):
+    kind, subject = found
+    if kind not in (ANSWERABILITY, JUDGE):
         return None, f"unknown record kind {kind!r}"
-    loaded = read_record(config.root / rel, root=config.root, kind=kind, subject=subject)
+    try:
+        loaded = ws.ledger.read(kind, subject)
+    except UsageError as e:  # a file name that no item id or rubric name can have
+        return None, str(e)
     if loaded.problem is not None:
         return None, loaded.problem.message
     if loaded.record is None:
         return None, "no such file"
     record = loaded.record
-    if kind == "answerability":
+    if kind == ANSWERABILITY:
+        corpus = ws.corpus
         item = corpus.items.get(subject)
         claim = corpus.claim_of(item) if item is not None else None
         if item is None or claim is None:
             return None, f"no item {subject!r} (with its claim) in the corpus"
-        rubric = engine.load_rubric(config, gs.rubric)
-        binding = answerability.current_binding(config, gs, item, claim, rubric.hash)
+        rubric = ws.rubrics.load(gs.rubric)
+        binding = answerability.current_binding(gate_models(ws.settings.judge, gs), gs, item, claim, rubric.hash)
         findings = verify.answerability(rubric, item, claim, record)
     else:
-        rubric = engine.load_rubric(config, subject)
+        rubric = ws.rubrics.load(subject)
         try:
-            cases, gold_hash = judge_gate.load_gold(config, rubric)
+            gold = ws.rubrics.gold(subject)
         except LoadError as e:
             return None, e.problem.message
-        judge_model, settings = engine.judge_binding(config, gs)
-        binding = {
-            "rubric": subject,
-            "rubric_hash": rubric.hash,
-            "gold_hash": gold_hash,
-            "judge_model": judge_model,
-            "settings": settings,
-        }
-        findings = verify.judge(rubric, cases, record, rubric.spec.agreement_fields)
+        binding = judge_gate.binding(ws, gs, rubric, gold)
+        findings = verify.judge(rubric, gold, record)
     reasons = stale_reasons(record["binding"], binding)
     if reasons:
         return None, f"stale ({'; '.join(reasons)}): make it again rather than sign it"
@@ -86,26 +80,25 @@ def _unsound(config: Config, gs: GateSettings, rel: str, corpus: Any) -> tuple[d
     return record, ""
 
 
-def sign_ledger(config: Config, paths: Sequence[str], key: signing.SigningKey, *, resign: bool = False) -> SignResult:
+def sign_ledger(ws: Workspace, paths: Sequence[str], key: signing.SigningKey, *, resign: bool = False) -> SignResult:
     """Sign each sound record of ``paths`` (relative to the corpus root) with ``key``.
 
     Already-signed records are left alone unless ``resign`` (a new key, a rotated key).
     """
-    gs = load_gate_settings(config)
     result = SignResult()
     if not paths:
         raise UsageError("say which records to sign: paths under the ledger folder, or --all")
-    corpus = load_corpus(config)
     for rel in paths:
         result.files_checked += 1
-        record, why = _unsound(config, gs, rel, corpus)
+        record, why = _unsound(ws, rel)
         if record is None:
             result.problems.append(Problem(rel, 0, 0, "ledger-sign", f"not signed: {why}"))
             continue
-        state = signing.verify(record, gs.signers).state
+        kind, subject = ws.ledger_paths.record_of(rel) or ("", "")
+        state = ws.ledger.verdict(ws.ledger.read(kind, subject)).state
         if state != "unsigned" and not resign:
             result.notes.append(f"{rel}: already signed ({state}); left alone (propeval ledger resign replaces it)")
             continue
-        write_record(config.root / rel, key.sign(record))
+        ws.ledger.write(kind, subject, key.sign(record))
         result.signed.append(rel)
     return result

@@ -20,13 +20,16 @@ Rules: ``ledger-unsigned``, ``ledger-signature`` (malformed, or the bytes change
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import signing
 from propeval.corpus import Claim, Item
-from propeval.gates import engine
+
+if TYPE_CHECKING:
+    from propeval.judge.gold import GoldSet
+    from propeval.judge.rubric import Rubric
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,9 @@ class Finding:
     warning: bool = False  # worth a reviewer's look, but not proof of anything
 
 
-def signature(
-    record: dict[str, Any], signers: dict[str, str], rel: str, v: signing.Verdict | None = None
-) -> Finding | None:
-    """The problem with a record's signature, or None when a listed maintainer key signed it
-    (``v``: the record's :func:`signing.verify` verdict, when the caller already has it)."""
-    if v is None:
-        v = signing.verify(record, signers)
+def signature(v: signing.Verdict, signers: Mapping[str, str], rel: str) -> Finding | None:
+    """The problem with a record's signature verdict ``v`` (:meth:`LedgerView.verdict`), or None
+    when a listed maintainer key signed it."""
     if v.state == "signed":
         return None
     if v.state == "unsigned":
@@ -78,8 +77,11 @@ def _facts_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: fields.get(k) for k in ("fact_states", "fact_score", "propaganda", "frame_adopted")}
 
 
-def answerability(rubric: Any, item: Item, claim: Claim, record: dict[str, Any]) -> list[Finding]:
+def answerability(rubric: Rubric, item: Item, claim: Claim, record: dict[str, Any]) -> list[Finding]:
     """What in an answerability record does not follow from its answer and verdict."""
+    from propeval.judge.prompt import Case
+    from propeval.judge.verdict import rederive
+
     result = record["result"]
     status = result.get("status")
     if status != "scored":
@@ -88,17 +90,7 @@ def answerability(rubric: Any, item: Item, claim: Claim, record: dict[str, Any])
     if not isinstance(verdict, dict) or not isinstance(answer, str):
         return [Finding("ledger-derived", "a scored record needs its answer and the judge's verdict", "/result")]
     try:
-        fields, prompt_hash = engine.rederive_grade(
-            rubric,
-            question=item.prompt,
-            answer=answer,
-            facts=[(f.id, f.text) for f in claim.facts],
-            markers=claim.markers,
-            language=item.language,
-            framing=item.framing,
-            question_type=item.question_type,
-            reply=json.dumps(verdict),
-        )
+        fields, prompt_hash = rederive(rubric, Case.of(item, claim), answer, json.dumps(verdict))
     except ValueError as e:
         return [_derived(f"the recorded verdict is not a valid verdict for this item: {e}", "/result/verdict")]
     out = []
@@ -124,12 +116,16 @@ def answerability(rubric: Any, item: Item, claim: Claim, record: dict[str, Any])
     return out
 
 
-def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], fields: Sequence[str]) -> list[Finding]:
+def judge(rubric: Rubric, gold: GoldSet, record: dict[str, Any]) -> list[Finding]:
     """What in a judge-gate record does not follow from the gold file and the judge's raw replies."""
+    from propeval.judge.gold import answer_of, case_of
+    from propeval.judge.verdict import rederive
+
+    fields = rubric.spec.agreement_fields
     cases = record["result"].get("cases")
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         return [Finding("ledger-derived", "the record holds no cases", "/result/cases")]
-    want = [str(c.get("id", i + 1)) for i, c in enumerate(gold)]
+    want = [gold.case_id(i) for i in range(len(gold.cases))]
     got = [str(c.get("id")) for c in cases]
     if got != want:
         return [_derived(f"the cases {got[:5]} are not the gold file's cases {want[:5]}", "/result/cases")]
@@ -138,8 +134,8 @@ def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], f
     wrong: dict[str, list[str]] = {}
     scored = 0
     copied = 0
-    for n, (case, row) in enumerate(zip(gold, cases, strict=True)):
-        human = engine.gold_fields(rubric, case)
+    for n, (case, row) in enumerate(zip(gold.cases, cases, strict=True)):
+        human = gold.human[n]
         if row.get("human") != human:
             wrong.setdefault("their human labels are not the gold file's", []).append(want[n])
         labels = row.get("judge")
@@ -159,12 +155,12 @@ def judge(rubric: Any, gold: Sequence[dict[str, Any]], record: dict[str, Any], f
             wrong.setdefault("panel labels from fewer than a majority of the panel's judges", []).append(want[n])
             continue
         try:
-            each = [engine.rederive_grade(rubric, **engine.gold_prompt_inputs(case), reply=r) for r in raws if r]
+            each = [rederive(rubric, case_of(case), answer_of(case), r) for r in raws if r]
         except ValueError:
             wrong.setdefault("the raw reply is not a valid verdict", []).append(want[n])
             continue
         prompt_hash = each[0][1]
-        derived = each[0][0] if "raws" not in row else engine.combine(rubric, [d for d, _ in each])
+        derived = each[0][0] if "raws" not in row else rubric.spec.combine([d for d, _ in each], rubric)[0]
         if labels != {f: derived.get(f) for f in fields}:
             wrong.setdefault("the judge labels do not follow from the raw reply", []).append(want[n])
         if row["prompt_hash"] != prompt_hash:

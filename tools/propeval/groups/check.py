@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from propeval import gitutil
 from propeval.config import Config
-from propeval.corpus import Corpus, load_corpus
+from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
 from propeval.errors import UsageError
 from propeval.groups.context import GroupsContext
@@ -16,6 +17,9 @@ from propeval.groups.matrix import FRAMINGS, QUESTION_TYPES, ClaimMatrix, build_
 from propeval.groups.rules import CHECKS
 from propeval.groups.settings import GroupsSettings
 from propeval.result import CheckResult
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -26,7 +30,7 @@ class GroupsResult(CheckResult):
 
 
 def check_groups(
-    config: Config,
+    ws: Workspace,
     claims: Sequence[str] = (),
     *,
     changed_since: str | None = None,
@@ -35,8 +39,11 @@ def check_groups(
 ) -> GroupsResult:
     """Check claim framing groups and build their completeness matrices.
 
+    Every step is linear in the corpus: the items are indexed by claim once, and each rule looks
+    only at the claims selected (all of them in one pass when nothing narrows the run).
+
     Args:
-        config: The corpus configuration.
+        ws: The workspace (its corpus is read once).
         claims: Claim ids or paths under the questions folder to check; all claims when empty.
         changed_since: Check only the groups with a file added, changed or deleted since the merge
             base with this git ref (always the whole group).
@@ -47,8 +54,9 @@ def check_groups(
     Returns:
         A GroupsResult; ``exit_code`` is 1 when any error-severity problem was found.
     """
+    config = ws.config
     settings = settings or GroupsSettings.from_config(config)
-    corpus = load_corpus(config)
+    corpus = ws.corpus
     result = GroupsResult()
 
     selected = _select(config, corpus, claims) if claims else None
@@ -66,10 +74,7 @@ def check_groups(
     if draft_claims:
         result.notes.append(f"draft claims skipped (status: draft): {', '.join(draft_claims)}")
     claim_ids = [cid for cid in claim_ids if cid not in draft_claims]
-    folders = {f"{config.questions_dir}/{cid}/" for cid in (selected if selected is not None else corpus.claims)}
-
-    def in_scope(path: str) -> bool:
-        return selected is None or any(path.startswith(f) for f in folders)
+    in_scope = _scope(config.questions_dir, selected)
 
     problems = [p for p in corpus.problems if in_scope(p.path)]
     odd = [i for i in corpus.items.values() if i.framing not in FRAMINGS or i.question_type not in QUESTION_TYPES]
@@ -79,10 +84,13 @@ def check_groups(
                 f"{item.id}: framing {item.framing!r} / question_type {item.question_type!r} is not valid, so "
                 "the item is left out of its group; run propeval check"
             )
+    left_out = {id(i) for i in odd}
 
-    ctx = GroupsContext(config, corpus, settings, encoder, in_scope, result.notes, result.standing)
+    ctx = GroupsContext(
+        config, corpus, settings, encoder, in_scope, result.notes, result.standing, scoped=_scoped(corpus, in_scope)
+    )
     for cid in claim_ids:
-        items = [i for i in corpus.items_of(cid) if i not in odd]
+        items = [i for i in corpus.items_of(cid) if id(i) not in left_out]
         ctx.items[cid] = items
         ctx.matrices[cid] = result.matrices[cid] = build_matrix(corpus.claims[cid], items, settings, corpus)
     for rule in CHECKS.values():
@@ -95,6 +103,26 @@ def check_groups(
     result.notes = list(dict.fromkeys(result.notes))
     result.standing = list(dict.fromkeys(result.standing))
     return result
+
+
+def _scope(questions_dir: str, selected: set[str] | None) -> Callable[[str], bool]:
+    """Whether a corpus-relative path lies in a selected claim's folder (every path when None)."""
+    if selected is None:
+        return lambda path: True
+    prefix = questions_dir + "/"
+
+    def in_scope(path: str) -> bool:
+        if not path.startswith(prefix):
+            return False
+        head, sep, _ = path[len(prefix) :].partition("/")
+        return bool(sep) and head in selected
+
+    return in_scope
+
+
+def _scoped(corpus: Corpus, in_scope: Callable[[str], bool]) -> list[Item]:
+    """Every loaded item in the run's scope, sorted by path (one pass over the corpus)."""
+    return sorted((i for i in corpus.all_items if in_scope(i.doc.relpath)), key=lambda i: i.doc.relpath)
 
 
 def _select(config: Config, corpus: Corpus, claims: Sequence[str]) -> set[str]:

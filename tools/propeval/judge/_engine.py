@@ -35,7 +35,7 @@ def make_client(endpoint: Endpoint, settings: JudgeSettings) -> ChatClient:
 async def run_all(
     todo: Sequence[T],
     work: Callable[[T], Awaitable[dict[str, Any]]],
-    out: Path,
+    out: Path | None,
     *,
     done_before: int,
     total: int,
@@ -45,8 +45,9 @@ async def run_all(
     on_record: OnRecord | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Run ``work`` on each of ``todo`` with at most ``concurrency`` running; append each record as
-    it finishes, then hand it to ``on_record``. Returns the records and how many items were left
-    unfinished because the run ``deadline`` (seconds, 0 for none) passed.
+    it finishes (to ``out``; None: keep it in memory only), then hand it to ``on_record``. Returns
+    the records and how many items were left unfinished because the run ``deadline`` (seconds, 0
+    for none) passed.
 
     A failure (:class:`~propeval.judge.client.FatalEndpointError`) cancels what is left and is
     raised after the records already finished are on disk. The append is synchronous on purpose:
@@ -73,7 +74,8 @@ async def run_all(
                 record = await work(t)
             finally:
                 ITEM_STARTED.reset(token)
-            append(out, record)
+            if out is not None:
+                append(out, record)
             records.append(record)
             done += 1
             if on_record:

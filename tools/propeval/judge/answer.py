@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import names
-from propeval.config import Config
-from propeval.corpus import Claim, Item, load_corpus
+from propeval.corpus import Claim, Item
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.judge import runs
@@ -18,6 +17,9 @@ from propeval.judge.client import ChatClient, RequestError
 from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -172,10 +174,11 @@ async def _answer_one(
 
 
 def answer_run(
-    config: Config, settings: JudgeSettings, options: AnswerOptions, progress: Progress | None = None
+    ws: Workspace, settings: JudgeSettings, options: AnswerOptions, progress: Progress | None = None
 ) -> RunResult:
     """Ask ``options.endpoint`` every active item once; resume a run that was cut short."""
-    corpus = load_corpus(config)
+    config = ws.config
+    corpus = ws.corpus
     items = sorted(corpus.active_items(), key=lambda i: i.id)
     if options.items:
         wanted = set(options.items)

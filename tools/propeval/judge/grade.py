@@ -18,24 +18,26 @@ model and no cache.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import Claim, Corpus, Item, load_corpus
-from propeval.errors import UsageError
+from propeval.corpus import Corpus
+from propeval.errors import EndpointError, UsageError
 from propeval.judge import runs
-from propeval.judge._engine import OnRecord, Progress, make_client, run_all_closing
+from propeval.judge._engine import OnRecord, Progress, make_client, run_all, run_all_closing
 from propeval.judge.answer import RunResult
 from propeval.judge.cache import ResponseCache, default_dir, request_key
 from propeval.judge.client import ChatClient, Completion, RequestError, response_format
-from propeval.judge.prompt import fill
-from propeval.judge.rubric import Rubric, load_rubric
+from propeval.judge.prompt import Case, fill_case
+from propeval.judge.rubric import Rubric
 from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.judge.verdict import Outcome, VerdictError, item_schema, judge
 from propeval.loader import relative_path
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 REASK = (
     "Your verdict could not be used: {reason}\n"
@@ -74,9 +76,11 @@ def panel_label(endpoints: tuple[Endpoint, ...]) -> str:
 
 @dataclass
 class _Job:
+    """One answer to grade: its record, the item it answers, and what the judge is shown of that item."""
+
     answer: dict[str, Any]
-    item: Item
-    claim: Claim
+    item_id: str
+    case: Case
 
 
 def _warn(path: str, rule: str, message: str) -> Problem:
@@ -123,7 +127,7 @@ def _plan(
                     "(answer it again in a new run for a clean result)",
                 )
             )
-        todo.append(_Job(ans, item, claim))
+        todo.append(_Job(ans, item.id, Case.of(item, claim)))
     return todo
 
 
@@ -140,30 +144,6 @@ def _unanswered(record: dict[str, Any], rubric: Rubric) -> None:
 # (messages, verdict schema) -> the reply: one request to the judge model. ``propeval grade`` passes
 # its own client (:func:`client_completer`); the harness adapters pass their harness's model.
 Complete = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[Completion]]
-
-
-@dataclass(frozen=True)
-class Case:
-    """What the judge is shown of one item besides the answer: its question, its claim's facts
-    (id, text) in order, the frame markers (language, text), and the item's labels."""
-
-    question: str
-    facts: list[tuple[str, str]]
-    markers: list[tuple[str, str]]
-    language: str = ""
-    framing: str = ""
-    question_type: str = ""
-
-    @classmethod
-    def of(cls, item: Item, claim: Claim) -> Case:
-        return cls(
-            item.prompt,
-            [(f.id, f.text) for f in claim.facts],
-            list(claim.markers),
-            item.language,
-            item.framing,
-            item.question_type,
-        )
 
 
 @dataclass(frozen=True)
@@ -243,16 +223,7 @@ async def grade_answer(
     if not answer:
         _unanswered(record, rubric)
         return record
-    filled = fill(
-        rubric,
-        question=case.question,
-        answer=answer,
-        facts=case.facts,
-        markers=case.markers,
-        language=case.language,
-        framing=case.framing,
-        question_type=case.question_type,
-    )
+    filled = fill_case(rubric, case, answer)
     record["prompt_hash"] = filled.hash
     fact_ids = [fid for fid, _ in case.facts]
     schema = item_schema(rubric, fact_ids)
@@ -328,7 +299,7 @@ async def _ask(
     return await grade_answer(
         client_completer(client, temperature, max_tokens, usage=record["usage"]),
         rubric,
-        Case.of(job.item, job.claim),
+        job.case,
         str(job.answer["answer"]),
         options.max_reasks,
         record=record,
@@ -406,7 +377,7 @@ async def _grade_one(
 ) -> dict[str, Any]:
     """One grade record: unanswered at once, else the judge's (or the panel's) verdict, unscored or error."""
     record: dict[str, Any] = {
-        "item_id": job.item.id,
+        "item_id": job.item_id,
         "model": job.answer.get("model"),
         "rubric": rubric.name,
         "rubric_version": rubric.version,
@@ -431,7 +402,7 @@ async def _grade_one(
 
 
 def grade_run(
-    config: Config,
+    ws: Workspace,
     settings: JudgeSettings,
     options: GradeOptions,
     progress: Progress | None = None,
@@ -439,6 +410,7 @@ def grade_run(
 ) -> RunResult:
     """Grade every answer of a run that has no final grade yet under ``options.rubric``;
     ``on_record`` sees each grade record as soon as it is on disk."""
+    config = ws.config
     run_dir = runs.resolve_run(config.root / settings.runs_dir, options.run)
     incomplete = runs.answers_incomplete(run_dir)
     if incomplete and not options.partial:
@@ -448,7 +420,7 @@ def grade_run(
             "settings), or pass --partial to grade the answers there now (score and report then label the run "
             "partial)"
         )
-    rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
+    rubric = ws.rubrics.load(options.rubric)
     answers_path = run_dir / runs.ANSWERS
     out = run_dir / runs.grades_file(rubric.name)
     result = RunResult(run_dir.name, run_dir, out, deadline=settings.run_deadline, partial=incomplete)
@@ -460,7 +432,7 @@ def grade_run(
                 f"graded with --partial: {incomplete}; score and report label the run partial until it is finished",
             )
         )
-    corpus = load_corpus(config)
+    corpus = ws.corpus
 
     with runs.locked(run_dir, f"grades-{rubric.name}"):
         oversized: list[int] = []
@@ -501,6 +473,57 @@ def grade_run(
 
     answer_models = {str(a["model"]) for a in answers.values() if isinstance(a.get("model"), str)}
     rel = relative_path(out, config.root)
-    found = selfjudge.warnings(answer_models, [ep.model for ep in options.judges], selfjudge.ledger_for(config))
+    found = selfjudge.warnings(answer_models, [ep.model for ep in options.judges], selfjudge.ledger_for(ws))
     result.problems += [_warn(rel, rule, msg) for rule, msg in found]
     return result
+
+
+def grade_cases(
+    settings: JudgeSettings,
+    options: GradeOptions,
+    rubric: Rubric,
+    cases: Sequence[tuple[str, Case, str | None]],
+) -> list[dict[str, Any]]:
+    """Grade answers held in memory, one ``(id, case, answer)`` each, through the grading loop of
+    :func:`grade_run` (the same judges, panel, re-asks and record fields), without a run folder:
+    the judge gate's gold set. One record per case, in the order given; an answer the run
+    deadline left unasked is an EndpointError (a judge failure is never a verdict)."""
+    jobs = [
+        _Job(
+            {"item_id": cid, "model": "gold", "status": "answered" if answer else "unanswered", "answer": answer},
+            cid,
+            case,
+        )
+        for cid, case, answer in cases
+    ]
+    cache = ResponseCache(default_dir()) if options.use_cache else None
+
+    async def main() -> tuple[list[dict[str, Any]], int]:
+        clients = [make_client(ep, settings) for ep in options.judges]
+
+        async def work(job: _Job) -> dict[str, Any]:
+            return await _grade_one(clients, job, rubric, options, cache)
+
+        try:
+            return await run_all(
+                jobs,
+                work,
+                None,
+                done_before=0,
+                total=len(jobs),
+                progress=None,
+                concurrency=settings.concurrency,
+                deadline=settings.run_deadline,
+            )
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    records, unfinished = asyncio.run(main())
+    if unfinished:
+        raise EndpointError(
+            f"{unfinished} of {len(jobs)} answer(s) were not graded within the {settings.run_deadline:g}s run "
+            "deadline; nothing was recorded"
+        )
+    by_id = {r["item_id"]: r for r in records}
+    return [by_id[cid] for cid, _, _ in cases]

@@ -17,9 +17,12 @@ import hashlib
 import secrets
 import string
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.judge.rubric import Rubric
+
+if TYPE_CHECKING:
+    from propeval.corpus import Claim, Item
 
 _PLACEHOLDER_TOKEN = "BOUNDARY"  # stands in for the random token when hashing
 
@@ -43,6 +46,30 @@ def inline(text: str, token: str) -> str:
 
 def fence(name: str, text: str, token: str) -> str:
     return f"<<<{name}-{token}\n{neutralise(text, token)}\n{name}-{token}>>>"
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the judge is shown of one item besides the answer: its question, its claim's facts
+    (id, text) in order, the frame markers (language, text), and the item's labels."""
+
+    question: str
+    facts: list[tuple[str, str]]
+    markers: list[tuple[str, str]]
+    language: str = ""
+    framing: str = ""
+    question_type: str = ""
+
+    @classmethod
+    def of(cls, item: Item, claim: Claim) -> Case:
+        return cls(
+            item.prompt,
+            [(f.id, f.text) for f in claim.facts],
+            list(claim.markers),
+            item.language,
+            item.framing,
+            item.question_type,
+        )
 
 
 @dataclass(frozen=True)
@@ -87,3 +114,18 @@ def fill(
     stable = render(_PLACEHOLDER_TOKEN)
     digest = "sha256:" + hashlib.sha256(stable.encode("utf-8")).hexdigest()
     return FilledPrompt(text, digest, tok, neutralise(answer, tok))
+
+
+def fill_case(rubric: Rubric, case: Case, answer: str, token: str | None = None) -> FilledPrompt:
+    """:func:`fill` for one :class:`Case`."""
+    return fill(
+        rubric,
+        question=case.question,
+        answer=answer,
+        facts=case.facts,
+        markers=case.markers,
+        language=case.language,
+        framing=case.framing,
+        question_type=case.question_type,
+        token=token,
+    )

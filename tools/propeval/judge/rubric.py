@@ -24,16 +24,16 @@ some count of facts without a score, or a template that uses ``${unknown}``.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from propeval import names
 from propeval.corpus import content_hash
+from propeval.errors import UsageError
 from propeval.judge.kinds import KINDS, Kind
 from propeval.loader import LoadError, load_file
 from propeval.result import Problem
@@ -71,37 +71,45 @@ class Rubric:
         return self.folder / GOLD_FILE
 
 
-def rubric_names(rubrics_dir: Path) -> list[str]:
-    if not rubrics_dir.is_dir():
-        return []
-    return sorted(p.name for p in rubrics_dir.iterdir() if (p / RUBRIC_FILE).is_file())
+@dataclass
+class Listing:
+    """What the rubrics folder holds."""
+
+    names: list[str] = field(default_factory=list)  # rubric folders, sorted
+    hidden: list[str] = field(default_factory=list)  # folders with a rubric.yaml whose name starts with "."
+    misnamed: list[str] = field(default_factory=list)  # folders with a rubric.yaml and an unusable name
 
 
-# The metaschema check of verdict_schema by content: a run loads each rubric many times (each
-# gate step, each gold set re-graded), and that check was most of a load (~5 ms).
-_SCHEMA_ERRORS: dict[str, str | None] = {}
+def list_rubrics(folder: Path) -> Listing:
+    """The rubric folders under ``folder`` (each holds a rubric.yaml), sorted."""
+    out = Listing()
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.iterdir()):
+        if not (path / RUBRIC_FILE).is_file():
+            continue
+        if path.name.startswith("."):
+            out.hidden.append(path.name)
+            continue
+        try:
+            names.name(path.name, "--rubric")
+        except UsageError:
+            out.misnamed.append(path.name)
+            continue
+        out.names.append(path.name)
+    return out
 
 
 def _schema_error(schema: dict[str, Any]) -> str | None:
-    """jsonschema's message for why ``schema`` is not a valid 2020-12 schema; None when it is one."""
+    """jsonschema's message for why ``schema`` is not a valid 2020-12 schema; None when it is one.
+    It is most of a rubric's load (~5 ms): a Workspace loads each rubric once (:mod:`.rubrics`)."""
     import jsonschema
 
     try:
-        key: str | None = json.dumps(schema)
-    except (TypeError, ValueError):  # not JSON data (a YAML date...): nothing to remember it by
-        key = None
-    if key is not None and key in _SCHEMA_ERRORS:
-        return _SCHEMA_ERRORS[key]
-    try:
         jsonschema.Draft202012Validator.check_schema(schema)
-        error = None
     except jsonschema.SchemaError as e:
-        error = e.message
-    if key is not None:
-        if len(_SCHEMA_ERRORS) >= 32:
-            _SCHEMA_ERRORS.clear()
-        _SCHEMA_ERRORS[key] = error
-    return error
+        return e.message
+    return None
 
 
 # Every rubric's keys; each kind adds its own (Kind.rubric_keys).
@@ -129,7 +137,7 @@ def load_rubric(rubrics_dir: Path, name: str, *, root: Path | None = None) -> Ru
     folder = rubrics_dir / name
     path = folder / RUBRIC_FILE
     if not path.is_file():
-        known = ", ".join(rubric_names(rubrics_dir)) or "none"
+        known = ", ".join(list_rubrics(rubrics_dir).names) or "none"
         raise LoadError(
             Problem(_rel(path, root), 0, 0, "rubric", f"no rubric {name!r} (looked for {RUBRIC_FILE}; known: {known})")
         )

@@ -16,7 +16,7 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -406,3 +406,31 @@ def read_graded(
             )
         )
     return out
+
+
+class Runs:
+    """The graded runs under a runs folder as one :class:`~propeval.workspace.Workspace` sees them:
+    the folder listed once per rubric, and each grades file read (with :func:`read_graded`) once."""
+
+    def __init__(self, root: Path, runs_dir: str, items: Callable[[], Mapping[str, dict[str, Any]]]) -> None:
+        self.root = root
+        self.dir = runs_dir
+        self.folder = root / runs_dir
+        self._items_of = items
+        self._found: dict[str, list[Path]] = {}
+        self._read: dict[tuple[str, str, bool], GradedRun] = {}
+
+    def graded(self, rubric: str = "*") -> list[Path]:
+        """Every grades file of ``rubric`` (``*``: of any rubric), sorted."""
+        if rubric not in self._found:
+            self._found[rubric] = find_graded(self.folder, rubric)
+        return self._found[rubric]
+
+    def read(self, grades: Path, rubric: Rubric, *, corpus_items: bool = True) -> GradedRun:
+        """:func:`read_graded` of ``grades`` under ``rubric``; with ``corpus_items`` an item's
+        metadata falls back to the corpus's (its language) when its answer has none."""
+        key = (str(grades), rubric.hash, corpus_items)
+        if key not in self._read:
+            items = self._items_of() if corpus_items else None
+            self._read[key] = read_graded(grades, rubric.spec, root=self.root, rubric=rubric, items=items)
+        return self._read[key]

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
 from propeval.judge import runs
-from propeval.judge.rubric import load_rubric
 from propeval.judge.settings import JudgeSettings
 from propeval.result import Problem
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
@@ -55,19 +57,19 @@ def judge_models(grade: dict[str, Any] | None) -> list[str]:
     return [grade["judge_model"]] if isinstance(grade.get("judge_model"), str) else []
 
 
-def self_judging(graded: list[runs.GradedRun], config: Config) -> list[Problem]:
+def self_judging(graded: list[runs.GradedRun], ws: Workspace) -> list[Problem]:
     """A warning per run whose answer model judged itself or is the answerability reference model."""
     from propeval.judge import selfjudge
     from propeval.loader import relative_path
     from propeval.result import Severity
 
-    ledger = selfjudge.ledger_for(config)
+    ledger = selfjudge.ledger_for(ws)
     out = []
     for g in graded:
         models = {r.model for r in g.rows if r.model != "?"}
         judges = {j for r in g.rows for j in judge_models(r.grade)}
         for rule, message in selfjudge.warnings(models, judges, ledger):
-            out.append(Problem(relative_path(g.path, config.root), 0, 0, rule, message, severity=Severity.WARNING))
+            out.append(Problem(relative_path(g.path, ws.root), 0, 0, rule, message, severity=Severity.WARNING))
     return out
 
 
@@ -80,13 +82,14 @@ def _cutoffs(settings: JudgeSettings) -> dict[str, str]:
     return out
 
 
-def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -> Score:
+def score_runs(ws: Workspace, settings: JudgeSettings, options: ScoreOptions) -> Score:
     """The score report of one or more runs under one rubric, with what produced each run, the
     refusals and flags of comparing them (:mod:`propeval.judge.compare`), tokens and cost."""
     from propeval.judge.compare import compare, describe
     from propeval.judge.kinds.base import ScoreContext
 
-    rubric = load_rubric(config.root / settings.rubrics_dir, options.rubric, root=config.root)
+    config = ws.config
+    rubric = ws.rubrics.load(options.rubric)
     graded = [
         runs.read_graded(
             runs.resolve_run(config.root / settings.runs_dir, run) / runs.grades_file(rubric.name),
@@ -101,7 +104,7 @@ def score_runs(config: Config, settings: JudgeSettings, options: ScoreOptions) -
     infos = [describe(g.run, g.meta, g.rows, cutoffs=cutoffs, prices=prices) for g in graded]
     comparison = compare(infos, truncated_warn_share=settings.truncated_warn_share)
     problems = [p for g in graded for p in g.problems]
-    warnings = self_judging(graded, config) + partial_runs(graded, config)
+    warnings = self_judging(graded, ws) + partial_runs(graded, config)
     if comparison.refusals and not options.allow_mixed:
         return Score({}, problems, warnings=warnings, refused=comparison.refusals)
     ctx = ScoreContext(

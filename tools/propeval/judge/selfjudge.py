@@ -19,9 +19,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from propeval.config import Config
-from propeval.loader import LoadError, load_file
+from propeval.ledger.paths import ANSWERABILITY, JUDGE
+
+if TYPE_CHECKING:
+    from propeval.ledger.view import LedgerView
+    from propeval.workspace import Workspace
 
 SELF_JUDGED = "self-judged"
 REFERENCE_MODEL = "reference-model"
@@ -44,19 +48,13 @@ class Ledger:
     self_graded: Counter[str] = field(default_factory=Counter)
 
 
-def read_ledger(root: Path, ledger_dir: str) -> Ledger:
-    """The models named by ``<ledger_dir>/answerability/*.json`` (strict loader; an unreadable or
-    odd record is skipped here, the gate reports it)."""
+def read_ledger(view: LedgerView) -> Ledger:
+    """The models named by ``<ledger_dir>/answerability/*.json`` (read through the strict loader, each
+    file once per workspace; an unreadable or odd record is skipped here, the gate reports it)."""
     out = Ledger()
-    folder = root / ledger_dir / "answerability"
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*.json")):
-        try:
-            data = load_file(path, root=root).data
-        except LoadError:
-            continue
-        binding = data.get("binding")
+    for rel in view.paths.records(ANSWERABILITY):
+        doc, _error = view.document(rel)
+        binding = doc.data.get("binding") if doc is not None else None
         if not isinstance(binding, dict):
             continue
         answer, judge = binding.get("answer_model"), binding.get("judge_model")
@@ -71,29 +69,25 @@ def read_ledger(root: Path, ledger_dir: str) -> Ledger:
     return out
 
 
-def ledger_for(config: Config) -> Ledger:
-    """:func:`read_ledger` of a config's ledger folder (``[tool.propeval.gates] ledger_dir``)."""
-    return read_ledger(config.root, config.settings.gates.ledger_dir)
+def ledger_for(ws: Workspace) -> Ledger:
+    """:func:`read_ledger` of a workspace's ledger (``[tool.propeval.gates] ledger_dir``)."""
+    return read_ledger(ws.ledger)
 
 
-def gate_judges(root: Path, ledger_dir: str) -> dict[str, str]:
+def gate_judges(view: LedgerView) -> dict[str, str]:
     """rubric -> the judge model of its judge-gate record (``<ledger_dir>/judge/<rubric>.json``)."""
     out: dict[str, str] = {}
-    folder = root / ledger_dir / "judge"
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            binding = load_file(path, root=root).data.get("binding")
-        except LoadError:
-            continue
+    for rel in view.paths.records(JUDGE):
+        doc, _error = view.document(rel)
+        binding = doc.data.get("binding") if doc is not None else None
         if isinstance(binding, dict) and isinstance(binding.get("judge_model"), str):
-            out[path.stem] = binding["judge_model"]
+            out[Path(rel).stem] = binding["judge_model"]
     return out
 
 
-def card_lines(config: Config) -> list[str]:
-    """:func:`card_warnings` of a config's ledger folder: the dataset card's self-judging lines."""
-    ledger_dir = config.settings.gates.ledger_dir
-    return card_warnings(read_ledger(config.root, ledger_dir), gate_judges(config.root, ledger_dir))
+def card_lines(ws: Workspace) -> list[str]:
+    """:func:`card_warnings` of a workspace's ledger: the dataset card's self-judging lines."""
+    return card_warnings(read_ledger(ws.ledger), gate_judges(ws.ledger))
 
 
 def warnings(answer_models: Iterable[str], judge_models: Iterable[str], ledger: Ledger) -> list[tuple[str, str]]:

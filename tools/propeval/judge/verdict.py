@@ -13,10 +13,11 @@ import re
 from typing import Any
 
 from propeval.judge.kinds.base import Outcome, VerdictError
+from propeval.judge.prompt import Case, fill_case
 from propeval.judge.rubric import Rubric
 from propeval.loader import Limits, LoadError, load_json_text
 
-__all__ = ["Outcome", "VerdictError", "item_schema", "judge", "parse"]
+__all__ = ["Outcome", "VerdictError", "item_schema", "judge", "parse", "rederive"]
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _LIMITS = Limits(max_bytes=200_000, max_depth=8, max_nodes=2_000)
@@ -69,3 +70,16 @@ def judge(
     """Parse and validate one reply. Raises :class:`VerdictError` with feedback for the judge."""
     data = parse(raw)
     return rubric.spec.validate(data, rubric, fact_ids, answer, shown_answer if shown_answer is not None else answer)
+
+
+def rederive(rubric: Rubric, case: Case, answer: str, reply: str) -> tuple[dict[str, Any], str]:
+    """What grading derives from a judge's ``reply`` to ``answer``, and the judge prompt's hash.
+
+    The same code that graded the answer (prompt filling, this validator, the rubric's score
+    table) runs again, so a recorded score, quote or prompt hash can be checked, never trusted.
+    Raises :class:`VerdictError` when the reply is not a valid verdict.
+    """
+    filled = fill_case(rubric, case, answer)
+    fact_ids = [fid for fid, _ in case.facts]
+    outcome = judge(reply, rubric, fact_ids=fact_ids, answer=answer, shown_answer=filled.shown_answer)
+    return outcome.fields, filled.hash

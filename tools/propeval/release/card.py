@@ -164,7 +164,7 @@ def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
         out.append(f"Dedup: {inputs.dedup.status}" + (f" ({inputs.dedup.detail})" if inputs.dedup.detail else "") + ".")
     from propeval.judge.selfjudge import card_lines
 
-    return [*card_lines(inputs.config), *out, *inputs.card_warnings]
+    return [*card_lines(inputs.ws), *out, *inputs.card_warnings]
 
 
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval.config import Config
-from propeval.corpus import Corpus
+from propeval.errors import UsageError
 from propeval.loader import LoadError
 from propeval.outcomes import gate_word
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 # Below this, Cohen's kappa (and Krippendorff's alpha) is at most "slight" agreement (Landis & Koch
 # 1977): indistinguishable from guessing for a gate's purposes.
@@ -145,17 +147,16 @@ def _verdict(e: JudgeEvidence) -> str:
     )
 
 
-def judge_evidence(config: Config, rubric_names: list[str]) -> tuple[list[JudgeEvidence], list[Problem]]:
+def judge_evidence(ws: Workspace, rubric_names: list[str]) -> tuple[list[JudgeEvidence], list[Problem]]:
     """The judge gate of each rubric, read offline from ``ledger/judge/<rubric>.json`` by the gate's
-    own :func:`~propeval.gates.judge_gate.read`."""
+    own :func:`~propeval.gates.judge_gate.read` (the same reading as the gate's, in one workspace)."""
     from propeval.gates.judge_gate import measure, read, threshold_key
-    from propeval.gates.settings import load_gate_settings
 
-    gs = load_gate_settings(config)
+    gs = ws.gate_settings
     out: list[JudgeEvidence] = []
     warnings: list[Problem] = []
     for name in rubric_names:
-        reading = read(config, gs, name)
+        reading = read(ws, gs, name)
         loaded = reading.loaded
         e = JudgeEvidence(name, loaded.relpath, NOT_RUN, mode=gs.mode("judge"))
         out.append(e)
@@ -329,14 +330,16 @@ class AnswerabilityEvidence:
         }
 
 
-def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: Corpus) -> AnswerabilityEvidence:
-    """Read each active item's answerability record and decide whether it counts (see the module doc)."""
-    from propeval.gates import answerability as gate
-    from propeval.gates import engine
-    from propeval.gates.ledger import read_record
+def answerability_evidence(ws: Workspace, judges: list[JudgeEvidence]) -> AnswerabilityEvidence:
+    """Read each active item's answerability record and decide whether it counts (see the module doc).
 
-    gs = gate.load_gate_settings(config)
-    out = AnswerabilityEvidence(f"{gs.ledger_dir}/{gate.KIND}", gs.min_fact_score, mode=gs.mode("answerability"))
+    Each record is judged by the gate's own :func:`~propeval.gates.answerability.read`, shared with
+    the gate step in one workspace: read once, its signature checked once."""
+    from propeval.gates import answerability as gate
+
+    gs = ws.gate_settings
+    corpus = ws.corpus
+    out = AnswerabilityEvidence(ws.ledger_paths.rel(gate.KIND), gs.min_fact_score, mode=gs.mode("answerability"))
     failing = [j.judge_model for j in judges if j.status == FAIL and j.judge_model]
     by_rubric = {j.rubric: j for j in judges}
     rubrics: dict[str, Any] = {}
@@ -346,7 +349,7 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
         if claim is None:
             continue
         out.items += 1
-        loaded = read_record(gate.ledger_path(config, gs, item.id), root=config.root, kind=gate.KIND, subject=item.id)
+        loaded = ws.ledger.read(gate.KIND, item.id)
         if loaded.record is None and loaded.problem is None:
             out.missing += 1
             out.per_item[item.id] = "no record"
@@ -371,12 +374,11 @@ def answerability_evidence(config: Config, judges: list[JudgeEvidence], corpus: 
         else:
             if rubric_name not in rubrics:
                 try:
-                    rubrics[rubric_name] = engine.load_rubric(config, rubric_name)
-                except LoadError:
+                    rubrics[rubric_name] = ws.rubrics.load(rubric_name)
+                except (LoadError, UsageError):  # a record may name any rubric, even an unusable name
                     rubrics[rubric_name] = None
             rubric = rubrics[rubric_name]
-            current = gate.current_binding(config, gs, item, claim, rubric.hash if rubric is not None else "")
-            verdict = gate.verdict(gs, item, claim, rubric, loaded, current) if rubric is not None else None
+            verdict = gate.read(ws, gs, item, claim, rubric).verdict if rubric is not None else None
             state = verdict[0] if verdict is not None else "passed"
             # A model that fails the judge gate outranks what is wrong with the record itself.
             if any(same_model(m, judge_model) for m in failing):

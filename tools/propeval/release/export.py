@@ -20,8 +20,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from propeval.config import Config
 from propeval.errors import UsageError
 from propeval.filetypes import scan
 from propeval.langtags import language_key
@@ -30,6 +30,9 @@ from propeval.release.inputs import ReleaseInputs, load_inputs
 from propeval.release.rows import active_items, item_row, to_jsonl, to_parquet, tombstone_rows
 from propeval.release.stats import Stats, compute_stats
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 SUMS_FILE = "SHA256SUMS"
 RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", "data/test.parquet", SUMS_FILE)
@@ -203,7 +206,7 @@ def _build_and_swap(out: Path, files: dict[str, bytes]) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def export_release(config: Config, out: Path, *, inputs: ReleaseInputs | None = None) -> ExportResult:
+def export_release(ws: Workspace, out: Path) -> ExportResult:
     """Check the corpus, then write the release to ``out`` atomically.
 
     ``out`` must not exist, be an empty folder, or hold an earlier release (which is replaced).
@@ -212,17 +215,17 @@ def export_release(config: Config, out: Path, *, inputs: ReleaseInputs | None = 
     from propeval.checker import check_corpus
 
     out = out.resolve()
-    root = config.root.resolve()
+    root = ws.root.resolve()
     if out == root or root.is_relative_to(out):
         raise UsageError(f"--out {out} would replace the corpus itself; choose a new folder such as dist/release")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not _is_release(out))):
         raise UsageError(
             f"--out {out} exists and is not a propeval release (no {SUMS_FILE}); choose a new or empty folder"
         )
-    checked = check_corpus(config)
+    checked = check_corpus(ws)
     if checked.errors:
         return ExportResult(out, checked.problems)
-    inputs = inputs or load_inputs(config)
+    inputs = load_inputs(ws)
     stats = compute_stats(inputs)
     files = _release_files(inputs, stats)
     cleaned = _write_tree(out, files)

@@ -1,28 +1,34 @@
-"""Everything a release is made from: the corpus and the optional ledgers, read once."""
+"""Everything a release is made from: the corpus and the optional ledgers, read once.
+
+:func:`load_inputs` reads them through a :class:`~propeval.workspace.Workspace` (the corpus, the
+schema's categories, the ledger view, the rubrics) and keeps the result with the workspace, so
+``propeval run``'s ``stats`` and ``report`` steps share one reading.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval import gitutil
 from propeval.config import Config
-from propeval.corpus import CATEGORIES, Corpus, load_corpus
+from propeval.corpus import CATEGORIES, Corpus
 from propeval.dedup_record import DedupEvidence
 from propeval.errors import GitError
-from propeval.loader import LoadError, load_file
 from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
 from propeval.release.ledgers import read_bands
 from propeval.release.settings import ReleaseSettings
 from propeval.result import Problem, Severity
+
+if TYPE_CHECKING:
+    from propeval.workspace import Workspace
 
 
 @dataclass
 class ReleaseInputs:
     """The corpus plus every optional ledger input, read once."""
 
-    config: Config
+    ws: Workspace
     settings: ReleaseSettings
     corpus: Corpus
     categories: tuple[str, ...]
@@ -38,65 +44,59 @@ class ReleaseInputs:
     # areas append here (a model judged by itself, ...) without touching either layout.
     card_warnings: list[str] = field(default_factory=list)
 
+    @property
+    def config(self) -> Config:
+        return self.ws.config
 
-def _load_optional(path: Path, root: Path, warnings: list[Problem]) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        return load_file(path, root=root).data
-    except LoadError as e:
-        p = e.problem
-        warnings.append(
-            Problem(p.path, p.line, p.col, "release-input", f"{p.message} (ignored)", severity=Severity.WARNING)
-        )
-        return None
+    @property
+    def difficulty_ledger(self) -> str:
+        """The difficulty ledger's path, relative to the corpus root."""
+        return self.ws.ledger_paths.difficulty_rel
 
 
-def _categories(config: Config) -> tuple[str, ...]:
-    try:
-        schema = load_file(config.schema_path, root=config.schema_root).data
-        enum = schema["$defs"]["category"]["enum"]
-        if isinstance(enum, list) and all(isinstance(c, str) for c in enum):
-            return tuple(enum)
-    except (LoadError, KeyError, TypeError):
-        pass
-    return CATEGORIES
+def _categories(ws: Workspace) -> tuple[str, ...]:
+    from propeval.schema import categories
+
+    return categories(ws.config.schema_source[0]) or CATEGORIES
 
 
-def _git_info(config: Config, settings: ReleaseSettings) -> dict[str, Any] | None:
+def _git_info(ws: Workspace, settings: ReleaseSettings) -> dict[str, Any] | None:
+    config = ws.config
     try:
         head = gitutil.head_commit(config.root)
         if head is None:
             return None
-        dirty = gitutil.is_dirty(config.root, [config.questions_dir, settings.rubrics_dir, "ledger"])
+        dirty = gitutil.is_dirty(config.root, [config.questions_dir, settings.rubrics_dir, ws.ledger_paths.folder])
     except GitError:
         return None
     return {"commit": head[0], "date": head[1], "dirty": dirty}
 
 
-def rubric_names(config: Config, settings: ReleaseSettings) -> list[str]:
-    """Every rubric folder with a rubric.yaml, by name."""
-    folder = config.root / settings.rubrics_dir
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / "rubric.yaml").is_file() and not p.name.startswith("."))
+def load_inputs(ws: Workspace) -> ReleaseInputs:
+    """The corpus and the optional ledger inputs (unreadable optional inputs become warnings), read
+    once per workspace."""
+    return ws.shared(_load_inputs)
 
 
-def load_inputs(
-    config: Config, settings: ReleaseSettings | None = None, *, corpus: Corpus | None = None
-) -> ReleaseInputs:
-    """Load the corpus and the optional ledger inputs; unreadable optional inputs become warnings."""
-    settings = settings or ReleaseSettings.from_config(config)
-    corpus = corpus if corpus is not None else load_corpus(config)
-    root = config.root
-    warnings: list[Problem] = []
-    diff_path = root / settings.difficulty_ledger
-    diff_data = _load_optional(diff_path, root, warnings)
-    bands, stale = read_bands(corpus, diff_data, settings.difficulty_ledger, warnings)
+def _load_inputs(ws: Workspace) -> ReleaseInputs:
     from propeval import dedup_record
+    from propeval.difficulty import read_ledger
     from propeval.release import evidence
 
-    dedup = dedup_record.read(config, corpus)
+    settings = ReleaseSettings.from_config(ws.config)
+    corpus = ws.corpus
+    warnings: list[Problem] = []
+    diff_rel = ws.ledger_paths.difficulty_rel
+    diff_doc, diff_error = read_ledger(ws)
+    if diff_error is not None:
+        p = diff_error.problem
+        warnings.append(
+            Problem(p.path, p.line, p.col, "release-input", f"{p.message} (ignored)", severity=Severity.WARNING)
+        )
+    diff_data = diff_doc.data if diff_doc is not None else None
+    bands, stale = read_bands(corpus, diff_data, diff_rel, warnings)
+
+    dedup = dedup_record.read(ws)
     if dedup.status in ("not current", "not checked"):
         warnings.append(
             Problem(
@@ -108,20 +108,20 @@ def load_inputs(
                 severity=Severity.WARNING,
             )
         )
-    judge, judge_warnings = evidence.judge_evidence(config, rubric_names(config, settings))
+    judge, judge_warnings = evidence.judge_evidence(ws, ws.rubrics.names)
     warnings += judge_warnings
-    answerability = evidence.answerability_evidence(config, judge, corpus)
+    answerability = evidence.answerability_evidence(ws, judge)
     return ReleaseInputs(
-        config=config,
+        ws=ws,
         settings=settings,
         corpus=corpus,
-        categories=_categories(config),
+        categories=_categories(ws),
         bands=bands,
         difficulty_present=diff_data is not None,
         difficulty_stale=stale,
         dedup=dedup,
         judge=judge,
         answerability=answerability,
-        git=_git_info(config, settings),
+        git=_git_info(ws, settings),
         warnings=warnings,
     )

@@ -223,7 +223,7 @@ def compute_stats(inputs: ReleaseInputs) -> Stats:
         by_framing=_ordered(t.framings, FRAMINGS),
         by_band=_ordered(t.bands, (*BANDS, UNBANDED)),
         difficulty={
-            "ledger": inputs.settings.difficulty_ledger if inputs.difficulty_present else None,
+            "ledger": inputs.difficulty_ledger if inputs.difficulty_present else None,
             "banded": sum(1 for i in active if inputs.bands.get(i.id)),
             "stale": inputs.difficulty_stale,
         },

@@ -56,17 +56,19 @@ def keep_both(config: Config, a: str, b: str, *, reason: str, reviewer: str) -> 
 def retire_item(config: Config, item: str, *, reason: str) -> ActionResult:
     """``propeval retire ITEM --reason R``."""
     from propeval.curation import retire
+    from propeval.workspace import Workspace
 
     return _run(
         ["propeval", "retire", item, "--reason", reason],
         (item,),
-        lambda: retire(config, item, reason=reason).lines(),
+        lambda: retire(Workspace(config), item, reason=reason).lines(),
     )
 
 
 def move_item(config: Config, item: str, *, to_claim: str, translation_of: str | None) -> ActionResult:
     """``propeval move ITEM --to-claim C [--translation-of X]``."""
     from propeval.curation import move
+    from propeval.workspace import Workspace
 
     command = ["propeval", "move", item, "--to-claim", to_claim]
     if translation_of:
@@ -74,5 +76,5 @@ def move_item(config: Config, item: str, *, to_claim: str, translation_of: str |
     return _run(
         command,
         (item,),
-        lambda: move(config, item, to_claim=to_claim, translation_of=translation_of or None).lines(),
+        lambda: move(Workspace(config), item, to_claim=to_claim, translation_of=translation_of or None).lines(),
     )

@@ -414,7 +414,7 @@ def build_app(
         from propeval.review.runs_view import answerability_rows
 
         try:
-            rows, mode = answerability_rows(workspace.config, workspace.corpus())
+            rows, mode = answerability_rows(workspace.workspace())
         except PropevalError as e:
             return error(request, 422, str(e))
         state_filter = request.query_params.get("state") or None
@@ -428,7 +428,7 @@ def build_app(
         from propeval.review.runs_view import judge_views
 
         try:
-            views = judge_views(workspace.config)
+            views = judge_views(workspace.workspace())
         except PropevalError as e:
             return error(request, 422, str(e))
         only = request.query_params.get("disagree") == "1"

@@ -14,7 +14,7 @@ other keys. A form only asks what the rater's file holds (a sheet may ask for ``
 The rater's choices are checked by the rubric kind's own validator (``rubric.spec.validate``, the
 one a judge's verdict goes through), and what it derives is what is written: a facts rubric's
 ``fact_score`` comes from its table, and a propaganda level whose quote is missing, not verbatim
-or too short is refused rather than forced to 0 (as a gold label is: :func:`propeval.gates.engine.gold_fields`).
+or too short is refused rather than forced to 0 (as a gold label is: :func:`propeval.judge.gold.human_fields`).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from propeval.loader import load_jsonl, relative_path
 if TYPE_CHECKING:
     from propeval.config import Config
     from propeval.corpus import Corpus
+    from propeval.workspace import Workspace
 
 STATUSES = ("scored", "unscored", "unanswered", "ungraded", "truncated")
 
@@ -179,30 +180,26 @@ class LedgerRow:
     content: str = ""  # for a record no listed key signed: what its content would give once signed
 
 
-def answerability_rows(config: Config, corpus: Corpus) -> tuple[list[LedgerRow], str]:
+def answerability_rows(ws: Workspace) -> tuple[list[LedgerRow], str]:
     """Every active item's answerability record as the gate judges it, and the gate's mode.
 
     Raises:
         LoadError: the gate's rubric does not load.
     """
     from propeval.gates import answerability as gate
-    from propeval.gates import engine
-    from propeval.gates.ledger import read_record
-    from propeval.gates.settings import load_gate_settings
 
-    gs = load_gate_settings(config)
-    rubric = engine.load_rubric(config, gs.rubric)
+    gs = ws.gate_settings
+    corpus = ws.corpus
+    rubric = ws.rubrics.load(gs.rubric)
     out: list[LedgerRow] = []
     for item in sorted(corpus.active_items(), key=lambda i: i.id):
         claim = corpus.claim_of(item)
-        path = gate.ledger_path(config, gs, item.id)
-        rel = relative_path(path, config.root)
+        rel = relative_path(ws.ledger_paths.answerability(item.id), ws.root)
         if claim is None:
             out.append(LedgerRow(item.id, rel, "missing", f"its claim {item.claim_id!r} is missing", None))
             continue
-        binding = gate.current_binding(config, gs, item, claim, rubric.hash)
-        loaded = read_record(path, root=config.root, kind=gate.KIND, subject=item.id)
-        found = gate.verdict(gs, item, claim, rubric, loaded, binding)
+        reading = gate.read(ws, gs, item, claim, rubric)
+        binding, loaded, found = reading.binding, reading.loaded, reading.verdict
         record = loaded.record if isinstance(loaded.record, dict) else None
         if found is None:
             score = (record or {}).get("result", {}).get("fact_score")
@@ -219,7 +216,7 @@ def _content(gs: Any, item: Any, claim: Any, rubric: Any, record: dict[str, Any]
     """What an unsigned record says, checked as the gate checks a signed one: fresh, derivable,
     scored and passing, or which of them it is not."""
     from propeval.gates import verify
-    from propeval.gates.ledger import stale_reasons
+    from propeval.ledger.records import stale_reasons
 
     reasons = stale_reasons(record.get("binding") or {}, binding)
     if reasons:
@@ -262,18 +259,15 @@ class JudgeView:
     error: str = ""
 
 
-def judge_views(config: Config) -> list[JudgeView]:
+def judge_views(ws: Workspace) -> list[JudgeView]:
     """Each rubric's judge-agreement record (``ledger/judge/<rubric>.json``), read as the judge gate
     reads it: every gold case's human and judge labels side by side, and where they differ."""
     from propeval.gates import judge_gate
-    from propeval.gates.settings import load_gate_settings
-    from propeval.judge.rubric import rubric_names
-    from propeval.judge.settings import load_settings
 
-    gs = load_gate_settings(config)
+    gs = ws.gate_settings
     out: list[JudgeView] = []
-    for name in rubric_names(config.root / load_settings(config).rubrics_dir):
-        reading = judge_gate.read(config, gs, name)
+    for name in ws.rubrics.names:
+        reading = judge_gate.read(ws, gs, name)
         view = JudgeView(name, reading.loaded.relpath, "signed", [], [])
         if reading.load_error is not None:
             p = reading.load_error
@@ -289,7 +283,7 @@ def judge_views(config: Config) -> list[JudgeView]:
         view.stats = [
             f"{s.name}: {'undefined' if s.value is None else f'{s.value:.3f}'} (n={s.n})" for s in reading.stats()
         ]
-        gold = {str(c.get("id")): c for c in reading.gold}
+        gold = {str(c.get("id")): c for c in (reading.gold.cases if reading.gold is not None else [])}
         kind = reading.rubric.spec if reading.rubric is not None else None
         for case in reading.cases or []:
             cid = str(case.get("id"))

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from propeval.config import Config
     from propeval.corpus import Corpus
     from propeval.judge.rubric import Rubric
+    from propeval.workspace import Workspace as CoreWorkspace
 
 
 @dataclass
@@ -114,6 +115,13 @@ class Workspace:
 
     # ------------------------------------------------------------------ corpus and rubrics
 
+    def workspace(self) -> CoreWorkspace:
+        """The corpus as propeval's core reads it now: a :class:`propeval.workspace.Workspace` over
+        this session's corpus (read again when a file changed), for the gates' readings."""
+        from propeval.workspace import Workspace as CoreWorkspace
+
+        return CoreWorkspace(self.config, corpus=self.corpus())
+
     def corpus(self) -> Corpus:
         from propeval.corpus import load_corpus
 
@@ -130,9 +138,9 @@ class Workspace:
         return self.config.root / load_settings(self.config).rubrics_dir
 
     def rubric_names(self) -> list[str]:
-        from propeval.judge.rubric import rubric_names
+        from propeval.judge.rubric import list_rubrics
 
-        return rubric_names(self.rubrics_dir())
+        return list_rubrics(self.rubrics_dir()).names
 
     def load_rubric(self, name: str) -> Rubric:
         from propeval.judge.rubric import load_rubric

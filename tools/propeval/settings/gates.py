@@ -33,7 +33,12 @@ class GateSettings(Table):
         Text(choices=GATE_MODES), "required", "required: its problems fail the run; advisory: warnings, exit 0"
     )
     judge: str = key(Text(choices=GATE_MODES), "required", "the judge gate: required or advisory")
-    ledger_dir: str = key(Text(folder=True), "ledger", "ledger/answerability/<item>.json, ledger/judge/<rubric>.json")
+    ledger_dir: str = key(
+        Text(folder=True),
+        "ledger",
+        "the one ledger folder: answerability/<item>.json, judge/<rubric>.json, approvals/<id>.json, dedup.json, "
+        "difficulty.json",
+    )
     rubric: str = key(Text(), "facts-v1", "the rubric that grades reference answers")
     min_fact_score: int = key(Integer(lo=0, hi=5), 4, "an item passes with a fact score of at least this")
     answer_endpoint: str = key(Text(), "", 'the reference model; "": [tool.propeval.judge] answer_endpoint')

@@ -119,12 +119,24 @@ class Endpoint(Table):
         check_url(self)
         value = os.environ.get(self.api_key_env, "")
         if not value:
-            raise ConfigError(
-                f"endpoint {self.name!r} reads its API key from the environment variable "
-                f"{self.api_key_env}, which is not set; export it first",
-                key="api_key_env",
-            )
+            raise self.key_unset()
         return value
+
+    def key_unset(self, hint: str = "") -> ConfigError:
+        """The one error for an API key variable that is not set (the variable's name, never a value)."""
+        return ConfigError(
+            f"endpoint {self.name!r} reads its API key from the environment variable "
+            f"{self.api_key_env}, which is not set; export it first" + (f", {hint}" if hint else ""),
+            key="api_key_env",
+        )
+
+
+def require_keys(endpoints: Sequence[Endpoint], hint: str = "") -> None:
+    """Fail before any request when an endpoint's API key variable is unset: the same ConfigError
+    (exit 2) for ``answer``, ``grade`` and the gates' ``--online``; ``hint`` adds what else to do."""
+    for ep in endpoints:
+        if ep.api_key_env and not os.environ.get(ep.api_key_env):
+            raise ep.key_unset(hint)
 
 
 def check_url(endpoint: Endpoint) -> None:

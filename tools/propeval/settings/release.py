@@ -1,4 +1,4 @@
-"""``[tool.propeval.release]``: the dataset card of ``propeval export`` and the ledgers it shows."""
+"""``[tool.propeval.release]``: the dataset card of ``propeval export``."""
 
 from __future__ import annotations
 
@@ -13,11 +13,29 @@ from propeval.settings.table import Integer, Table, Text, TextList, Where, deriv
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 
 
+def _ledger_moved(name: str) -> str:
+    return (
+        f"moved: every ledger record lies under [tool.propeval.gates] ledger_dir (<ledger_dir>/{name}), the one "
+        "place ledger paths come from; delete it here (and move the file there if it lay elsewhere)"
+    )
+
+
+# The release's former ledger keys (#36): some commands read them and others did not.
+LEDGER_MOVED = {
+    "dedup_report": _ledger_moved("dedup.json"),
+    "difficulty_ledger": _ledger_moved("difficulty.json"),
+    "judge_ledger": _ledger_moved("judge/<rubric>.json"),
+}
+
+
 @dataclass(frozen=True)
 class ReleaseSettings(Table):
     NAME = "release"
-    DOC = "`propeval export`: the dataset card and its optional inputs (each read only when present)."
-    MOVED: ClassVar[dict[str, str]] = {"runs_dir": RUNS_DIR_MOVED, "rubrics_dir": RUBRICS_DIR_MOVED}
+    DOC = (
+        "`propeval export`: the dataset card. Its optional inputs (the dedup record, the difficulty bands, the "
+        "gate records) are read from `[tool.propeval.gates] ledger_dir`, each only when present."
+    )
+    MOVED: ClassVar[dict[str, str]] = {"runs_dir": RUNS_DIR_MOVED, "rubrics_dir": RUBRICS_DIR_MOVED, **LEDGER_MOVED}
 
     name: str = key(Text(nonempty=True), "propeval", "the dataset's name in the card title and HF pretty_name")
     license: str = key(Text(nonempty=True), "mit", "the card's license (a Hugging Face license id)")
@@ -46,11 +64,6 @@ class ReleaseSettings(Table):
         "the citation's URL (http or https); \"\": the Hub page of hub_id, else the repository's `origin` "
         "remote, else none (export notes it)",
     )
-    dedup_report: str = key(
-        Text(nonempty=True), "ledger/dedup.json", "the dedup record (propeval dedup --record) the card shows"
-    )
-    difficulty_ledger: str = key(Text(nonempty=True), "ledger/difficulty.json", "difficulty bands per item")
-    judge_ledger: str = key(Text(nonempty=True), "ledger/judge", "one <rubric>.json judge-gate record per rubric")
     rubrics_dir: str = derived("rubrics", "[tool.propeval.judge] rubrics_dir")
     runs_dir: str = derived("runs", "[tool.propeval.judge] runs_dir")
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, TypeVar
 
 from propeval import names
 from propeval.errors import ConfigError
+from propeval.langtags import language_key
 
 T = TypeVar("T", bound="Table")
 
@@ -58,8 +59,6 @@ def primary_subtag(tag: str) -> str:
 
     The one rule for which language a tag counts as: :func:`propeval.langtags.language_key`.
     """
-    from propeval.langtags import language_key
-
     return language_key(tag)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
@@ -66,20 +67,27 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1.0, norms)
     row = {t: n for n, t in enumerate(texts)}
+    # Each source language's rivals as one matrix: a translation meets every rival in one product.
+    by_lang: dict[str, tuple[list[Item], Any, Any]] = {}
+    for lang in src_langs:
+        group = [r for r in rivals if primary_subtag(r.language) == lang]
+        by_lang[lang] = (
+            group,
+            vectors[[row[norm[r.prompt]] for r in group]],
+            np.asarray([r.claim_id for r in group], dtype=object),
+        )
     threshold = settings.drift_threshold
     for item, src in pairs:
         here = vectors[row[norm[item.prompt]]]
         sim = float(here @ vectors[row[norm[src.prompt]]])
-        lang = primary_subtag(src.language)
-        closer = max(
-            (
-                (float(here @ vectors[row[norm[r.prompt]]]), r)
-                for r in rivals
-                if r.claim_id != item.claim_id and primary_subtag(r.language) == lang
-            ),
-            key=lambda t: t[0],
-            default=None,
-        )
+        group, matrix, claim_ids = by_lang[primary_subtag(src.language)]
+        closer: tuple[float, Item] | None = None
+        if group:
+            sims = matrix @ here
+            sims[claim_ids == item.claim_id] = -np.inf
+            best = int(np.argmax(sims))  # the first of equal maxima, in id order, as max() took it
+            if np.isfinite(sims[best]):
+                closer = (float(sims[best]), group[best])
         why = ""
         if sim < threshold:
             why = f"similarity {sim:.3f} is below drift_threshold {threshold:.2f}"
@@ -131,17 +139,9 @@ def _cache_folder(ctx: GroupsContext) -> Path:
 
 def translation_pairs(corpus: Corpus, claim_ids: Sequence[str]) -> list[tuple[Item, Item]]:
     """(translation, source) of every active translation of the claims, both active, one claim."""
-    wanted = set(claim_ids)
     pairs = []
-    for item in sorted(corpus.items.values(), key=lambda i: i.id):
+    for item in sorted((i for cid in set(claim_ids) for i in corpus.items_of(cid)), key=lambda i: i.id):
         src = corpus.items.get(item.translation_of or "")
-        if (
-            src is not None
-            and item.claim_id in wanted
-            and src.claim_id == item.claim_id
-            and item.active
-            and src.active
-            and src.id != item.id
-        ):
+        if src is not None and src.claim_id == item.claim_id and item.active and src.active and src.id != item.id:
             pairs.append((item, src))
     return pairs

@@ -15,9 +15,9 @@ ID = "groups-translation-claim"
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
     items = ctx.corpus.items
-    for item in sorted(ctx.corpus.all_items, key=lambda i: i.doc.relpath):
+    for item in ctx.scoped:
         src_id = item.translation_of
-        if src_id is None or not ctx.in_scope(item.doc.relpath):
+        if src_id is None:
             continue
         src = items.get(src_id)
         if src is None:

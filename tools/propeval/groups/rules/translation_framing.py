@@ -15,11 +15,9 @@ ID = "groups-translation-framing"
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
     items = ctx.corpus.items
-    for item in sorted(ctx.corpus.all_items, key=lambda i: i.doc.relpath):
+    for item in ctx.scoped:
         src = items.get(item.translation_of) if item.translation_of is not None else None
         if src is None or src.claim_id != item.claim_id or not (item.active and src.active):
-            continue
-        if not ctx.in_scope(item.doc.relpath):
             continue
         for key, label in (("framing", "framing"), ("question_type", "question type")):
             mine, theirs = item.data.get(key), src.data.get(key)

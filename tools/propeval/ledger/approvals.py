@@ -22,19 +22,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from propeval import signing
-from propeval.config import Config
-from propeval.gates.ledger import make_record, read_record, write_record
-from propeval.gates.settings import GateSettings
+from propeval.ledger.paths import APPROVALS, LedgerPaths
+from propeval.ledger.records import make_record, write_record
 from propeval.loader import dumps_json
-from propeval.policy_files import FileChange
 from propeval.result import Problem
 
+if TYPE_CHECKING:
+    from propeval.ledger.view import LedgerView
+    from propeval.policy_files import FileChange
+
 KIND = "approval"
-FOLDER = "approvals"
 
 Binding = tuple[str, str | None, str | None]  # (path, before, after)
 
@@ -45,10 +44,6 @@ def approval_id(changes: Sequence[FileChange]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-def approval_path(config: Config, gs: GateSettings, subject: str) -> Path:
-    return config.root / gs.ledger_dir / FOLDER / f"{subject}.json"
-
-
 def make_approval(changes: Sequence[FileChange], note: str) -> dict[str, Any]:
     """An unsigned approval record for ``changes``."""
     subject = approval_id(changes)
@@ -57,11 +52,11 @@ def make_approval(changes: Sequence[FileChange], note: str) -> dict[str, Any]:
     return make_record(KIND, subject, binding, result)
 
 
-def write_approval(config: Config, gs: GateSettings, record: dict[str, Any]) -> str:
+def write_approval(paths: LedgerPaths, record: dict[str, Any]) -> str:
     """Write ``record`` to its path; the path relative to the corpus root."""
-    path = approval_path(config, gs, str(record["subject"]))
-    write_record(path, record)
-    return path.relative_to(config.root).as_posix()
+    subject = str(record["subject"])
+    write_record(paths.approval(subject), record)
+    return paths.rel(APPROVALS, f"{subject}.json")
 
 
 @dataclass
@@ -85,22 +80,22 @@ def _bindings(record: dict[str, Any]) -> list[Binding] | None:
     return out
 
 
-def read_approvals(config: Config, gs: GateSettings, changed: set[str]) -> Approvals:
-    """Every approval record under the ledger folder, verified against ``gs.signers``.
+def read_approvals(view: LedgerView, changed: set[str]) -> Approvals:
+    """Every approval record under the ledger folder, verified against the view's signers.
 
     ``changed``: paths (relative to the corpus root) the tree changed; only those records'
     problems are reported (an old record signed by a key since rotated out approves nothing, and
     that is no one's problem now).
     """
     out = Approvals()
-    folder = config.root / gs.ledger_dir / FOLDER
+    folder = view.paths.kind_folder(APPROVALS)
     if not folder.is_dir():
         return out
     for path in sorted(folder.iterdir()):
-        rel = path.relative_to(config.root).as_posix()
+        rel = view.paths.rel(APPROVALS, path.name)
         if path.suffix != ".json":
             continue
-        loaded = read_record(path, root=config.root, kind=KIND, subject=path.stem)
+        loaded = view.read(KIND, path.stem)
 
         def bad(rule: str, message: str, pointer: str = "", rel: str = rel) -> None:
             if rel in changed:
@@ -120,7 +115,7 @@ def read_approvals(config: Config, gs: GateSettings, changed: set[str]) -> Appro
                 "an approval binds a list of {path, before, after}; make it with propeval ledger approve",
             )
             continue
-        verdict = signing.verify(record, gs.signers)
+        verdict = view.verdict(loaded)
         if verdict.state == "unsigned":
             bad(
                 "ledger-unsigned",
@@ -128,7 +123,7 @@ def read_approvals(config: Config, gs: GateSettings, changed: set[str]) -> Appro
             )
             continue
         if verdict.state == "unknown-key":
-            listed = ", ".join(sorted(gs.signers)) or "none"
+            listed = ", ".join(sorted(view.signers)) or "none"
             bad(
                 "ledger-signer",
                 f"approval signed by a key that is not on the base branch's [tool.propeval.signers] ({listed}): "

@@ -21,7 +21,8 @@ The record is *fresh* when every binding equals the value computed from today's 
 config. The digest catches a record edited by hand (or a merge that mangled it), but anyone can
 recompute it: what makes a record count is the maintainer's Ed25519 signature over all of it
 (``propeval.signing``), checked against ``[tool.propeval.signers]``, plus the re-derivation of
-everything derivable (``gates.verify``).
+everything derivable (``gates.verify``). Where each record lies is :mod:`propeval.ledger.paths`;
+a run reads records through :class:`propeval.ledger.view.LedgerView`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 
 from propeval.corpus import content_hash
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, load_file, relative_path
+from propeval.loader import Document, LoadError, load_file, relative_path
 from propeval.result import Problem
 
 FORMAT = 1
@@ -97,20 +98,27 @@ def read_record(path: Path, *, root: Path, kind: str, subject: str) -> Loaded:
     try:
         doc = load_file(path, root=root)
     except LoadError as e:
-        p = e.problem
-        if p.rule.startswith("file-"):  # a link or special file: refused as such, never read
-            return Loaded(rel, None, p)
-        return Loaded(
-            rel,
-            None,
-            Problem(
-                rel,
-                p.line,
-                p.col,
-                "ledger-format",
-                f"ledger record is corrupt ({p.message}); delete it and make it again",
-            ),
-        )
+        return unreadable(rel, e)
+    return check_record(doc, kind=kind, subject=subject)
+
+
+def unreadable(rel: str, e: LoadError) -> Loaded:
+    """A record file the strict loader refused: a link or special file as such, else corrupt."""
+    p = e.problem
+    if p.rule.startswith("file-"):  # a link or special file: refused as such, never read
+        return Loaded(rel, None, p)
+    return Loaded(
+        rel,
+        None,
+        Problem(
+            rel, p.line, p.col, "ledger-format", f"ledger record is corrupt ({p.message}); delete it and make it again"
+        ),
+    )
+
+
+def check_record(doc: Document, *, kind: str, subject: str) -> Loaded:
+    """A loaded record file checked for its format, digest, kind and subject."""
+    rel = doc.relpath
     record = doc.data
 
     def bad(pointer: str, message: str, rule: str = "ledger-format") -> Loaded:
