@@ -6,6 +6,7 @@ several test folders have one)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -129,3 +130,30 @@ def on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int,
             break
     os.close(main)
     return proc.wait(), got
+
+
+# The dataset card's sections a Hugging Face user looks for, in order (levels 1-3, after the front matter).
+CARD_SECTIONS = [
+    "# propeval",
+    "## How to load",
+    "## Uses",
+    "### Direct use",
+    "### Out-of-scope use",
+    "## Dataset structure",
+    "## Bias, risks and limitations",
+    "### Curation evidence",
+    "## Personal information",
+    "## Citation",
+    "## More information",
+]
+
+
+def card_sections(card: str) -> list[str]:
+    """The card's headings of levels 1-3 after its front matter, in order (code blocks skipped)."""
+    body = card.split("\n---\n", 1)[1]
+    out, fenced = [], False
+    for line in body.splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and re.match(r"#{1,3} ", line):
+            out.append(line)
+    return out

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import REPO, CorpusDir
+from helpers import CARD_SECTIONS, REPO, CorpusDir, card_sections
 from propeval.cli import cli
 
 
@@ -24,20 +24,6 @@ def _setup_key(folder: Path) -> str:
     head = pyproject[: pyproject.index(b"\n[tool.") + 1]
     data = head + (folder / "Makefile").read_bytes()
     return hashlib.sha256(data).hexdigest()[:12]
-
-
-# The card's sections a Hugging Face user looks for, in order (levels 1-3, after the front matter).
-CARD_SECTIONS = [
-    "## How to load",
-    "## Uses",
-    "### Direct use",
-    "### Out-of-scope use",
-    "## Dataset structure",
-    "## Bias, risks and limitations",
-    "### Curation evidence",
-    "## Personal information",
-    "## Citation",
-]
 
 
 @pytest.mark.slow
@@ -127,12 +113,7 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
     intro, rest = body.split("\n## How to load\n", 1)
     assert intro.strip().startswith("# propeval\n\npropeval is a set of evaluation items")
     assert "**Who it is for:**" in intro and "load_dataset(" in rest.split("\n## Uses\n", 1)[0]
-    headings, fenced = [], False
-    for line in body.splitlines():
-        fenced ^= line.startswith("```")
-        if not fenced and line.startswith(("## ", "### ")) and line in CARD_SECTIONS:
-            headings.append(line)
-    assert headings == CARD_SECTIONS
+    assert [h for h in card_sections(card) if h in CARD_SECTIONS] == CARD_SECTIONS
     assert "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | advisory |" in card
     assert "Answerability gate: **advisory**." in card
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
+from helpers import CARD_SECTIONS, card_sections
 from propeval.cli import cli
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -63,32 +63,6 @@ def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path
     assert row.endswith("\\](javascript:alert(2))[click\\](javascript:alert(3))) |"), row
     # the text is all there, as text
     assert "x&quot;&gt;&lt;img/src=x/onerror=alert(1)&gt;](javascript:alert(2))[click](javascript:alert(3))" in html
-
-
-CARD_SECTIONS = [
-    "# propeval",
-    "## How to load",
-    "## Uses",
-    "### Direct use",
-    "### Out-of-scope use",
-    "## Dataset structure",
-    "## Bias, risks and limitations",
-    "### Curation evidence",
-    "## Personal information",
-    "## Citation",
-    "## More information",
-]
-
-
-def card_sections(card: str) -> list[str]:
-    """The card's headings of levels 1-3 after its front matter, in order (code blocks skipped)."""
-    body = card.split("\n---\n", 1)[1]
-    out, fenced = [], False
-    for line in body.splitlines():
-        fenced ^= line.startswith("```")
-        if not fenced and re.match(r"#{1,3} ", line):
-            out.append(line)
-    return out
 
 
 def test_card_opens_with_what_who_and_how_then_the_sections_a_hub_user_expects(ledgers: Any, tmp_path: Path) -> None:
