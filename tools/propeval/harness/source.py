@@ -28,6 +28,7 @@ from typing import Any
 from propeval.errors import UsageError
 from propeval.judge.grade import Case
 from propeval.judge.rubric import Rubric, load_rubric
+from propeval.judge.settings import optional_sampling
 from propeval.settings import Endpoint, JudgeSettings, check_url
 
 ITEMS_FILE = "items.jsonl"
@@ -190,12 +191,7 @@ def _thinking(settings: JudgeSettings) -> dict[str, Any] | None:
 def inspect_config(settings: JudgeSettings) -> dict[str, Any]:
     """inspect_ai ``GenerateConfig`` fields for the answers (the system prompt is a solver)."""
     out: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
-    if settings.top_p is not None:
-        out["top_p"] = settings.top_p
-    if settings.seed is not None:
-        out["seed"] = settings.seed
-    if settings.reasoning_effort:
-        out["reasoning_effort"] = settings.reasoning_effort
+    out.update(optional_sampling(settings.top_p, settings.seed, settings.reasoning_effort))
     if (extra := _thinking(settings)) is not None:
         out["extra_body"] = extra
     return out
@@ -210,12 +206,8 @@ def lm_eval_generation(settings: JudgeSettings) -> dict[str, Any]:
         "temperature": settings.temperature,
         "max_gen_toks": settings.max_tokens,
     }
-    if settings.top_p is not None:
-        out["top_p"] = settings.top_p
-    if settings.seed is not None:
-        out["seed"] = settings.seed  # over lm-eval's own seed (1234), which it sends otherwise
-    if settings.reasoning_effort:
-        out["reasoning_effort"] = settings.reasoning_effort
+    # a seed set here goes over lm-eval's own (1234), which it sends otherwise
+    out.update(optional_sampling(settings.top_p, settings.seed, settings.reasoning_effort))
     if (extra := _thinking(settings)) is not None:
         out.update(extra)
     return out
@@ -228,12 +220,7 @@ def promptfoo_provider(
     source's sampling settings, and where the OpenAI-compatible server is (``apiBaseUrl``) and which
     variable holds its key (``apiKeyEnvar``) when given."""
     config: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
-    if settings.top_p is not None:
-        config["top_p"] = settings.top_p
-    if settings.seed is not None:
-        config["seed"] = settings.seed
-    if settings.reasoning_effort:
-        config["reasoning_effort"] = settings.reasoning_effort
+    config.update(optional_sampling(settings.top_p, settings.seed, settings.reasoning_effort))
     if (extra := _thinking(settings)) is not None:
         config["passthrough"] = extra
     if base_url:

@@ -14,7 +14,7 @@ from propeval.fsutil import atomic_write
 from propeval.judge import runs
 from propeval.judge._engine import Progress, make_client, run_all_closing
 from propeval.judge.client import ChatClient, RequestError
-from propeval.judge.settings import Endpoint, JudgeSettings
+from propeval.judge.settings import Endpoint, JudgeSettings, optional_sampling
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 
@@ -50,13 +50,7 @@ class AnswerOptions:
 
     def request(self) -> dict[str, Any]:
         """The request parameters beyond temperature and max_tokens that the settings send."""
-        out: dict[str, Any] = {}
-        if self.top_p is not None:
-            out["top_p"] = self.top_p
-        if self.seed is not None:
-            out["seed"] = self.seed
-        if self.reasoning_effort:
-            out["reasoning_effort"] = self.reasoning_effort
+        out: dict[str, Any] = optional_sampling(self.top_p, self.seed, self.reasoning_effort)
         if self.thinking:
             out["extra_body"] = {"chat_template_kwargs": {"enable_thinking": self.thinking == "on"}}
         return out

@@ -26,9 +26,23 @@ __all__ = [
     "check_url",
     "is_loopback",
     "load_settings",
+    "optional_sampling",
 ]
 
 
 def load_settings(config: Config) -> JudgeSettings:
     """``[tool.propeval.judge]``, read and checked."""
     return config.settings.judge
+
+
+def optional_sampling(top_p: float | None, seed: int | None, reasoning_effort: str) -> dict[str, object]:
+    """The sampling settings sent only when set (temperature and the token cap always are): what
+    ``propeval answer`` adds to its request, and each harness adapter to its harness's config."""
+    out: dict[str, object] = {}
+    if top_p is not None:
+        out["top_p"] = top_p
+    if seed is not None:
+        out["seed"] = seed
+    if reasoning_effort:
+        out["reasoning_effort"] = reasoning_effort
+    return out
