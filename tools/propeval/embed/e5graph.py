@@ -132,7 +132,8 @@ def build(
         """LayerNorm(y + residual), the layer's weights ``p + ln`` (``y`` has its bias). Not
         onnxruntime's fused SkipLayerNormalization: on this CPU that takes 5x as long as the two."""
         added = node("Add", [y, residual])
-        return node("LayerNormalization", [added, init(vec(p + ln + ".w")), init(vec(p + ln + ".b"))], axis=-1, epsilon=f.eps)
+        weights = [init(vec(p + ln + ".w")), init(vec(p + ln + ".b"))]
+        return node("LayerNormalization", [added, *weights], axis=-1, epsilon=f.eps)
 
     one = init(np.array([1], dtype=np.int64))
     end = init(np.array([1 << 30], dtype=np.int64))

