@@ -1,4 +1,4 @@
-"""``status: draft`` (issue 19, part 3): drafts are checked for syntax and schema only, skipped by
+"""``status: draft``: drafts are checked for syntax and schema only, skipped by
 groups, dedup and the gates, never exported, and can be committed through the check hook."""
 
 from __future__ import annotations

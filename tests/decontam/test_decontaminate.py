@@ -358,7 +358,7 @@ def test_a_window_hashes_the_same_wherever_it_stands() -> None:
 
 
 def test_a_prompt_in_any_kind_of_bad_line_is_found_and_never_reaches_the_clean_shards(corpus: CorpusDir) -> None:
-    """#35: lines that cannot be read as records were copied verbatim into the "clean" shards."""
+    """Once, lines that cannot be read as records were copied verbatim into the "clean" shards."""
     corpus.claim()
     corpus.item("i0001", prompt=f'"{PROMPT}"')
     bad_lines = [
@@ -398,7 +398,7 @@ def test_a_prompt_in_any_kind_of_bad_line_is_found_and_never_reaches_the_clean_s
 
 
 def test_a_line_over_max_line_bytes_is_streamed_in_windows_and_still_found(corpus: CorpusDir) -> None:
-    """#35: one 200 MB line peaked at 3.19 GB; now a line over --max-line-bytes is never read whole.
+    """Once, one 200 MB line peaked at 3.19 GB; now a line over --max-line-bytes is never read whole.
     (The memory figure is benchmarks/decontaminate_long_line.py's; here: what it finds.)"""
     from propeval.decontam.limits import WINDOW_CHARS
 

@@ -207,7 +207,7 @@ def test_advisory_mode_reports_but_does_not_fail(gate_corpus: Any) -> None:
 
 def test_fork_pr_without_a_key(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """No key: offline still gives a clear verdict; --online exits 2 naming the variable, never a value:
-    the same error as `answer` and `grade` give for an unset key (before #36 the gate exited 3)."""
+    the same error as `answer` and `grade` give for an unset key (the gate used to exit 3)."""
     configure(gate_corpus, key_env="PROPEVAL_TEST_API_KEY")
     monkeypatch.delenv("PROPEVAL_TEST_API_KEY", raising=False)
     before = gate_corpus.snapshot()

@@ -1,4 +1,5 @@
-"""Issue #15, attacks 2-4, in a real git repository through the real CLI, and the honest path.
+"""Forged, self-signed, copied, deleted and moved ledger records, a pull request that switches the
+gates off or moves an endpoint, and the honest path: in a real git repository through the real CLI.
 
 main holds a corpus whose gates are required, whose list of maintainer keys names the test
 maintainer, and whose answerability records that maintainer made with --online against a
