@@ -230,6 +230,7 @@ def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, 
     ], res.output
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any) -> None:
     """A [tool.propeval] change approved for its exact bytes: that run uses the tree's policy."""
     pyproject = repo.root / "pyproject.toml"
@@ -257,6 +258,7 @@ def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any)
     )
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_a_blocklisted_official_statement_needs_a_maintainers_approval(repo: Any, in_git: Any) -> None:
     """source_role: official_statement lets a claim cite a state outlet: a pull request
     does not approve its own exception; a maintainer's signed approval, or the base, does."""
