@@ -6,7 +6,7 @@ record, which a maintainer signs, is :class:`propeval.ledger.records.LedgerRecor
 reads one back from a parsed line and refuses what does not fit (:class:`RecordError`, naming the
 field). ``to_json`` writes the keys in the order propeval has always written them (RUNS.md), so a
 run file is byte for byte what the dict-built records of earlier versions made:
-``tests/judge/test_records.py`` holds this against committed files of those bytes.
+``tests/judge/test_run_records.py`` holds this against committed files of those bytes.
 
 The verdict's fields are the rubric kind's (``Kind.record_fields``, always present, null before a
 verdict) and any other field its verdict adds (a facts verdict's ``propaganda_judged``); they stay a

@@ -5,7 +5,7 @@
 records were typed (answered, unanswered and error answers; scored, unanswered, unscored and error
 grades of one judge; a panel of two that ties), made by :func:`make_runs` with that code:
 
-    PYTHONPATH=OLD/tools:tests:tests/judge python tests/judge/test_records.py OUT_DIR
+    PYTHONPATH=OLD/tools:tests:tests/judge python tests/judge/test_run_records.py OUT_DIR
 
 Only the clock (``created``) and the loopback ports are normalised. The ledger's own records
 (``ledger/``, written by the dict-built ``make_record``) are the ledger's fixture.
