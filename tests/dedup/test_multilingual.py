@@ -139,7 +139,6 @@ def test_what_differs_is_numbers_across_languages_and_names_too_within_one() -> 
     ]
 
 
-@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_it_cannot_separate(
     tmp_path: Path, fake_encoder: Any
 ) -> None:
