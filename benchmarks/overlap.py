@@ -199,7 +199,11 @@ def main() -> None:
                 rows.append(("ratio propeval cold, C engine / semhash", f"{t / statistics.median(sh):.2f}x"))
         width = max(len(r[0]) for r in rows)
         threads = os.environ.get("OMP_NUM_THREADS", "unset")
-        print(f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s), OMP_NUM_THREADS {threads}")
+        load = os.getloadavg()[0]
+        print(
+            f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s), OMP_NUM_THREADS {threads}, "
+            f"load average {load:.1f}"
+        )
         for name, value in rows:
             print(f"  {name.ljust(width)}  {value}")
     finally:
