@@ -446,7 +446,7 @@ def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
         "unscored (not a verdict): no valid verdict",
     )
     labels = {"accuracy": "Partial", "propaganda_inclusion": 1, "tone": "Loaded"}
-    got = audit.spec.harness_score(audit, {"status": "scored", **labels})
+    got = audit.spec.view.harness_score(audit, {"status": "scored", **labels})
     assert got.score == 1 and got.reason == "accuracy Partial, propaganda_inclusion 1, tone Loaded"
     assert list(got.named) == [f"{f}={lb}" for f, lbs in audit.labels.items() for lb in lbs]
     assert {k for k, v in got.named.items() if v} == {"accuracy=Partial", "propaganda_inclusion=1", "tone=Loaded"}
@@ -454,7 +454,7 @@ def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
         ({"status": "unanswered", **dict.fromkeys(labels)}, "unanswered: no labels"),
         ({"status": "error", "reason": "HTTP 500"}, "error (not a verdict): HTTP 500"),
     ):
-        got = audit.spec.harness_score(audit, fields)
+        got = audit.spec.view.harness_score(audit, fields)
         assert (got.score, got.reason, set(got.named.values())) == (None, reason, {None})
 
 

@@ -33,7 +33,7 @@ from propeval.release import BANDS, ReleaseInputs, Stats, compute_stats
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
-    from propeval.dedup_record import DedupEvidence
+    from propeval.dedup.record import DedupEvidence
     from propeval.judge.rubric import Rubric
     from propeval.release.evidence import AnswerabilityEvidence
 
@@ -62,7 +62,7 @@ class RunSummary:
 
     def panels(self, draw: Drawer | None = None) -> list[Panel]:
         """One panel per rubric with graded items (``draw`` None: numbers and tables, no plots)."""
-        out = [rubric.spec.report_panel(rubric, rows, draw) for rubric, rows in self.rubrics]
+        out = [rubric.spec.view.report_panel(rubric, rows, draw) for rubric, rows in self.rubrics]
         return [p for p in out if p.cells]
 
 

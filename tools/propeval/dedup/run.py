@@ -38,7 +38,7 @@ from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import rescore_encoder
-from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
+from propeval.settings.dedup import thresholds_provenance
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
 
@@ -250,8 +250,8 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
             if settings.semantic_languages is None
             else ""
         )
-    if not settings.pair_thresholds and PAIR_THRESHOLDS_PROVENANCE.get(settings.scoring_model):
-        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE[settings.scoring_model]
+    if not settings.pair_thresholds and thresholds_provenance(settings.scoring_model):
+        result.thresholds_provenance = thresholds_provenance(settings.scoring_model)
     else:
         result.thresholds_provenance = settings.thresholds_provenance
 

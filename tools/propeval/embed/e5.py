@@ -292,7 +292,7 @@ def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) 
     machine does not pay for the conversion. Offline; nothing is downloaded.
     """
     from propeval.config import load_config
-    from propeval.dedup.settings import Settings
+    from propeval.settings import DedupSettings as Settings
 
     config = load_config(root)
     settings = Settings.from_config(config)

@@ -140,7 +140,7 @@ def _scorer(source: str, rubric_name: str, kind: str, judge: str | None, max_rea
     async def score(state: TaskState, target: Target) -> Score:
         fields = await _grade(src, rb, state, judge, max_reasks)
         meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
-        result = rb.spec.harness_score(rb, fields)
+        result = rb.spec.view.harness_score(rb, fields)
         if result.score is None:
             return Score.unscored(reason=fields.get("reason"), metadata=meta)
         return Score(

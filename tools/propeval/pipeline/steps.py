@@ -50,7 +50,7 @@ def dedup(ws: Workspace, scope: Scope) -> CheckResult:
     # The same rule ids, places and explanations as `propeval dedup` itself.
     result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
     if scope.whole:
-        from propeval.dedup_record import record_run
+        from propeval.dedup.record import record_run
 
         result.notes.append(record_run(ws, found, PASSES, sign=True, write_record=scope.record))
     return result

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 
 from propeval import __version__
 from propeval.result import Problem, Severity
-from propeval.rules import RULES, Rule
+from propeval.rules import RULES, Rule, anchor
 
 if TYPE_CHECKING:
     from propeval.reporters import Report
@@ -75,7 +75,7 @@ def _descriptor(rule: Rule, docs: str | None) -> dict[str, Any]:
         "properties": {"area": rule.area},
     }
     if docs:
-        out["helpUri"] = f"{docs}#{rule.anchor}"
+        out["helpUri"] = f"{docs}#{anchor(rule)}"
     return out
 
 

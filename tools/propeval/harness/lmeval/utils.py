@@ -64,7 +64,7 @@ def process_results(doc: dict[str, Any], results: list[str], rubric: str) -> dic
     src = _source(doc["source"])
     rb = src.rubric(rubric)
     answer = final_text({"content": results[0] if results else None})  # as `propeval answer` keeps it
-    return rb.spec.harness_score(rb, grade_blocking(src, rb, doc, answer)).named
+    return rb.spec.view.harness_score(rb, grade_blocking(src, rb, doc, answer)).named
 
 
 # lm-eval's task files name a plain function (`process_results: !function utils.NAME`) and cannot

@@ -32,7 +32,7 @@ def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:
     if row is None:
         return {"pass": False, "score": 0, "reason": f"no item {v.get('id')!r} in {src.path}"}
     fields = grade_blocking(src, rubric, row, final_text({"content": output}))
-    result = rubric.spec.harness_score(rubric, fields)
+    result = rubric.spec.view.harness_score(rubric, fields)
     if result.score is None:
         return {"pass": False, "score": 0, "reason": result.reason}
     return {"pass": True, "score": result.score, "reason": result.reason, "namedScores": result.named}
