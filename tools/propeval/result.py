@@ -67,8 +67,9 @@ class Rule:
 
     ``description`` is what it checks (one line, in ``--help``), ``severity`` what its problems are,
     ``wrong`` and ``fix`` what a problem of it means and how to fix one (Markdown: CONTRIBUTING's
-    error tables and SARIF's help). ``draft``: a draft claim or item is held to it too (besides
-    loading, drafts keep only the rules that guard identity and safety). ``narrowed``: a run on
+    error tables and SARIF's help); ``also`` the other severities some of its problems carry.
+    ``draft``: a draft claim or item is held to it too (besides loading, drafts keep only the rules
+    that guard identity and safety). ``narrowed``: a run on
     some paths reports its problems only for those paths; a rule that speaks for files that are gone,
     hidden behind a link or added elsewhere sets it False.
     """
@@ -81,6 +82,9 @@ class Rule:
     fix: str = ""
     draft: bool = False
     narrowed: bool = True
+    # Other severities a problem of it may carry, each chosen at the call for a named case (a
+    # comparison allowed with --allow-mixed is a warning; `migrate --check` reports errors).
+    also: tuple[Severity, ...] = ()
 
     def problem(
         self,
@@ -93,8 +97,14 @@ class Rule:
         fix: str = "",
         severity: Severity | None = None,
     ) -> Problem:
-        """A problem of this rule, with this rule's severity (``severity``: a rule whose ``wrong``
-        names a lesser case, such as an opaque archive link under ``sources``, says so at the call)."""
+        """A problem of this rule, with this rule's severity; ``severity`` picks one of ``also``
+        (an opaque archive link is the ``sources`` rule's one warning), and no other.
+
+        Raises:
+            ValueError: ``severity`` is not one this rule declares (a bug in the calling check).
+        """
+        if severity is not None and severity is not self.severity and severity not in self.also:
+            raise ValueError(f"rule {self.id!r} declares no {severity.value} problems")
         return Problem(path, line, col, self.id, message, pointer=pointer, severity=severity or self.severity, fix=fix)
 
     @property

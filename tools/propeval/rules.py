@@ -51,10 +51,11 @@ _SECTION_OF_RULE = {
     "difficulty": "difficulty-bands",
 }
 
-# area -> (id, severity, what it checks in one line, what is wrong, how to fix it). The order is the
+# area -> (id, severity, what it checks in one line, what is wrong, how to fix it). A severity may be
+# a tuple: the rule's own, then the others some of its problems carry (Rule.also). The order is the
 # order of the docs and of SARIF's rules; "what is wrong" and "how to fix it" are CONTRIBUTING's
 # error tables (Markdown), generated from here.
-_TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
+_TABLE: dict[str, tuple[tuple[str, Severity | tuple[Severity, ...], str, str, str], ...]] = {
     # The strict loader, behind every command that reads a file people write.
     "file": (
         (
@@ -255,7 +256,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
     "migrate": (
         (
             "migrate",
-            N,
+            (N, E),
             "a file was (or with --check, would be) migrated",
             "a file was (or with `--check`, would be) migrated",
             "commit it (or run `propeval migrate`)",
@@ -726,7 +727,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         ),
         (
             "mixed-comparison",
-            E,
+            (E, W),
             "runs compared in one table share their judge, judge settings and rubric version",
             (
                 "`score` or `report` was asked to compare runs graded by different judges, judge settings or rubric "
@@ -1024,15 +1025,19 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
     ),
 }
 
+
+def _row(area: str, rule_id: str, sev: Severity | tuple[Severity, ...], description: str, wrong: str, fix: str) -> Rule:
+    own, *also = sev if isinstance(sev, tuple) else (sev,)
+    return Rule(rule_id, area, description, own, wrong, fix, also=tuple(also))
+
+
 # The areas whose rules are declared by their own modules (one module per rule, in a registry).
 _DECLARED: dict[str, tuple[Rule, ...]] = {
     "check": tuple(mod.RULE for mod in CHECKS.values()),
     "groups": tuple(mod.RULE for mod in GROUPS_CHECKS.values()),
 }
 RULES: dict[str, Rule] = {
-    rule.id: rule
-    for area, rows in _TABLE.items()
-    for rule in _DECLARED.get(area) or (Rule(i, area, d, sev, w, f) for i, sev, d, w, f in rows)
+    rule.id: rule for area, rows in _TABLE.items() for rule in _DECLARED.get(area) or (_row(area, *row) for row in rows)
 }
 AREAS: tuple[str, ...] = tuple(_TABLE)
 

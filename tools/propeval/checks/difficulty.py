@@ -35,6 +35,7 @@ RULE = Rule(
         "ledger is unreadable or was edited by hand"
     ),
     fix="grade runs that include the item, then run `propeval difficulty` again",
+    also=(Severity.ERROR,),  # `run`'s difficulty step: a ledger it cannot load
 )
 
 _RECOMPUTE = "run `propeval difficulty` on graded runs that include it"

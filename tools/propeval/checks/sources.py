@@ -56,6 +56,7 @@ RULE = Rule(
         "`source_role: official_statement` (a maintainer approves it: `propeval ledger approve`); for an opaque "
         "archive link, write the original page's URL"
     ),
+    also=(Severity.WARNING,),  # an opaque archive link
 )
 OFFICIAL = "official_statement"
 
