@@ -428,12 +428,12 @@ def test_a_release_row_without_its_facts_is_named_by_file_and_line(tmp_path: Pat
 
 
 def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
-    """What every adapter reports comes from the rubric's kind (Kind.harness_score), not from the adapter."""
+    """What every adapter reports comes from the rubric's kind (KindView.harness_score), not from the adapter."""
     from propeval.judge.kinds import HarnessScore
     from propeval.judge.rubric import load_rubric
 
     facts, audit = (load_rubric(REPO / "rubrics", name) for name in ("facts-v1", "audit-v1"))
-    fscore = facts.spec.harness_score
+    fscore = facts.spec.view.harness_score
     assert fscore(facts, {"status": "scored", "fact_score": 4, "propaganda": 1}) == HarnessScore(
         0.8, {"fact_score": 4, "propaganda": 1, "any_propaganda": 1}, "scored: fact score 4, propaganda 1"
     )
