@@ -142,9 +142,31 @@ def test_a_package_face_counts_as_an_import(tmp_path: Path) -> None:
     assert cycle_in(import_graph(pkg)) is not None
 
 
+def test_the_settings_read_only_the_backend_declarations_of_embed() -> None:
+    # The settings sit below the embedding backends: they validate names against the registry and
+    # take default folders from embed.folders, and never reach into a backend module (which loads
+    # numpy, and reads the settings).
+    graph = import_graph(PACKAGE)
+    allowed = {"propeval.embed", "propeval.embed.registry", "propeval.embed.folders", "propeval.embed.protocol"}
+    reached = {
+        (mod, target)
+        for mod, targets in graph.items()
+        if mod == "propeval.settings" or mod.startswith("propeval.settings.")
+        for target in targets
+        if target.startswith("propeval.embed") and target not in allowed
+    }
+    assert not reached
+
+
 # The faces that must import nothing heavy: a command or module that needs only their types and
 # light helpers imports them without paying for numpy.
-LIGHT_FACES = ("propeval.dedup", "propeval.dedup.record", "propeval.embed.registry", "propeval.agreement")
+LIGHT_FACES = (
+    "propeval.dedup",
+    "propeval.dedup.record",
+    "propeval.embed.registry",
+    "propeval.agreement",
+    "propeval.settings",
+)
 HEAVY = ("numpy", "torch", "faiss", "onnxruntime", "transformers", "openai", "scipy", "sklearn")
 
 

@@ -461,7 +461,7 @@ class DedupSettings(Table):
         """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""
         from pathlib import Path
 
-        from propeval.embed.ort import default_export_dir
+        from propeval.embed.folders import default_export_dir
 
         if not self.onnx_dir:
             return default_export_dir()
@@ -471,7 +471,7 @@ class DedupSettings(Table):
     def cache_folder(self, root: Any) -> Any:
         from pathlib import Path
 
-        from propeval.embed.cache import default_cache_dir
+        from propeval.embed.folders import default_cache_dir
 
         if not self.cache_dir:
             return default_cache_dir()
