@@ -1,5 +1,6 @@
-"""CONTRIBUTING's change recipes hold: a check rule, an embedding backend and a rubric kind are each
-one new module plus one line in their registry, and then show up everywhere a user sees them.
+"""CONTRIBUTING's change recipes hold: a check rule, an embedding backend, a rubric kind and an
+output format are each one new module plus one line in their registry, and then show up
+everywhere a user sees them.
 
 Each test copies the package to ``tmp_path``, makes exactly the change the recipe names (a new
 module, and its line in the registry; the check registry's import line too), and runs the real CLI
@@ -325,3 +326,58 @@ def test_a_rubric_kind_is_one_module_and_one_registry_line(tmp_path: Path) -> No
     assert out["text"][-1].split() == ["run-1", "0"]
     # agreement needs nothing from the kind but its agreement_fields: kappa and alpha per field
     assert out["agreement"] == ["stance cohen_kappa", "stance krippendorff_alpha_nominal"]
+
+
+TSV = '''\
+"""The tsv format: one problem a line, tab-separated."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from propeval.reporters import Report
+
+NAME = "tsv"
+HELP = "path, line, rule and message, tab-separated"
+
+
+def write(rep: Report, out: TextIO) -> None:
+    for p in rep.all_problems():
+        out.write(f"{p.path}\\t{p.line}\\t{p.rule}\\t{p.message}\\n")
+'''
+
+
+def test_an_output_format_is_one_module_and_one_registry_line(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "propeval" / "reporters" / "tsv.py").write_text(TSV, encoding="utf-8")
+    registry = root / "propeval" / "reporters" / "__init__.py"
+    _edit(registry, "import github, jsondoc, sarif, text\n", "import github, jsondoc, sarif, text, tsv\n")  # the import
+    _edit(registry, "(text, jsondoc, github, sarif)}", "(text, jsondoc, github, sarif, tsv)}")  # the line
+
+    corpus = CorpusDir(tmp_path / "corpus")
+    corpus.claim()
+    corpus.item(prompt="TODO write the question")
+    done = _run(
+        root,
+        """
+        import json
+        from click.testing import CliRunner
+        from propeval.cli import cli
+
+        runner = CliRunner()
+        checked = runner.invoke(cli, ["check", "--format", "tsv"], catch_exceptions=False)
+        print(json.dumps({
+            "help": runner.invoke(cli, ["check", "--help"], catch_exceptions=False).output,
+            "exit": checked.exit_code,
+            "out": checked.output,
+        }))
+        """,
+        corpus.root,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "tsv: path, line, rule and message, tab-separated" in " ".join(out["help"].split())
+    assert out["exit"] == 1
+    assert out["out"].startswith("questions/c0001/i0001.yaml\t")
+    assert "\tplaceholder\tfill in this field" in out["out"]
