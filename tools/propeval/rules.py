@@ -1052,12 +1052,6 @@ def in_area(area: str) -> dict[str, Rule]:
     return {r.id: r for r in RULES.values() if r.area == area}
 
 
-def describe(rule_id: str) -> str:
-    """The one-line description of ``rule_id`` ("" for an id that is not registered)."""
-    rule = RULES.get(rule_id)
-    return rule.description if rule else ""
-
-
 def help_block(area: str, width: int = 0) -> str:
     """An aligned ``id  description`` list of one area, for a command's ``--help`` (a ``\\b`` block)."""
     rows = in_area(area)

@@ -3,12 +3,13 @@
 ``CHECKS`` drives ``propeval check --rule`` and the tests. Each module's ``RULE`` (a
 :class:`~propeval.result.Rule`) says everything about its rule once: what it checks, its severity,
 what is wrong and how to fix it, whether drafts are held to it and whether it is narrowed;
-:mod:`propeval.rules` collects them for ``check --help``, SARIF and the docs. Adding a check is
-one module here and its line in ``_MODULES``. A cross-file rule
-(ids, translation, sources, stable-ids, id-collision) sees the whole corpus; a rule about one file
-at a time (schema, placeholder, hidden-text, language, ...) looks only at the files a run was
-asked about (:meth:`Context.documents`), since each of its problems is located in the file it
-read. Which problems are *reported* is narrowed afterwards to those files.
+:mod:`propeval.rules` collects them for ``check --help``, SARIF and the docs. Adding a check is one
+module here and its line in ``_MODULES``.
+
+A cross-file rule (ids, translation, sources, stable-ids, id-collision) sees the whole corpus; a
+rule about one file at a time (schema, placeholder, hidden-text, language, ...) looks only at the
+files a run was asked about (:meth:`Context.documents`), since each of its problems is located in
+the file it read. Which problems are *reported* is narrowed afterwards to those files.
 """
 
 from __future__ import annotations
