@@ -381,3 +381,53 @@ def test_an_output_format_is_one_module_and_one_registry_line(tmp_path: Path) ->
     assert out["exit"] == 1
     assert out["out"].startswith("questions/c0001/i0001.yaml\t")
     assert "\tplaceholder\tfill in this field" in out["out"]
+
+
+CENSUS_STEP = '''
+
+def census(ws: Workspace, scope: Scope) -> CheckResult:
+    """How many active items the corpus holds."""
+    n = len(ws.corpus.items)
+    return CheckResult(files_checked=n, notes=[f"census: {n} active item(s)"])
+'''
+
+
+def test_a_pipeline_step_is_one_function_and_one_registry_line(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    steps = root / "propeval" / "pipeline" / "steps.py"
+    _edit(steps, "\n\n# What a step's rule", CENSUS_STEP + "\n\n# What a step's rule")  # the function
+    _edit(
+        steps,
+        '    PipelineStep("report", report, main=True),\n',
+        '    PipelineStep("report", report, main=True),\n    PipelineStep("census", census, main=True),\n',
+    )  # the line
+
+    corpus = CorpusDir(tmp_path / "corpus")
+    corpus.claim()
+    corpus.item()
+    others = ["check", "groups", "dedup", "answerability", "judge", "difficulty", "stats", "report"]
+    done = _run(
+        root,
+        f"""
+        import json
+        from click.testing import CliRunner
+        from propeval.cli import cli
+        from propeval.rules import RULES
+
+        runner = CliRunner()
+        ran = runner.invoke(cli, ["run", *[a for s in {others!r} for a in ("--skip", s)]], catch_exceptions=False)
+        print(json.dumps({{
+            "help": runner.invoke(cli, ["run", "--help"], catch_exceptions=False).output,
+            "rule": RULES["ci-census"].description,
+            "exit": ran.exit_code,
+            "out": ran.output,
+        }}))
+        """,
+        corpus.root,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "census" in out["help"]  # --skip's choices
+    assert out["rule"] == "run's census step ran"  # its rule, for when it cannot run
+    assert out["exit"] == 0, out["out"]
+    assert "census: 1 active item(s)" in out["out"]

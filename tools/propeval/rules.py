@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from propeval.checks import CHECKS
 from propeval.groups.rules import CHECKS as GROUPS_CHECKS
+from propeval.pipeline.steps import CANNOT_RUN, PIPELINE, SAY_WHICH
 from propeval.result import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTICE
@@ -514,112 +515,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity | tuple[Severity, ...], str, str, st
             "ci-policy",
             E,
             "ci's policy step ran (the base ref's [tool.propeval] could be read)",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
+            CANNOT_RUN,
+            SAY_WHICH,
         ),
-        (
-            "ci-check",
-            E,
-            "ci's check step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-ledger",
-            E,
-            "ci's ledger step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-groups",
-            E,
-            "ci's groups step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-dedup",
-            E,
-            "ci's dedup step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-answerability",
-            E,
-            "ci's answerability step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-judge",
-            E,
-            "ci's judge step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-schema",
-            E,
-            "ci's schema step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-difficulty",
-            E,
-            "run's difficulty step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-stats",
-            E,
-            "run's stats step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-report",
-            E,
-            "run's report step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
+        # then one per pipeline step: PipelineStep.rule (propeval.pipeline.steps)
     ),
     "difficulty": (
         (
@@ -1036,8 +935,12 @@ _DECLARED: dict[str, tuple[Rule, ...]] = {
     "check": tuple(mod.RULE for mod in CHECKS.values()),
     "groups": tuple(mod.RULE for mod in GROUPS_CHECKS.values()),
 }
+# Areas whose table rows come first, then the rules their own objects declare.
+_THEN: dict[str, tuple[Rule, ...]] = {"ci": tuple(step.rule for step in PIPELINE)}
 RULES: dict[str, Rule] = {
-    rule.id: rule for area, rows in _TABLE.items() for rule in _DECLARED.get(area) or (_row(area, *row) for row in rows)
+    rule.id: rule
+    for area, rows in _TABLE.items()
+    for rule in _DECLARED.get(area) or (*(_row(area, *row) for row in rows), *_THEN.get(area, ()))
 }
 AREAS: tuple[str, ...] = tuple(_TABLE)
 
