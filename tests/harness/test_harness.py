@@ -466,3 +466,13 @@ def test_an_adapter_copied_by_an_earlier_propeval_is_told_to_copy_it_again() -> 
 
     with pytest.raises(AttributeError):
         source.no_such_name  # noqa: B018
+
+
+def test_an_adapter_copied_by_an_earlier_propeval_still_gets_its_figures_from_the_kind() -> None:
+    # Adapters copied before the kind's view was split off call rubric.spec.harness_score.
+    from propeval.judge.rubric import load_rubric
+
+    facts = load_rubric(REPO / "rubrics", "facts-v1")
+    fields = {"status": "scored", "fact_score": 3, "propaganda": 0}
+    assert facts.spec.harness_score(facts, fields) == facts.spec.view.harness_score(facts, fields)
+    assert facts.spec.harness_score(facts, fields).score == 0.6

@@ -173,6 +173,11 @@ class Kind:
     def __init__(self, view: KindView) -> None:
         self.view = view
 
+    def harness_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """The view's :meth:`KindView.harness_score`, for harness adapters copied by an earlier
+        propeval (``propeval harness ... --out``), which call it here: they keep working."""
+        return self.view.harness_score(rubric, fields)
+
     # ------------------------------------------------------------------ the rubric file
 
     def check_rubric(self, data: dict[str, Any], placeholders: set[str], fail: Fail) -> Any:
