@@ -558,7 +558,7 @@ class SemanticSpace:
         """Embed rows with the second model (every row when ``rows`` is None, as margins need)."""
         # margins of the second model's own neighbourhoods need every row; a grey zone's, only its rows
         every = rows is None or (self.score_kind == "margin" and not self.grey)
-        wanted = range(len(self.units)) if every else rows
+        wanted: Iterable[int] = range(len(self.units)) if every or rows is None else rows
         todo = sorted(set(wanted) - set(self.second))
         if todo and self.rescorer is not None:
             vecs = self.rescorer([self.units[r] for r in todo])
