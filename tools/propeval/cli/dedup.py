@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -81,7 +82,7 @@ def command(
         raise UsageError("--record records a whole-corpus run; leave out --changed-since")
     settings = ws.config.settings.dedup
     # before numpy, faiss or torch is imported: name what is missing for the configured backend
-    require_dedup(settings.backend, settings.cross_lingual_model, "dedup")
+    require_dedup(settings.backend, settings.second_model, "dedup")
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
@@ -337,7 +338,8 @@ def calibrate_cmd(
             fmt,
         )
         return
-    rescorer = rescore_encoder(settings, config.root)
+    # labelled pairs have cosines, not margins: the second model is the cosine scoring's (none by default)
+    rescorer = rescore_encoder(replace(settings, score="cosine"), config.root)
     cache = settings.cache_folder(config.root)
     with embedding_progress(fmt):
         cal = calibrate(
@@ -399,12 +401,14 @@ def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
         "texts": result.texts,
         "distinct_items": result.meanings,
         "pair_thresholds": result.table,
+        "grey_zones": {k: list(v) for k, v in result.zones.items()},
         "uncalibrated": [p.pair for p in result.pairs if p.threshold is None],
         "weak": [p.pair for p in result.pairs if p.threshold is not None and p.weak],
         "pairs": {
             p.pair: {
                 "threshold": p.threshold,
                 "criterion": p.criterion,
+                "grey_zone": None if p.zone is None else list(p.zone),
                 "current": p.current,
                 "current_source": p.current_source,
                 "positives": p.positives,
@@ -442,6 +446,8 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
             note = f"  weak: rests on {p.positives.get('calibration', 0)} pairs"
         if p.threshold is not None and p.criterion.startswith("best F1 (no"):
             note += f"  ({p.criterion})"
+        if p.threshold is not None and p.zone is not None:
+            note += f"  e5 and USE where e5's margin is in [{p.zone[0]:.4f}, {p.zone[1]:.4f})"
         out.write(
             f"  {p.pair}  {p.positives.get('calibration', 0):7d}  {t} | {pct(p.recall('calibration')):>18} "
             f"{pct(p.precision('calibration')):>9} {p.false.get('calibration', 0):5d} | "
@@ -457,6 +463,9 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
     out.write(
         f'\nfor [tool.propeval.dedup]:\n  thresholds_model = "{result.model}"\n  pair_thresholds = {{ {table} }}\n'
     )
+    if result.zones:
+        zones = ", ".join(f'"{k}" = [{lo:.4f}, {hi:.4f}]' for k, (lo, hi) in result.zones.items())
+        out.write(f"  grey_zones = {{ {zones} }}\n")
     missing = [p.pair for p in result.pairs if p.threshold is None]
     if missing:
         out.write(f"  uncalibrated (too few planted duplicates): {', '.join(missing)}\n")

@@ -74,7 +74,7 @@ def command(
 
     config = config_from(ctx)
     settings = config.settings.dedup
-    require_dedup(settings.backend, settings.cross_lingual_model, "overlap")
+    require_dedup(settings.backend, settings.second_model, "overlap")
     from propeval.ingest.overlap import ExternalSpec, find_overlap
     from propeval.progress import phases
     from propeval.scaffold import check_language

