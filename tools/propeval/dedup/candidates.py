@@ -98,9 +98,14 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
     for members in postings.values():
         if len(members) < 2 or len(members) > max_df:
             continue
+        if focus is not None:  # only the changed texts' pairs: work in proportion to the change (#40)
+            for i in members:
+                if i in focus:
+                    out.update((min(i, j), max(i, j)) for j in members if j != i and comparable(units[i], units[j]))
+            continue
         for x, i in enumerate(members):
             for j in members[x + 1 :]:
-                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
+                if comparable(units[i], units[j]):
                     out.add((i, j))
     return out
 
