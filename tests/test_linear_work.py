@@ -265,7 +265,6 @@ class Comparisons:
 
 def _dedup(root: Path, changed_since: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[Comparisons, Any]:
     from dedup.conftest import FakeEncoder
-
     from propeval.dedup import Options, find_duplicates
 
     seen = Comparisons(monkeypatch)
