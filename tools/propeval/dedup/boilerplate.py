@@ -169,7 +169,7 @@ def _linked_sets(
 
     if seeds is None:
         link(range(len(texts)))
-        wanted = range(len(idx))
+        wanted: Sequence[int] = range(len(idx))
     else:
         text_of = {k: t for t, same in enumerate(texts) for k in same}
         seen = {text_of[k] for k in seeds}
