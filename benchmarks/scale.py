@@ -367,7 +367,7 @@ def warm(corpus: Corpus, timeout: float, commands: list[str]) -> list[str]:
 
 @contextlib.contextmanager
 def before_tree(rev: str, work: Path) -> Iterator[Path]:
-    tree = work / "before-tree"
+    tree = work / f"before-{rev}"  # one per revision: two runs in one --work may compare with two
     if not tree.exists():
         git(REPO, "worktree", "add", "--detach", str(tree), rev)
     try:

@@ -226,3 +226,28 @@ def test_source_urls_compare_without_fragment_trailing_slash_or_host_case() -> N
 
     assert normalise_url(" HTTPS://Example.ORG/a/b/?q=1#top ") == "https://example.org/a/b?q=1"
     assert normalise_url("https://example.org/a") == normalise_url("https://EXAMPLE.org/a/#x")
+
+
+def test_narrowed_bigram_blocking_finds_exactly_the_changed_texts_pairs() -> None:
+    """With a focus, blocking splits only the texts that may share a bigram with a changed one
+    (#40), and finds the same pairs as blocking every text and keeping those that touch the change:
+    across punctuation, in Chinese (each character a word) and next to a word of another script."""
+    import random
+
+    from propeval.dedup.candidates import bigram_candidates
+    from propeval.dedup.units import make_unit
+
+    rng = random.Random(40)
+    vocab = ["ferry", "court", "decree", "tunnel", "一", "个", "男", "人", "ab_cd", "x"]
+    texts = []
+    for _ in range(300):
+        picked = [rng.choice(vocab) for _ in range(rng.randint(2, 7))]
+        texts.append("".join(w + rng.choice([" ", ", ", "", "-", "  "]) for w in picked))
+    units = [
+        make_unit(f"i{n:04d}", "item", f"c{n % 40:04d}", t, f"questions/c/i{n}.yaml", 1, 1, "en", "", "")
+        for n, t in enumerate(texts)
+    ]
+    whole = bigram_candidates(units, None, 50)
+    for focus in ({0}, {1, 2, 3}, set(range(0, 300, 7))):
+        expected = {p for p in whole if p[0] in focus or p[1] in focus}
+        assert bigram_candidates(units, focus, 50) == expected

@@ -17,6 +17,7 @@ of an item and a fact, is never a candidate.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -90,7 +91,7 @@ def words(norm: str) -> list[str]:
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
     """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
     postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for i, u in enumerate(units):
+    for i, u in enumerate(units) if focus is None else _sharing_a_bigram(units, focus):
         ws = words(u.norm)
         for bg in {(u.kind, ws[n], ws[n + 1]) for n in range(len(ws) - 1)}:
             postings[bg].append(i)
@@ -108,6 +109,27 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
                 if comparable(units[i], units[j]):
                     out.add((i, j))
     return out
+
+
+PROBE_LIMIT = 512  # bigrams of a change looked for by one regular expression; above, every text is split
+
+
+def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int, Unit]]:
+    """The units that may share a word bigram with a text of ``focus`` (and those texts): a text
+    holds a bigram only where its two words stand in it with nothing but non-word characters
+    between them, so one regular expression of the focus's bigrams finds every such text (and
+    perhaps a few more, which the exact count drops). A commit's few texts then split the
+    words of a handful of the corpus's, not of every text (#40)."""
+    pairs = set()
+    for i in focus:
+        ws = words(units[i].norm)
+        pairs.update(itertools.pairwise(ws))
+    if not pairs:
+        return []
+    if len(pairs) > PROBE_LIMIT:  # an import's thousands of texts: one pass over every text is cheaper
+        return list(enumerate(units))
+    probe = re.compile("|".join(re.escape(a) + r"\W*" + re.escape(b) for a, b in sorted(pairs)))
+    return [(i, u) for i, u in enumerate(units) if i in focus or probe.search(u.norm)]
 
 
 def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
