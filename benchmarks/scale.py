@@ -209,10 +209,10 @@ import numpy as np
 from propeval.config import load_config
 from propeval.dedup.embedding import embed_units
 from propeval.dedup.result import DedupResult
-from propeval.dedup.settings import Settings
+from propeval.settings import DedupSettings
 from propeval.dedup.units import load_units
 config = load_config(Path.cwd())
-settings = Settings.from_config(config)
+settings = config.settings.dedup
 units, _ = load_units(config, settings)
 result = DedupResult()
 vectors = embed_units(units, settings, config.root, result)

@@ -10,7 +10,6 @@ from click.testing import CliRunner
 
 from propeval.cli import cli
 from propeval.config import load_config
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import load_units
 
 
@@ -72,7 +71,7 @@ def test_drafts_are_never_counted_exported_or_compared(corpus, tmp_path: Path) -
     exported = [json.loads(line)["id"] for line in (out_dir / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert exported == ["i0001"]
     config = load_config(corpus.root)
-    units, _ = load_units(config, Settings.from_config(config))
+    units, _ = load_units(config, config.settings.dedup)
     assert sorted(u.id for u in units) == ["c0001/f1", "c0001/f2", "i0001"]
 
 

@@ -270,7 +270,7 @@ def test_the_embedding_pass_reports_a_paraphrase_in_the_sample_without_dropping_
     from propeval.config import load_config
     from propeval.corpus import load_corpus
     from propeval.decontam.index import build, corpus_entries
-    from propeval.decontam.run import Options, decontaminate
+    from propeval.decontam.shards import Options, decontaminate
     from propeval.reporters import write
 
     corpus.claim()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from propeval.config import load_config
-from propeval.dedup import Options, Settings, find_duplicates
+from propeval.dedup import Options, find_duplicates
 from propeval.embed.index import IndexSettings, build, neighbours
 from propeval.errors import ConfigError
 
@@ -71,7 +71,7 @@ def test_dedup_with_an_ivf_index_flags_the_same_pair(dcorpus: Any, dedup_config:
 def test_unknown_approximate_index_is_a_config_error(dcorpus: Any, dedup_config: Any) -> None:
     dedup_config(dcorpus, 'approximate_index = "lsh"\n')
     with pytest.raises(ConfigError) as e:
-        Settings.from_config(load_config(dcorpus.root))
+        _ = load_config(dcorpus.root).settings.dedup
     assert str(e.value) == (
         'pyproject.toml: [tool.propeval.dedup] approximate_index must be one of "hnsw", "ivf" (got \'lsh\')'
     )

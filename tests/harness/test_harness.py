@@ -269,7 +269,7 @@ def test_each_harness_sends_the_settings_propeval_records(world: World) -> None:
     """The requests the loopback server received: every answer at the source's temperature and
     answer cap, every verdict at its judge temperature and judge cap (a release: propeval's
     defaults, 0 and 32,768; 0 and 1,024), from propeval, inspect_ai and lm-eval alike."""
-    from propeval.judge.settings import JudgeSettings
+    from propeval.settings import JudgeSettings
 
     d = JudgeSettings()
     by_model: dict[str, list[Seen]] = {}

@@ -1,18 +1,16 @@
 """Helpers and fixtures for the judge tests (no conftest.py here: the root one stays importable as `conftest`).
 
-Test modules import the fixtures they use: ``from judgekit import judge_corpus, loopback  # noqa: F401``.
+Test modules import the fixtures they use: ``from judgekit import judge_corpus  # noqa: F401``; the loopback
+server is :mod:`serverkit`'s (``from serverkit import loopback``).
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from propeval.judge.loopback import LoopbackServer, Script, default_script
 
 REPO = Path(__file__).resolve().parents[2]
 CorpusDir = Any  # tests/conftest.py's CorpusDir, given by the `corpus` fixture
@@ -101,18 +99,3 @@ def lines(path: Path) -> list[str]:
 @pytest.fixture
 def judge_corpus(corpus: Any) -> Any:
     return small_corpus(corpus)
-
-
-@pytest.fixture
-def loopback() -> Iterator[Callable[..., LoopbackServer]]:
-    """``loopback(script, latency=0)`` starts a server; all are stopped at the end of the test."""
-    started: list[LoopbackServer] = []
-
-    def start(script: Script = default_script, latency: float = 0.0) -> LoopbackServer:
-        srv = LoopbackServer(script, latency=latency).start()
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()

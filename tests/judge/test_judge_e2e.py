@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, facts_verdict, is_judge_request
+from serverkit import loopback  # noqa: F401  (fixture)
 
 
 def invoke(*args: str) -> Any:

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.client import ChatClient, FatalEndpointError, RequestError
 from propeval.judge.loopback import Reply, Seen, audit_verdict, fact_ids, facts_verdict, is_judge_request
-from propeval.judge.settings import Endpoint, Retry
+from propeval.settings import Endpoint, Retry
+from serverkit import loopback  # noqa: F401  (fixture)
 
 KEY = "sk-test-SECRET-0123456789"
 

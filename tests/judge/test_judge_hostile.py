@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge import runs
@@ -34,6 +34,7 @@ from propeval.judge.loopback import (
     fault_reply,
     is_judge_request,
 )
+from serverkit import loopback  # noqa: F401  (fixture)
 
 FAST = {"max_attempts": 2, "max_total_wait": 1.0}
 WHY = {

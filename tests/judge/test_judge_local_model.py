@@ -8,7 +8,6 @@ item ends with a record); the model is far too small for its judgement to mean a
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from judgekit import judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.local import MODEL_ALIAS, LocalServerOptions, base_url, start
+from serverkit import free_port
 
 LOCAL_TOML = """
 [tool.propeval.judge]
@@ -68,9 +68,7 @@ Reply with this JSON, with your labels:
 
 @pytest.fixture(scope="module")
 def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     # One thread: OpenMP barriers on an oversubscribed 2-core machine cost a time slice each (seen:
     # 3 s per token with two threads under load, against milliseconds with one).
     options = LocalServerOptions(port=port, n_ctx=2048, threads=1)

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, fact_ids, is_judge_request
+from serverkit import loopback  # noqa: F401  (fixture)
 
 QUOTE = "An answer to"  # the start of default_script's answers: a verbatim quote of 3 words
 

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import REPO, configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+from judgekit import REPO, configure, judge_corpus  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script
+from serverkit import loopback  # noqa: F401  (fixture)
 
 
 def invoke(*args: str) -> Any:

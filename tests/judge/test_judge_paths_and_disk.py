@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import REPO, add_rubrics, configure, judge_corpus, lines, loopback  # noqa: F401  (fixtures)
+from judgekit import REPO, add_rubrics, configure, judge_corpus, lines  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import default_script
+from serverkit import loopback  # noqa: F401  (fixture)
 
 
 def tree(folder: Path) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import CLAIM2_FACTS, configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+from judgekit import CLAIM2_FACTS, configure, judge_corpus  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.config import load_config
@@ -24,6 +24,7 @@ from propeval.judge.loopback import Reply, Seen, fact_ids, facts_verdict, is_jud
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
 from propeval.workspace import Workspace
+from serverkit import loopback  # noqa: F401  (fixture)
 
 HOSTILE_USAGE = {"prompt_tokens": True, "completion_tokens": -5, "total_tokens": "lots"}
 

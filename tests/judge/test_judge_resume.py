@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import REPO, configure, lines, loopback  # noqa: F401  (fixtures)
+from judgekit import REPO, configure, lines
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, default_script, is_judge_request
+from serverkit import loopback  # noqa: F401  (fixture)
 
 N = 40
 

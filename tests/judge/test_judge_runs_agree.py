@@ -17,11 +17,12 @@ from click.testing import CliRunner
 
 from propeval.cli import cli
 from propeval.config import load_config
-from propeval.difficulty import Settings, load_runs
+from propeval.difficulty import load_runs
 from propeval.errors import ConfigError
 from propeval.judge.runs import records
 from propeval.release import load_inputs
 from propeval.report import summarise_runs
+from propeval.settings import DifficultySettings
 from propeval.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +121,7 @@ def test_score_report_and_difficulty_agree_on_a_run_with_retries_and_errors(corp
     assert cells["en"]["fact_mean"] == scored["fact_mean"]  # the zh item is the unscored one
     assert [c["n"] for c in audit_panel.cells] == [2]
 
-    table = load_runs(config, Settings(), [run / "grades-facts-v1.jsonl"])
+    table = load_runs(config, DifficultySettings(), [run / "grades-facts-v1.jsonl"])
     assert table.problems == []
     observed = {item: scores for (item, _), scores in table.obs.items()}
     assert observed == {"i0001": [5.0], "i0002": [3.0], "i0003": [], "i0004": [0.0]}
@@ -146,7 +147,7 @@ def test_a_bad_grade_record_is_named_by_all_three_and_counted_by_none(corpus: An
     _, facts_panel = summary.panels()
     assert sum(c["ungraded"] for c in facts_panel.cells) == 1
 
-    table = load_runs(load_config(corpus.root), Settings(), [path])
+    table = load_runs(load_config(corpus.root), DifficultySettings(), [path])
     assert next(f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in table.problems).startswith(where)
     assert ("i0002", "m-a") not in table.obs
 
@@ -268,13 +269,13 @@ def test_every_reader_validates_under_the_named_rubric(corpus: Any) -> None:
     assert [f"{p.path}:{p.line}:{p.col} [run-record] {p.message}" for p in summary.warnings] == [
         f"{where} (item counted as ungraded)"
     ]
-    table = load_runs(config, Settings(rubric="facts-x"), [path])
+    table = load_runs(config, DifficultySettings(rubric="facts-x"), [path])
     assert [f"{p.path}:{p.line}:{p.col} [{p.rule}] {p.message}" for p in table.problems] == [where]
     result = agree("runs/r2/grades-facts-x.jsonl", "runs/r2/grades-facts-x.jsonl", "--field", "propaganda")
     assert (result.exit_code, result.output.splitlines()[0]) == (1, where)
 
     with pytest.raises(ConfigError) as e:
-        load_runs(config, Settings(rubric="audit-v1"), [run / "grades-audit-v1.jsonl"])
+        load_runs(config, DifficultySettings(rubric="audit-v1"), [run / "grades-audit-v1.jsonl"])
     assert str(e.value) == (
         "pyproject.toml: [tool.propeval.difficulty] rubric: 'audit-v1' is a rubric of kind audit, and difficulty "
         "reads 0-5 fact scores; name a facts rubric"

@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.judge.loopback import Reply, Seen, fact_ids, facts_verdict, is_judge_request
+from serverkit import loopback  # noqa: F401  (fixture)
 
 
 def invoke(*args: str) -> Any:

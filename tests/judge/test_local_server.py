@@ -24,18 +24,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from judgekit import configure, judge_corpus, loopback  # noqa: F401  (fixtures)
+from judgekit import configure, judge_corpus  # noqa: F401  (fixtures)
 
 from propeval.cli import cli
 from propeval.errors import ModelError
 from propeval.judge import local
 from propeval.judge.loopback import Reply
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from serverkit import (
+    free_port,
+    loopback,  # noqa: F401  (fixture)
+)
 
 
 @pytest.fixture

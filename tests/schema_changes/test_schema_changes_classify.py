@@ -8,15 +8,8 @@ from typing import Any
 
 import pytest
 
-from propeval.schemadiff import (
-    Change,
-    Version,
-    changelog_has,
-    diff_schemas,
-    pattern_widens,
-    required_bump,
-    summary_line,
-)
+from propeval.schemadiff import Change, Version, diff_schemas, pattern_widens, required_bump
+from propeval.schemagate import changelog_has, summary_line
 
 BASE: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -147,7 +140,7 @@ def test_each_kind_of_change_is_classified(name: str, edit: Edit, kind: str, fra
     edit(new)
     changes = diff_schemas(BASE, new)
     assert len(changes) == 1, changes
-    assert changes[0].kind == kind
+    assert changes[0].impact == kind
     assert fragment in changes[0].message
 
 
@@ -172,7 +165,7 @@ def test_a_shared_definition_is_reported_once_not_at_every_reference() -> None:
     new = copy.deepcopy(old)
     new["$defs"]["id"]["pattern"] = "^i[0-9]{5}$"
     changes = diff_schemas(old, new)
-    assert [(c.kind, c.pointer) for c in changes] == [("breaking", "/$defs/id/pattern")]
+    assert [(c.impact, c.pointer) for c in changes] == [("breaking", "/$defs/id/pattern")]
 
 
 def test_the_real_schema_against_itself_has_no_changes() -> None:

@@ -11,7 +11,7 @@ from schema_helpers import RENAME_FRAMING, at, edit_schema, write_migration
 
 from propeval.cli import cli
 from propeval.config import load_config
-from propeval.schemadiff import schema_gate
+from propeval.schemagate import schema_gate
 from propeval.workspace import Workspace
 
 CHANGELOG_1 = "# Changelog\n\n## 1.0.0\n\n- First version.\n"
@@ -188,7 +188,7 @@ def test_schema_gate_is_a_core_function_returning_a_check_result(good_corpus, in
         "1.0.0",
         "1.1.0",
     )
-    assert [c.kind for c in result.changes] == ["additive"]
+    assert [c.impact for c in result.changes] == ["additive"]
     assert result.exit_code == 1
     assert {p.rule for p in result.errors} == {"schema-version", "schema-changelog"}
 
@@ -203,6 +203,6 @@ def test_a_missing_base_ref_is_a_tool_failure(good_corpus, in_git) -> None:  # t
 def test_the_repository_changelog_has_the_current_version() -> None:
     root = Path(__file__).resolve().parents[2]
     version = json.loads((root / "schema.json").read_text(encoding="utf-8"))["schema_version"]
-    from propeval.schemadiff import changelog_has
+    from propeval.schemagate import changelog_has
 
     assert changelog_has((root / "CHANGELOG.md").read_text(encoding="utf-8"), version)

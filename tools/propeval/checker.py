@@ -81,7 +81,7 @@ def check_corpus(
         )
     if ws.schema.schema is not None:
         result.notes.extend(stale_editor_schemas(config, ws.schema.schema.data))
-    from propeval.ingest.run import JOURNAL, STAGE
+    from propeval.ingest.staging import JOURNAL, STAGE
 
     if (config.root / STAGE / JOURNAL).is_file():
         result.notes.append(

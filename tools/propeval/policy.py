@@ -189,9 +189,9 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
                 if name in tree_eps and tree_eps[name] != ep:
                     notes.append(f"pyproject.toml's endpoint {name!r} differs from your config's and is not used")
     cfg = config_from_table(tree.root, table, f"pyproject.toml at {base}" if base is not None else tree.source)
-    from propeval.judge.settings import check_url, load_settings
+    from propeval.settings import check_url
 
-    js = load_settings(cfg)
+    js = cfg.settings.judge
     for name in used:
         check_url(js.endpoint(name))
     notes.append(f"--online endpoints from {source}")

@@ -22,10 +22,13 @@ import base64
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propeval.errors import ConfigError, DependencyError, UsageError
 from propeval.loader import dumps_json
+
+if TYPE_CHECKING:
+    from propeval.config import Config
 
 ALG = "ed25519"
 CONTEXT = b"propeval ledger record v1\n"
@@ -266,3 +269,15 @@ def verify(record: dict[str, Any], signers: dict[str, str], *, data: bytes | Non
     except InvalidSignature:
         return Verdict("bad", signer=name)
     return Verdict("signed", signer=name)
+
+
+def load_signers(config: Config) -> dict[str, str]:
+    """``[tool.propeval.signers]``: each maintainer's name and Ed25519 public key (OpenSSH line),
+    each key parsed (the settings layer only checks they are strings: parsing needs cryptography)."""
+    out = {}
+    for name, value in config.settings.gates.signers.items():
+        try:
+            out[name] = normal_public(value)
+        except ValueError as e:
+            raise ConfigError(f"{config.source}: [tool.propeval.signers] {name}: {e}", key=name) from None
+    return out

@@ -32,11 +32,10 @@ from propeval.ledger.paths import LedgerPaths
 from propeval.ledger.view import LedgerView
 
 if TYPE_CHECKING:
-    from propeval.gates.settings import GateSettings
     from propeval.judge.rubrics import Rubrics
     from propeval.judge.runs import Runs
     from propeval.schema import SchemaFile
-    from propeval.settings import ProjectSettings
+    from propeval.settings import GateSettings, ProjectSettings
 
 T = TypeVar("T")
 
@@ -86,9 +85,9 @@ class Workspace:
     @cached_property
     def gate_settings(self) -> GateSettings:
         """``[tool.propeval.gates]`` with ``[tool.propeval.signers]``' keys parsed (once)."""
-        from propeval.gates.settings import load_gate_settings
+        from propeval.signing import load_signers
 
-        return load_gate_settings(self.config)
+        return replace(self.settings.gates, signers=load_signers(self.config))
 
     @cached_property
     def ledger_paths(self) -> LedgerPaths:

@@ -11,7 +11,7 @@ Modules:
   statsmodels, Krippendorff's alpha, the confusion matrix, the bootstrap, the scale order);
 * :mod:`~propeval.agreement.raters`: rater files (:class:`RaterFile`), read from a label file or a
   grades file, aligned into that table; labels written two ways, and labels typed on the command line;
-* :mod:`~propeval.agreement.run`: ``propeval agree``'s core (:func:`run_agree`) and every figure for
+* :mod:`~propeval.agreement.agree`: ``propeval agree``'s core (:func:`run_agree`) and every figure for
   one labelled field (:func:`field_report`);
 * :mod:`~propeval.agreement.sheets`: blinded sheets for a second rater, their key, and unblinding.
 
@@ -22,6 +22,7 @@ functions that compute with them.
 
 from __future__ import annotations
 
+from propeval.agreement.agree import AgreeOptions, AgreeResult, FieldReport, field_report, run_agree
 from propeval.agreement.raters import (
     RATER_TEXTS,
     RaterFile,
@@ -34,7 +35,6 @@ from propeval.agreement.raters import (
     resolve_label,
     sample_source,
 )
-from propeval.agreement.run import AgreeOptions, AgreeResult, FieldReport, field_report, run_agree
 from propeval.agreement.sheets import (
     HIDDEN_FIELDS,
     MAX_KEY_BYTES,

@@ -66,13 +66,12 @@ def read_graded_units(path: Path, config: Config) -> tuple[list[tuple[int, dict[
     """
     from propeval.judge import runs
     from propeval.judge.rubric import load_rubric
-    from propeval.judge.settings import load_settings
     from propeval.loader import relative_path
 
     rel = relative_path(path, config.root)
     try:
         rubric = load_rubric(
-            config.root / load_settings(config).rubrics_dir, runs.rubric_of(path) or "", root=config.root
+            config.root / config.settings.judge.rubrics_dir, runs.rubric_of(path) or "", root=config.root
         )
     except (LoadError, UsageError) as e:
         p = e.problem if isinstance(e, LoadError) else Problem(rel, 1, 1, "labels", str(e))

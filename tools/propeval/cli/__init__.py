@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ci": ("propeval.cli.ci", "Every offline check a pull request needs, one summary, one exit code."),
     "keys": ("propeval.cli.keys", "Maintainer signing keys: make one, add a public key, list them."),
     "ledger": ("propeval.cli.ledger", "Sign or re-sign ledger records with your maintainer key."),
-    "run": ("propeval.cli.run", "The main job: every check and gate over the whole corpus, then the report."),
+    "run": ("propeval.cli.run_all", "The main job: every check and gate over the whole corpus, then the report."),
     "decontaminate": (
         "propeval.cli.decontaminate",
         "Search training-data shards for the corpus's texts (13-grams); locally or on Dask.",

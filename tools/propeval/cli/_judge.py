@@ -14,14 +14,14 @@ import click
 from propeval.cli._common import format_choice, show
 from propeval.config import Config
 from propeval.judge.answer import RunResult
-from propeval.judge.settings import JudgeSettings, load_settings
 from propeval.reporters import Report, printable, report
+from propeval.settings import JudgeSettings
 
 summary_format_option = format_choice(("text", "json"), "text: one summary line; json: one document.")
 
 
 def settings_from(config: Config) -> JudgeSettings:
-    return load_settings(config)
+    return config.settings.judge
 
 
 @contextlib.contextmanager

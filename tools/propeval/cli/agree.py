@@ -197,7 +197,7 @@ def _figures(rep: Any, stream: TextIO) -> None:
     out.append("all raters:")
     out.extend(f"  {_stat_line(s)}" for s in rep.overall)
     if rep.few:
-        from propeval.agreement.run import FEW_UNITS_REASON
+        from propeval.agreement.agree import FEW_UNITS_REASON
 
         out.append(
             f"warning: figures on fewer than {rep.min_units} units (--min-units) are marked TOO FEW UNITS and are "

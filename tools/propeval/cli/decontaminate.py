@@ -172,7 +172,7 @@ def command(
 
     require_extra("decontaminate", "decontaminate")  # before numpy or pyarrow is imported
     from propeval.decontam.index import build, corpus_entries
-    from propeval.decontam.run import Options, connect, decontaminate, find_shards
+    from propeval.decontam.shards import Options, connect, decontaminate, find_shards
     from propeval.workspace import Workspace
 
     skip = [p for p in (state_dir, filtered_out) if p is not None]
@@ -228,9 +228,8 @@ def _embedding(
 ) -> tuple[Any, list[tuple[str, str]], float]:
     """The embedding pass's encoder (dedup's), the texts it compares and its cosine threshold."""
     from propeval.embed.registry import configured_encoder
-    from propeval.settings import DedupSettings
 
-    settings = DedupSettings.from_config(config)
+    settings = config.settings.dedup
     # a bare cosine (dedup's score may be a margin, which needs a corpus around each text)
     threshold = embed_threshold if embed_threshold is not None else settings.cosine_limit(True)
     encoder = configured_encoder(settings, config.root, announce=_announce)
@@ -339,7 +338,7 @@ def decontamination_report(result: Any, options: Any, model: str = "") -> Report
 
 def _summary(result: Any, options: Any, model: str, data: dict[str, Any]) -> str:
     """The closing line: what was read, what was searched for, what was found, and how fast."""
-    from propeval.decontam.run import WARNING_RULES
+    from propeval.decontam.shards import WARNING_RULES
 
     index, docs, size = result.index, data["documents"], data["bytes"]
     cpu = sum(r.cpu_seconds for r in result.shards)

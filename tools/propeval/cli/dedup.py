@@ -317,12 +317,11 @@ def calibrate_cmd(
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
     """
-    from propeval.dedup import Settings
     from propeval.dedup.calibrate import calibrate, calibrate_corpus, is_corpus_file
     from propeval.embed.registry import configured_encoder, rescore_encoder
 
     config = config_from(ctx)
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     encoder = configured_encoder(settings, config.root, announce=_announce)
     if is_corpus_file(pairs):
         result = calibrate_corpus(pairs, config, settings, encoder, min_precision=min_precision, objective=objective)

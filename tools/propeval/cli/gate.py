@@ -44,9 +44,8 @@ def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> 
         )
     else:
         note = ""
-    from propeval.gates.settings import load_gate_settings
     from propeval.policy import online_config
-    from propeval.signing import default_key_path, load_key
+    from propeval.signing import default_key_path, load_key, load_signers
 
     config, notes = online_config(config, base)
     key = load_key(required=False) if sign else None
@@ -54,7 +53,7 @@ def online_setup(config: Config, online: bool, base: str | None, sign: bool) -> 
         why = "--no-sign" if not sign else f"no signing key at {default_key_path()} (propeval keys new)"
         notes.append(f"records written are unsigned ({why}); ci counts only signed records")
     else:
-        signers = load_gate_settings(config).signers
+        signers = load_signers(config)
         name = next((n for n, k in signers.items() if k == key.public), None)
         notes.append(
             f"records written are signed by {name}"

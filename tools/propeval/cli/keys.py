@@ -97,8 +97,7 @@ def list_cmd(ctx: click.Context) -> None:
     Examples:
       propeval keys list
     """
-    from propeval.gates.settings import load_signers
-    from propeval.signing import default_key_path, load_key
+    from propeval.signing import default_key_path, load_key, load_signers
 
     signers = load_signers(config_from(ctx))
     mine = load_key(required=False)

@@ -9,7 +9,7 @@ import click
 from propeval.cli._common import config_from, format_option, show, workspace_from
 from propeval.cli._suggest import SuggestingGroup
 from propeval.reporters import Report
-from propeval.schemadiff import schema_gate
+from propeval.schemagate import schema_gate
 
 
 @click.group("schema", cls=SuggestingGroup)

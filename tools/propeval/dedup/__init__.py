@@ -20,14 +20,13 @@ A pair at or above a pass's threshold is *flagged*. A flagged pair in the allowl
 
 Modules, in the order a run uses them:
 
-* :mod:`~propeval.dedup.settings`: ``[tool.propeval.dedup]``;
 * :mod:`~propeval.dedup.records`, :mod:`~propeval.dedup.units`: the texts compared, from a record
   cache of unchanged files;
 * :mod:`~propeval.dedup.embedding`: their vectors, through :mod:`propeval.embed`'s one cache;
 * :mod:`~propeval.dedup.candidates`: candidate pairs and scores per pass;
 * :mod:`~propeval.dedup.explain`: what explains a pair, and its problem line;
 * :mod:`~propeval.dedup.allowlist`: reviewed pairs, and reviews gone stale;
-* :mod:`~propeval.dedup.result`, :mod:`~propeval.dedup.run`: the result and the run's steps;
+* :mod:`~propeval.dedup.result`, :mod:`~propeval.dedup.find`: the result and the run's steps;
 * :mod:`~propeval.dedup.calibrate`: ``propeval dedup calibrate``.
 """
 
@@ -36,20 +35,17 @@ from __future__ import annotations
 from propeval.dedup.allowlist import ALLOWLIST_FIELDS, AllowEntry, add_allow_entry, load_allowlist
 from propeval.dedup.embedding import embed_units
 from propeval.dedup.explain import pair_problem, pair_rule, pair_scores, shared_source, shared_terms, terms
-from propeval.dedup.result import DedupResult, Options, Pair, clusters
-from propeval.dedup.run import find_duplicates
-from propeval.dedup.settings import DEFAULT_SEMANTIC, PASSES, Settings
+from propeval.dedup.find import find_duplicates
+from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units, units_of_records
 
 __all__ = [
     "ALLOWLIST_FIELDS",
-    "DEFAULT_SEMANTIC",
     "PASSES",
     "AllowEntry",
     "DedupResult",
     "Options",
     "Pair",
-    "Settings",
     "Unit",
     "add_allow_entry",
     "clusters",

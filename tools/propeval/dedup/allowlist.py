@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from propeval.config import Config
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit, load_units
 from propeval.errors import UsageError
 from propeval.loader import Document, LoadError, dumps_json, load_file, load_text
@@ -150,7 +149,7 @@ def load_trust(config: Config, allowlist: str, changed_since: str | None) -> Tru
     at HEAD)."""
     from propeval import gitutil
     from propeval.errors import GitError
-    from propeval.gates.settings import load_signers
+    from propeval.signing import load_signers
 
     signers = load_signers(config)
     try:
@@ -313,7 +312,7 @@ def allow_messages(config: Config, path: Path, entry: AllowEntry, replaced: bool
             f"(propeval ledger sign {rel}, or propeval dedup allow ... --sign)"
         )
     else:
-        from propeval.gates.settings import load_signers
+        from propeval.signing import load_signers
 
         signer = next((n for n, k in load_signers(config).items() if k == key.public), None)
         lines.append(
@@ -343,7 +342,7 @@ def add_allow_entry(
     """
     from propeval.fsutil import atomic_write
 
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     if a == b:
         raise UsageError("a pair needs two different ids")
     if not reason.strip():
@@ -420,7 +419,7 @@ def sign_allowlist(config: Config, key: SigningKey, trust: Trust, *, resign: boo
     """
     from propeval.fsutil import atomic_write
 
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     path = config.root / settings.allowlist
     rel = settings.allowlist
     out = SignedEntries([], [], [])

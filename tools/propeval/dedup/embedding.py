@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 
 from propeval.dedup.result import DedupResult
-from propeval.dedup.settings import Settings
 from propeval.dedup.units import Unit
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import configured_encoder
 from propeval.result import Problem, Severity
+from propeval.settings import DedupSettings
 
 Progress = Callable[[int], None]
 
 
 def embed_units(
     units: Sequence[Unit],
-    settings: Settings,
+    settings: DedupSettings,
     root: Path,
     result: DedupResult,
     *,

@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propeval.dedup.allowlist import AllowEntry
-from propeval.dedup.settings import PASSES, Settings
 from propeval.dedup.units import Unit
 from propeval.result import Problem, Severity
+from propeval.settings import DedupSettings
+
+# The passes a dedup run can make, in order (``--passes``).
+PASSES = ("exact", "lexical", "semantic")
 
 GROUP_LISTED = 100  # ids of a group of identical texts listed in json (the rest are counted)
 
@@ -124,7 +127,7 @@ class DedupResult:
     not_embedded: dict[str, int] = field(default_factory=dict)  # language -> texts it left out
     not_embedded_reason: str = ""
     thresholds_provenance: str = ""
-    settings: Settings = field(default_factory=Settings)
+    settings: DedupSettings = field(default_factory=DedupSettings)
 
     @property
     def unreviewed(self) -> list[Pair]:

@@ -10,8 +10,8 @@ from typing import Any
 from propeval import textnorm
 from propeval.config import Config
 from propeval.corpus import Corpus
-from propeval.dedup.settings import Settings
 from propeval.result import Problem
+from propeval.settings import DedupSettings
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Unit:
 
 
 def load_units(
-    config: Config, settings: Settings, *, facts: bool = True, corpus: Corpus | None = None
+    config: Config, settings: DedupSettings, *, facts: bool = True, corpus: Corpus | None = None
 ) -> tuple[list[Unit], list[Problem]]:
     """Active items' prompts, then (optionally) every claim fact, in a stable order, plus the
     problems of files that did not load. From ``corpus`` when a caller has it loaded already (a

@@ -53,9 +53,8 @@ from propeval.difficulty.inputs import SCALES, ScoreTable, find_runs, load_matri
 from propeval.difficulty.irt import IRTFit, fit_2pl, fit_grm, fit_irt, irt_model
 from propeval.difficulty.ledger import FORMAT, LEDGER_LIMITS, load_ledger, read_ledger, seal, verify
 from propeval.difficulty.matrices import Matrices, build_matrices
+from propeval.difficulty.measure import DifficultyResult, Options, run_difficulty
 from propeval.difficulty.report import Report, band_counts, build_report, format_report, plot_report
-from propeval.difficulty.run import DifficultyResult, Options, run_difficulty
-from propeval.difficulty.settings import Settings, load_settings
 
 __all__ = [
     "BANDS",
@@ -72,7 +71,6 @@ __all__ = [
     "Options",
     "Report",
     "ScoreTable",
-    "Settings",
     "band_counts",
     "band_of",
     "build_matrices",
@@ -89,7 +87,6 @@ __all__ = [
     "load_ledger",
     "load_matrix",
     "load_runs",
-    "load_settings",
     "plot_report",
     "read_ledger",
     "run_difficulty",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from propeval.difficulty.settings import Settings
+from propeval.settings import DifficultySettings
 
 BANDS = ("easy", "medium", "hard")
 
 
-def band_codes(values: Any, settings: Settings, cut_values: tuple[float, float]) -> Any:
+def band_codes(values: Any, settings: DifficultySettings, cut_values: tuple[float, float]) -> Any:
     """:func:`band_of` as indices into BANDS (-1 for none), for a whole draw at once."""
     import numpy as np
 
@@ -23,7 +23,7 @@ def band_codes(values: Any, settings: Settings, cut_values: tuple[float, float])
     return np.where(np.isnan(values), -1, codes)
 
 
-def band_of(values: Any, settings: Settings, cut_values: tuple[float, float]) -> list[str | None]:
+def band_of(values: Any, settings: DifficultySettings, cut_values: tuple[float, float]) -> list[str | None]:
     """Band of each basis value (NaN -> None)."""
     out: list[str | None] = []
     lo, hi = cut_values
@@ -37,7 +37,7 @@ def band_of(values: Any, settings: Settings, cut_values: tuple[float, float]) ->
     return out
 
 
-def cut_values(values: Any, settings: Settings) -> tuple[float, float]:
+def cut_values(values: Any, settings: DifficultySettings) -> tuple[float, float]:
     """The cut points on the basis scale: fixed, or quantiles of the banded items' values."""
     import numpy as np
 

@@ -17,7 +17,7 @@ from propeval.difficulty.bands import band_codes, cut_values
 from propeval.difficulty.graded import GradedModel
 from propeval.difficulty.irt import IRTFit, graded_model
 from propeval.difficulty.matrices import Matrices
-from propeval.difficulty.settings import Settings
+from propeval.settings import DifficultySettings
 
 ITEM_ONLY = (
     "item-only: each bootstrap draw over models refits every item's location and discrimination with the "
@@ -26,7 +26,7 @@ ITEM_ONLY = (
 )
 
 
-def method(settings: Settings) -> dict[str, Any]:
+def method(settings: DifficultySettings) -> dict[str, Any]:
     """What the stability figure is, for the ledger: draws, what each refits, and the caveat."""
     if not settings.bootstrap:
         return {"draws": 0, "refit": None, "caveat": "no bootstrap: stability not computed"}
@@ -46,7 +46,7 @@ _BOOTSTRAP_GTOL = 1e-3
 
 def stability(
     m: Matrices,
-    settings: Settings,
+    settings: DifficultySettings,
     fit: IRTFit,
     model: str,
     basis: Any,
@@ -93,7 +93,7 @@ def stability(
     return drawn, agree
 
 
-def _basis(m: Matrices, counts: Any, settings: Settings, full: IRTFit, graded: GradedModel | None) -> Any:
+def _basis(m: Matrices, counts: Any, settings: DifficultySettings, full: IRTFit, graded: GradedModel | None) -> Any:
     """The band basis when model ``i`` is drawn ``counts[i]`` times.
 
     For IRT, each item's b and a are refitted with the models' abilities and the thresholds held

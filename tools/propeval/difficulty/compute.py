@@ -15,7 +15,7 @@ from propeval.difficulty.inputs import ScoreTable
 from propeval.difficulty.irt import fit_irt, irt_model
 from propeval.difficulty.ledger import FORMAT
 from propeval.difficulty.matrices import build_matrices
-from propeval.difficulty.settings import Settings
+from propeval.settings import DifficultySettings
 
 
 def _r(x: Any, digits: int = 4) -> float | None:
@@ -27,7 +27,7 @@ def _r(x: Any, digits: int = 4) -> float | None:
 
 def compute(
     table: ScoreTable,
-    settings: Settings,
+    settings: DifficultySettings,
     item_hashes: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     tick: Callable[[int, int], None] | None = None,

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.difficulty.settings import Settings
 from propeval.errors import ConfigError, UsageError
 from propeval.loader import LoadError, load_jsonl
 from propeval.result import Problem
+from propeval.settings import DifficultySettings
 
 SCALES = ("auto", "binary", "0-5")
 
@@ -67,14 +67,14 @@ def _rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def find_runs(config: Config, settings: Settings) -> list[Path]:
+def find_runs(config: Config, settings: DifficultySettings) -> list[Path]:
     """Every ``runs/*/grades-<rubric>.jsonl`` under the corpus root, sorted."""
     from propeval.judge.runs import find_graded
 
     return find_graded(config.root / settings.runs_dir, settings.rubric)
 
 
-def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -> ScoreTable:
+def load_runs(config: Config, settings: DifficultySettings, grade_files: Sequence[Path]) -> ScoreTable:
     """Read graded runs with the judge engine's one reader (the latest, validated grade per item).
 
     The rubric ``settings.rubric`` is loaded from ``[tool.propeval.judge] rubrics_dir`` and the
@@ -86,9 +86,8 @@ def load_runs(config: Config, settings: Settings, grade_files: Sequence[Path]) -
     from propeval.judge.kinds.facts import Facts
     from propeval.judge.rubric import load_rubric
     from propeval.judge.runs import read_graded
-    from propeval.judge.settings import load_settings as judge_settings
 
-    rubric = load_rubric(config.root / judge_settings(config).rubrics_dir, settings.rubric, root=config.root)
+    rubric = load_rubric(config.root / config.settings.judge.rubrics_dir, settings.rubric, root=config.root)
     facts = rubric.spec
     if not isinstance(facts, Facts):
         raise ConfigError(
@@ -269,7 +268,7 @@ def _checked_scores(
     return parsed
 
 
-def grade_files(config: Config, settings: Settings, runs: Sequence[Path]) -> list[Path]:
+def grade_files(config: Config, settings: DifficultySettings, runs: Sequence[Path]) -> list[Path]:
     if not runs:
         return find_runs(config, settings)
     out = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from propeval.difficulty.graded import GAP_PRIOR_SD, MAX_NEWTON, N_CATEGORIES, GradedModel, thresholds
 from propeval.difficulty.matrices import Matrices
-from propeval.difficulty.settings import Settings
+from propeval.settings import DifficultySettings
 
 
 @dataclass
@@ -53,11 +53,13 @@ def _neg_log_posterior(params: Any, y: Any, w: Any, n_items: int, n_models: int,
     return nll, np.concatenate([g_theta, g_b, g_la])
 
 
-def fit_2pl(y: Any, w: Any, settings: Settings | None = None, start: Any = None, gtol: float = 1e-6) -> IRTFit:
+def fit_2pl(
+    y: Any, w: Any, settings: DifficultySettings | None = None, start: Any = None, gtol: float = 1e-6
+) -> IRTFit:
     """Joint MAP estimate of a 2PL model (Newton steps over all items at once, see :func:`_newton`)."""
     import numpy as np
 
-    settings = settings or Settings()
+    settings = settings or DifficultySettings()
     n_items, n_models = y.shape
     y = np.where(w > 0, np.nan_to_num(y), 0.0)
     if start is None:
@@ -123,11 +125,13 @@ def _grm_neg_log_posterior(
     return nll, np.concatenate([g_theta, g_b, g_la, g_delta])
 
 
-def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = None, gtol: float = 1e-6) -> IRTFit:
+def fit_grm(
+    cats: Any, w: Any, settings: DifficultySettings | None = None, start: Any = None, gtol: float = 1e-6
+) -> IRTFit:
     """Joint MAP estimate of the graded rating-scale model (0-5 scores), see :func:`_newton`."""
     import numpy as np
 
-    settings = settings or Settings()
+    settings = settings or DifficultySettings()
     n_items, n_models, _ = cats.shape
     cats = np.where(w[:, :, None] > 0, np.nan_to_num(cats), 0.0)
     if start is None:
@@ -145,7 +149,7 @@ def fit_grm(cats: Any, w: Any, settings: Settings | None = None, start: Any = No
     )
 
 
-def _prior_sds(settings: Settings) -> tuple[float, float, float]:
+def _prior_sds(settings: DifficultySettings) -> tuple[float, float, float]:
     return settings.prior_sd_ability, settings.prior_sd_difficulty, settings.prior_sd_log_discrimination
 
 
@@ -196,14 +200,16 @@ def _newton(
     return x, False
 
 
-def irt_model(settings: Settings, scale: str) -> str:
+def irt_model(settings: DifficultySettings, scale: str) -> str:
     """The IRT model for a scale: the graded model for 0-5 scores unless 2PL is asked for."""
     if scale == "binary":
         return "2pl"
     return "2pl" if settings.irt_model == "2pl" else "grm"
 
 
-def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = None, gtol: float = 1e-6) -> IRTFit:
+def fit_irt(
+    m: Matrices, w: Any, settings: DifficultySettings, model: str, start: Any = None, gtol: float = 1e-6
+) -> IRTFit:
     """Fit ``model`` ("2pl" on pass/fail outcomes, "grm" on 0-5 scores) with cell weights ``w``."""
     import numpy as np
 
@@ -213,7 +219,7 @@ def fit_irt(m: Matrices, w: Any, settings: Settings, model: str, start: Any = No
     return fit_2pl(np.where(m.mask, m.passed, 0.0), weights, settings, start, gtol)
 
 
-def graded_model(m: Matrices, settings: Settings, model: str) -> GradedModel:
+def graded_model(m: Matrices, settings: DifficultySettings, model: str) -> GradedModel:
     """The score table as the IRT fit sees it, every cell weighted 1."""
     import numpy as np
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from propeval.difficulty.graded import N_CATEGORIES
 from propeval.difficulty.inputs import ScoreTable
-from propeval.difficulty.settings import Settings
+from propeval.settings import DifficultySettings
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Matrices:
     cats: Any = None  # items x models x 6 (0-5 scale): the share of the model's runs at each score
 
 
-def build_matrices(table: ScoreTable, settings: Settings) -> Matrices:
+def build_matrices(table: ScoreTable, settings: DifficultySettings) -> Matrices:
     import numpy as np
 
     items, models = table.items, table.models

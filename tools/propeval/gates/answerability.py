@@ -18,10 +18,10 @@ from propeval.corpus import Claim, Item
 from propeval.errors import EndpointError, UsageError
 from propeval.gates import verify
 from propeval.gates.endpoints import OFFLINE_HINT, GateModels, gate_models
-from propeval.gates.settings import GateSettings
 from propeval.ledger.paths import ANSWERABILITY
 from propeval.ledger.records import Loaded, make_record, stale_reasons
 from propeval.result import CheckResult, Problem, Severity
+from propeval.settings import GateSettings
 from propeval.signing import SigningKey
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from propeval.gates.settings import GateSettings
+    from propeval.settings import GateSettings
     from propeval.settings.judge import Endpoint, JudgeSettings
 
 # What a gate adds to the key check's message: without --online the gate needs no key.

@@ -25,12 +25,12 @@ from propeval import agreement as ag
 from propeval.gates import verify
 from propeval.gates.answerability import GateResult
 from propeval.gates.endpoints import OFFLINE_HINT, gate_models
-from propeval.gates.settings import GateSettings
 from propeval.judge.gold import RULE as GOLD_RULE
 from propeval.ledger.paths import JUDGE
 from propeval.ledger.records import Loaded, make_record, stale_reasons
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
+from propeval.settings import GateSettings
 from propeval.signing import SigningKey, Verdict
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ is complete and consistent. The rules (each problem is located with ``Document.p
 
 Each rule is one module of :mod:`propeval.groups.rules` (``ID``, ``check(ctx)``), in the registry
 :data:`propeval.groups.rules.CHECKS`; its one-line description is in :mod:`propeval.rules`. The other modules:
-:mod:`~propeval.groups.settings` (``[tool.propeval.groups]``), :mod:`~propeval.groups.matrix` (the
-completeness table of a claim) and :mod:`~propeval.groups.check` (the run).
+:mod:`~propeval.groups.matrix` (the completeness table of a claim) and :mod:`~propeval.groups.check` (the
+run); the settings are :class:`propeval.settings.GroupsSettings`.
 
 Matching of markers and cues is done on :func:`propeval.textnorm.normalise`d text, and languages
 match on their primary subtag (a ``zh`` marker applies to a ``zh-Hans`` item).
@@ -56,8 +56,8 @@ from __future__ import annotations
 from propeval.groups.check import GroupsResult, check_groups
 from propeval.groups.matrix import COLUMNS, FRAMINGS, QUESTION_TYPES, ClaimMatrix, MissingCell, build_matrix
 from propeval.groups.rules import CHECKS
-from propeval.groups.settings import GroupsSettings, primary_subtag
 from propeval.rules import describe
+from propeval.settings import GroupsSettings, primary_subtag
 
 # rule id -> its one-line description, for the docs and `propeval groups --help`.
 RULES: dict[str, str] = {rule_id: describe(rule_id) for rule_id in CHECKS}  # descriptions: propeval.rules

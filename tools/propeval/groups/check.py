@@ -15,8 +15,8 @@ from propeval.errors import UsageError
 from propeval.groups.context import GroupsContext
 from propeval.groups.matrix import FRAMINGS, QUESTION_TYPES, ClaimMatrix, build_matrix
 from propeval.groups.rules import CHECKS
-from propeval.groups.settings import GroupsSettings
 from propeval.result import CheckResult
+from propeval.settings import GroupsSettings
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace
@@ -55,7 +55,7 @@ def check_groups(
         A GroupsResult; ``exit_code`` is 1 when any error-severity problem was found.
     """
     config = ws.config
-    settings = settings or GroupsSettings.from_config(config)
+    settings = settings or config.settings.groups
     corpus = ws.corpus
     result = GroupsResult()
 

@@ -9,7 +9,7 @@ from propeval.config import Config
 from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
 from propeval.groups.matrix import ClaimMatrix
-from propeval.groups.settings import GroupsSettings
+from propeval.settings import GroupsSettings
 
 
 @dataclass

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 
 from propeval.corpus import Claim
-from propeval.groups.settings import primary_subtag
+from propeval.settings import primary_subtag
 from propeval.textnorm import normalise
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propeval.corpus import Claim, Corpus, Item
-from propeval.groups.settings import GroupsSettings, primary_subtag
 from propeval.langtags import canonical, language_key
+from propeval.settings import GroupsSettings, primary_subtag
 
 FRAMINGS = ("neutral", "loaded")
 QUESTION_TYPES = ("named_fact", "frame_testing", "closed_exit")

@@ -54,8 +54,8 @@ from propeval.harness.recipes import (
     propeval_recipe,
 )
 from propeval.judge.loopback import LoopbackServer, Reply, Seen
-from propeval.judge.settings import JudgeSettings, load_settings
 from propeval.judge.stub import STUB_MODEL, Request, describe, stub_server
+from propeval.settings import JudgeSettings
 
 HARNESSES = ("propeval", "inspect", "lm-eval", "promptfoo")
 MODELS = ("stub", "local")
@@ -601,7 +601,7 @@ def run_smoke(
         raise UsageError("eval-smoke needs at least 2 items (one is refused, to make the expected score non-trivial)")
     say = progress or (lambda _msg: None)
     started = time.monotonic()
-    settings = profile(load_settings(config), model)
+    settings = profile(config.settings.judge, model)
     corpus = workdir / "corpus"
     corpus.mkdir(parents=True)
     ids = write_corpus(config, settings, corpus, items)

@@ -28,8 +28,7 @@ from typing import Any
 from propeval.errors import UsageError
 from propeval.judge.grade import Case
 from propeval.judge.rubric import Rubric, load_rubric
-from propeval.judge.settings import optional_sampling
-from propeval.settings import Endpoint, JudgeSettings, check_url
+from propeval.settings import Endpoint, JudgeSettings, check_url, optional_sampling
 
 ITEMS_FILE = "items.jsonl"
 RUBRICS_DIR = "rubrics"

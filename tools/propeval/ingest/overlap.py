@@ -7,7 +7,7 @@ every corpus item is comparable with every external one) and go through dedup's 
 * ``semantic``: the configured encoder through the one embedding cache
   (:func:`propeval.dedup.embed_units`), faiss k nearest external neighbours of each corpus item in
   each external language (:func:`propeval.embed.index.neighbours`), flagged at the language
-  pair's threshold (``Settings.pair_limit``: pair_thresholds, then the backend's calibrated table);
+  pair's threshold (``DedupSettings.pair_limit``: pair_thresholds, then the backend's calibrated table);
 * ``lexical``: rapidfuzz over the pairs that share a rare word bigram or are semantic neighbours
   (:func:`propeval.dedup.candidates.bigram_candidates`, ``lexical_scores``).
 
@@ -25,17 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.dedup import PASSES, DedupResult, Pair, Settings, Unit, embed_units, shared_terms
+from propeval.dedup import PASSES, DedupResult, Pair, Unit, embed_units, shared_terms
 from propeval.dedup.candidates import SemanticSpace, bigram_candidates, lang, lexical_scores
 from propeval.dedup.explain import conflict, differing_terms, pair_scores
-from propeval.dedup.run import second_model
+from propeval.dedup.find import second_model
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import configured_encoder
-from propeval.ingest.build import guess_language
+from propeval.ingest.from_table import guess_language
 from propeval.ingest.table import InputError, Row, read_rows
 from propeval.progress import Phase
 from propeval.result import Problem, Severity
+from propeval.settings import DedupSettings
 
 
 @dataclass
@@ -133,7 +134,7 @@ def external_units(rows: Sequence[Row], spec: ExternalSpec) -> tuple[list[Unit],
 
 def read_external(path: Path, spec: ExternalSpec) -> tuple[list[Unit], list[Problem]]:
     """The texts of a JSONL/CSV file or of a release folder's items.jsonl."""
-    from propeval.ingest.run import is_release
+    from propeval.ingest.staging import is_release
 
     shown = str(path)
     try:
@@ -166,7 +167,7 @@ def find_overlap(
     """
     step: Phase = progress or (lambda what, done, total: None)
     step("reading", 0, 0)
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
         settings = replace(settings, cross_lingual_model="")
     result = OverlapResult(str(external), passes=tuple(passes))
@@ -187,7 +188,7 @@ def find_overlap(
 
 def _compare(
     config: Config,
-    settings: Settings,
+    settings: DedupSettings,
     ours: list[Unit],
     ext: list[Unit],
     result: OverlapResult,
@@ -314,7 +315,7 @@ def _pair(
     scores: dict[str, float],
     lexical: dict[tuple[int, int], float],
     passes: Sequence[str],
-    settings: Settings,
+    settings: DedupSettings,
 ) -> Pair:
     """A corpus item ``i`` and an external text ``j`` with everything that explains them."""
     a, b = units[i], units[j]

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from propeval.judge.client import ITEM_STARTED, ChatClient
 from propeval.judge.runs import append
-from propeval.judge.settings import Endpoint, JudgeSettings
+from propeval.settings import Endpoint, JudgeSettings
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]  # (done, total)

@@ -14,9 +14,9 @@ from propeval.fsutil import atomic_write
 from propeval.judge import runs
 from propeval.judge._engine import Progress, make_client, run_all_closing
 from propeval.judge.client import ChatClient, RequestError
-from propeval.judge.settings import Endpoint, JudgeSettings, optional_sampling
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
+from propeval.settings import Endpoint, JudgeSettings, optional_sampling
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propeval.errors import DependencyError, EndpointError
-from propeval.judge.settings import Endpoint, Retry
 from propeval.loader import Limits, LoadError, load_json_text
+from propeval.settings import Endpoint, Retry
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 # When the run loop started on the current item (time.monotonic()); None outside a run. Every

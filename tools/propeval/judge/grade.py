@@ -31,10 +31,10 @@ from propeval.judge.cache import ResponseCache, default_dir, request_key
 from propeval.judge.client import ChatClient, Completion, RequestError, response_format
 from propeval.judge.prompt import Case, fill_case
 from propeval.judge.rubric import Rubric
-from propeval.judge.settings import Endpoint, JudgeSettings
 from propeval.judge.verdict import Outcome, VerdictError, item_schema, judge
 from propeval.loader import relative_path
 from propeval.result import Problem, Severity
+from propeval.settings import Endpoint, JudgeSettings
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace

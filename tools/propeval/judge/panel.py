@@ -20,8 +20,8 @@ from propeval.config import Config
 from propeval.errors import UsageError
 from propeval.judge import runs
 from propeval.judge.rubric import load_rubric
-from propeval.judge.settings import JudgeSettings
 from propeval.loader import load_jsonl
+from propeval.settings import JudgeSettings
 
 Unit = tuple[str, str, str]  # (run, item_id, unit suffix such as a fact id)
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from propeval.config import Config
 from propeval.judge import runs
-from propeval.judge.settings import JudgeSettings
 from propeval.result import Problem
+from propeval.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace

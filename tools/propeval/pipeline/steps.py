@@ -19,7 +19,7 @@ from propeval.pipeline.scope import Scope
 from propeval.result import CheckResult, Problem, Severity
 
 if TYPE_CHECKING:
-    from propeval.gates.settings import GateSettings
+    from propeval.settings import GateSettings
     from propeval.workspace import Workspace
 
 Step = Callable[["Workspace", Scope], CheckResult]
@@ -175,7 +175,7 @@ def _orphans(ws: Workspace, gs: GateSettings, changes: list[tuple[str, str, str]
 def schema(ws: Workspace, scope: Scope) -> CheckResult:
     """The schema gate compares the tree's own schema with the base's (the other steps check
     claims and items against the base's: ``schema_override``)."""
-    from propeval.schemadiff import schema_gate
+    from propeval.schemagate import schema_gate
 
     if scope.base is None:
         result = CheckResult()

@@ -29,8 +29,8 @@ from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
 from propeval.release.export import RELEASE_FILES, SUMS_FILE, ExportResult, export_release
 from propeval.release.inputs import ReleaseInputs, load_inputs
 from propeval.release.rows import FRAMINGS, QUESTION_DESCRIPTIONS, active_items, item_row, tombstone_rows
-from propeval.release.settings import ReleaseSettings
 from propeval.release.stats import UNBANDED, Stats, compute_stats
+from propeval.settings import ReleaseSettings
 
 __all__ = [
     "BANDS",

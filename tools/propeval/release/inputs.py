@@ -17,8 +17,8 @@ from propeval.dedup_record import DedupEvidence
 from propeval.errors import GitError
 from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
 from propeval.release.ledgers import read_bands
-from propeval.release.settings import ReleaseSettings
 from propeval.result import Problem, Severity
+from propeval.settings import ReleaseSettings
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace
@@ -83,7 +83,7 @@ def _load_inputs(ws: Workspace) -> ReleaseInputs:
     from propeval.difficulty import read_ledger
     from propeval.release import evidence
 
-    settings = ReleaseSettings.from_config(ws.config)
+    settings = ws.config.settings.release
     corpus = ws.corpus
     warnings: list[Problem] = []
     diff_rel = ws.ledger_paths.difficulty_rel

@@ -187,10 +187,9 @@ def _judge(inputs: ReleaseInputs) -> list[dict[str, Any]]:
 def _cutoffs(inputs: ReleaseInputs, dates: Sequence[str], undated: int) -> list[dict[str, Any]]:
     """For each endpoint that declares its model's knowledge cutoff, how many active items'
     sources predate it (compared at the cutoff's precision, as `score` splits them)."""
-    from propeval.judge.settings import load_settings
 
     out = []
-    for name, ep in sorted(load_settings(inputs.config).endpoints.items()):
+    for name, ep in sorted(inputs.config.settings.judge.endpoints.items()):
         if not ep.knowledge_cutoff:
             continue
         cut = ep.knowledge_cutoff

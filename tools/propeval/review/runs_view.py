@@ -37,10 +37,9 @@ class GradedFile:
 def graded_files(config: Config) -> list[GradedFile]:
     """Every ``<runs_dir>/<run>/grades-<rubric>.jsonl``."""
     from propeval.judge import runs
-    from propeval.judge.settings import load_settings
 
     out = []
-    for p in runs.find_graded(config.root / load_settings(config).runs_dir):
+    for p in runs.find_graded(config.root / config.settings.judge.runs_dir):
         rubric = runs.rubric_of(p)
         if rubric:
             out.append(GradedFile(p.parent.name, rubric, p))
@@ -108,9 +107,8 @@ def run_view(
     """
     from propeval.judge import runs
     from propeval.judge.rubric import load_rubric
-    from propeval.judge.settings import load_settings
 
-    rubric = load_rubric(config.root / load_settings(config).rubrics_dir, graded.rubric, root=config.root)
+    rubric = load_rubric(config.root / config.settings.judge.rubrics_dir, graded.rubric, root=config.root)
     kind = rubric.spec
     items = {i.id: i.data for i in corpus.items.values()}
     run = runs.read_graded(graded.path, kind, root=config.root, rubric=rubric, items=items)

@@ -81,12 +81,11 @@ def pick_rubric(config: Config, path: Path, fields: Sequence[str], rubrics: Sequ
     Raises:
         UsageError: no rubric, or several, label those fields.
     """
-    from propeval.gates.settings import load_gate_settings
 
     fits = [r for r in rubrics if form_for(r, fields).fields] if rubrics else []
     if len(fits) == 1:
         return fits[0]
-    default = load_gate_settings(config).rubric
+    default = config.settings.gates.rubric
     chosen = [r for r in fits if r.name == default]
     if chosen:
         return chosen[0]
@@ -133,9 +132,8 @@ class Workspace:
             return hit.value  # type: ignore[return-value]
 
     def rubrics_dir(self) -> Path:
-        from propeval.judge.settings import load_settings
 
-        return self.config.root / load_settings(self.config).rubrics_dir
+        return self.config.root / self.config.settings.judge.rubrics_dir
 
     def rubric_names(self) -> list[str]:
         from propeval.judge.rubric import list_rubrics

@@ -1,7 +1,7 @@
 """Every ``[tool.propeval.*]`` table of pyproject.toml as one typed model.
 
 One small layer over dataclasses: each key is a dataclass field whose metadata holds its
-:class:`Kind` (how a TOML value is checked and converted) and a one-line description. From the
+:class:`ValueType` (how a TOML value is checked and converted) and a one-line description. From the
 same fields come the reader (:func:`read_table`), the errors and the reference
 ``docs/settings.md`` (:func:`render_docs`; ``python -m propeval.settings > docs/settings.md``).
 
@@ -17,7 +17,7 @@ The rules every table follows:
 
 Modules:
 
-* :mod:`~propeval.settings.table`: :class:`Where`, the value kinds, :class:`Table`, :func:`read_table`;
+* :mod:`~propeval.settings.table`: :class:`Where`, the value types, :class:`Table`, :func:`read_table`;
 * one module per table: :mod:`~propeval.settings.core` (``[tool.propeval]``),
   :mod:`~propeval.settings.dedup`, :mod:`~propeval.settings.groups`, :mod:`~propeval.settings.judge`
   (with its endpoints), :mod:`~propeval.settings.gates` (with the signers),
@@ -75,6 +75,7 @@ from propeval.settings.judge import (
     Retry,
     check_url,
     is_loopback,
+    optional_sampling,
     read_endpoints,
     read_judge,
 )
@@ -83,7 +84,6 @@ from propeval.settings.release import ReleaseSettings
 from propeval.settings.table import (
     Boolean,
     Integer,
-    Kind,
     ListMap,
     Number,
     Pair,
@@ -92,6 +92,7 @@ from propeval.settings.table import (
     Table,
     Text,
     TextList,
+    ValueType,
     Where,
     derived,
     key,
@@ -138,7 +139,6 @@ __all__ = [
     "GroupsSettings",
     "Integer",
     "JudgeSettings",
-    "Kind",
     "ListMap",
     "Number",
     "Pair",
@@ -151,12 +151,14 @@ __all__ = [
     "Table",
     "Text",
     "TextList",
+    "ValueType",
     "Where",
     "check_url",
     "derived",
     "is_loopback",
     "key",
     "language_pair",
+    "optional_sampling",
     "primary_subtag",
     "read_endpoints",
     "read_groups",

@@ -8,7 +8,7 @@ from typing import Any
 from propeval.settings.gates import GateSettings
 from propeval.settings.judge import JudgeSettings
 from propeval.settings.project import TABLES
-from propeval.settings.table import Kind
+from propeval.settings.table import ValueType
 
 
 def _toml(value: Any) -> str:
@@ -53,8 +53,10 @@ def render_docs() -> str:
         out += [f"## `{header}`", "", cls.DOC, ""]
         out += ["| key | type | default | description |", "| --- | --- | --- | --- |"]
         for name, f in cls.keys().items():
-            kind: Kind = f.metadata["kind"]
-            out.append(f"| `{name}` | {_cell(kind.doc)} | `{_cell(_toml(_default(f)))}` | {_cell(f.metadata['doc'])} |")
+            vtype: ValueType = f.metadata["type"]
+            out.append(
+                f"| `{name}` | {_cell(vtype.doc)} | `{_cell(_toml(_default(f)))}` | {_cell(f.metadata['doc'])} |"
+            )
         if cls is JudgeSettings:
             out.append("| `endpoints` | tables | `local` (below) | one `[tool.propeval.judge.endpoints.NAME]` each |")
         for old, hint in cls.MOVED.items():

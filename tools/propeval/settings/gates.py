@@ -1,7 +1,7 @@
 """``[tool.propeval.gates]`` and ``[tool.propeval.signers]``: which gates fail a run, their
 thresholds, the ledger folder, the endpoints the gates use, and the maintainers' keys.
 
-The signers' keys are only checked to be strings here; :func:`propeval.gates.settings.load_signers`
+The signers' keys are only checked to be strings here; :func:`propeval.signing.load_signers`
 parses them (it imports cryptography, which reading settings must not).
 """
 
@@ -71,7 +71,7 @@ class GateSettings(Table):
 
 
 def read_signers(raw: Any, where: Where) -> dict[str, str]:
-    """``[tool.propeval.signers]``: name -> "ssh-ed25519 AAAA..." (parsed by gates.settings.load_signers)."""
+    """``[tool.propeval.signers]``: name -> "ssh-ed25519 AAAA..." (parsed by signing.load_signers)."""
     if not isinstance(raw, dict):
         raise where.error("must be a table")
     for name, value in raw.items():

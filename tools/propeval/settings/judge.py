@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 from propeval.errors import ConfigError
 from propeval.settings.table import (
     Integer,
-    Kind,
     Number,
     Table,
     Text,
     TextList,
+    ValueType,
     Where,
     derived,
     is_number,
@@ -50,7 +50,7 @@ REASONING_EFFORTS = ("", "none", "minimal", "low", "medium", "high")
 THINKING = ("", "on", "off")
 
 
-class Prices(Kind):
+class Prices(ValueType):
     """A table of model name -> ``[input, output]`` prices per million tokens (numbers >= 0)."""
 
     doc = "a table of model names to [input, output] prices per 1M tokens"
@@ -287,6 +287,19 @@ class JudgeSettings(Table):
                 key="panel",
             )
         return tuple(self.endpoint(n) for n in chosen)
+
+
+def optional_sampling(top_p: float | None, seed: int | None, reasoning_effort: str) -> dict[str, object]:
+    """The sampling settings sent only when set (temperature and the token cap always are): what
+    ``propeval answer`` adds to its request, and each harness adapter to its harness's config."""
+    out: dict[str, object] = {}
+    if top_p is not None:
+        out["top_p"] = top_p
+    if seed is not None:
+        out["seed"] = seed
+    if reasoning_effort:
+        out["reasoning_effort"] = reasoning_effort
+    return out
 
 
 def read_endpoints(raw: Any, where: Where) -> dict[str, Endpoint]:

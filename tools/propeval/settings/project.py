@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from propeval.settings.core import CoreSettings
@@ -13,7 +13,7 @@ from propeval.settings.gates import GateSettings, read_signers
 from propeval.settings.groups import GroupsSettings, read_groups
 from propeval.settings.judge import Endpoint, JudgeSettings, read_judge
 from propeval.settings.release import ReleaseSettings
-from propeval.settings.table import T, Table, Where, read_table
+from propeval.settings.table import Table, Where, read_table
 
 DEFAULT_SOURCE = "pyproject.toml"
 # Every table, in the order of docs/settings.md.
@@ -41,13 +41,6 @@ class ProjectSettings:
     gates: GateSettings
     difficulty: DifficultySettings
     release: ReleaseSettings
-
-    def table(self, cls: type[T]) -> T:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, cls):
-                return value
-        raise TypeError(f"{cls.__name__} is not a table of [tool.propeval]")
 
 
 def read_settings(

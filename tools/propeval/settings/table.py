@@ -1,7 +1,7 @@
 """The machinery every table is built from: where a value sits, how a value is checked, a table.
 
 * :class:`Where`: a key of a table of a file, which every error names;
-* :class:`Kind` and its kinds (:class:`Text`, :class:`Integer`, :class:`Number`, :class:`Boolean`,
+* :class:`ValueType` and its subclasses (:class:`Text`, :class:`Integer`, :class:`Number`, :class:`Boolean`,
   :class:`TextList`, :class:`Pair`, :class:`ListMap`, :class:`PairThresholds`): how one key's
   TOML value is checked and converted, and the type the docs name;
 * :func:`key` and :func:`derived`: a table's fields;
@@ -62,16 +62,16 @@ def primary_subtag(tag: str) -> str:
     return language_key(tag)
 
 
-# --------------------------------------------------------------------------- value kinds
+# --------------------------------------------------------------------------- value types
 
 
-class Kind:
+class ValueType:
     """How one key's TOML value is checked and converted; ``doc`` names the type in docs and errors."""
 
     doc = "value"
 
     def __init__(self, **options: Any) -> None:
-        # Plain classes, not dataclasses: a kind is built once per key at import, on every hook call.
+        # Plain classes, not dataclasses: a value type is built once per key at import, on every hook call.
         for name, value in options.items():
             if not hasattr(type(self), name):
                 raise TypeError(f"{type(self).__name__} has no option {name!r}")
@@ -88,7 +88,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-class Text(Kind):
+class Text(ValueType):
     """A string; ``choices`` limits it, ``nonempty`` refuses "", ``folder`` keeps it inside the repository."""
 
     choices: tuple[str, ...] = ()
@@ -118,7 +118,7 @@ class Text(Kind):
         return value
 
 
-class Integer(Kind):
+class Integer(ValueType):
     lo: int | None = None
     hi: int | None = None
 
@@ -136,7 +136,7 @@ class Integer(Kind):
         return value
 
 
-class Number(Kind):
+class Number(ValueType):
     """An int or a float, returned as a float; ``lo_open`` excludes ``lo`` itself."""
 
     lo: float | None = None
@@ -158,7 +158,7 @@ class Number(Kind):
         return float(value)
 
 
-class Boolean(Kind):
+class Boolean(ValueType):
     doc = "true or false"
 
     def parse(self, value: Any, where: Where) -> bool:
@@ -167,7 +167,7 @@ class Boolean(Kind):
         return value
 
 
-class TextList(Kind):
+class TextList(ValueType):
     """A list of non-empty strings, returned as a tuple; ``language`` keeps each tag's primary subtag,
     ``domain`` lower-cases and drops a leading dot."""
 
@@ -192,7 +192,7 @@ class TextList(Kind):
         return tuple(value)
 
 
-class Pair(Kind):
+class Pair(ValueType):
     """Two increasing numbers ``[low, high]``, optionally strictly inside ``(lo, hi)``."""
 
     lo: float | None = None
@@ -212,7 +212,7 @@ class Pair(Kind):
         return low, high
 
 
-class ListMap(Kind):
+class ListMap(ValueType):
     """A table of name -> list of non-empty strings, merged over ``base`` (a name given replaces
     that name's list). ``language_keys`` keeps each name's primary subtag; ``lower`` lower-cases the
     strings."""
@@ -237,7 +237,7 @@ class ListMap(Kind):
         return out
 
 
-class PairThresholds(Kind):
+class PairThresholds(ValueType):
     """A table of language pairs (``"en-zh"``, ``"ru-ru"``; either order) to cosines in (0, 1], keyed
     by :func:`language_pair`."""
 
@@ -263,9 +263,9 @@ def language_pair(a: str, b: str) -> str:
     return f"{x}-{y}"
 
 
-def key(kind: Kind, default: Any, doc: str, *, factory: Any = None) -> Any:
-    """A settings key: a dataclass field with its kind and one-line description."""
-    meta = {"kind": kind, "doc": doc}
+def key(vtype: ValueType, default: Any, doc: str, *, factory: Any = None) -> Any:
+    """A settings key: a dataclass field with its value type and one-line description."""
+    meta = {"type": vtype, "doc": doc}
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -289,16 +289,10 @@ class Table:
 
     @classmethod
     def keys(cls) -> dict[str, Field[Any]]:
-        return {f.name: f for f in fields(cls) if "kind" in f.metadata}  # type: ignore[arg-type]
+        return {f.name: f for f in fields(cls) if "type" in f.metadata}  # type: ignore[arg-type]
 
     def validate(self, where: Where) -> None:
         """Checks across keys, after each key is read; raise ``where.at(key).error(...)``."""
-
-    @classmethod
-    def from_config(cls: type[T], config: Any) -> T:
-        """This table from a :class:`propeval.config.Config` (read and checked once per Config)."""
-        table: T = config.settings.table(cls)
-        return table
 
 
 def unknown_key(where: Where, name: str, known: Collection[str], *, noun: str = "key") -> ConfigError:
@@ -321,8 +315,8 @@ def read_table(cls: type[T], raw: Any, where: Where, *, tables: Sequence[str] = 
             raise where.at(name).error(cls.MOVED[name])
         if name not in known:
             raise unknown_key(where, str(name), [*known, *tables])
-        kind: Kind = known[name].metadata["kind"]
-        values[name] = kind.parse(value, where.at(name))
+        vtype: ValueType = known[name].metadata["type"]
+        values[name] = vtype.parse(value, where.at(name))
     obj = cls(**values)
     obj.validate(where)
     return obj

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
 from propeval.groups.markers import cue_pattern, quote
-from propeval.groups.settings import primary_subtag
 from propeval.result import Problem, Severity
+from propeval.settings import primary_subtag
 from propeval.textnorm import normalise
 
 ID = "groups-closed-exit"

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.groups.settings import primary_subtag
 from propeval.result import Problem
+from propeval.settings import primary_subtag
 
 ID = "groups-control"
 

@@ -23,8 +23,8 @@ from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
 from propeval.errors import ModelError, install_hint
 from propeval.groups.context import GroupsContext
-from propeval.groups.settings import primary_subtag
 from propeval.result import Problem, Severity
+from propeval.settings import primary_subtag
 
 ID = "groups-drift"
 
@@ -117,10 +117,9 @@ def load_encoder(name: str, memo_dir: Path | None = None, ctx: GroupsContext | N
 
     if ctx is None:
         return load(name, memo_dir=memo_dir)
-    from propeval.dedup.settings import Settings
     from propeval.embed.e5 import RUNTIMES
 
-    dedup = Settings.from_config(ctx.config)
+    dedup = ctx.config.settings.dedup
     return load(
         name,
         memo_dir=memo_dir,
@@ -132,9 +131,8 @@ def load_encoder(name: str, memo_dir: Path | None = None, ctx: GroupsContext | N
 
 def _cache_folder(ctx: GroupsContext) -> Path:
     """The one embedding cache folder: ``[tool.propeval.dedup] cache_dir``."""
-    from propeval.dedup.settings import Settings
 
-    return Settings.from_config(ctx.config).cache_folder(ctx.config.root)
+    return ctx.config.settings.dedup.cache_folder(ctx.config.root)
 
 
 def translation_pairs(corpus: Corpus, claim_ids: Sequence[str]) -> list[tuple[Item, Item]]:

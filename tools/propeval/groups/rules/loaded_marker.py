@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from propeval.corpus import Claim, Item
 from propeval.groups.context import GroupsContext
 from propeval.groups.markers import markers, quote
-from propeval.groups.settings import primary_subtag
 from propeval.result import Problem
+from propeval.settings import primary_subtag
 from propeval.textnorm import normalise
 
 ID = "groups-loaded-marker"

@@ -34,7 +34,9 @@ from propeval.config import Config
 from propeval.corpus import CLAIM_FILE, corpus_scan
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
-from propeval.ingest.build import Options, Plan, Planned, imported_rows, plan_release, plan_table
+from propeval.ingest.from_release import plan_release
+from propeval.ingest.from_table import Options, imported_rows, plan_table
+from propeval.ingest.plan import Plan, Planned
 from propeval.ingest.table import MAX_INPUT_BYTES, InputError, Row, read_rows
 from propeval.loader import LoadError
 from propeval.progress import Phase

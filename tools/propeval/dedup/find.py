@@ -33,12 +33,11 @@ from propeval.dedup.candidates import (
 )
 from propeval.dedup.embedding import Progress, embed_units
 from propeval.dedup.explain import conflict, differing_terms, shared_source, shared_terms
-from propeval.dedup.result import DedupResult, Options, Pair, clusters
-from propeval.dedup.settings import PASSES, Settings
+from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import rescore_encoder
-from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
+from propeval.settings import PAIR_THRESHOLDS_PROVENANCE, DedupSettings
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
 
@@ -68,7 +67,7 @@ def find_duplicates(
             compared, and no file is read again.
     """
     options = options or Options()
-    settings = Settings.from_config(config)
+    settings = config.settings.dedup
     if encoder is not None:  # the caller's encoder scores every pair, so its own thresholds apply
         settings = replace(settings, cross_lingual_model="")
     result = DedupResult(settings=settings)
@@ -207,7 +206,7 @@ def _group_review(group: Sequence[Unit], allow: Mapping[tuple[str, str], AllowEn
 
 def second_model(
     space: SemanticSpace,
-    settings: Settings,
+    settings: DedupSettings,
     root: Path,
     result: DedupResult,
     encoder: Encoder | None,
@@ -237,7 +236,7 @@ def second_model(
     space.rescorer = rescorer
 
 
-def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, result: DedupResult) -> None:
+def _languages(units: Sequence[Unit], space: SemanticSpace, settings: DedupSettings, result: DedupResult) -> None:
     """How many texts of each language the semantic pass embeds, and which it leaves out and why."""
     embedded = {i for i in space.rows}
     for i, u in enumerate(units):
@@ -256,7 +255,7 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: Settings, 
         result.thresholds_provenance = settings.thresholds_provenance
 
 
-def _uncalibrated(result: DedupResult, settings: Settings) -> list[str]:
+def _uncalibrated(result: DedupResult, settings: DedupSettings) -> list[str]:
     """The language pairs among the texts compared that no threshold table holds (each gets the
     scoring model's conservative fallback): named in every summary, never a silent fallback."""
     from propeval.settings import language_pair
@@ -270,7 +269,7 @@ def _uncalibrated(result: DedupResult, settings: Settings) -> list[str]:
     return out
 
 
-def _focus(config: Config, settings: Settings, ref: str, units: Sequence[Unit], result: DedupResult) -> set[int]:
+def _focus(config: Config, settings: DedupSettings, ref: str, units: Sequence[Unit], result: DedupResult) -> set[int]:
     """Indices of the units whose file changed since the merge base with ``ref``."""
     base = gitutil.merge_base(config.root, ref)
     changed = set(gitutil.changed_paths(config.root, base))
@@ -290,7 +289,7 @@ def _explain(
     lexical: Mapping[PairIndex, float],
     allow: Mapping[tuple[str, str], AllowEntry],
     passes: Sequence[str],
-    settings: Settings,
+    settings: DedupSettings,
 ) -> Pair:
     """A flagged pair with its scores (also those of passes it stayed below), the neighbour ranks,
     what the texts share, and its review when the allowlist holds one for these exact texts."""

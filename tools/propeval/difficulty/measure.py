@@ -11,7 +11,6 @@ from propeval.difficulty.compute import compute
 from propeval.difficulty.flags import FLAG_MESSAGES
 from propeval.difficulty.inputs import _rel, grade_files, load_matrix, load_runs
 from propeval.difficulty.ledger import seal
-from propeval.difficulty.settings import load_settings
 from propeval.errors import DependencyError, UsageError
 from propeval.loader import dumps_json
 from propeval.result import Problem, Severity
@@ -51,7 +50,7 @@ def run_difficulty(ws: Workspace, options: Options) -> DifficultyResult:
     look complete and not be.
     """
     config = ws.config
-    settings = load_settings(config)
+    settings = config.settings.difficulty
     default = ws.ledger_paths.difficulty_rel
     if options.matrix is not None:
         if options.runs:
