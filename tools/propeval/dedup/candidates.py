@@ -120,7 +120,7 @@ def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int,
     between them, so one regular expression of the focus's bigrams finds every such text (and
     perhaps a few more, which the exact count drops). A commit's few texts then split the
     words of a handful of the corpus's, not of every text (#40)."""
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     for i in focus:
         ws = words(units[i].norm)
         pairs.update(itertools.pairwise(ws))
