@@ -499,6 +499,11 @@ def main() -> None:
     ap.add_argument("--no-peers", action="store_true", help="leave out check-jsonschema and semhash")
     ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
     ap.add_argument(
+        "--skip-warm",
+        action="store_true",
+        help="time at once: the corpora in --work were warmed by an earlier run (--warm-only) of this tree",
+    )
+    ap.add_argument(
         "--warm-only",
         action="store_true",
         help="build the corpora and fill their caches (embeddings, load caches), time nothing; with --work, "
@@ -525,7 +530,7 @@ def main() -> None:
                 for c in corpora:
                     c.make()
                     started = time.perf_counter()
-                    for note in warm(c, args.timeout, commands):
+                    for note in [] if args.skip_warm else warm(c, args.timeout, commands):
                         print(f"{c.version.name} {shape} {size}: {note}", flush=True)
                     print(f"{c.version.name} {shape} {size}: warm in {time.perf_counter() - started:.0f} s", flush=True)
                 if args.warm_only:
