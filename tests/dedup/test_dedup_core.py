@@ -251,3 +251,42 @@ def test_narrowed_bigram_blocking_finds_exactly_the_changed_texts_pairs() -> Non
     for focus in ({0}, {1, 2, 3}, set(range(0, 300, 7))):
         expected = {p for p in whole if p[0] in focus or p[1] in focus}
         assert bigram_candidates(units, focus, 50) == expected
+
+
+def test_the_neighbour_search_compares_a_text_only_with_texts_of_its_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An item never pairs with a fact, so the search never compares one with the other (#40: at
+    10k items two fifths of a whole run's comparisons were items against the facts' pool and
+    facts against the items', all dropped afterwards); what it finds is unchanged."""
+    import numpy as np
+
+    from propeval.dedup.candidates import SemanticSpace
+    from propeval.dedup.units import make_unit
+    from propeval.embed import index
+    from propeval.settings import DedupSettings
+
+    units = [
+        make_unit(f"i000{n}", "item", f"c000{n}", f"question {n}", "questions/c/i.yaml", 1, 1, "en", "", "")
+        for n in range(1, 4)
+    ] + [
+        make_unit(f"c000{n}/f1", "fact", f"c000{n}", f"fact {n}", "questions/c/claim.yaml", 1, 1, "", "", "")
+        for n in range(1, 3)
+    ]
+    rng = np.random.default_rng(40)
+    vectors = rng.standard_normal((len(units), 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    compared = []
+    real = index.neighbours
+
+    def counted(pool: Any, queries: Any, k: int, settings: Any) -> Any:
+        compared.append((len(queries), len(pool)))
+        return real(pool, queries, k, settings)
+
+    monkeypatch.setattr(index, "neighbours", counted)
+    settings = DedupSettings()
+    space = SemanticSpace.select(units, settings)
+    space.vectors = vectors
+    space.search(range(len(units)), settings)
+    assert sorted(compared) == [(2, 2), (3, 3)]  # facts among facts, items among items
+    items_nn, _ = space._nn[(0, "en")]
+    assert sorted(items_nn[0][items_nn[0] >= 0].tolist()) == [1, 2]
+    assert (items_nn[3] == -1).all()  # a fact has no neighbour among the items
