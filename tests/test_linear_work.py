@@ -263,13 +263,15 @@ class Comparisons:
         monkeypatch.setattr(boilerplate, "similar", similar)
 
 
-def _dedup(root: Path, changed_since: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[Comparisons, Any]:
+def _dedup(ws: Workspace, changed_since: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[Comparisons, Any]:
+    """One dedup run over the workspace's corpus (loaded before counting, as ``run`` and ``ci``
+    pass it: the load has its own test, and a load cache warm for one size and not another would
+    count files parsed, not dedup's work)."""
     from dedup.conftest import FakeEncoder
     from propeval.dedup import Options, find_duplicates
 
     seen = Comparisons(monkeypatch)
-    config = load_config(root)
-    result = find_duplicates(config, Options(changed_since=changed_since), encoder=FakeEncoder())
+    result = find_duplicates(ws.config, Options(changed_since=changed_since), encoder=FakeEncoder(), corpus=ws.corpus)
     return seen, result
 
 
@@ -290,9 +292,9 @@ def test_dedup_does_work_linear_in_corpus_size(
     and above exact_index_below texts the index is approximate.)"""
     runs: list[Comparisons] = []
     counts = []
-    for root in repos:
+    for ws in workspaces(repos):
         with monkeypatch.context() as m:
-            counts.append(calls(lambda root=root, m=m: runs.append(_dedup(root, changed_since, m)[0])))
+            counts.append(calls(lambda ws=ws, m=m: runs.append(_dedup(ws, changed_since, m)[0])))
     assert superlinear(counts) == {}
     searches, queries, compared = ([getattr(r, a) for r in runs] for a in ("searches", "queries", "compared"))
     assert max(searches) <= 2 * min(searches), searches  # per language and stage, not per text
@@ -312,7 +314,7 @@ def test_the_dedup_guard_sees_quadratic_comparisons(repos: list[Path], monkeypat
         return real(units, idx, vectors, row_of, threshold)
 
     monkeypatch.setattr(boilerplate, "_linked_sets", every_fact)
-    compared = [_dedup(root, "main", monkeypatch)[0].compared for root in repos]
+    compared = [_dedup(ws, "main", monkeypatch)[0].compared for ws in workspaces(repos)]
     assert not _grows_linearly(compared), compared
 
 
