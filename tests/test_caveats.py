@@ -1,4 +1,4 @@
-"""Every printed statistic carries its caveat, and long bootstraps show progress (#35 point 10).
+"""Every printed statistic carries its caveat, and long bootstraps show progress.
 
 `agree` at n = 1 printed kappa 0.000 and Fleiss -1.000 as figures; the IRT stability count left
 out ability uncertainty and said nothing; `agree` on a large file ran 108-114 s with no progress.

@@ -1,4 +1,4 @@
-"""A contributor's and an importer's first hour, from a fresh clone (issue 37).
+"""A contributor's and an importer's first hour, from a fresh clone.
 
 The clone is this repository's (``git clone``: what is committed), cut to four claims as the
 main job's fresh-clone test cuts it. It gets the contributor's light install, exactly as

@@ -4,7 +4,7 @@ Each core path runs on corpora of N, 2N and 4N claims (five items each, four of 
 under cProfile, and every function of propeval must be called a number of times that grows no
 faster than the corpus: the increment from 2N to 4N is at most :data:`SLACK` times the increment
 from N to 2N (2 for linear work; 4 for quadratic work, such as ``Corpus.items_of`` scanning every
-item for every claim, 1.0M calls at 1k items and 100.2M at 10k before #40). Counting per function
+item for every claim, 1.0M calls at 1k items and 100.2M at 10k before the fix). Counting per function
 keeps a quadratic term visible however much linear work surrounds it. A quadratic loop written
 entirely in C (``x in a_list`` inside a loop) makes no calls and is not seen here; the scale
 benchmark (``benchmarks/scale.py``) times the real commands at 1k, 10k and 50k items.
@@ -191,7 +191,7 @@ def test_a_narrowed_check_validates_only_the_files_it_reports_on(corpora: list[P
 
 
 def test_the_guard_sees_quadratic_work(corpora: list[Path]) -> None:
-    """The guard itself: the pre-#40 items_of (every item scanned for every claim) is flagged."""
+    """The guard itself: the old items_of (every item scanned for every claim) is flagged."""
 
     def old_items_of(ws: Workspace) -> None:
         corpus = ws.corpus

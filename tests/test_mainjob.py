@@ -28,7 +28,7 @@ def _setup_key(folder: Path) -> str:
 
 @pytest.mark.slow
 def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> None:
-    """Issue #37, the maintainer: `make run` on the whole starter corpus in a fresh clone (with the
+    """The maintainer's first run: `make run` on the whole starter corpus in a fresh clone (with the
     installed venv: `make run` installs nothing when its stamp is there), then the report in
     Chromium at 1400 px and the dataset card.
 

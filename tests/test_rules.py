@@ -35,6 +35,7 @@ def rule_ids(doc: Any) -> set[str]:
     return {p["rule"] for p in doc["problems"]}
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_check_emits_only_registered_rules_on_every_bad_fixture(good_corpus: Any) -> None:
     """Every negative fixture at once (items and claims in files of their own), then each bad schema."""
     seen: set[str] = set()

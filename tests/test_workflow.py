@@ -134,7 +134,7 @@ def test_the_gates_job_caches_pip_the_venv_and_the_onnx_export() -> None:
 
 
 def test_the_gates_job_reads_no_cache_a_pull_request_could_write() -> None:
-    """Issue #34: a pull request's tests job runs its code, which can write any key into the pull
+    """A pull request's tests job runs its code, which can write any key into the pull
     request's cache scope (and a merge group's), and a run reads its own scope first. So the gates
     job restores and saves caches only on pushes to main, and keeps no embedding cache (its entries
     are authenticated with a key made on each runner: restored ones would never verify)."""

@@ -1,4 +1,4 @@
-"""No output of propeval runs a GitHub Actions workflow command that a contributor wrote (#35).
+"""No output of propeval runs a GitHub Actions workflow command that a contributor wrote.
 
 A prompt holding ``\\n::add-mask::...\\n::stop-commands::...`` made `propeval dedup`'s text format
 print real workflow commands (a forged annotation, masked log text, every later annotation

@@ -1,4 +1,4 @@
-"""``status: draft`` (issue 19, part 3): drafts are checked for syntax and schema only, skipped by
+"""``status: draft``: drafts are checked for syntax and schema only, skipped by
 groups, dedup and the gates, never exported, and can be committed through the check hook."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from propeval.cli import cli
@@ -58,6 +59,7 @@ def test_a_draft_is_still_held_to_the_schema_and_ids(corpus) -> None:  # type: i
     assert rules == ["ids", "schema"]  # not placeholder
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_drafts_are_never_counted_exported_or_compared(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     audit_draft(corpus)
     corpus.item("i0004", status="draft", language="ru", prompt="Что произошло в Пекине?", translation_of="i0001")

@@ -1,4 +1,4 @@
-"""Hostile files and misuse (issue #16): bounded time and memory, capped messages, exit codes, paths.
+"""Hostile files and misuse: bounded time and memory, capped messages, exit codes, paths.
 
 The alias bombs and the crash run as real subprocesses (``python -m propeval``) so that their peak
 memory, CPU time, exit code and stderr are the ones a hook or CI job sees.

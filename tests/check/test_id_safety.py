@@ -143,7 +143,7 @@ def test_renumber_repairs_the_collision(corpus, in_git) -> None:  # type: ignore
     in_git("commit", "-qm", "renumber i0172")
     code, lines = run("ci", "--base", "main", "--step", "check")
     # The ids are repaired: the check step passes. The allowlist entry the branch added is an
-    # approval no maintainer signed (issue #34), which the policy step names, with its new ids.
+    # approval no maintainer signed, which the policy step names, with its new ids.
     assert code == 1 and "check   ok      0" in lines, lines
     assert [line for line in lines if "[policy-change]" in line] == [
         "dedup-allowlist.yaml:3:1 [policy-change] policy change: needs a maintainer: the allowlist entry for "

@@ -1,4 +1,4 @@
-"""`propeval init`, and the built-in schema and policy a corpus gets with no copied file (issue 19, part 1)."""
+"""`propeval init`, and the built-in schema and policy a corpus gets with no copied file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`propeval init` pins a revision the hooks repository has, `schema show`, the editor's schemas,
-and `make release` (issue 37, the corpus owner's first hour)."""
+and `make release` (the corpus owner's first hour)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Canonical language tags (issue 19, part 4): `new` and `check` refuse, `check --fix` rewrites in place,
+"""Canonical language tags: `new` and `check` refuse, `check --fix` rewrites in place,
 and stats, groups and dedup count a tag as one language by one rule."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_check_refuses_with_the_tag_to_write(good_corpus) -> None:  # type: igno
     code, out, _ = run("check")
     assert code == 1
     # One mistake, one message: schema.json's pattern refuses ru_RU as well, without a suggestion;
-    # the language rule names the fix, so the raw pattern message is left out (issue 37).
+    # the language rule names the fix, so the raw pattern message is left out.
     assert [
         line for line in out.splitlines() if line.startswith(("questions/c0001/i0002", "questions/c0001/i0003"))
     ] == [

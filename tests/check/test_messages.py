@@ -1,4 +1,4 @@
-"""Messages in a contributor's terms (issue 37): each mistake told once, in words that say what to do.
+"""Messages in a contributor's terms: each mistake told once, in words that say what to do.
 
 Every test runs the real CLI (CliRunner, catch_exceptions=False) on a corpus in tmp_path and
 asserts the lines a contributor reads.

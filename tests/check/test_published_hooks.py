@@ -1,8 +1,8 @@
-"""The published hooks, consumed as another corpus repository would (issue 19, parts 1 and 3), and
-the corpus owner's first hour (issue 37).
+"""The published hooks, consumed as another corpus repository would, and
+the corpus owner's first hour.
 
 A clone of this repository (its working tree, so the test checks what is about to be committed)
-has no release tag, as this repository had none when issue 37 was filed. ``propeval init``
+has no release tag, as this repository once had none. ``propeval init``
 scaffolds a fresh corpus that pins the hooks to the clone's HEAD commit and says so (with a tag it
 pins the tag: tests/check/test_init_pin.py), real pre-commit is installed as a git hook and builds
 the hook environment from the clone at that commit (core install only, no numpy), and the owner's

@@ -1,4 +1,4 @@
-"""A --root that is not a corpus is a usage error for every command (issue 19, part 5), never an empty success."""
+"""A --root that is not a corpus is a usage error for every command, never an empty success."""
 
 from __future__ import annotations
 

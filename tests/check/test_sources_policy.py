@@ -1,4 +1,4 @@
-"""The source policy sees through archive wrappers and allows a state body's own record on purpose (issue 37)."""
+"""The source policy sees through archive wrappers and allows a state body's own record on purpose."""
 
 from __future__ import annotations
 

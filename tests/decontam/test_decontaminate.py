@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -105,6 +106,12 @@ def test_finds_whole_edited_chinese_and_seam_plants_and_reports_bad_lines(shards
     assert "3 bad line(s), scanned as raw text and kept where clean (--keep-bad-lines)" in kept.stdout
     assert (shards.root / "drop.txt").read_text() == "a2\na3\na4\na6\na7\n"
     assert (shards.root / "clean/a.jsonl").read_text() == "".join(original[i] for i in (0, 3, 5, 8))
+    # The copy is written through fsutil's one atomic write: no temporary file is left beside it,
+    # and it has the mode any new file gets (the umask's), not a temporary file's private 0600.
+    assert sorted(p.name for p in (shards.root / "clean").iterdir()) == ["a.jsonl"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (shards.root / "clean/a.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_json_report_and_a_second_run_reuses_the_stored_shard(shards: CorpusDir) -> None:
@@ -351,7 +358,7 @@ def test_a_window_hashes_the_same_wherever_it_stands() -> None:
 
 
 def test_a_prompt_in_any_kind_of_bad_line_is_found_and_never_reaches_the_clean_shards(corpus: CorpusDir) -> None:
-    """#35: lines that cannot be read as records were copied verbatim into the "clean" shards."""
+    """Once, lines that cannot be read as records were copied verbatim into the "clean" shards."""
     corpus.claim()
     corpus.item("i0001", prompt=f'"{PROMPT}"')
     bad_lines = [
@@ -391,7 +398,7 @@ def test_a_prompt_in_any_kind_of_bad_line_is_found_and_never_reaches_the_clean_s
 
 
 def test_a_line_over_max_line_bytes_is_streamed_in_windows_and_still_found(corpus: CorpusDir) -> None:
-    """#35: one 200 MB line peaked at 3.19 GB; now a line over --max-line-bytes is never read whole.
+    """Once, one 200 MB line peaked at 3.19 GB; now a line over --max-line-bytes is never read whole.
     (The memory figure is benchmarks/decontaminate_long_line.py's; here: what it finds.)"""
     from propeval.decontam.limits import WINDOW_CHARS
 

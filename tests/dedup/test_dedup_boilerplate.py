@@ -1,5 +1,5 @@
 """`propeval dedup` warns of a fact that many claims of one kind and source require in near-identical
-words (issue 21: "some prompts reward boilerplate"), and keeps one reviewed on the allowlist."""
+words, and keeps one reviewed on the allowlist."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Flags a maintainer can trust (#32): margin scores, evidence against a pair, thresholds tied to
+"""Flags a maintainer can trust: margin scores, evidence against a pair, thresholds tied to
 the scores they were made for, uncalibrated pairs named, identical texts as one finding, a cap per rule.
 
 The CLI tests run the real CLI (click's CliRunner); the ones marked slow load the real bundled

@@ -1,4 +1,4 @@
-"""Issue #34, finding 5 on the dedup side: random vectors written into the embedding cache made
+"""A rewritten embedding cache cannot change dedup's findings: random vectors written into it made
 `dedup` drop its near-duplicate pairs to none, with exit 0. Entries carry a MAC under the user's
 cache key now: a rewritten entry is a warning and is embedded again, never used."""
 

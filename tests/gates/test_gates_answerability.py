@@ -152,6 +152,25 @@ def test_a_corrupt_record_is_reported(gate_corpus: Any) -> None:
     assert "[ledger-format] i0001: ledger record is corrupt (" in line
 
 
+def test_a_ledger_record_whose_fields_are_not_of_their_types_is_named(gate_corpus: Any, loopback: Any) -> None:
+    """A record that passes its digest but carries a field of the wrong type is a problem at its
+    file, with the rule and the fix; it is never read as evidence."""
+    from propeval.ledger.records import digest
+
+    assert online_all(gate_corpus, loopback).exit_code == 0
+    path = gate_corpus.root / "ledger/answerability/i0001.json"
+    data = json.loads(path.read_text())
+    data.pop("signature", None)
+    data["created"] = 5
+    data["digest"] = digest(data)
+    path.write_text(json.dumps(data, indent=2))
+    res = run("gate", "answerability", "i0001")
+    assert res.exit_code == 1
+    line = res.output.splitlines()[0]
+    assert line.startswith("ledger/answerability/i0001.json:1:1 [ledger-format] i0001: ")
+    assert "the ledger record's 'created' is 5; make the record again" in line
+
+
 def test_a_record_copied_to_another_item_is_refused(gate_corpus: Any, loopback: Any) -> None:
     assert online_all(gate_corpus, loopback).exit_code == 0
     root = gate_corpus.root / "ledger/answerability"
@@ -207,7 +226,7 @@ def test_advisory_mode_reports_but_does_not_fail(gate_corpus: Any) -> None:
 
 def test_fork_pr_without_a_key(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """No key: offline still gives a clear verdict; --online exits 2 naming the variable, never a value:
-    the same error as `answer` and `grade` give for an unset key (before #36 the gate exited 3)."""
+    the same error as `answer` and `grade` give for an unset key (the gate used to exit 3)."""
     configure(gate_corpus, key_env="PROPEVAL_TEST_API_KEY")
     monkeypatch.delenv("PROPEVAL_TEST_API_KEY", raising=False)
     before = gate_corpus.snapshot()

@@ -185,7 +185,7 @@ def test_the_summary_lists_problems_as_inert_markdown() -> None:
 
 
 def test_ci_does_not_repeat_the_drift_skipped_note_on_every_pull_request(gate_corpus: Any, in_git: Any) -> None:
-    """Issue 37: "translation drift: skipped" is the same on every run; a pull request's checks do
+    """The note "translation drift: skipped" is the same on every run; a pull request's checks do
     not carry it as a ::notice:: (`propeval groups --verbose` still says it)."""
     in_git("add", "-A")
     in_git("commit", "-qm", "corpus")

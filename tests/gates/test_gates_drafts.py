@@ -1,4 +1,4 @@
-"""The gates skip drafts (issue 19, part 3): a draft item is never gated, so it needs no ledger record."""
+"""The gates skip drafts: a draft item is never gated, so it needs no ledger record."""
 
 from __future__ import annotations
 

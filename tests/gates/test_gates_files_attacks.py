@@ -1,4 +1,5 @@
-"""Issue #15, attacks 1 and 5, as a pull request would make them: real git, the real `propeval ci`.
+"""A symlinked item and a duplicate id from two branches, as a pull request would make them: real
+git, the real `propeval ci`.
 
 1. A symlinked item used to skip every check: changed-path detection resolved the link away, the
    loader read through it, `ci` passed, and `export` shipped it.

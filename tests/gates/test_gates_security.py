@@ -1,4 +1,5 @@
-"""Issue #15, attacks 2-4, in a real git repository through the real CLI, and the honest path.
+"""Forged, self-signed, copied, deleted and moved ledger records, a pull request that switches the
+gates off or moves an endpoint, and the honest path: in a real git repository through the real CLI.
 
 main holds a corpus whose gates are required, whose list of maintainer keys names the test
 maintainer, and whose answerability records that maintainer made with --online against a
@@ -32,7 +33,7 @@ from propeval.judge.loopback import (
     facts_verdict,
     is_judge_request,
 )
-from propeval.ledger.records import digest, make_record, write_record
+from propeval.ledger.records import LedgerRecord, digest, make_record, write_record
 from propeval.policy import user_config_path
 from propeval.signing import new_key
 from propeval.workspace import Workspace
@@ -139,8 +140,15 @@ def load(corpus: Any, rel: str) -> dict[str, Any]:
     return data
 
 
-def save(corpus: Any, rel: str, record: dict[str, Any]) -> None:
-    write_record(record_path(corpus, rel), record)
+def save(corpus: Any, rel: str, record: dict[str, Any] | LedgerRecord) -> None:
+    """Write a record as an author would: any dict, written as propeval writes records."""
+    write_record(
+        record_path(corpus, rel), record if isinstance(record, LedgerRecord) else LedgerRecord.from_json(record)
+    )
+
+
+def signed(key: Any, record: dict[str, Any] | LedgerRecord) -> LedgerRecord:
+    return key.sign(record if isinstance(record, LedgerRecord) else LedgerRecord.from_json(record))
 
 
 def line_of(res: Result, start: str) -> str:
@@ -168,7 +176,7 @@ def test_forged_score_flipped_to_5_with_the_digest_recomputed(repo: Any, in_git:
     )
 
 
-def scratch_record(corpus: Any, item_id: str) -> dict[str, Any]:
+def scratch_record(corpus: Any, item_id: str) -> LedgerRecord:
     """A record made without any model: bindings computed from the files, a result copied from i0001's."""
     ws = Workspace(load_config())
     gs = ws.gate_settings
@@ -193,7 +201,7 @@ def test_forged_record_from_scratch_for_a_new_item(repo: Any, in_git: Any) -> No
 def test_forged_record_signed_with_the_authors_own_key(repo: Any, in_git: Any, tmp_path: Path) -> None:
     attacker = new_key(tmp_path / "attacker.pem", forbidden=[])
     repo.item("i0004", prompt="How many people died in Beijing in June 1989?")
-    save(repo, "ledger/answerability/i0004.json", attacker.sign(scratch_record(repo, "i0004")))
+    save(repo, "ledger/answerability/i0004.json", signed(attacker, scratch_record(repo, "i0004")))
     pyproject = repo.root / "pyproject.toml"  # and the author lists their own key
     pyproject.write_text(pyproject.read_text() + f'attacker = "{attacker.public}"\n')
     commit(in_git, "new item, signed")
@@ -228,7 +236,7 @@ def test_a_signature_does_not_make_an_underived_score_count(repo: Any, in_git: A
     """Even a maintainer's signature (a maintainer fooled into signing a PR's file) does not make the
     fact score count: it is re-derived from the fact states and the rubric's table."""
     rel = "ledger/answerability/i0001.json"
-    save(repo, rel, maintainer_key().sign(all_missed_scored_5(load(repo, rel))))
+    save(repo, rel, signed(maintainer_key(), all_missed_scored_5(load(repo, rel))))
     commit(in_git, "every fact missed, score 5, signed")
     res = ci()
     assert res.exit_code == 1
@@ -268,12 +276,12 @@ def test_signed_copied_judge_labels_are_named(repo: Any, in_git: Any) -> None:
     raw replies were forged too cannot be told from a perfect judge, and get a warning."""
     rel = "ledger/judge/facts-v1.json"
     honest = load(repo, rel)
-    save(repo, rel, maintainer_key().sign(copied(json.loads(json.dumps(honest)), raw_too=False)))
+    save(repo, rel, signed(maintainer_key(), copied(json.loads(json.dumps(honest)), raw_too=False)))
     commit(in_git, "copied labels, signed")
     res = ci()
     assert res.exit_code == 1
     assert line_of(res, f"{rel} [ledger-derived] facts-v1: the judge labels do not follow from the raw reply: ")
-    save(repo, rel, maintainer_key().sign(copied(honest, raw_too=True)))
+    save(repo, rel, signed(maintainer_key(), copied(honest, raw_too=True)))
     commit(in_git, "copied labels and replies, signed")
     res = ci()
     assert line_of(

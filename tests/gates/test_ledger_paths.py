@@ -27,7 +27,7 @@ def set_ledger_dir(corpus: Any, folder: str) -> None:
 
 @pytest.mark.slow
 def test_difficulty_writes_its_bands_where_stats_and_the_card_read_them(gate_corpus: Any, tmp_path: Path) -> None:
-    """Before #36 `propeval difficulty` wrote ledger/difficulty.json whatever the config said, while
+    """`propeval difficulty` used to write ledger/difficulty.json whatever the config said, while
     the card read [tool.propeval.release] difficulty_ledger: with another ledger folder, the bands
     were computed and never shown."""
     set_ledger_dir(gate_corpus, "evidence")
@@ -87,7 +87,7 @@ def test_the_release_ledger_keys_are_refused_with_where_the_file_lies_now(gate_c
 
 @pytest.mark.slow
 def test_a_dot_folder_in_rubrics_is_not_a_rubric_for_run_report_or_export(gate_corpus: Any, tmp_path: Path) -> None:
-    """`rubrics/.draft/` (an editor's or a work in progress): before #36 `propeval run` failed at the
+    """`rubrics/.draft/` (an editor's or a work in progress): once `propeval run` failed at the
     judge step with exit 2 while `report` and `export` left it out without a word."""
     shutil.copytree(gate_corpus.root / "rubrics/facts-v1", gate_corpus.root / "rubrics/.draft")
     result = run("run", "--skip", "dedup")
@@ -105,7 +105,7 @@ def test_a_dot_folder_in_rubrics_is_not_a_rubric_for_run_report_or_export(gate_c
 def test_an_unset_api_key_is_one_error_from_grade_and_from_the_gates(
     gate_corpus: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One check, one exit code (2): before #36 the gates' own check exited 3 where grade exited 2."""
+    """One check, one exit code (2): the gates' own check used to exit 3 where grade exited 2."""
     monkeypatch.delenv("PROPEVAL_TEST_API_KEY", raising=False)
     configure(gate_corpus, key_env="PROPEVAL_TEST_API_KEY")
     message = (
@@ -130,7 +130,7 @@ def test_an_unset_api_key_is_one_error_from_grade_and_from_the_gates(
 def test_the_judge_gate_grades_its_gold_set_from_memory(
     gate_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """No throw-away corpus on disk: the gold cases go through grade's loop in memory. Before #36 they
+    """No throw-away corpus on disk: the gold cases go through grade's loop in memory. They used to
     were written as YAML into a temporary folder, so a machine without a writable temp folder could
     not record the judge gate."""
     srv = loopback()

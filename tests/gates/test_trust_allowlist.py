@@ -1,4 +1,4 @@
-"""Issue #34, finding 3: a pull request cannot approve its own duplicates.
+"""A pull request cannot approve its own duplicates.
 
 main holds two claims whose items i0001 and i0005 ask the same question word for word, kept by an
 allowlist entry that is on main (reviewed by the merge that brought it: it counts, unsigned). The

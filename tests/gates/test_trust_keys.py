@@ -1,4 +1,4 @@
-"""Issue #34, finding 6 (keys and signatures): unknown fields in a signature, a signing key anyone
+"""Keys and signatures: unknown fields in a signature, a signing key anyone
 could read, swap or commit, and a private key anywhere in a pull request."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #34, findings 2-4 and 6: what decides what runs or what is enforced is policy.
+"""What decides what runs or what is enforced is policy, and a pull request cannot change it.
 
 A real git repository: main holds a corpus, its tooling files (workflow, hooks, scripts, Makefile,
 .ci, CODEOWNERS, .gitattributes), the schema, the rubrics and an allowlist; each test checks out
@@ -230,6 +230,7 @@ def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, 
     ], res.output
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any) -> None:
     """A [tool.propeval] change approved for its exact bytes: that run uses the tree's policy."""
     pyproject = repo.root / "pyproject.toml"
@@ -257,8 +258,9 @@ def test_an_approved_pyproject_is_the_policy_of_that_run(repo: Any, in_git: Any)
     )
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_a_blocklisted_official_statement_needs_a_maintainers_approval(repo: Any, in_git: Any) -> None:
-    """source_role: official_statement lets a claim cite a state outlet (issue 37): a pull request
+    """source_role: official_statement lets a claim cite a state outlet: a pull request
     does not approve its own exception; a maintainer's signed approval, or the base, does."""
     statement = "https://www.rt.com/russia/1-foreign-ministry-statement/"
     repo.claim("c0009", source_url=statement)

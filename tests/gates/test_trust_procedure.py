@@ -1,4 +1,4 @@
-"""Issue #34, finding 1: making a record never runs the pull request's code.
+"""Making a ledger record never runs the pull request's code.
 
 A real git repository with real pre-commit hooks installed (pre-commit, post-checkout and
 post-commit), and a hostile pull request whose ``.pre-commit-config.yaml`` adds an ``always_run``

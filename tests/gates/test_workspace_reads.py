@@ -68,8 +68,8 @@ def aged(root: Path) -> None:
 def test_one_run_reads_each_corpus_file_once_and_checks_each_signature_once(
     gate_corpus: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """check, groups, dedup, both gates, difficulty, stats and the report share one workspace. Before
-    #36 a run loaded the corpus five times and checked each answerability signature three times
+    """check, groups, dedup, both gates, difficulty, stats and the report share one workspace. A run
+    once loaded the corpus five times and checked each answerability signature three times
     (the gate, then the evidence of stats and of the report)."""
     signed_records(gate_corpus, loopback)
     ledger = gate_corpus.root / "ledger"

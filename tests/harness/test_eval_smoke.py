@@ -1,4 +1,4 @@
-"""The plumbing model (`serve-local --stub`) and `propeval eval-smoke` (issue #38 points 1, 2 and 4).
+"""The plumbing model (`serve-local --stub`) and `propeval eval-smoke`.
 
 The stub answers each item with its facts and judges by reading the answer, so every harness must
 give a known score; `eval-smoke` runs each installed harness's README recipe against it and shows

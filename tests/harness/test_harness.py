@@ -1,4 +1,4 @@
-"""The harness adapters (issue #20 point 3) against `propeval answer` + `grade` + `score`.
+"""The harness adapters against `propeval answer` + `grade` + `score`.
 
 One module-scoped set-up: a small corpus, a loopback chat-completions server with canned answers
 and canned judge verdicts (a kept quote, a re-ask, a forced-to-0 quote, a judge that never gives a

@@ -1,4 +1,4 @@
-"""README's real-endpoint recipes, run as they stand against the plumbing model (issue #38 point 5).
+"""README's real-endpoint recipes, run as they stand against the plumbing model.
 
 The block is README's (a cog block from propeval.harness.recipes, the source `eval-smoke` runs);
 this test takes it from README.md itself, puts the stub's URL where OpenRouter's is (and sets

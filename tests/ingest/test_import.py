@@ -309,7 +309,7 @@ def _rows(claims: int, start: int = 1) -> str:
 
 
 def test_importing_the_same_rows_again_skips_them_and_a_changed_row_is_refused(good_corpus: Any) -> None:
-    """#35: rerunning an import wrote every row again under new ids."""
+    """Once, rerunning an import wrote every row again under new ids."""
     src = good_corpus.write("in/rows.jsonl", _rows(2))
     code, doc = run_json(good_corpus.root, str(src))
     assert doc["written"] and doc["items"] == [f"i{n:04d}" for n in range(2, 8)] and doc["skipped"] == 0
@@ -359,7 +359,7 @@ def test_exact_duplicates_of_corpus_text_block_an_import_unless_allowed(good_cor
 
 @pytest.mark.slow  # three tries of three real imports of 300 items each, one killed
 def test_an_import_killed_during_its_renames_is_finished_by_the_next_run(good_corpus: Any) -> None:
-    """#35: kill -9 after 73 of 100 claim renames left 219 of 300 items, and a rerun imported all
+    """Once, kill -9 after 73 of 100 claim renames left 219 of 300 items, and a rerun imported all
     300 again (519 items, 219 duplicates), 3 times in 3. Now the next run finishes the journaled
     renames and skips every row, 3 times in 3."""
     import os
@@ -415,7 +415,7 @@ def test_an_import_killed_during_its_renames_is_finished_by_the_next_run(good_co
 
 @pytest.mark.slow  # one export (pyarrow writes the Parquet configs)
 def test_a_release_import_verifies_every_file_against_sha256sums(source: Any, tmp_path: Path) -> None:
-    """#35: a release file missing from SHA256SUMS was skipped silently on import."""
+    """Once, a release file missing from SHA256SUMS was skipped silently on import."""
     import shutil
 
     release = tmp_path / "release"
@@ -466,8 +466,8 @@ def _with_cache(corpus: Any, folder: str = ".cache/embeddings") -> Path:
 
 
 def test_a_lexical_pass_alone_embeds_nothing(corpus: Any) -> None:
-    """`--pass lexical` scores the pairs that share a rare word bigram and loads no model (#40: the
-    lexical pass asked for semantic neighbours, so every text of a 2k-row import was embedded)."""
+    """`--pass lexical` scores the pairs that share a rare word bigram and loads no model (the
+    lexical pass once asked for semantic neighbours, so every text of a 2k-row import was embedded)."""
     cache = _with_cache(corpus, str(corpus.root.parent / "embeddings"))  # wherever the staged corpus is
     _, out = run(corpus.root, "import", str(DATA / "cpe.jsonl"), "--language", "auto", "--dry-run",
                  "--pass", "lexical", "--format", "json")  # fmt: skip

@@ -1,4 +1,4 @@
-"""``propeval import`` meets real data halfway (issue 37): .txt and JSON arrays, defaults for every
+"""``propeval import`` meets real data halfway: .txt and JSON arrays, defaults for every
 claim field, translation_of, the majority script, one line per repeated mistake, prompt-only sets.
 
 Every corpus is a real folder in tmp_path; the CLI runs through CliRunner; dedup runs its exact pass.

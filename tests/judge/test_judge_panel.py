@@ -219,6 +219,7 @@ def test_only_a_whole_valid_reply_is_cached(judge_corpus: Any, loopback: Any, tm
     assert judged(srv) == 4 + 3
 
 
+@pytest.mark.slow  # over 0.5 CPU-s: out of the fast lane, in make test
 def test_self_judged_and_reference_model_warnings(judge_corpus: Any, loopback: Any) -> None:
     srv = loopback()
     # the answer model, written with a provider prefix and other case, is the judge and the reference

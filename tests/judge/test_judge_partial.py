@@ -1,5 +1,5 @@
 # ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
-"""`grade` on a run that `answer` is still writing, or that it left incomplete (#35 point 6).
+"""`grade` on a run that `answer` is still writing, or that it left incomplete.
 
 `answer` runs as a real process here; the loopback server holds one request until the test lets
 it go, so the run is caught mid-way on any machine without waiting on a delay.
@@ -57,7 +57,7 @@ def test_grade_refuses_a_run_still_being_answered_unless_partial_and_score_label
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: answers.is_file() and len(answers.read_text().splitlines()) == 2, "two answers")
-        # #35: grade graded the partial run, exited 0 and said nothing.
+        # grade once graded the partial run, exited 0 and said nothing.
         r = invoke("grade", "r1", "--rubric", "facts-v1", "--no-cache")
         assert r.exit_code == 2 and not (judge_corpus.root / "runs/r1/grades-facts-v1.jsonl").exists()
         assert r.stderr.startswith(

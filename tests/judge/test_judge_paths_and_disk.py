@@ -1,5 +1,5 @@
 # ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
-"""Run ids and rubric names never leave the repository; a full disk mid-run loses nothing (issue #16)."""
+"""Run ids and rubric names never leave the repository; a full disk mid-run loses nothing."""
 
 from __future__ import annotations
 

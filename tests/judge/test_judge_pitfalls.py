@@ -1,5 +1,5 @@
 # ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
-"""The eval's known pitfalls as checks (issue 21): mixed judges refused, sampling settings
+"""The eval's known pitfalls as checks: mixed judges refused, sampling settings
 recorded and compared, truncated answers counted, bootstrap intervals, knowledge cutoffs,
 tokens and cost; through the real CLI against one loopback server playing two models and two
 judges."""

@@ -1,5 +1,5 @@
 # ruff: noqa: F811  (pytest fixtures imported from judgekit are redefined as parameters)
-"""Issue #34, findings 5 and 6 on the judge side: a rewritten response cache cannot change a score,
+"""A rewritten response cache cannot change a score,
 `score` and the report count grades from the cache, and a panel needs a majority of its judges."""
 
 from __future__ import annotations

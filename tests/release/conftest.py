@@ -149,8 +149,8 @@ def write_dedup_record(c: CorpusDir, created: str = "2026-01-02T03:04:05Z") -> N
     ws = Workspace(load_config(c.root))
     result = find_duplicates(ws.config, Options(passes=("exact",)))
     record = dedup_record.make(ws, result, ("exact",))
-    record["created"] = created
-    record["digest"] = digest(record)
+    record.created = created
+    record.digest = digest(record.to_json())
     write_record(dedup_record.record_path(ws), record)
 
 

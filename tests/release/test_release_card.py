@@ -42,7 +42,7 @@ def test_table_cells_from_the_ledgers_are_escaped(small: Any, tmp_path: Path) ->
 
 
 def test_corpus_text_in_the_card_is_inert_markdown_and_html(small: Any, tmp_path: Path) -> None:
-    """Issue #34: a source_url carrying raw HTML or a Markdown link to javascript: reached the card.
+    """A source_url carrying raw HTML or a Markdown link to javascript: reached the card.
     The card is rendered here by a real Markdown renderer (markdown-it-py, CommonMark with HTML on,
     plus tables): no link, image or tag from the corpus survives, and the text is still there."""
     from markdown_it import MarkdownIt

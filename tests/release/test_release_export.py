@@ -335,7 +335,7 @@ def test_dedup_record_needs_the_whole_corpus(small: Any) -> None:
 
 @pytest.mark.slow  # export runs as a real process (killed twice), and three times in this one
 def test_a_killed_export_leaves_nothing_the_next_export_does_not_clean_up(small: Any, tmp_path: Path) -> None:
-    """#35: a killed export left its `.tmp` folder behind. SIGTERM now undoes the build; what a
+    """Once, a killed export left its `.tmp` folder behind. SIGTERM now undoes the build; what a
     kill -9 leaves is removed (or put back) by the next export, which says so."""
     import os
     import signal

@@ -67,7 +67,7 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # The window of the one browser run that both probes and screenshots a report: taller than any
 # report here (the test asserts the page fits), so no second run is needed to size the screenshot.
 SHOT_HEIGHT = 6000
-WIDTH = 1400  # a maintainer's window (issue #37)
+WIDTH = 1400  # a maintainer's window
 
 
 def probe(tmp_path: Path, html_file: Path, screenshot: bool = False) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def test_items_that_no_longer_validate_need_a_migration(good_corpus, in_git, mig
         "schema 2.0.0; ship a migration (tools/propeval/migrations/v1_0_0__to__v2_0_0.py) and run "
         "`propeval migrate --to 2.0.0` to rewrite them, or make the change backward compatible"
     )
-    # one message for the one mistake: the old name is the missing new one (issue 37)
+    # one message for the one mistake: the old name is the missing new one
     assert (
         "questions/c0001/i0001.yaml:4:1 [schema] unknown field 'framing'; did you mean 'frame'? (frame is required)"
     ) in lines

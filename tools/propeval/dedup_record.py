@@ -28,6 +28,7 @@ from propeval.corpus import content_hash
 
 if TYPE_CHECKING:
     from propeval.dedup.result import DedupResult
+    from propeval.ledger.records import LedgerRecord
     from propeval.settings import DedupSettings
     from propeval.signing import SigningKey
     from propeval.workspace import Workspace
@@ -71,7 +72,7 @@ def encoder_name(settings: DedupSettings) -> str:
     return f"{settings.backend} {settings.model}"
 
 
-def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> dict[str, Any]:
+def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> LedgerRecord:
     """The record of a full dedup ``result`` (unsigned; the caller signs it)."""
     from propeval import gitutil
     from propeval.dedup.candidates import lang
@@ -129,7 +130,7 @@ def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> dict[st
     return make_record(KIND, SUBJECT, binding(ws), result_doc)
 
 
-def write(ws: Workspace, record: dict[str, Any], key: SigningKey | None) -> Path:
+def write(ws: Workspace, record: LedgerRecord, key: SigningKey | None) -> Path:
     return ws.ledger.write(KIND, SUBJECT, key.sign(record) if key is not None else record)
 
 
@@ -186,7 +187,11 @@ def record_run(
     rel = ws.ledger_paths.dedup_rel
     loaded = ws.ledger.read(KIND, SUBJECT)
     old = loaded.record
-    why = differences(old, record) if loaded.problem is None else [f"it does not load ({loaded.problem.message})"]
+    why = (
+        differences(old, record.to_json())
+        if loaded.problem is None
+        else [f"it does not load ({loaded.problem.message})"]
+    )
     if not why:
         # Same corpus, settings and findings: the record stands, and the tree stays clean.
         return f"{rel} already records this result (made {old.get('created') if old else '-'}); left as it is"

@@ -93,6 +93,12 @@ class StorageError(PropevalError, OSError):
         return self.message
 
 
+class RecordError(ValueError):
+    """A run or ledger record that is not what propeval writes (``from_json`` of
+    :mod:`propeval.judge.records` and :class:`propeval.ledger.records.LedgerRecord`): the message
+    names the field and what is wrong. Readers turn it into a Problem at the record's file and line."""
+
+
 def require(module: str, extra: str) -> None:
     """Raise DependencyError unless ``module`` can be imported."""
     import importlib.util

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from propeval.errors import StorageError
 
@@ -58,6 +60,19 @@ def _special(path: Path) -> bool:
 
 
 def _atomic_write(path: Path, raw: bytes) -> None:
+    with atomic_stream(path) as fh:
+        fh.write(raw)
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Path) -> Iterator[BinaryIO]:
+    """A binary file to write ``path``'s new content to, for content too big to hold in memory: a
+    temporary file in the same folder, fsynced and renamed over ``path`` when the block ends.
+
+    When the block raises, or the write fails, the temporary file is removed, ``path`` still holds
+    what it held before, and the exception (an OSError as the system raised it) goes on.
+    :func:`atomic_write` is this, for bytes in hand.
+    """
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file private; give it the mode the old file had, or the umask's default.
@@ -69,7 +84,7 @@ def _atomic_write(path: Path, raw: bytes) -> None:
             mode = 0o666 & ~umask
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

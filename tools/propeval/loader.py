@@ -300,14 +300,13 @@ def _resolve(value: str, style: str | None, limits: Limits) -> Any:
 
 
 class _Frame:
-    __slots__ = ("anchor", "container", "key", "key_mark", "nodes", "pointer", "seen", "size")
+    __slots__ = ("anchor", "container", "key", "nodes", "pointer", "seen", "size")
 
     def __init__(self, container: Any, pointer: str, anchor: str | None) -> None:
         self.container = container
         self.pointer = pointer
         self.anchor = anchor
         self.key: Any = _NO_KEY
-        self.key_mark: tuple[int, int] = (0, 0)
         self.seen: dict[str, tuple[int, int]] = {}
         self.nodes = 1
         self.size = 0  # bytes of scalar text inside, keys included, aliases expanded
@@ -414,7 +413,6 @@ def _yaml_load(text: str, relpath: str, path: Path, limits: Limits) -> Document:
                 top.seen[key] = where
                 top.size += len(key.encode("utf-8", "surrogatepass"))
                 top.key = key
-                top.key_mark = where
                 doc.keys[f"{top.pointer}/{escape(key)}"] = where
                 continue
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from propeval.loader import dumps_json
 
 if TYPE_CHECKING:
     from propeval.config import Config
+    from propeval.ledger.records import LedgerRecord
 
 ALG = "ed25519"
 CONTEXT = b"propeval ledger record v1\n"
@@ -72,11 +73,9 @@ class SigningKey:
     public: str
     path: Path
 
-    def sign(self, record: dict[str, Any]) -> dict[str, Any]:
-        """``record`` with a fresh signature (any old one replaced)."""
-        out = {k: v for k, v in record.items() if k != "signature"}
-        out["signature"] = self.signature(message(record))
-        return out
+    def sign(self, record: LedgerRecord) -> LedgerRecord:
+        """``record`` with a fresh signature (any old one replaced) over all of it but the signature."""
+        return replace(record, signature=self.signature(message(record.to_json())))
 
     def signature(self, data: bytes) -> dict[str, str]:
         """A signature object over ``data`` (the caller's message, with its own context line)."""

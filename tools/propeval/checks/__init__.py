@@ -81,8 +81,6 @@ class Context:
         return (i for i in self.corpus.all_items if self._wanted(i.doc))
 
 
-CheckFn = Callable[[Context], Iterator[Problem]]
-
 _MODULES: tuple[ModuleType, ...] = (
     schema,
     placeholder,

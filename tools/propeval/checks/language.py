@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 ID = "language"
 
 
-def valid(tag: str) -> bool:
-    return canonical(tag) is not None
-
-
 def pointers(data: object) -> Iterator[tuple[str, object]]:
     """(JSON pointer, tag) of every language field in one claim's or item's data."""
     if not isinstance(data, dict):

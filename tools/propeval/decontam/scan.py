@@ -34,7 +34,6 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator
@@ -51,6 +50,7 @@ from propeval.decontam import ngrams
 from propeval.decontam.index import Index
 from propeval.decontam.limits import MAX_LINE_BYTES, READ_CHUNK, WINDOW_CHARS
 from propeval.decontam.rawtext import FieldStream, raw_text
+from propeval.fsutil import atomic_stream
 
 # What a stored shard result means changes with this (it is part of the state key).
 SCAN_VERSION = "bad-lines-scanned/1+windows/1"
@@ -779,31 +779,28 @@ def write_filtered(shard: Shard, drop: set[int], out: str, keep_unreadable: bool
     """Write ``shard`` to ``out`` without the documents on the lines (rows) in ``drop``; returns
     how many were left out. The caller puts bad lines in ``drop`` unless they are kept. A shard
     that cannot be read as Parquet is copied whole only with ``keep_unreadable`` (it was never
-    scanned); else no copy is written. Written through a temporary file in the same folder and
-    renamed, so ``out`` is the old file or the whole new one. Lines are copied in chunks, so a
-    long line is never held whole."""
+    scanned); else no copy is written. Written through :func:`propeval.fsutil.atomic_stream` (a
+    temporary file in the same folder, renamed), so ``out`` is the old file or the whole new one.
+    Lines are copied in chunks, so a long line is never held whole."""
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_stream(target) as fh:
             if shard.fmt == "parquet":
                 dropped = _copy_parquet(shard, drop, fh, keep_unreadable)
             else:
                 dropped = _copy_jsonl(shard, drop, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if dropped < 0:  # an unreadable shard, not kept
-            os.unlink(tmp)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(target)
-            return 0
-        os.replace(tmp, target)
-    except BaseException:
+            if dropped < 0:
+                raise _NotKept
+    except _NotKept:  # an unreadable shard, not kept: no copy at all, not an old one
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+            os.unlink(target)
+        return 0
     return dropped
+
+
+class _NotKept(Exception):
+    """The shard cannot be read and is not kept: the copy begun is thrown away."""
 
 
 def _copy_jsonl(shard: Shard, drop: set[int], fh: Any) -> int:

@@ -17,8 +17,6 @@ import numpy as np
 
 from propeval.errors import DependencyError
 
-APPROXIMATE = ("hnsw", "ivf")
-
 
 @dataclass(frozen=True)
 class IndexSettings:

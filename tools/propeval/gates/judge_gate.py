@@ -27,7 +27,7 @@ from propeval.gates.answerability import GateResult
 from propeval.gates.endpoints import OFFLINE_HINT, gate_models
 from propeval.judge.gold import RULE as GOLD_RULE
 from propeval.ledger.paths import JUDGE
-from propeval.ledger.records import Loaded, make_record, stale_reasons
+from propeval.ledger.records import LedgerRecord, Loaded, make_record, stale_reasons
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 from propeval.settings import GateSettings
@@ -290,7 +290,7 @@ def _grade_record(
     gold: GoldSet,
     binding: dict[str, Any],
     key: SigningKey | None,
-) -> dict[str, Any]:
+) -> LedgerRecord:
     """Grade the gold set with the judge now: the new record (signed with ``key`` when given)."""
     grades = grade_gold(ws, gs, rubric, gold)
     recorded = []

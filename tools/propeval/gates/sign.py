@@ -16,7 +16,7 @@ from propeval.errors import UsageError
 from propeval.gates import answerability, judge_gate, verify
 from propeval.gates.endpoints import gate_models
 from propeval.ledger.paths import ANSWERABILITY, JUDGE
-from propeval.ledger.records import stale_reasons
+from propeval.ledger.records import LedgerRecord, stale_reasons
 from propeval.loader import LoadError
 from propeval.result import CheckResult, Problem
 
@@ -99,6 +99,6 @@ def sign_ledger(ws: Workspace, paths: Sequence[str], key: signing.SigningKey, *,
         if state != "unsigned" and not resign:
             result.notes.append(f"{rel}: already signed ({state}); left alone (propeval ledger resign replaces it)")
             continue
-        ws.ledger.write(kind, subject, key.sign(record))
+        ws.ledger.write(kind, subject, key.sign(LedgerRecord.from_json(record)))
         result.signed.append(rel)
     return result

@@ -111,14 +111,14 @@ async def _grade(
     settings = source.settings
     grader = get_model(role="grader", default=judge, required=judge is None)
     answer = final_text({"content": state.output.completion})  # as `propeval answer` keeps it
-    fields = await grade_answer(
+    verdict = await grade_answer(
         _complete(grader, settings.judge_temperature, settings.judge_max_tokens),
         rubric,
         case_of(state.metadata["item"]),
         answer,
         settings.max_reasks if max_reasks is None else max_reasks,
     )
-    return fields
+    return verdict.to_json()
 
 
 def _meta(rubric: Rubric, fields: dict[str, Any], grader: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.errors import UsageError
-from propeval.judge.grade import Case
+from propeval.judge.prompt import Case
 from propeval.judge.rubric import Rubric, load_rubric
 from propeval.settings import Endpoint, JudgeSettings, check_url, optional_sampling
 
@@ -261,7 +261,8 @@ def grade_blocking(source: Source, rubric: Rubric, row: dict[str, Any], answer: 
         client = make_client(judge_endpoint(settings), settings)
         try:
             complete = client_completer(client, settings.judge_temperature, settings.judge_max_tokens)
-            return await grade_answer(complete, rubric, case_of(row), answer, settings.max_reasks)
+            verdict = await grade_answer(complete, rubric, case_of(row), answer, settings.max_reasks)
+            return verdict.to_json()
         finally:
             await client.aclose()
 

@@ -14,7 +14,6 @@ starts on and, for CSV, the column number of each field, so every problem names
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -196,11 +195,3 @@ def _csv_rows(path: Path, shown: str, max_bytes: int, delimiter: str) -> Iterato
         ) from None
     if header is None:
         raise _fail(shown, 1, 1, "the file is empty; give a header row and data rows")
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

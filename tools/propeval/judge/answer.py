@@ -14,6 +14,7 @@ from propeval.fsutil import atomic_write
 from propeval.judge import runs
 from propeval.judge._engine import Progress, make_client, run_all_closing
 from propeval.judge.client import ChatClient, RequestError
+from propeval.judge.records import AnswerRecord
 from propeval.loader import LoadError
 from propeval.result import Problem, Severity
 from propeval.settings import Endpoint, JudgeSettings, optional_sampling
@@ -125,21 +126,21 @@ def _check_run(run_dir: Path, meta: dict[str, Any], root: Path) -> None:
 
 async def _answer_one(
     client: ChatClient, item: Item, claim: Claim | None, options: AnswerOptions, run_settings: dict[str, Any]
-) -> dict[str, Any]:
+) -> AnswerRecord:
     """One answer record: the model's reply, or the request's failure as an ``error`` record."""
-    record: dict[str, Any] = {
-        "item_id": item.id,
-        "claim_id": item.claim_id,
-        "model": options.endpoint.model,
-        "item_hash": item.hash,
-        "claim_hash": claim.hash if claim else None,
-        "item": item_meta(
+    record = AnswerRecord(
+        item_id=item.id,
+        claim_id=item.claim_id,
+        model=options.endpoint.model,
+        item_hash=item.hash,
+        claim_hash=claim.hash if claim else None,
+        item=item_meta(
             item,
             list(claim.data.get("categories") or []) if claim else [],
             str(claim.data["source_date"]) if claim and claim.data.get("source_date") else None,
         ),
-        "settings": run_settings,
-    }
+        settings=run_settings,
+    )
     try:
         c = await client.complete(
             options.messages(item.prompt),
@@ -148,22 +149,19 @@ async def _answer_one(
             sampling=options.request(),
         )
     except RequestError as e:
-        record.update(status="error", answer=None, error=str(e), finish_reason=None, attempts=e.attempts, raw=e.raw)
+        record.status, record.error, record.attempts, record.raw = "error", str(e), e.attempts, e.raw
     else:
-        record.update(
-            status="answered" if c.text else "unanswered",
-            answer=c.text,
-            error=None if c.text else "the reply had no final text",
-            finish_reason=c.finish_reason,
-            truncated=c.finish_reason == "length",
-            usage=c.usage,
-            attempts=c.attempts,
-        )
-        if c.anomalies:
-            record["anomalies"] = c.anomalies
+        record.status = "answered" if c.text else "unanswered"
+        record.answer = c.text
+        record.error = None if c.text else "the reply had no final text"
+        record.finish_reason = c.finish_reason
+        record.truncated = c.finish_reason == "length"
+        record.usage = c.usage
+        record.attempts = c.attempts
+        record.anomalies = list(c.anomalies)
         if c.cut:
-            record["cut"] = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
-    record["created"] = runs.now()
+            record.cut = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
+    record.created = runs.now()
     return record
 
 
@@ -221,7 +219,7 @@ def answer_run(
             client = make_client(options.endpoint, settings)
 
             async def work(item: Item) -> dict[str, Any]:
-                return await _answer_one(client, item, corpus.claim_of(item), options, run_settings)
+                return (await _answer_one(client, item, corpus.claim_of(item), options, run_settings)).to_json()
 
             return await run_all_closing(client, todo, work, out, result, progress, settings)
 

@@ -234,15 +234,9 @@ def _encodable(value: str, where: str, raw: str) -> str:
     return value
 
 
-def parse_reply(body: bytes, max_chars: int) -> tuple[str | None, str | None, bool]:
-    """``(final text, finish_reason, cut)`` of a 200 chat-completion body, or
-    :class:`MalformedReplyError` with what is wrong and the body's start."""
-    text, finish, cut, _ = parse_reply_data(body, max_chars)
-    return text, finish, cut
-
-
 def parse_reply_data(body: bytes, max_chars: int) -> tuple[str | None, str | None, bool, dict[str, Any]]:
-    """:func:`parse_reply`, and the parsed reply (for its ``usage``)."""
+    """``(final text, finish_reason, cut, the parsed reply)`` of a 200 chat-completion body (the
+    reply for its ``usage``), or :class:`MalformedReplyError` with what is wrong and the body's start."""
     import jsonschema
 
     raw = _raw_text(body)

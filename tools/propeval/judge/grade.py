@@ -30,6 +30,7 @@ from propeval.judge.answer import RunResult
 from propeval.judge.cache import ResponseCache, default_dir, request_key
 from propeval.judge.client import ChatClient, Completion, RequestError, response_format
 from propeval.judge.prompt import Case, fill_case
+from propeval.judge.records import GradeRecord, JudgeRecord, Usage, Verdict
 from propeval.judge.rubric import Rubric
 from propeval.judge.verdict import Outcome, VerdictError, item_schema, judge
 from propeval.loader import relative_path
@@ -131,14 +132,14 @@ def _plan(
     return todo
 
 
-def _scored(record: dict[str, Any], outcome: Outcome, raw: str | None) -> None:
-    record.update(outcome.fields)
-    record.update(status="scored", verdict=outcome.verdict, reason="; ".join(outcome.notes) or None, raw=raw)
+def _scored(v: Verdict, outcome: Outcome, raw: str | None) -> None:
+    v.set_fields(outcome.fields)
+    v.status, v.verdict, v.reason, v.raw = "scored", outcome.verdict, "; ".join(outcome.notes) or None, raw
 
 
-def _unanswered(record: dict[str, Any], rubric: Rubric) -> None:
-    record.update(status="unanswered", verdict=None, reason="the model gave no final text", raw=None)
-    record.update(rubric.spec.unanswered_fields())
+def _unanswered(v: Verdict, rubric: Rubric) -> None:
+    v.status, v.verdict, v.reason, v.raw = "unanswered", None, "the model gave no final text", None
+    v.set_fields(rubric.spec.unanswered_fields())
 
 
 # (messages, verdict schema) -> the reply: one request to the judge model. ``propeval grade`` passes
@@ -195,9 +196,9 @@ class CacheSlot:
         self.cache.put(key, reply.text, reply.finish_reason, {**about, "created": runs.now()})
 
 
-def new_fields(rubric: Rubric) -> dict[str, Any]:
+def new_fields(rubric: Rubric) -> Verdict:
     """A grade's verdict fields before the judge is asked: no prompt, no attempt, no verdict."""
-    return {"prompt_hash": None, "attempts": 0, **rubric.spec.empty_fields()}
+    return Verdict(rubric.spec.empty_fields())
 
 
 async def grade_answer(
@@ -207,9 +208,9 @@ async def grade_answer(
     answer: str | None,
     max_reasks: int,
     *,
-    record: dict[str, Any] | None = None,
+    record: Verdict | None = None,
     cache: CacheSlot | None = None,
-) -> dict[str, Any]:
+) -> Verdict:
     """The one grading loop, of ``propeval grade`` and of the harness adapters (``propeval.harness``).
 
     Fills ``record`` (default :func:`new_fields`) with the verdict fields of one answer: status,
@@ -224,7 +225,7 @@ async def grade_answer(
         _unanswered(record, rubric)
         return record
     filled = fill_case(rubric, case, answer)
-    record["prompt_hash"] = filled.hash
+    record.prompt_hash = filled.hash
     fact_ids = [fid for fid, _ in case.facts]
     schema = item_schema(rubric, fact_ids)
     messages = [{"role": "user", "content": filled.text}]
@@ -239,10 +240,10 @@ async def grade_answer(
             hit = cache.lookup(key, check) if cache else None
             if hit is not None:
                 _scored(record, *hit)
-                record["cached"] = True
+                record.cached = True
                 return record
             reply = await complete(messages, schema)
-            record["attempts"] += 1
+            record.attempts += 1
             raw = reply.text
             try:
                 outcome = check(raw)
@@ -259,14 +260,11 @@ async def grade_answer(
                 cache.store(key, reply)
             _scored(record, outcome, raw)
             return record
-        record.update(
-            status="unscored",
-            verdict=None,
-            reason=f"no valid verdict after {record['attempts']} attempt(s): {reason}",
-            raw=raw,
-        )
+        record.status, record.verdict, record.raw = "unscored", None, raw
+        record.reason = f"no valid verdict after {record.attempts} attempt(s): {reason}"
     except RequestError as e:
-        record.update(status="error", verdict=None, reason=str(e), raw=e.raw if e.raw is not None else raw)
+        record.status, record.verdict, record.reason = "error", None, str(e)
+        record.raw = e.raw if e.raw is not None else raw
     return record
 
 
@@ -290,14 +288,15 @@ async def _ask(
     job: _Job,
     rubric: Rubric,
     options: GradeOptions,
-    record: dict[str, Any],
+    record: Verdict,
+    usage: list[Usage],
     cache: ResponseCache | None,
-) -> dict[str, Any]:
+) -> Verdict:
     """Grade ``job`` with one judge into ``record``: :func:`grade_answer` over ``client``, with the
-    response cache under the judge's endpoint, and each call's usage in ``record["usage"]``."""
+    response cache under the judge's endpoint, and each call's usage in ``usage``."""
     temperature, max_tokens = options.temperature, options.max_tokens
     return await grade_answer(
-        client_completer(client, temperature, max_tokens, usage=record["usage"]),
+        client_completer(client, temperature, max_tokens, usage=usage),
         rubric,
         job.case,
         str(job.answer["answer"]),
@@ -309,20 +308,12 @@ async def _ask(
 
 async def _ask_judge(
     client: ChatClient, job: _Job, rubric: Rubric, options: GradeOptions, cache: ResponseCache | None
-) -> dict[str, Any]:
-    """One panel judge's own record."""
+) -> JudgeRecord:
+    """One panel judge's own record (its usage is this judge's calls; the panel's list stays empty)."""
     ep = client.endpoint
-    sub: dict[str, Any] = {
-        "endpoint": ep.name,
-        "judge_model": ep.model,
-        "base_url": ep.base_url,
-        "prompt_hash": None,
-        "attempts": 0,
-        "usage": [],  # this judge's calls (the panel's record keeps its own list empty)
-        **rubric.spec.empty_fields(),
-        "cached": False,
-    }
-    return await _ask(client, job, rubric, options, sub, cache)
+    sub = JudgeRecord(ep.name, ep.model, ep.base_url, Verdict(rubric.spec.empty_fields(), cached=False))
+    await _ask(client, job, rubric, options, sub.verdict, sub.usage, cache)
+    return sub
 
 
 def majority(size: int) -> int:
@@ -330,74 +321,72 @@ def majority(size: int) -> int:
     return size // 2 + 1
 
 
-def _combine(record: dict[str, Any], subs: list[dict[str, Any]], rubric: Rubric, allow_partial: bool = False) -> None:
+def _combine(record: GradeRecord, subs: list[JudgeRecord], rubric: Rubric, allow_partial: bool = False) -> None:
     """Fill a panel's grade record from its judges' own records (see the module docstring).
 
     A panel's verdict needs a majority of its judges: an item fewer of them scored is unscored,
     with each missing judge's reason, unless ``allow_partial`` (then it is scored on the judges
     that gave a verdict, and its reason names those left out)."""
-    record["judges"] = subs
-    record["prompt_hash"] = next((s["prompt_hash"] for s in subs if s.get("prompt_hash")), None)
-    record["attempts"] = sum(s["attempts"] for s in subs)
-    record["cached"] = all(s.get("cached") for s in subs)
-    failed = [s for s in subs if s["status"] == "error"]
-    scored = [s for s in subs if s["status"] == "scored"]
-    record["panel"] = {"size": len(subs), "scored": len(scored), "rule": rubric.spec.combine_rule, "ties": {}}
+    v = record.verdict
+    record.judges = subs
+    v.prompt_hash = next((s.verdict.prompt_hash for s in subs if s.verdict.prompt_hash), None)
+    v.attempts = sum(s.verdict.attempts for s in subs)
+    v.cached = all(s.verdict.cached for s in subs)
+    failed = [s for s in subs if s.verdict.status == "error"]
+    scored = [s for s in subs if s.verdict.status == "scored"]
+    ties: dict[str, Any] = {}
+    record.panel = {"size": len(subs), "scored": len(scored), "rule": rubric.spec.combine_rule, "ties": ties}
 
-    def why(group: list[dict[str, Any]]) -> str:
-        return "; ".join(f"judge {s['endpoint']} ({s['judge_model']}): {s['reason']}" for s in group)
+    def why(group: list[JudgeRecord]) -> str:
+        return "; ".join(f"judge {s.endpoint} ({s.judge_model}): {s.verdict.reason}" for s in group)
 
+    v.verdict, v.raw = None, None
     if failed:
-        record.update(status="error", verdict=None, raw=None, reason=why(failed))
+        v.status, v.reason = "error", why(failed)
     elif not scored:
-        record.update(status="unscored", verdict=None, raw=None, reason=why(subs))
+        v.status, v.reason = "unscored", why(subs)
     elif len(scored) < majority(len(subs)) and not allow_partial:
-        left_out = [s for s in subs if s["status"] != "scored"]
-        record.update(
-            status="unscored",
-            verdict=None,
-            raw=None,
-            reason=f"only {len(scored)} of the panel's {len(subs)} judges gave a valid verdict, and a panel verdict "
+        left_out = [s for s in subs if s.verdict.status != "scored"]
+        v.status = "unscored"
+        v.reason = (
+            f"only {len(scored)} of the panel's {len(subs)} judges gave a valid verdict, and a panel verdict "
             f"needs a majority ({majority(len(subs))}): {why(left_out)}; grade again with --retry-unscored, or "
-            "score on the judges that answered with --allow-partial-panel",
+            "score on the judges that answered with --allow-partial-panel"
         )
     else:
-        fields, ties = rubric.spec.combine([{k: s.get(k) for k in s} for s in scored], rubric)
-        record.update(fields)
-        record["panel"]["ties"] = ties
-        left_out = [s for s in subs if s["status"] != "scored"]
+        fields, ties = rubric.spec.combine([s.to_json() for s in scored], rubric)
+        v.set_fields(fields)
+        record.panel["ties"] = ties
+        left_out = [s for s in subs if s.verdict.status != "scored"]
         notes = [f"left out of the panel: {why(left_out)}"] if left_out else []
         if ties:
             notes.append(f"panel tie(s) on {', '.join(sorted(ties))}, scored by the stated rule")
-        record.update(status="scored", verdict=None, raw=None, reason="; ".join(notes) or None)
+        v.status, v.reason = "scored", "; ".join(notes) or None
 
 
 async def _grade_one(
     clients: list[ChatClient], job: _Job, rubric: Rubric, options: GradeOptions, cache: ResponseCache | None
-) -> dict[str, Any]:
+) -> GradeRecord:
     """One grade record: unanswered at once, else the judge's (or the panel's) verdict, unscored or error."""
-    record: dict[str, Any] = {
-        "item_id": job.item_id,
-        "model": job.answer.get("model"),
-        "rubric": rubric.name,
-        "rubric_version": rubric.version,
-        "rubric_hash": rubric.hash,
-        "judge_model": panel_label(options.judges),
-        "judge_settings": {"temperature": options.temperature, "max_tokens": options.max_tokens},
-        "prompt_hash": None,
-        "attempts": 0,
-        "usage": [],  # the checked token usage of each judge call (None: the server sent none usable)
-        **rubric.spec.empty_fields(),
-    }
+    record = GradeRecord(
+        item_id=job.item_id,
+        model=job.answer.get("model"),
+        rubric=rubric.name,
+        rubric_version=rubric.version,
+        rubric_hash=rubric.hash,
+        judge_model=panel_label(options.judges),
+        judge_settings={"temperature": options.temperature, "max_tokens": options.max_tokens},
+        verdict=Verdict(rubric.spec.empty_fields()),
+    )
     if job.answer.get("status") == "unanswered" or not job.answer.get("answer"):
-        _unanswered(record, rubric)
+        _unanswered(record.verdict, rubric)
     elif len(clients) == 1:
-        record["cached"] = False
-        await _ask(clients[0], job, rubric, options, record, cache)
+        record.verdict.cached = False
+        await _ask(clients[0], job, rubric, options, record.verdict, record.usage, cache)
     else:
         subs = await asyncio.gather(*(_ask_judge(c, job, rubric, options, cache) for c in clients))
         _combine(record, list(subs), rubric, options.allow_partial_panel)
-    record["created"] = runs.now()
+    record.created = runs.now()
     return record
 
 
@@ -454,7 +443,7 @@ def grade_run(
             clients = [make_client(ep, settings) for ep in options.judges]
 
             async def work(job: _Job) -> dict[str, Any]:
-                return await _grade_one(clients, job, rubric, options, cache)
+                return (await _grade_one(clients, job, rubric, options, cache)).to_json()
 
             try:
                 return await run_all_closing(clients[0], todo, work, out, result, progress, settings, on_record)
@@ -502,7 +491,7 @@ def grade_cases(
         clients = [make_client(ep, settings) for ep in options.judges]
 
         async def work(job: _Job) -> dict[str, Any]:
-            return await _grade_one(clients, job, rubric, options, cache)
+            return (await _grade_one(clients, job, rubric, options, cache)).to_json()
 
         try:
             return await run_all(

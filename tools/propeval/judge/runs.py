@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.errors import UsageError
 from propeval.fsutil import append_line
 from propeval.judge.kinds.base import Kind, Row
+from propeval.judge.records import GRADE_STATUSES
 from propeval.loader import LoadError, load_written, relative_path
 from propeval.result import Problem
 
@@ -277,7 +278,6 @@ def locked(run_dir: Path, what: str) -> Iterator[None]:
 # --------------------------------------------------------------------------- graded runs
 
 RECORD_RULE = "run-record"
-GRADE_STATUSES = ("scored", "unscored", "unanswered", "error")
 _GRADES = re.compile(r"grades-(.+)\.jsonl")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from propeval.ledger.paths import APPROVALS, LedgerPaths
-from propeval.ledger.records import make_record, write_record
+from propeval.ledger.records import LedgerRecord, make_record, write_record
 from propeval.loader import dumps_json
 from propeval.result import Problem
 
@@ -44,7 +44,7 @@ def approval_id(changes: Sequence[FileChange]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-def make_approval(changes: Sequence[FileChange], note: str) -> dict[str, Any]:
+def make_approval(changes: Sequence[FileChange], note: str) -> LedgerRecord:
     """An unsigned approval record for ``changes``."""
     subject = approval_id(changes)
     binding = {"changes": sorted((c.binding for c in changes), key=lambda b: str(b["path"]))}
@@ -52,9 +52,9 @@ def make_approval(changes: Sequence[FileChange], note: str) -> dict[str, Any]:
     return make_record(KIND, subject, binding, result)
 
 
-def write_approval(paths: LedgerPaths, record: dict[str, Any]) -> str:
+def write_approval(paths: LedgerPaths, record: LedgerRecord) -> str:
     """Write ``record`` to its path; the path relative to the corpus root."""
-    subject = str(record["subject"])
+    subject = record.subject
     write_record(paths.approval(subject), record)
     return paths.rel(APPROVALS, f"{subject}.json")
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.corpus import content_hash
+from propeval.errors import RecordError
 from propeval.fsutil import atomic_write
 from propeval.loader import Document, LoadError, load_file, relative_path
 from propeval.result import Problem
@@ -63,22 +64,59 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def make_record(kind: str, subject: str, binding: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "kind": kind,
-        "format": FORMAT,
-        "subject": subject,
-        "binding": binding,
-        "result": result,
-        "created": now(),
-    }
-    record["digest"] = digest(record)
+@dataclass
+class LedgerRecord:
+    """One ledger record, typed: what ``make_record`` makes, a maintainer's key signs
+    (:meth:`propeval.signing.SigningKey.sign`) and :func:`write_record` writes. Its JSON is the
+    module docstring's; ``from_json`` refuses a record whose fields are not of their types."""
+
+    kind: str
+    subject: str
+    binding: dict[str, Any]
+    result: dict[str, Any]
+    created: str
+    format: int = FORMAT
+    digest: str = ""
+    signature: dict[str, Any] | None = None  # None: unsigned
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "format": self.format,
+            "subject": self.subject,
+            "binding": self.binding,
+            "result": self.result,
+            "created": self.created,
+            "digest": self.digest,
+        }
+        if self.signature is not None:
+            out["signature"] = self.signature
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> LedgerRecord:
+        """The record ``d`` as read (RecordError names the first field that is not of its type)."""
+        for key, kind in (("kind", str), ("subject", str), ("binding", dict), ("result", dict), ("created", str)):
+            if not isinstance(d.get(key), kind):
+                raise RecordError(f"the ledger record's {key!r} is {d.get(key)!r}; make the record again")
+        fmt, dig, sig = d.get("format"), d.get("digest", ""), d.get("signature")
+        if not isinstance(fmt, int) or isinstance(fmt, bool) or not isinstance(dig, str):
+            raise RecordError("the ledger record's format or digest is not what propeval writes; make it again")
+        if sig is not None and not isinstance(sig, dict):
+            raise RecordError(f"the ledger record's 'signature' is {sig!r}; sign it again (propeval ledger sign)")
+        return cls(d["kind"], d["subject"], d["binding"], d["result"], d["created"], fmt, dig, sig)
+
+
+def make_record(kind: str, subject: str, binding: dict[str, Any], result: dict[str, Any]) -> LedgerRecord:
+    """A new, unsigned record with its digest."""
+    record = LedgerRecord(kind, subject, binding, result, now())
+    record.digest = digest(record.to_json())
     return record
 
 
-def write_record(path: Path, record: dict[str, Any]) -> None:
+def write_record(path: Path, record: LedgerRecord) -> None:
     """Write ``record`` atomically as indented, key-sorted JSON (stable diffs)."""
-    atomic_write(path, json.dumps(record, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    atomic_write(path, json.dumps(record.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 @dataclass
@@ -144,6 +182,10 @@ def check_record(doc: Document, *, kind: str, subject: str) -> Loaded:
     for key in ("binding", "result"):
         if not isinstance(record.get(key), dict):
             return bad(f"/{key}", f"ledger record's {key!r} must be an object; make it again")
+    try:
+        LedgerRecord.from_json(record)
+    except RecordError as e:
+        return bad("", str(e))
     return Loaded(rel, record)
 
 

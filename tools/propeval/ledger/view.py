@@ -15,11 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from propeval import signing
 from propeval.ledger.paths import ANSWERABILITY, APPROVALS, JUDGE, LedgerPaths
-from propeval.ledger.records import Loaded, check_record, unreadable, write_record
+from propeval.ledger.records import LedgerRecord, Loaded, check_record, unreadable, write_record
 from propeval.loader import DEFAULT_LIMITS, Document, Limits, LoadError, load_file, relative_path
 
 # record kind -> the folder its records lie in (dedup: one file, ledger/dedup.json)
@@ -80,7 +79,7 @@ class LedgerView:
             self._verdicts[key] = signing.verify(loaded.record, dict(self.signers))
         return self._verdicts[key]
 
-    def write(self, kind: str, subject: str, record: dict[str, Any]) -> Path:
+    def write(self, kind: str, subject: str, record: LedgerRecord) -> Path:
         """Write ``record`` atomically where it belongs, and forget what was read of it before."""
         path = self.path(kind, subject)
         write_record(path, record)

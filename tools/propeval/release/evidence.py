@@ -17,7 +17,6 @@ report say what ``propeval gate`` would say, in plain words:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -403,10 +402,3 @@ def answerability_evidence(ws: Workspace, judges: list[JudgeEvidence]) -> Answer
         out.per_item[item.id] = "pass" if passed else "fail"
     out.groups = [groups[k] for k in sorted(groups)]
     return out
-
-
-def summarise_reasons(groups: list[AnswerabilityGroup]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for g in groups:
-        total.update(g.not_checked)
-    return total
