@@ -16,7 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import REPO, claim_yaml, item_yaml
+from propeval import rules
 from propeval.cli import cli
+from propeval.result import Severity
 from propeval.rules import RULES, in_area
 
 NEGATIVE = REPO / "tests" / "fixtures" / "check" / "negative"
@@ -182,7 +184,7 @@ def test_each_rule_s_help_names_its_contributing_section_and_its_row_is_there() 
     for rule in RULES.values():
         if rule.id == "files":
             continue
-        assert where[rule.id] == rule.anchor, rule.id
+        assert where[rule.id] == rules.anchor(rule), rule.id
         assert f"| {rule.wrong} | {rule.fix} |" in rows[rule.id], rule.id
 
 
@@ -207,3 +209,66 @@ def test_help_lists_every_rule_of_its_area_with_its_description(command: str) ->
 def test_each_rule_has_one_line(rule: str) -> None:
     d = RULES[rule].description
     assert d and "\n" not in d and len(d) <= 100
+
+
+def _written_severities() -> list[tuple[str, str, str]]:
+    """(where, rule id, severity written) of every problem the package builds with a literal rule id
+    and a literal severity (or none, which is an error): ``Problem(path, line, col, "id", ...)``,
+    ``doc.problem(pointer, "id", ...)``, and those wrapped in ``_warning(...)`` (ingest's downgrade)."""
+    import ast
+
+    out: list[tuple[str, str, str]] = []
+    package = REPO / "tools" / "propeval"
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        wrapped = {
+            id(arg)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_warning"
+            for arg in node.args
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "Problem":
+                at = 3
+            elif isinstance(func, ast.Attribute) and func.attr == "problem" and ast.unparse(func.value) != "RULE":
+                at = 1  # doc.problem(pointer, rule, message); RULE.problem takes its severity from the Rule
+            else:
+                continue
+            if (
+                len(node.args) <= at
+                or not isinstance(node.args[at], ast.Constant)
+                or not isinstance(node.args[at].value, str)
+            ):
+                continue
+            written = [ast.unparse(k.value) for k in node.keywords if k.arg == "severity"]
+            if written and not re.fullmatch(r"Severity\.[A-Z]+", written[0]):
+                continue  # chosen at run time (a gate's mode)
+            severity = written[0].split(".")[1].lower() if written else "error"
+            if id(node) in wrapped:
+                severity = "warning"
+            out.append((f"{path.relative_to(package)}:{node.lineno}", node.args[at].value, severity))
+    return out
+
+
+def test_every_problem_s_severity_is_one_its_rule_declares() -> None:
+    sites = _written_severities()
+    assert len(sites) > 50  # the scan found the package's problems
+    wrong = [
+        f"{where} [{rule_id}] {severity}, but the rule declares "
+        + (", ".join(s.value for s in (RULES[rule_id].severity, *RULES[rule_id].also)) if rule_id in RULES else "none")
+        for where, rule_id, severity in sites
+        if rule_id not in RULES
+        or severity not in {RULES[rule_id].severity.value, *(s.value for s in RULES[rule_id].also)}
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_rule_refuses_a_severity_it_does_not_declare() -> None:
+    from propeval.checks import sources
+
+    assert sources.RULE.problem("c.yaml", 1, 1, "opaque", severity=Severity.WARNING).severity is Severity.WARNING
+    with pytest.raises(ValueError, match="rule 'sources' declares no notice problems"):
+        sources.RULE.problem("c.yaml", 1, 1, "m", severity=Severity.NOTICE)

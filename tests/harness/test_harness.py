@@ -428,12 +428,12 @@ def test_a_release_row_without_its_facts_is_named_by_file_and_line(tmp_path: Pat
 
 
 def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
-    """What every adapter reports comes from the rubric's kind (Kind.harness_score), not from the adapter."""
+    """What every adapter reports comes from the rubric's kind (KindView.harness_score), not from the adapter."""
     from propeval.judge.kinds import HarnessScore
     from propeval.judge.rubric import load_rubric
 
     facts, audit = (load_rubric(REPO / "rubrics", name) for name in ("facts-v1", "audit-v1"))
-    fscore = facts.spec.harness_score
+    fscore = facts.spec.view.harness_score
     assert fscore(facts, {"status": "scored", "fact_score": 4, "propaganda": 1}) == HarnessScore(
         0.8, {"fact_score": 4, "propaganda": 1, "any_propaganda": 1}, "scored: fact score 4, propaganda 1"
     )
@@ -446,7 +446,7 @@ def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
         "unscored (not a verdict): no valid verdict",
     )
     labels = {"accuracy": "Partial", "propaganda_inclusion": 1, "tone": "Loaded"}
-    got = audit.spec.harness_score(audit, {"status": "scored", **labels})
+    got = audit.spec.view.harness_score(audit, {"status": "scored", **labels})
     assert got.score == 1 and got.reason == "accuracy Partial, propaganda_inclusion 1, tone Loaded"
     assert list(got.named) == [f"{f}={lb}" for f, lbs in audit.labels.items() for lb in lbs]
     assert {k for k, v in got.named.items() if v} == {"accuracy=Partial", "propaganda_inclusion=1", "tone=Loaded"}
@@ -454,7 +454,7 @@ def test_each_kind_gives_the_adapters_its_figures_and_a_failure_none() -> None:
         ({"status": "unanswered", **dict.fromkeys(labels)}, "unanswered: no labels"),
         ({"status": "error", "reason": "HTTP 500"}, "error (not a verdict): HTTP 500"),
     ):
-        got = audit.spec.harness_score(audit, fields)
+        got = audit.spec.view.harness_score(audit, fields)
         assert (got.score, got.reason, set(got.named.values())) == (None, reason, {None})
 
 
@@ -466,3 +466,13 @@ def test_an_adapter_copied_by_an_earlier_propeval_is_told_to_copy_it_again() -> 
 
     with pytest.raises(AttributeError):
         source.no_such_name  # noqa: B018
+
+
+def test_an_adapter_copied_by_an_earlier_propeval_still_gets_its_figures_from_the_kind() -> None:
+    # Adapters copied before the kind's view was split off call rubric.spec.harness_score.
+    from propeval.judge.rubric import load_rubric
+
+    facts = load_rubric(REPO / "rubrics", "facts-v1")
+    fields = {"status": "scored", "fact_score": 3, "propaganda": 0}
+    assert facts.spec.harness_score(facts, fields) == facts.spec.view.harness_score(facts, fields)
+    assert facts.spec.harness_score(facts, fields).score == 0.6

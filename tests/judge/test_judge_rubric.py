@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from judgekit import REPO
 
-from propeval.judge.kinds.facts import Facts
+from propeval.judge.kinds import KINDS
 from propeval.judge.prompt import fill
 from propeval.judge.rubric import load_rubric
 from propeval.judge.verdict import VerdictError, judge
@@ -21,7 +21,7 @@ AUDIT = load_rubric(REPO / "rubrics", "audit-v1")
 
 
 def fact_score(states: list[str]) -> int:
-    return Facts().fact_score(FACTS, states)
+    return KINDS["facts"].fact_score(FACTS, states)
 
 
 def by_the_rules(states: tuple[str, ...]) -> int:

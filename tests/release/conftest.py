@@ -141,8 +141,8 @@ def ledgers(small: CorpusDir) -> CorpusDir:
 
 def write_dedup_record(c: CorpusDir, created: str = "2026-01-02T03:04:05Z") -> None:
     """ledger/dedup.json from a real exact-pass run, its date fixed so that the golden card is stable."""
-    from propeval import dedup_record
     from propeval.dedup import Options, find_duplicates
+    from propeval.dedup import record as dedup_record
     from propeval.ledger.records import digest, write_record
     from propeval.workspace import Workspace
 

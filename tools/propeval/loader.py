@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.errors import PropevalError
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 __all__ = [
     "Document",
@@ -124,8 +124,11 @@ class Document:
                 return (1, 1)
             p = p.rsplit("/", 1)[0]
 
-    def problem(self, pointer: str, rule: str, message: str, *, key: bool = False, **kw: Any) -> Problem:
+    def problem(self, pointer: str, rule: str | Rule, message: str, *, key: bool = False, **kw: Any) -> Problem:
+        """A problem at ``pointer`` of this file; a :class:`Rule` gives it its id and severity."""
         line, col = self.locate(pointer, key=key)
+        if isinstance(rule, Rule):
+            return rule.problem(self.relpath, line, col, message, pointer=pointer, **kw)
         return Problem(self.relpath, line, col, rule, message, pointer=pointer, **kw)
 
 

@@ -33,7 +33,7 @@ from propeval.release import BANDS, ReleaseInputs, Stats, compute_stats
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
-    from propeval.dedup_record import DedupEvidence
+    from propeval.dedup.record import DedupEvidence
     from propeval.judge.rubric import Rubric
     from propeval.release.evidence import AnswerabilityEvidence
 
@@ -62,7 +62,7 @@ class RunSummary:
 
     def panels(self, draw: Drawer | None = None) -> list[Panel]:
         """One panel per rubric with graded items (``draw`` None: numbers and tables, no plots)."""
-        out = [rubric.spec.report_panel(rubric, rows, draw) for rubric, rows in self.rubrics]
+        out = [rubric.spec.view.report_panel(rubric, rows, draw) for rubric, rows in self.rubrics]
         return [p for p in out if p.cells]
 
 
@@ -128,16 +128,15 @@ def summarise_runs(inputs: ReleaseInputs, *, allow_mixed: bool = False) -> RunSu
             rubric = by_rubric[name][0] if name in by_rubric else ws.rubrics.load(name)
             graded = ws.runs.read(path, rubric)
         except (LoadError, UsageError) as e:
-            p = e.problem if isinstance(e, LoadError) else Problem(rel, 0, 0, "release-input", str(e))
-            where = "" if p.path == rel else f" (needed by {rel})"
+            path_, line, col, message = (
+                (e.problem.path, e.problem.line, e.problem.col, e.problem.message)
+                if isinstance(e, LoadError)
+                else (rel, 0, 0, str(e))
+            )
+            where = "" if path_ == rel else f" (needed by {rel})"
             out.warnings.append(
                 Problem(
-                    p.path,
-                    p.line,
-                    p.col,
-                    "release-input",
-                    f"{p.message}{where} (file ignored)",
-                    severity=Severity.WARNING,
+                    path_, line, col, "release-input", f"{message}{where} (file ignored)", severity=Severity.WARNING
                 )
             )
             continue

@@ -59,6 +59,73 @@ class Problem:
         return d
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One rule id and every fact about it, declared once: by the module that checks it (a check
+    rule in ``checks/<name>.py``, a groups rule in ``groups/rules/<name>.py``) or in
+    :mod:`propeval.rules`' table for a command's own rules. :mod:`propeval.rules` only collects them.
+
+    ``description`` is what it checks (one line, in ``--help``), ``severity`` what its problems are,
+    ``wrong`` and ``fix`` what a problem of it means and how to fix one (Markdown: CONTRIBUTING's
+    error tables and SARIF's help); ``also`` the other severities some of its problems carry.
+    ``draft``: a draft claim or item is held to it too (besides loading, drafts keep only the rules
+    that guard identity and safety). ``narrowed``: a run on
+    some paths reports its problems only for those paths; a rule that speaks for files that are gone,
+    hidden behind a link or added elsewhere sets it False.
+    """
+
+    id: str
+    area: str
+    description: str
+    severity: Severity = Severity.ERROR
+    wrong: str = ""
+    fix: str = ""
+    draft: bool = False
+    narrowed: bool = True
+    # Other severities a problem of it may carry, each chosen at the call for a named case (a
+    # comparison allowed with --allow-mixed is a warning; `migrate --check` reports errors).
+    also: tuple[Severity, ...] = ()
+
+    def problem(
+        self,
+        path: str,
+        line: int,
+        col: int,
+        message: str,
+        *,
+        pointer: str = "",
+        fix: str = "",
+        severity: Severity | None = None,
+    ) -> Problem:
+        """A problem of this rule, with this rule's severity; ``severity`` picks one of ``also``
+        (an opaque archive link is the ``sources`` rule's one warning), and no other.
+
+        Raises:
+            ValueError: ``severity`` is not one this rule declares (a bug in the calling check).
+        """
+        if severity is not None and severity is not self.severity and severity not in self.also:
+            raise ValueError(f"rule {self.id!r} declares no {severity.value} problems")
+        return Problem(path, line, col, self.id, message, pointer=pointer, severity=severity or self.severity, fix=fix)
+
+    @property
+    def help_text(self) -> str:
+        """What is wrong and how to fix it, in plain text (SARIF ``help.text``)."""
+        return f"What is wrong: {_plain(self.wrong)}.\nHow to fix it: {_plain(self.fix)}."
+
+    @property
+    def help_markdown(self) -> str:
+        """What is wrong and how to fix it, in Markdown (SARIF ``help.markdown``)."""
+        tag = "" if self.severity is Severity.ERROR else f" ({self.severity.value})"
+        return (
+            f"**`{self.id}`**{tag}: {self.description}.\n\n**What is wrong:** {self.wrong}.\n\n"
+            f"**How to fix it:** {self.fix}."
+        )
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("`", "")
+
+
 @dataclass
 class CheckResult:
     """The problems of one run, plus what was looked at."""

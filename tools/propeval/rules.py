@@ -7,54 +7,24 @@ its section of CONTRIBUTING.md; CONTRIBUTING's error tables are generated from h
 docs``: :func:`markdown_table` in a cog block, tested to be current); and the tests hold the ``ci``
 step names, the check and groups registries, and every problem the commands emit to this list.
 
-Adding a rule: add one entry to the table of its area below (id, severity, what it checks in one
-line, what is wrong, how to fix it), then ``make docs``. The module imports nothing heavy:
-``check --help`` reads it.
+Each rule is one :class:`~propeval.result.Rule` object that carries every fact about it (id, area,
+severity, description, what is wrong, how to fix it, and for check rules the draft and narrowing
+flags). A check rule's and a groups rule's object is declared by its own module (``RULE`` in
+``checks/<name>.py`` or ``groups/rules/<name>.py``), and this registry collects them from the two
+module registries; a command's own rules (file, schema, dedup, gate, ...) are rows of the table
+below. Adding a check rule: one module in ``checks/`` that declares ``ID``, ``RULE`` and
+``check(ctx)``, and its line in ``checks/__init__.py``'s ``_MODULES``; then ``make docs``. Adding a
+command's rule: a row of its area's table. The module imports nothing heavy: ``check --help`` reads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from propeval.result import Severity
+from propeval.checks import CHECKS
+from propeval.groups.rules import CHECKS as GROUPS_CHECKS
+from propeval.pipeline.steps import CANNOT_RUN, PIPELINE, SAY_WHICH
+from propeval.result import Rule, Severity
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTICE
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule id: the area that reports it, what it checks (one line), its usual severity, what a
-    problem of it means (``wrong``) and how to fix one (``fix``), both Markdown."""
-
-    id: str
-    area: str
-    description: str
-    severity: Severity = Severity.ERROR
-    wrong: str = ""
-    fix: str = ""
-
-    @property
-    def help_text(self) -> str:
-        """What is wrong and how to fix it, in plain text (SARIF ``help.text``)."""
-        return f"What is wrong: {_plain(self.wrong)}.\nHow to fix it: {_plain(self.fix)}."
-
-    @property
-    def help_markdown(self) -> str:
-        """What is wrong and how to fix it, in Markdown (SARIF ``help.markdown``)."""
-        tag = "" if self.severity is Severity.ERROR else f" ({self.severity.value})"
-        return (
-            f"**`{self.id}`**{tag}: {self.description}.\n\n**What is wrong:** {self.wrong}.\n\n"
-            f"**How to fix it:** {self.fix}."
-        )
-
-    @property
-    def anchor(self) -> str:
-        """The anchor of the CONTRIBUTING.md section whose table documents this rule."""
-        return _SECTION_OF_RULE.get(self.id, HELP_SECTIONS[self.area])
-
-
-def _plain(markdown: str) -> str:
-    return markdown.replace("`", "")
 
 
 # area -> the GitHub anchor of the CONTRIBUTING.md section whose error table documents its rules.
@@ -82,10 +52,11 @@ _SECTION_OF_RULE = {
     "difficulty": "difficulty-bands",
 }
 
-# area -> (id, severity, what it checks in one line, what is wrong, how to fix it). The order is the
+# area -> (id, severity, what it checks in one line, what is wrong, how to fix it). A severity may be
+# a tuple: the rule's own, then the others some of its problems carry (Rule.also). The order is the
 # order of the docs and of SARIF's rules; "what is wrong" and "how to fix it" are CONTRIBUTING's
 # error tables (Markdown), generated from here.
-_TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
+_TABLE: dict[str, tuple[tuple[str, Severity | tuple[Severity, ...], str, str, str], ...]] = {
     # The strict loader, behind every command that reads a file people write.
     "file": (
         (
@@ -224,127 +195,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         ),
     ),
     # propeval check: one rule per module of propeval.checks (``files`` reports the file-* rules).
-    "check": (
-        (
-            "schema",
-            E,
-            "claims and items validate against schema.json",
-            "a field is missing, unknown, or has a wrong value",
-            "the message names the field and the allowed values",
-        ),
-        (
-            "placeholder",
-            E,
-            "no TODO placeholder from `propeval new` is left",
-            "a `TODO` left by `propeval new`",
-            "fill in the field",
-        ),
-        (
-            "hidden-text",
-            E,
-            "no invisible or reordering characters (tags, bidi, zero-width, controls)",
-            (
-                "a character a reviewer cannot see or that reorders what is shown: Unicode tag characters (U+E0000 "
-                "block), bidi overrides and isolates, zero-width and other invisible characters, control characters; "
-                "the message names the code point (U+XXXX and its name) and its line:col. ZWJ/ZWNJ between two letters "
-                "of a script that joins (Persian, Hindi, ...), emoji ZWJ sequences, and LRM/RLM in right-to-left text "
-                "stay allowed"
-            ),
-            "delete the character (an editor that shows invisible characters helps)",
-        ),
-        (
-            "ids",
-            E,
-            "ids match file/folder names, are unique; claim_id names a claim",
-            "an id does not match its file or folder, is used twice, or `claim_id` names no claim",
-            "rename the file or fix the id",
-        ),
-        (
-            "translation",
-            E,
-            "translation_of names an item of the same claim in another language",
-            "`translation_of` names no item, another claim's item, or one in the same language",
-            "point it at the source item",
-        ),
-        (
-            "language",
-            E,
-            "language tags are canonical BCP 47 (ru-RU, not ru_RU; uk, not ua)",
-            "not a valid BCP 47 tag",
-            "use `en`, `zh`, `zh-Hans`, `ru`, `uk`, `de`, ...",
-        ),
-        (
-            "sources",
-            E,
-            "source_url is http(s), not blocklisted (an archived copy judged by its page), serves <= N claims",
-            (
-                "not http(s), a state outlet on the blocklist (directly or through an archive copy such as "
-                "web.archive.org/web/<date>/<url>), or a URL serving too many claims; warning: an archive link that "
-                "does not show which page it holds (archive.ph/AbCdE)"
-            ),
-            (
-                "cite an independent or primary source; for a state body's own record of a statement the claim is "
-                "about, add `source_role: official_statement` (a maintainer approves it: `propeval ledger approve`); "
-                "for an opaque archive link, write the original page's URL"
-            ),
-        ),
-        (
-            "stable-ids",
-            E,
-            "(with --changed-since) no id present at REF is deleted or renamed",
-            "an id present at the base branch is gone",
-            "restore the file and retire it",
-        ),
-        (
-            "id-collision",
-            E,
-            "(with --changed-since) no id this branch adds is taken at REF's tip",
-            "an id your branch adds was taken on the base branch since you forked (another file has it there)",
-            "`propeval renumber <your file> --base <base>`",
-        ),
-        (
-            "files",
-            E,
-            "no symlink, hard link, FIFO, socket or device (file-symlink, -hardlink, -special)",
-            (
-                "a symbolic link, hard link, FIFO, socket or device under `questions/`, `rubrics/` or `ledger/` "
-                "(reported as `file-symlink`, `file-hardlink` or `file-special`)"
-            ),
-            "as the `file-*` rule reported says",
-        ),
-        (
-            "difficulty",
-            W,
-            "active items have a current band in ledger/difficulty.json",
-            (
-                "an active item has no band in `ledger/difficulty.json`, its band is stale (the item changed since), "
-                "or the ledger is unreadable or was edited by hand"
-            ),
-            "grade runs that include the item, then run `propeval difficulty` again",
-        ),
-        (
-            "judge-text",
-            E,
-            "facts and frame markers hold no fence, line break, heading or rubric title",
-            (
-                "a fact or frame marker holds a fence token (`<<<`, `>>>`), a line break, a Markdown heading, or a "
-                "line naming a section of a rubric prompt (`How to grade`, ...): text the judge could read as its "
-                "instructions"
-            ),
-            "write each fact and marker as one plain line",
-        ),
-        (
-            "workflow-command",
-            E,
-            "no line of a claim or item starts with '::' (a GitHub Actions workflow command)",
-            (
-                "a line of a prompt (or any other string of a claim or item) starts with `::`, which GitHub Actions "
-                "runs as a workflow command (`::add-mask::`, `::stop-commands::`, `::error ...::`) wherever a log "
-                "prints it"
-            ),
-            "reword the line so it does not start with `::`",
-        ),
-    ),
+    "check": (),  # declared by the modules of propeval.checks
     "schema": (
         (
             "schema-meta",
@@ -406,7 +257,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
     "migrate": (
         (
             "migrate",
-            N,
+            (N, E),
             "a file was (or with --check, would be) migrated",
             "a file was (or with `--check`, would be) migrated",
             "commit it (or run `propeval migrate`)",
@@ -529,87 +380,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "`[tool.propeval.dedup]`",
         ),
     ),
-    "groups": (
-        (
-            "groups-completeness",
-            E,
-            "each required language has every cell the claim uses, and a neutral item",
-            (
-                "a language the claim's kind must cover lacks a (framing, question type) cell the claim uses "
-                "elsewhere, or any neutral item"
-            ),
-            "run the `propeval new item ...` command in the message",
-        ),
-        (
-            "groups-control",
-            E,
-            "every loaded item has a neutral control in its language and question type",
-            "a loaded item has no neutral item in its language",
-            "add the neutral item the message names",
-        ),
-        (
-            "groups-neutral-marker",
-            E,
-            "a neutral prompt carries none of its claim's official frame markers",
-            "a neutral prompt contains one of the claim's official frame markers",
-            "reword the prompt, or make the item `framing: loaded`",
-        ),
-        (
-            "groups-loaded-marker",
-            E,
-            "a loaded prompt carries one of its claim's official frame markers",
-            (
-                '"a loaded item that does not load": the prompt contains none of the claim\'s markers in its language, '
-                "or the claim has none in that language"
-            ),
-            "put a marker in the prompt, or add a marker in that language to the claim",
-        ),
-        (
-            "groups-closed-exit",
-            W,
-            "a closed-exit prompt states the evasion it rules out",
-            "a closed-exit prompt does not say which evasion it rules out",
-            (
-                'add e.g. "do not answer that the topic is sensitive" (cues per language in '
-                "`[tool.propeval.groups.closed_exit_cues]`)"
-            ),
-        ),
-        (
-            "groups-translation-cycle",
-            E,
-            "translation_of chains have no cycle",
-            "`translation_of` leads back to the item",
-            "remove `translation_of` from the original",
-        ),
-        (
-            "groups-translation-claim",
-            E,
-            "translation_of names an item of the same claim",
-            "`translation_of` names an item of another claim, or no item",
-            "point it at an item of the same claim",
-        ),
-        (
-            "groups-translation-framing",
-            E,
-            "a translation keeps its source's framing and question type",
-            "a translation's framing or question type differs from its source's",
-            "match the source, or drop `translation_of`",
-        ),
-        (
-            "groups-conflict",
-            E,
-            "no two active items of a claim share language, framing and question type",
-            "two active items of a claim share language, framing and question type",
-            "retire one (`status: retired` with a `retired_reason`) or change it",
-        ),
-        (
-            "groups-drift",
-            W,
-            "(with drift_encoder) a translation stays close in meaning to its source",
-            "with `drift_encoder` set: a translation is far from its source, or closer to another claim's item",
-            "check the translation asks what its source asks",
-        ),
-    ),
+    "groups": (),  # declared by the modules of propeval.groups.rules
     "gate": (
         (
             "answerability",
@@ -744,112 +515,10 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
             "ci-policy",
             E,
             "ci's policy step ran (the base ref's [tool.propeval] could be read)",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
+            CANNOT_RUN,
+            SAY_WHICH,
         ),
-        (
-            "ci-check",
-            E,
-            "ci's check step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-ledger",
-            E,
-            "ci's ledger step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-groups",
-            E,
-            "ci's groups step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-dedup",
-            E,
-            "ci's dedup step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-answerability",
-            E,
-            "ci's answerability step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-judge",
-            E,
-            "ci's judge step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-schema",
-            E,
-            "ci's schema step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-difficulty",
-            E,
-            "run's difficulty step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-stats",
-            E,
-            "run's stats step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
-        (
-            "ci-report",
-            E,
-            "run's report step ran",
-            (
-                "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool "
-                "failed)"
-            ),
-            "the message says which; `--skip <step>` leaves one out",
-        ),
+        # then one per pipeline step: PipelineStep.rule (propeval.pipeline.steps)
     ),
     "difficulty": (
         (
@@ -957,7 +626,7 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
         ),
         (
             "mixed-comparison",
-            E,
+            (E, W),
             "runs compared in one table share their judge, judge settings and rubric version",
             (
                 "`score` or `report` was asked to compare runs graded by different judges, judge settings or rubric "
@@ -1255,23 +924,35 @@ _TABLE: dict[str, tuple[tuple[str, Severity, str, str, str], ...]] = {
     ),
 }
 
+
+def _row(area: str, rule_id: str, sev: Severity | tuple[Severity, ...], description: str, wrong: str, fix: str) -> Rule:
+    own, *also = sev if isinstance(sev, tuple) else (sev,)
+    return Rule(rule_id, area, description, own, wrong, fix, also=tuple(also))
+
+
+# The areas whose rules are declared by their own modules (one module per rule, in a registry).
+_DECLARED: dict[str, tuple[Rule, ...]] = {
+    "check": tuple(mod.RULE for mod in CHECKS.values()),
+    "groups": tuple(mod.RULE for mod in GROUPS_CHECKS.values()),
+}
+# Areas whose table rows come first, then the rules their own objects declare.
+_THEN: dict[str, tuple[Rule, ...]] = {"ci": tuple(step.rule for step in PIPELINE)}
 RULES: dict[str, Rule] = {
-    rule_id: Rule(rule_id, area, description, severity, wrong, fix)
+    rule.id: rule
     for area, rows in _TABLE.items()
-    for rule_id, severity, description, wrong, fix in rows
+    for rule in _DECLARED.get(area) or (*(_row(area, *row) for row in rows), *_THEN.get(area, ()))
 }
 AREAS: tuple[str, ...] = tuple(_TABLE)
+
+
+def anchor(rule: Rule) -> str:
+    """The anchor of the CONTRIBUTING.md section whose table documents ``rule``."""
+    return _SECTION_OF_RULE.get(rule.id, HELP_SECTIONS[rule.area])
 
 
 def in_area(area: str) -> dict[str, Rule]:
     """The rules of one area, in the registry's order."""
     return {r.id: r for r in RULES.values() if r.area == area}
-
-
-def describe(rule_id: str) -> str:
-    """The one-line description of ``rule_id`` ("" for an id that is not registered)."""
-    rule = RULES.get(rule_id)
-    return rule.description if rule else ""
 
 
 def help_block(area: str, width: int = 0) -> str:

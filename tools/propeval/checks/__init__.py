@@ -1,11 +1,15 @@
-"""The check registry. Each module here declares ``ID`` and ``check(ctx)``.
+"""The check registry. Each module here declares ``ID``, ``RULE`` and ``check(ctx)``.
 
-``CHECKS`` drives ``propeval check --rule`` and the tests; what each rule checks is said once, in
-:mod:`propeval.rules` (area "check"), which ``check --help`` and the docs read. A cross-file rule
-(ids, translation, sources, stable-ids, id-collision) sees the whole corpus; a rule about one file
-at a time (schema, placeholder, hidden-text, language, ...) looks only at the files a run was
-asked about (:meth:`Context.documents`), since each of its problems is located in the file it
-read. Which problems are *reported* is narrowed afterwards to those files.
+``CHECKS`` drives ``propeval check --rule`` and the tests. Each module's ``RULE`` (a
+:class:`~propeval.result.Rule`) says everything about its rule once: what it checks, its severity,
+what is wrong and how to fix it, whether drafts are held to it and whether it is narrowed;
+:mod:`propeval.rules` collects them for ``check --help``, SARIF and the docs. Adding a check is one
+module here and its line in ``_MODULES``.
+
+A cross-file rule (ids, translation, sources, stable-ids, id-collision) sees the whole corpus; a
+rule about one file at a time (schema, placeholder, hidden-text, language, ...) looks only at the
+files a run was asked about (:meth:`Context.documents`), since each of its problems is located in
+the file it read. Which problems are *reported* is narrowed afterwards to those files.
 """
 
 from __future__ import annotations
@@ -97,9 +101,20 @@ _MODULES: tuple[ModuleType, ...] = (
     workflow_command,
 )
 CHECKS: dict[str, ModuleType] = {mod.ID: mod for mod in _MODULES}
-# Rules reported whatever paths a run is narrowed to: they speak for files that are gone, hidden
-# behind a link, or added elsewhere.
-UNNARROWED = frozenset({stable_ids.ID, id_collision.ID, *files.EMITS})
+
+
+def _reported_ids(mod: ModuleType) -> tuple[str, ...]:
+    """The rule ids a check module's problems carry: its own, and any it reports under its rule's
+    flags (``EMITS``: the files check reports file-symlink, file-hardlink, file-special)."""
+    return (mod.ID, *getattr(mod, "EMITS", ()))
+
+
+# From each check's Rule: the rules reported whatever paths a run is narrowed to (they speak for
+# files that are gone, hidden behind a link, or added elsewhere), and the rules a draft claim or
+# item is held to besides loading (schema, and the rules that keep ids stable and unique and files
+# safe to read).
+UNNARROWED = frozenset(i for mod in _MODULES if not mod.RULE.narrowed for i in _reported_ids(mod))
+DRAFT_RULES = frozenset(i for mod in _MODULES if mod.RULE.draft for i in _reported_ids(mod))
 
 
 # Rules that say more about a value than the schema can: where one reports a value, the schema's

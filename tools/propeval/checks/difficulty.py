@@ -19,12 +19,24 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from propeval.difficulty import BANDS, read_ledger, verify
-from propeval.result import Problem, Severity
+from propeval.result import Problem, Rule, Severity
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "difficulty"
+RULE = Rule(
+    ID,
+    "check",
+    description="active items have a current band in ledger/difficulty.json",
+    severity=Severity.WARNING,
+    wrong=(
+        "an active item has no band in `ledger/difficulty.json`, its band is stale (the item changed since), or the "
+        "ledger is unreadable or was edited by hand"
+    ),
+    fix="grade runs that include the item, then run `propeval difficulty` again",
+    also=(Severity.ERROR,),  # `run`'s difficulty step: a ledger it cannot load
+)
 
 _RECOMPUTE = "run `propeval difficulty` on graded runs that include it"
 
@@ -33,15 +45,13 @@ def check(ctx: Context) -> Iterator[Problem]:
     doc, error = read_ledger(ctx.ws)
     if error is not None:
         p = error.problem
-        yield Problem(
-            p.path, p.line, p.col, ID, f"the difficulty ledger cannot be read: {p.message}", severity=Severity.WARNING
-        )
+        yield RULE.problem(p.path, p.line, p.col, f"the difficulty ledger cannot be read: {p.message}")
         return
     if doc is None:
         return
     why = verify(doc.data)
     if why:
-        yield Problem(doc.relpath, 1, 1, ID, f"the difficulty ledger {why}", severity=Severity.WARNING)
+        yield RULE.problem(doc.relpath, 1, 1, f"the difficulty ledger {why}")
         return
     entries = doc.data["items"]
     for item in ctx.items():
@@ -49,14 +59,11 @@ def check(ctx: Context) -> Iterator[Problem]:
             continue
         entry = entries.get(item.id)
         if entry is None or entry.get("band") not in BANDS:
-            yield item.doc.problem(
-                "/id", ID, f"{item.id} has no difficulty band; {_RECOMPUTE}", severity=Severity.WARNING
-            )
+            yield item.doc.problem("/id", RULE, f"{item.id} has no difficulty band; {_RECOMPUTE}")
         elif entry.get("item_hash") != item.hash:
             yield item.doc.problem(
                 "/id",
-                ID,
+                RULE,
                 f"{item.id} changed since its difficulty band ({entry['band']}) was computed; "
                 f"the band is stale: {_RECOMPUTE}",
-                severity=Severity.WARNING,
             )

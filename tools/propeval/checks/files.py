@@ -16,12 +16,24 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from propeval.filetypes import RULES, scan
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "files"
+RULE = Rule(
+    ID,
+    "check",
+    description="no symlink, hard link, FIFO, socket or device (file-symlink, -hardlink, -special)",
+    wrong=(
+        "a symbolic link, hard link, FIFO, socket or device under `questions/`, `rubrics/` or `ledger/` (reported as "
+        "`file-symlink`, `file-hardlink` or `file-special`)"
+    ),
+    fix="as the `file-*` rule reported says",
+    draft=True,
+    narrowed=False,
+)
 EMITS = tuple(RULES)
 
 

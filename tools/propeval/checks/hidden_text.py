@@ -55,12 +55,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from propeval.loader import Document, escape
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "hidden-text"
+RULE = Rule(
+    ID,
+    "check",
+    description="no invisible or reordering characters (tags, bidi, zero-width, controls)",
+    wrong=(
+        "a character a reviewer cannot see or that reorders what is shown: Unicode tag characters (U+E0000 block), "
+        "bidi overrides and isolates, zero-width and other invisible characters, control characters; the message "
+        "names the code point (U+XXXX and its name) and its line:col. ZWJ/ZWNJ between two letters of a script that "
+        "joins (Persian, Hindi, ...), emoji ZWJ sequences, and LRM/RLM in right-to-left text stay allowed"
+    ),
+    fix="delete the character (an editor that shows invisible characters helps)",
+    draft=True,
+)
 
 # Every general-category Cf (format) character of Unicode 15, plus the invisible Hangul fillers,
 # the variation selectors, U+2028/U+2029 and the control characters but tab and newline. A test
@@ -317,7 +330,7 @@ def scan(doc: Document) -> Iterator[Problem]:
         for f in findings(row):
             pointer = owner(start + f.at)
             literal.add((pointer, _group(f.char)))
-            yield Problem(doc.relpath, line_no + 1, f.at + 1, ID, message(f), pointer=pointer)
+            yield RULE.problem(doc.relpath, line_no + 1, f.at + 1, message(f), pointer=pointer)
 
     if "\\" not in text:
         return
@@ -328,7 +341,7 @@ def scan(doc: Document) -> Iterator[Problem]:
                 continue
             line, col = doc.locate(pointer, key=is_key)
             what = message(f, escaped=True)
-            yield Problem(doc.relpath, line, col, ID, f"{what} (in the key)" if is_key else what, pointer=pointer)
+            yield RULE.problem(doc.relpath, line, col, f"{what} (in the key)" if is_key else what, pointer=pointer)
 
 
 def _strings(node: Any, pointer: str) -> Iterator[tuple[str, str, bool]]:

@@ -26,12 +26,21 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from propeval.corpus import CLAIM_FILE
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "id-collision"
+RULE = Rule(
+    ID,
+    "check",
+    description="(with --changed-since) no id this branch adds is taken at REF's tip",
+    wrong="an id your branch adds was taken on the base branch since you forked (another file has it there)",
+    fix="`propeval renumber <your file> --base <base>`",
+    draft=True,
+    narrowed=False,
+)
 
 
 def _by_id(paths: Iterable[str]) -> dict[str, set[str]]:
@@ -75,7 +84,7 @@ def check(ctx: Context) -> Iterator[Problem]:
         target = mine.rsplit("/", 1)[0] if kind == "claim" else mine
         yield doc.problem(
             "/id",
-            ID,
+            RULE,
             f"{kind} id {name!r} is new on this branch, but {ctx.base_ref} already has it {where}; "
             f"ids are unique: renumber yours with `propeval renumber {target} --base {ctx.base_ref}`",
         )

@@ -18,12 +18,20 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from propeval.corpus import CLAIM_FILE
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "ids"
+RULE = Rule(
+    ID,
+    "check",
+    description="ids match file/folder names, are unique; claim_id names a claim",
+    wrong="an id does not match its file or folder, is used twice, or `claim_id` names no claim",
+    fix="rename the file or fix the id",
+    draft=True,
+)
 
 
 def check(ctx: Context) -> Iterator[Problem]:
@@ -37,11 +45,11 @@ def check(ctx: Context) -> Iterator[Problem]:
             if cid != claim.folder:
                 yield doc.problem(
                     "/id",
-                    ID,
+                    RULE,
                     f"claim id {cid!r} does not match its folder {claim.folder!r}; rename the folder or fix the id",
                 )
             if cid in first_seen:
-                yield doc.problem("/id", ID, f"id {cid!r} is already used by {first_seen[cid]}; ids are unique")
+                yield doc.problem("/id", RULE, f"id {cid!r} is already used by {first_seen[cid]}; ids are unique")
             else:
                 first_seen[cid] = doc.relpath
         seen_facts: dict[str, int] = {}
@@ -51,7 +59,7 @@ def check(ctx: Context) -> Iterator[Problem]:
                 if fid in seen_facts:
                     yield doc.problem(
                         f"/facts/{n}/id",
-                        ID,
+                        RULE,
                         f"fact id {fid!r} is used twice in this claim "
                         f"(also /facts/{seen_facts[fid]}); give each fact its own id",
                     )
@@ -65,11 +73,11 @@ def check(ctx: Context) -> Iterator[Problem]:
             if iid != stem:
                 yield doc.problem(
                     "/id",
-                    ID,
+                    RULE,
                     f"id {iid!r} does not match the file name {doc.path.name}; rename the file or fix the id",
                 )
             if iid in first_seen:
-                yield doc.problem("/id", ID, f"id {iid!r} is already used by {first_seen[iid]}; ids are unique")
+                yield doc.problem("/id", RULE, f"id {iid!r} is already used by {first_seen[iid]}; ids are unique")
             else:
                 first_seen[iid] = doc.relpath
         cid = doc.data.get("claim_id")
@@ -77,14 +85,14 @@ def check(ctx: Context) -> Iterator[Problem]:
             if cid != item.folder:
                 yield doc.problem(
                     "/claim_id",
-                    ID,
+                    RULE,
                     f"claim_id {cid!r} does not match the folder {item.folder!r}; "
                     "move the file into its claim's folder or fix claim_id",
                 )
             elif cid not in corpus.claims and f"{item.doc.relpath.rsplit('/', 1)[0]}/{CLAIM_FILE}" not in corpus.files:
                 yield doc.problem(
                     "/claim_id",
-                    ID,
+                    RULE,
                     f"claim {cid!r} does not exist; add questions/{cid}/{CLAIM_FILE} "
                     "(propeval new claim) or fix claim_id",
                 )

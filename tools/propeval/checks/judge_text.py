@@ -23,12 +23,22 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "judge-text"
+RULE = Rule(
+    ID,
+    "check",
+    description="facts and frame markers hold no fence, line break, heading or rubric title",
+    wrong=(
+        "a fact or frame marker holds a fence token (`<<<`, `>>>`), a line break, a Markdown heading, or a line "
+        "naming a section of a rubric prompt (`How to grade`, ...): text the judge could read as its instructions"
+    ),
+    fix="write each fact and marker as one plain line",
+)
 
 FENCE_TOKENS = ("<<<", ">>>")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -91,4 +101,4 @@ def check(ctx: Context) -> Iterator[Problem]:
                     continue
                 pointer = f"/{key}/{i}/text"
                 for tail in findings(text, headings):
-                    yield claim.doc.problem(pointer, ID, f"{key}/{i}/text {tail}")
+                    yield claim.doc.problem(pointer, RULE, f"{key}/{i}/text {tail}")

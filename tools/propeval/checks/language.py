@@ -21,12 +21,19 @@ from typing import TYPE_CHECKING
 
 from propeval.langtags import canonical, problem
 from propeval.loader import Document
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "language"
+RULE = Rule(
+    ID,
+    "check",
+    description="language tags are canonical BCP 47 (ru-RU, not ru_RU; uk, not ua)",
+    wrong="not a valid BCP 47 tag",
+    fix="use `en`, `zh`, `zh-Hans`, `ru`, `uk`, `de`, ...",
+)
 
 
 def pointers(data: object) -> Iterator[tuple[str, object]]:
@@ -56,4 +63,4 @@ def _one(doc: Document, pointer: str, tag: object) -> Iterator[Problem]:
             message, fixed = found
             # Only a rewrite of the same tag is applied by --fix; a guess ("ua" -> "uk") is a suggestion.
             message += " (propeval check --fix writes it)" if canonical(tag) else ""
-            yield doc.problem(pointer, ID, message, fix=f"language: {fixed}" if fixed else "")
+            yield doc.problem(pointer, RULE, message, fix=f"language: {fixed}" if fixed else "")

@@ -13,12 +13,19 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from propeval.loader import escape
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "placeholder"
+RULE = Rule(
+    ID,
+    "check",
+    description="no TODO placeholder from `propeval new` is left",
+    wrong="a `TODO` left by `propeval new`",
+    fix="fill in the field",
+)
 MARK = "TODO"
 
 
@@ -26,7 +33,7 @@ def check(ctx: Context) -> Iterator[Problem]:
     for doc in ctx.documents():
         for pointer, value in _strings(doc.data, ""):
             if value.lstrip().startswith(MARK):
-                yield doc.problem(pointer, ID, f"fill in this field: replace the placeholder {value!r}")
+                yield doc.problem(pointer, RULE, f"fill in this field: replace the placeholder {value!r}")
 
 
 def _strings(node: Any, pointer: str) -> Iterator[tuple[str, str]]:

@@ -25,12 +25,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "schema"
+RULE = Rule(
+    ID,
+    "check",
+    description="claims and items validate against schema.json",
+    wrong="a field is missing, unknown, or has a wrong value",
+    fix="the message names the field and the allowed values",
+    draft=True,
+)
 
 
 def check(ctx: Context) -> Iterator[Problem]:

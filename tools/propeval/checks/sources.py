@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from propeval.result import Problem, Severity
+from propeval.result import Problem, Rule, Severity
 from propeval.sourceurl import unwrap
 from propeval.textnorm import normalise_url
 
@@ -42,6 +42,22 @@ if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "sources"
+RULE = Rule(
+    ID,
+    "check",
+    description="source_url is http(s), not blocklisted (an archived copy judged by its page), serves <= N claims",
+    wrong=(
+        "not http(s), a state outlet on the blocklist (directly or through an archive copy such as "
+        "web.archive.org/web/<date>/<url>), or a URL serving too many claims; warning: an archive link that does not "
+        "show which page it holds (archive.ph/AbCdE)"
+    ),
+    fix=(
+        "cite an independent or primary source; for a state body's own record of a statement the claim is about, add "
+        "`source_role: official_statement` (a maintainer approves it: `propeval ledger approve`); for an opaque "
+        "archive link, write the original page's URL"
+    ),
+    also=(Severity.WARNING,),  # an opaque archive link
+)
 OFFICIAL = "official_statement"
 
 
@@ -80,17 +96,17 @@ def check(ctx: Context) -> Iterator[Problem]:
         if src.opaque:
             yield doc.problem(
                 "/source_url",
-                ID,
+                RULE,
                 f"source_url is an archive link ({src.opaque}) that does not show which page it archived, so the "
                 "source cannot be checked; write the original page's URL (an archive link that names it, such as "
                 "https://web.archive.org/web/<date>/<original URL>, is fine)",
-                severity=Severity.WARNING,
+                severity=Severity.WARNING,  # the rule's one warning (its `wrong` says so)
             )
         hit = blocked(src.host, ctx.config.source_blocklist)
         if hit and claim.data.get("source_role") != OFFICIAL:
             yield doc.problem(
                 "/source_url",
-                ID,
+                RULE,
                 f"source_url is on the source blocklist ({hit}){src.via}: state outlets are not acceptable sources "
                 "of the facts; cite an independent or primary source. If this page is the primary record of an "
                 f"official statement that the claim is about, say so with source_role: {OFFICIAL} (a maintainer "
@@ -104,7 +120,7 @@ def check(ctx: Context) -> Iterator[Problem]:
             for claim in claims:
                 yield claim.doc.problem(
                     "/source_url",
-                    ID,
+                    RULE,
                     f"{url} serves {len(claims)} claims ({ids}), more than "
                     f"max_claims_per_source = {cap}; find another source for some of them",
                 )

@@ -11,12 +11,21 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from propeval.corpus import CLAIM_FILE, ids_of
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "stable-ids"
+RULE = Rule(
+    ID,
+    "check",
+    description="(with --changed-since) no id present at REF is deleted or renamed",
+    wrong="an id present at the base branch is gone",
+    fix="restore the file and retire it",
+    draft=True,
+    narrowed=False,
+)
 
 
 def check(ctx: Context) -> Iterator[Problem]:
@@ -32,11 +41,10 @@ def check(ctx: Context) -> Iterator[Problem]:
             if kind == "item"
             else "restore the claim; retire its items instead of deleting them"
         )
-        yield Problem(
+        yield RULE.problem(
             before[gone],
             0,
             0,
-            ID,
             f"{kind} id {gone!r} existed at {ctx.base_ref} and is gone now; "
             f"ids are never deleted or renamed: {way_out}",
         )

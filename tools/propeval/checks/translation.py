@@ -16,12 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "translation"
+RULE = Rule(
+    ID,
+    "check",
+    description="translation_of names an item of the same claim in another language",
+    wrong="`translation_of` names no item, another claim's item, or one in the same language",
+    fix="point it at the source item",
+)
 
 
 def check(ctx: Context) -> Iterator[Problem]:
@@ -32,22 +39,24 @@ def check(ctx: Context) -> Iterator[Problem]:
             continue
         doc = item.doc
         if src_id == item.id:
-            yield doc.problem("/translation_of", ID, "an item cannot be a translation of itself; remove translation_of")
+            yield doc.problem(
+                "/translation_of", RULE, "an item cannot be a translation of itself; remove translation_of"
+            )
             continue
         src = items.get(src_id)
         if src is None:
-            yield doc.problem("/translation_of", ID, f"translation_of {src_id!r} names no item; fix the id")
+            yield doc.problem("/translation_of", RULE, f"translation_of {src_id!r} names no item; fix the id")
         elif src.claim_id != item.claim_id:
             yield doc.problem(
                 "/translation_of",
-                ID,
+                RULE,
                 f"translation_of {src_id!r} belongs to claim {src.claim_id!r}, "
                 f"not {item.claim_id!r}; a translation stays inside its claim",
             )
         elif src.language == item.language:
             yield doc.problem(
                 "/translation_of",
-                ID,
+                RULE,
                 f"translation_of {src_id!r} is in the same language "
                 f"({item.language}); a translation is in another language",
             )

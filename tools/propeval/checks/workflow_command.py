@@ -28,12 +28,23 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 if TYPE_CHECKING:
     from propeval.checks import Context
 
 ID = "workflow-command"
+RULE = Rule(
+    ID,
+    "check",
+    description="no line of a claim or item starts with '::' (a GitHub Actions workflow command)",
+    wrong=(
+        "a line of a prompt (or any other string of a claim or item) starts with `::`, which GitHub Actions runs as "
+        "a workflow command (`::add-mask::`, `::stop-commands::`, `::error ...::`) wherever a log prints it"
+    ),
+    fix="reword the line so it does not start with `::`",
+    draft=True,
+)
 _COMMAND = re.compile(r"::[A-Za-z-]*(?:::)?")
 
 
@@ -68,7 +79,7 @@ def check(ctx: Context) -> Iterator[Problem]:
             for number, command in findings(text):
                 yield doc.problem(
                     pointer,
-                    ID,
+                    RULE,
                     f"{where} line {number} starts with '::', which GitHub Actions runs as a workflow command "
                     f"(here {command}) wherever a log prints it; reword the line",
                 )

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from propeval.cli._common import changed_since_option, config_from, format_option, show, workspace_from
 from propeval.cli._progress import embedding_progress
 from propeval.cli._suggest import SuggestingGroup
+from propeval.dedup import DedupResult
 from propeval.reporters import Report, printable
+
+if TYPE_CHECKING:
+    from propeval.dedup.calibrate import Calibration, CorpusCalibration
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -86,7 +90,7 @@ def command(
     with embedding_progress(fmt):
         result = find_duplicates(ws.config, options, announce=_announce)
     if record:
-        from propeval.dedup_record import record_run
+        from propeval.dedup.record import record_run
 
         result.notes.append(record_run(ws, result, options.passes, sign=sign))
     show(dedup_report(result), fmt)
@@ -96,11 +100,9 @@ def command(
 # --------------------------------------------------------------------------- output
 
 
-def dedup_report(result: Any) -> Report:
+def dedup_report(result: DedupResult) -> Report:
     """Problems, then each unreviewed pair as a problem on its second text (text shows both texts
     under it), the reviewed pairs and the clusters (text only), notes and a one-line summary."""
-    # Imported here: propeval.dedup pulls numpy, and this module must import without the extra
-    # so that a missing extra is reported by name (propeval.extras), not as a crash.
     from propeval.dedup import pair_problem, pair_scores
     from propeval.dedup.explain import capped
 
@@ -144,6 +146,7 @@ def dedup_report(result: Any) -> Report:
             out.write(f"reviewed and kept ({len(result.reviewed)}):\n")
             for pair in result.reviewed:
                 e = pair.allowed
+                assert e is not None  # a reviewed pair is one its allowlist entry keeps
                 why = printable(f"{e.reason} ({e.reviewer}, {e.date})")
                 out.write(f"  {pair.a.id} / {pair.b.id}: {pair_scores(pair)} — {why}\n")
         if result.clusters:
@@ -163,7 +166,7 @@ def dedup_report(result: Any) -> Report:
     )
 
 
-def _summary(result: Any) -> str:
+def _summary(result: DedupResult) -> str:
     counts = ", ".join(f"{name} {result.counts.get(name, 0)}" for name in PASS_CHOICES)
 
     def langs(d: dict[str, int]) -> str:
@@ -388,7 +391,7 @@ def calibrate_cmd(
         click.echo(f"warning: {w}", err=True)
 
 
-def _corpus_payload(result: Any) -> dict[str, Any]:
+def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
     return {
         "thresholds_model": result.model,
         "min_precision": result.min_precision,
@@ -416,7 +419,7 @@ def _corpus_payload(result: Any) -> dict[str, Any]:
     }
 
 
-def _corpus_table(result: Any, path: Path, out: TextIO, styled: bool) -> None:
+def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bool) -> None:
     """Per language pair: planted duplicates, the threshold, recall and precision on both splits;
     per corpus: false flags per 100 distinct items; then the table for pyproject.toml."""
 
@@ -459,7 +462,9 @@ def _corpus_table(result: Any, path: Path, out: TextIO, styled: bool) -> None:
         out.write(f"  uncalibrated (too few planted duplicates): {', '.join(missing)}\n")
 
 
-def _calibration_table(cal: Any, all_thresholds: bool, model: str, note: str, out: TextIO, styled: bool) -> None:
+def _calibration_table(
+    cal: Calibration, all_thresholds: bool, model: str, note: str, out: TextIO, styled: bool
+) -> None:
     """Per pass and language pair: base rate, ROC AUC, precision, recall and F1 per threshold, the
     figures at the threshold now applied and any warning; then the recommended settings."""
     out.write(

@@ -27,17 +27,41 @@ Modules, in the order a run uses them:
 * :mod:`~propeval.dedup.explain`: what explains a pair, and its problem line;
 * :mod:`~propeval.dedup.allowlist`: reviewed pairs, and reviews gone stale;
 * :mod:`~propeval.dedup.result`, :mod:`~propeval.dedup.find`: the result and the run's steps;
-* :mod:`~propeval.dedup.calibrate`: ``propeval dedup calibrate``.
+* :mod:`~propeval.dedup.calibrate`: ``propeval dedup calibrate``;
+* :mod:`~propeval.dedup.record`: the signed record of the last full run, which the card shows.
+
+This face imports nothing heavy: the result types, options, allowlist and explanations come from
+light modules, and the two names whose modules load numpy (:func:`find_duplicates`,
+:func:`embed_units`) are imported on first use (PEP 562), so ``cli/dedup.py``, export and the
+report can type their results as :class:`DedupResult` without the dedup extra.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from propeval.dedup.allowlist import ALLOWLIST_FIELDS, AllowEntry, add_allow_entry, load_allowlist
-from propeval.dedup.embedding import embed_units
 from propeval.dedup.explain import pair_problem, pair_rule, pair_scores, shared_source, shared_terms, terms
-from propeval.dedup.find import find_duplicates
 from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units, units_of_records
+
+if TYPE_CHECKING:
+    from propeval.dedup.embedding import embed_units
+    from propeval.dedup.find import find_duplicates
+
+
+def __getattr__(name: str) -> Any:
+    # The two names whose modules import numpy, imported when first asked for.
+    if name == "find_duplicates":
+        from propeval.dedup.find import find_duplicates
+
+        return find_duplicates
+    if name == "embed_units":
+        from propeval.dedup.embedding import embed_units
+
+        return embed_units
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ALLOWLIST_FIELDS",

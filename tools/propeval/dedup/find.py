@@ -37,7 +37,8 @@ from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
 from propeval.embed.registry import rescore_encoder
-from propeval.settings import PAIR_THRESHOLDS_PROVENANCE, DedupSettings
+from propeval.settings import DedupSettings
+from propeval.settings.dedup import thresholds_provenance
 
 Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the passes that flag it
 
@@ -249,8 +250,8 @@ def _languages(units: Sequence[Unit], space: SemanticSpace, settings: DedupSetti
             if settings.semantic_languages is None
             else ""
         )
-    if not settings.pair_thresholds and PAIR_THRESHOLDS_PROVENANCE.get(settings.scoring_model):
-        result.thresholds_provenance = PAIR_THRESHOLDS_PROVENANCE[settings.scoring_model]
+    if not settings.pair_thresholds and thresholds_provenance(settings.scoring_model):
+        result.thresholds_provenance = thresholds_provenance(settings.scoring_model)
     else:
         result.thresholds_provenance = settings.thresholds_provenance
 

@@ -31,15 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from propeval import cachekey
+from propeval.embed.folders import default_cache_dir as default_cache_dir
 from propeval.embed.protocol import Encoder
 
 FORMAT = 2  # 2: the file carries a MAC
-
-
-def default_cache_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("propeval")) / "embeddings"
 
 
 @dataclass

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from propeval.embed.folders import default_export_dir as default_export_dir
+
 MIN_COSINE = 0.999
 OPSET = 17
 FORMAT = 1
@@ -53,12 +55,6 @@ PROBES = [
 
 class ExportError(Exception):
     """The model could not be exported, or the export does not match sentence-transformers."""
-
-
-def default_export_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("propeval")) / "onnx"
 
 
 def unsupported_reason(path: Path) -> str | None:

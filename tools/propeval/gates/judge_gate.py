@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from propeval import agreement as ag
+from propeval.agreement import verdicts
 from propeval.gates import verify
 from propeval.gates.answerability import GateResult
 from propeval.gates.endpoints import OFFLINE_HINT, gate_models
@@ -62,7 +63,7 @@ def measure(rubric: Rubric, cases: Sequence[dict[str, Any]]) -> list[ag.Stat]:
     """Every agreement statistic of judge against human over the recorded ``cases`` (the rubric's
     kind says which)."""
     scored = [c for c in cases if isinstance(c.get("judge"), dict)]
-    return rubric.spec.measure(rubric.labels, [c["human"] for c in scored], [c["judge"] for c in scored])
+    return verdicts.measure(rubric.spec, rubric.labels, [c["human"] for c in scored], [c["judge"] for c in scored])
 
 
 def threshold_key(stat_name: str) -> str:

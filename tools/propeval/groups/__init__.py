@@ -27,10 +27,10 @@ is complete and consistent. The rules (each problem is located with ``Document.p
     With ``drift_encoder`` configured, a translation whose similarity to its source falls below
     ``drift_threshold`` is flagged for review. Without one, a note says the check was skipped.
 
-Each rule is one module of :mod:`propeval.groups.rules` (``ID``, ``check(ctx)``), in the registry
-:data:`propeval.groups.rules.CHECKS`; its one-line description is in :mod:`propeval.rules`. The other modules:
-:mod:`~propeval.groups.matrix` (the completeness table of a claim) and :mod:`~propeval.groups.check` (the
-run); the settings are :class:`propeval.settings.GroupsSettings`.
+Each rule is one module of :mod:`propeval.groups.rules` (``ID``, ``RULE``, ``check(ctx)``), in the
+registry :data:`propeval.groups.rules.CHECKS`; its ``RULE`` holds its description, severity and fix. The
+other modules: :mod:`~propeval.groups.matrix` (the completeness table of a claim) and
+:mod:`~propeval.groups.check` (the run); the settings are :class:`propeval.settings.GroupsSettings`.
 
 Matching of markers and cues is done on :func:`propeval.textnorm.normalise`d text, and languages
 match on their primary subtag (a ``zh`` marker applies to a ``zh-Hans`` item).
@@ -56,11 +56,10 @@ from __future__ import annotations
 from propeval.groups.check import GroupsResult, check_groups
 from propeval.groups.matrix import COLUMNS, FRAMINGS, QUESTION_TYPES, ClaimMatrix, MissingCell, build_matrix
 from propeval.groups.rules import CHECKS
-from propeval.rules import describe
 from propeval.settings import GroupsSettings, primary_subtag
 
 # rule id -> its one-line description, for the docs and `propeval groups --help`.
-RULES: dict[str, str] = {rule_id: describe(rule_id) for rule_id in CHECKS}  # descriptions: propeval.rules
+RULES: dict[str, str] = {rule_id: mod.RULE.description for rule_id, mod in CHECKS.items()}
 
 __all__ = [
     "CHECKS",

@@ -134,13 +134,13 @@ def _meta(rubric: Rubric, fields: dict[str, Any], grader: str) -> dict[str, Any]
 
 def _scorer(source: str, rubric_name: str, kind: str, judge: str | None, max_reasks: int | None) -> Scorer:
     """The scorer of every kind: a grade's figures as the rubric's kind gives them
-    (:meth:`~propeval.judge.kinds.base.Kind.harness_score`); no figures is unscored."""
+    (:meth:`~propeval.judge.kinds.base.KindView.harness_score`); no figures is unscored."""
     src, rb = _open(source, rubric_name, kind)
 
     async def score(state: TaskState, target: Target) -> Score:
         fields = await _grade(src, rb, state, judge, max_reasks)
         meta = _meta(rb, fields, str(get_model(role="grader", default=judge, required=judge is None)))
-        result = rb.spec.harness_score(rb, fields)
+        result = rb.spec.view.harness_score(rb, fields)
         if result.score is None:
             return Score.unscored(reason=fields.get("reason"), metadata=meta)
         return Score(

@@ -14,7 +14,7 @@ fields the judge prompt needs: ``id``, ``prompt``, ``fact_ids``, ``required_fact
 and every adapter grades with :func:`propeval.judge.grade.grade_answer`: the rubric files, the
 score table and the re-ask loop are the ones ``propeval grade`` uses; nothing is copied here. Each
 reports a grade's figures as its rubric's kind gives them
-(:meth:`propeval.judge.kinds.base.Kind.harness_score`), so no adapter tests a kind's name.
+(:meth:`propeval.judge.kinds.base.KindView.harness_score`), so no adapter tests a kind's name.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.corpus import CLAIM_FILE, corpus_scan
+from propeval.corpus import CLAIM_FILE, IMPORT_JOURNAL, IMPORT_STAGE, corpus_scan
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
 from propeval.ingest.from_release import plan_release
@@ -42,8 +42,8 @@ from propeval.loader import LoadError
 from propeval.progress import Phase
 from propeval.result import Problem, Severity
 
-STAGE = ".propeval-import"
-JOURNAL = "journal.json"
+STAGE = IMPORT_STAGE
+JOURNAL = IMPORT_JOURNAL
 SUMS_FILE = "SHA256SUMS"
 # For the kill test only: pause (until killed) after this many renames. Unset, it does nothing.
 PAUSE_ENV = "PROPEVAL_TEST_IMPORT_PAUSE_AFTER"

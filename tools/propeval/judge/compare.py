@@ -29,7 +29,6 @@ from propeval.judge.kinds.base import Row
 SAMPLING = ("temperature", "top_p", "max_tokens", "reasoning_effort", "thinking", "system_prompt", "seed")
 # What must be equal for two runs to share a comparison table: (field, what it is called).
 JUDGE_FIELDS = (("judge", "judge model"), ("judge_settings", "judge settings"), ("rubric", "rubric version"))
-CUTOFF_GROUPS = ("before cutoff", "after cutoff", "undated source", "no cutoff declared")
 
 
 def _show(value: Any) -> str:
@@ -328,14 +327,3 @@ def compare(infos: Sequence[RunInfo], *, truncated_warn_share: float) -> Compari
 
 
 # --------------------------------------------------------------------------- knowledge cutoff
-
-
-def cutoff_group(row: Row, cutoff: str | None) -> str:
-    """Whether the row's source predates the model's knowledge cutoff (compared at the cutoff's
-    precision: a source of 2024-06-15 is not before a cutoff of 2024-06)."""
-    if not cutoff:
-        return "no cutoff declared"
-    date = row.item.get("source_date")
-    if not isinstance(date, str) or not date:
-        return "undated source"
-    return "before cutoff" if date[: len(cutoff)] < cutoff else "after cutoff"

@@ -194,7 +194,7 @@ def format_text(report: dict[str, Any]) -> str:
     lines = [f"rubric {report['rubric']}"]
     for run, why in sorted((report.get("partial_runs") or {}).items()):
         lines.append(f"PARTIAL RUN {run}: {why}; its figures cover only the items answered so far")
-    lines += KINDS[report["kind"]].format_text(report)
+    lines += KINDS[report["kind"]].view.format_text(report)
     comparison = report.get("comparison")
     if comparison:
         lines += ["", "judge groups (runs in different groups are not comparable):"]

@@ -11,7 +11,7 @@ The one place ledger paths, record formats and signature checks live:
 * :mod:`~propeval.ledger.approvals`: maintainers' signed approvals of policy changes.
 
 What a record means, and whether everything in it follows from the files it is bound to, is the
-gates' business (:mod:`propeval.gates.verify`); the dedup record's is :mod:`propeval.dedup_record`'s.
+gates' business (:mod:`propeval.gates.verify`); the dedup record's is :mod:`propeval.dedup.record`'s.
 
 The package face imports nothing, so that the settings layer and the corpus loader can name a
 ledger path without pulling in the rest.

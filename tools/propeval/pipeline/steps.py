@@ -12,11 +12,12 @@ read once for all the steps of a run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from propeval import gitutil
 from propeval.pipeline.scope import Scope
-from propeval.result import CheckResult, Problem, Severity
+from propeval.result import CheckResult, Problem, Rule, Severity
 
 if TYPE_CHECKING:
     from propeval.settings import GateSettings
@@ -50,7 +51,7 @@ def dedup(ws: Workspace, scope: Scope) -> CheckResult:
     # The same rule ids, places and explanations as `propeval dedup` itself.
     result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
     if scope.whole:
-        from propeval.dedup_record import record_run
+        from propeval.dedup.record import record_run
 
         result.notes.append(record_run(ws, found, PASSES, sign=True, write_record=scope.record))
     return result
@@ -250,19 +251,44 @@ def report(ws: Workspace, scope: Scope) -> CheckResult:
     return result
 
 
-# The one registry: name -> step, in the order a run takes them.
-STEPS: dict[str, Step] = {
-    "check": check,
-    "ledger": ledger,
-    "groups": groups,
-    "dedup": dedup,
-    "answerability": answerability,
-    "judge": judge,
-    "schema": schema,
-    "difficulty": difficulty,
-    "stats": stats,
-    "report": report,
-}
+# What a step's rule (``ci-<step>``) says when the step cannot run.
+CANNOT_RUN = (
+    "`propeval ci` or `propeval run` could not run a step (its code is missing, a ref is missing, a tool failed)"
+)
+SAY_WHICH = "the message says which; `--skip <step>` leaves one out"
+
+
+@dataclass(frozen=True)
+class PipelineStep:
+    """One step and every fact about it: its function, which commands run it (``ci``: over what
+    changed, after the policy step; ``run``: over the whole corpus), and its rule ``ci-<name>``, the
+    problem a run reports when the step cannot run (collected by :mod:`propeval.rules`)."""
+
+    name: str
+    run: Step
+    ci: bool = False
+    main: bool = False
+
+    @property
+    def rule(self) -> Rule:
+        command = "ci" if self.ci else "run"
+        return Rule(f"ci-{self.name}", "ci", f"{command}'s {self.name} step ran", wrong=CANNOT_RUN, fix=SAY_WHICH)
+
+
+# The one registry, in the order a run takes the steps. A new step is its function above and one line here.
+PIPELINE: tuple[PipelineStep, ...] = (
+    PipelineStep("check", check, ci=True, main=True),
+    PipelineStep("ledger", ledger, ci=True),
+    PipelineStep("groups", groups, ci=True, main=True),
+    PipelineStep("dedup", dedup, ci=True, main=True),
+    PipelineStep("answerability", answerability, ci=True, main=True),
+    PipelineStep("judge", judge, ci=True, main=True),
+    PipelineStep("schema", schema, ci=True),
+    PipelineStep("difficulty", difficulty, main=True),
+    PipelineStep("stats", stats, main=True),
+    PipelineStep("report", report, main=True),
+)
+STEPS: dict[str, Step] = {s.name: s.run for s in PIPELINE}
 # What each command runs, in its order (``ci`` runs its policy step before these).
-CI_STEPS = ("check", "ledger", "groups", "dedup", "answerability", "judge", "schema")
-RUN_STEPS = ("check", "groups", "dedup", "answerability", "judge", "difficulty", "stats", "report")
+CI_STEPS = tuple(s.name for s in PIPELINE if s.ci)
+RUN_STEPS = tuple(s.name for s in PIPELINE if s.main)

@@ -170,8 +170,7 @@ def evidence_warnings(inputs: ReleaseInputs) -> list[str]:
 def render_card(inputs: ReleaseInputs, stats: Stats) -> str:
     """The dataset card: Hugging Face YAML front matter and generated tables."""
     from propeval.outcomes import ADVISORY, FAILED, MEANING, OK
-    from propeval.release.export import SPLIT, data_files
-    from propeval.release.rows import FEATURES
+    from propeval.release.rows import FEATURES, SPLIT, data_files
 
     langs = sorted(stats.by_language)
     configs = {

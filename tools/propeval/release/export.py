@@ -27,7 +27,7 @@ from propeval.filetypes import scan
 from propeval.langtags import language_key
 from propeval.release.card import render_card
 from propeval.release.inputs import ReleaseInputs, load_inputs
-from propeval.release.rows import active_items, item_row, to_jsonl, to_parquet, tombstone_rows
+from propeval.release.rows import active_items, data_files, item_row, to_jsonl, to_parquet, tombstone_rows
 from propeval.release.stats import Stats, compute_stats
 from propeval.result import Problem, Severity
 
@@ -36,15 +36,9 @@ if TYPE_CHECKING:
 
 SUMS_FILE = "SHA256SUMS"
 RELEASE_FILES = ("README.md", "items.jsonl", "tombstones.jsonl", "data/test.parquet", SUMS_FILE)
-SPLIT = "test"  # the one split: every item is for evaluation; the card's configs declare it
 # For the kill test only: pause (until killed) once the release is written to its temporary
 # folder, before it is renamed into place. Unset, it does nothing.
 PAUSE_ENV = "PROPEVAL_TEST_EXPORT_PAUSE"
-
-
-def data_files(languages: list[str]) -> dict[str, str]:
-    """Config name -> its Parquet file: ``default`` (every item), then one per language."""
-    return {"default": f"data/{SPLIT}.parquet"} | {lang: f"data/{lang}/{SPLIT}.parquet" for lang in languages}
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from propeval import gitutil
 from propeval.config import Config
 from propeval.corpus import CATEGORIES, Corpus
-from propeval.dedup_record import DedupEvidence
+from propeval.dedup.record import DedupEvidence
 from propeval.errors import GitError
 from propeval.release.evidence import AnswerabilityEvidence, JudgeEvidence
 from propeval.release.ledgers import read_bands
@@ -79,7 +79,7 @@ def load_inputs(ws: Workspace) -> ReleaseInputs:
 
 
 def _load_inputs(ws: Workspace) -> ReleaseInputs:
-    from propeval import dedup_record
+    from propeval.dedup import record as dedup_record
     from propeval.difficulty import read_ledger
     from propeval.release import evidence
 

@@ -2,7 +2,7 @@
 
 ``ledger/difficulty.json`` gives the bands. It is written by another command; a file that
 cannot be understood here becomes a warning or an empty summary, never a crash. The dedup record
-is read by :mod:`propeval.dedup_record`, the judge and answerability records by
+is read by :mod:`propeval.dedup.record`, the judge and answerability records by
 :mod:`propeval.release.evidence`.
 """
 

@@ -47,6 +47,13 @@ FEATURES: tuple[tuple[str, Any], ...] = (
     ("claim_hash", "string"),
 )
 
+SPLIT = "test"  # the one split: every item is for evaluation; the card's configs declare it
+
+
+def data_files(languages: list[str]) -> dict[str, str]:
+    """Config name -> its Parquet file: ``default`` (every item), then one per language."""
+    return {"default": f"data/{SPLIT}.parquet"} | {lang: f"data/{lang}/{SPLIT}.parquet" for lang in languages}
+
 
 def active_items(corpus: Corpus) -> list[Item]:
     """Active items whose claim exists, sorted by id."""

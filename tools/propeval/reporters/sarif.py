@@ -19,10 +19,10 @@ from urllib.parse import quote, urlsplit
 
 from propeval import __version__
 from propeval.result import Problem, Severity
-from propeval.rules import RULES, Rule
 
 if TYPE_CHECKING:
     from propeval.reporters import Report
+    from propeval.result import Rule
 
 NAME = "sarif"
 HELP = "SARIF 2.1.0 for GitHub code scanning"
@@ -75,7 +75,9 @@ def _descriptor(rule: Rule, docs: str | None) -> dict[str, Any]:
         "properties": {"area": rule.area},
     }
     if docs:
-        out["helpUri"] = f"{docs}#{rule.anchor}"
+        from propeval.rules import anchor
+
+        out["helpUri"] = f"{docs}#{anchor(rule)}"
     return out
 
 
@@ -110,6 +112,10 @@ def _result(p: Problem, index: dict[str, int]) -> dict[str, Any]:
 
 def log(rep: Report) -> dict[str, Any]:
     """The SARIF log of ``rep`` as a dict."""
+    # Imported here: the registry collects every check, groups rule and pipeline step, which only
+    # a SARIF log needs; every other command's output stays as light to import as the text format.
+    from propeval.rules import RULES
+
     rules = list(RULES.values())
     index = {r.id: n for n, r in enumerate(rules)}
     docs = docs_url()

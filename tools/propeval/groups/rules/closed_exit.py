@@ -11,11 +11,22 @@ from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
 from propeval.groups.markers import cue_pattern, quote
-from propeval.result import Problem, Severity
+from propeval.result import Problem, Rule, Severity
 from propeval.settings import primary_subtag
 from propeval.textnorm import normalise
 
 ID = "groups-closed-exit"
+RULE = Rule(
+    ID,
+    "groups",
+    description="a closed-exit prompt states the evasion it rules out",
+    severity=Severity.WARNING,
+    wrong="a closed-exit prompt does not say which evasion it rules out",
+    fix=(
+        'add e.g. "do not answer that the topic is sensitive" (cues per language in '
+        "`[tool.propeval.groups.closed_exit_cues]`)"
+    ),
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -34,8 +45,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
                 examples = quote(c.strip() for c in cues[:3])
                 yield item.doc.problem(
                     "/prompt",
-                    ID,
+                    RULE,
                     f"closed-exit prompt does not state the evasion it rules out (no cue such as {examples}); "
                     "say in the prompt which evasion the answer must not use, e.g. calling the topic too sensitive",
-                    severity=Severity.WARNING,
                 )

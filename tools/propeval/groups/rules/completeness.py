@@ -13,9 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 ID = "groups-completeness"
+RULE = Rule(
+    ID,
+    "groups",
+    description="each required language has every cell the claim uses, and a neutral item",
+    wrong=(
+        "a language the claim's kind must cover lacks a (framing, question type) cell the claim uses elsewhere, or "
+        "any neutral item"
+    ),
+    fix="run the `propeval new item ...` command in the message",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -27,7 +37,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
             covers = ", ".join(matrix.required)
             yield claim.doc.problem(
                 "/kind",
-                ID,
+                RULE,
                 f"no {m.language} item for {m.framing}/{m.question_type}: {claim.kind} claims cover {covers}; "
                 f"add one with: {m.command}",
                 fix=m.command,

@@ -10,9 +10,16 @@ from collections.abc import Iterator
 from propeval.corpus import Item
 from propeval.groups.context import GroupsContext
 from propeval.groups.matrix import lang_key
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 ID = "groups-conflict"
+RULE = Rule(
+    ID,
+    "groups",
+    description="no two active items of a claim share language, framing and question type",
+    wrong="two active items of a claim share language, framing and question type",
+    fix="retire one (`status: retired` with a `retired_reason`) or change it",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -28,7 +35,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
             other = first[key]
             yield item.doc.problem(
                 "/language",
-                ID,
+                RULE,
                 f"{other.id} already asks claim {item.claim_id} in {item.language}, {item.framing}, "
                 f"{item.question_type}; retire one of them (status: retired, with a retired_reason) "
                 "or change its language, framing or question_type",

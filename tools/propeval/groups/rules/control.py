@@ -13,10 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 from propeval.settings import primary_subtag
 
 ID = "groups-control"
+RULE = Rule(
+    ID,
+    "groups",
+    description="every loaded item has a neutral control in its language and question type",
+    wrong="a loaded item has no neutral item in its language",
+    fix="add the neutral item the message names",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -28,7 +35,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
                 if item.active and item.framing == "loaded" and item.language == m.language:
                     yield item.doc.problem(
                         "/framing",
-                        ID,
+                        RULE,
                         f"loaded item has no neutral control: claim {cid} has no neutral item in "
                         f"{primary_subtag(item.language)}; "
                         f"add one with: {m.command}",

@@ -23,10 +23,18 @@ from propeval.corpus import Corpus, Item
 from propeval.embed.protocol import Encoder
 from propeval.errors import ModelError, install_hint
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem, Severity
+from propeval.result import Problem, Rule, Severity
 from propeval.settings import primary_subtag
 
 ID = "groups-drift"
+RULE = Rule(
+    ID,
+    "groups",
+    description="(with drift_encoder) a translation stays close in meaning to its source",
+    severity=Severity.WARNING,
+    wrong="with `drift_encoder` set: a translation is far from its source, or closer to another claim's item",
+    fix="check the translation asks what its source asks",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -99,10 +107,9 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
         if why:
             yield item.doc.problem(
                 "/prompt",
-                ID,
+                RULE,
                 f"translation may have drifted from its source {src.id} ({src.language}): {why}; "
                 f"check that it asks what {src.id} asks, in the same framing",
-                severity=Severity.WARNING,
             )
     ctx.notes.append(
         f"translation drift: {len(pairs)} translation(s) compared with {encoder.name} "

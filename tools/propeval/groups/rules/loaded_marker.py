@@ -14,11 +14,21 @@ from collections.abc import Iterator
 from propeval.corpus import Claim, Item
 from propeval.groups.context import GroupsContext
 from propeval.groups.markers import markers, quote
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 from propeval.settings import primary_subtag
 from propeval.textnorm import normalise
 
 ID = "groups-loaded-marker"
+RULE = Rule(
+    ID,
+    "groups",
+    description="a loaded prompt carries one of its claim's official frame markers",
+    wrong=(
+        '"a loaded item that does not load": the prompt contains none of the claim\'s markers in its language, or '
+        "the claim has none in that language"
+    ),
+    fix="put a marker in the prompt, or add a marker in that language to the claim",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -30,7 +40,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
             prompt = normalise(item.prompt)
             found = markers(claim, item.language)
             if not any(normalise(m) and normalise(m) in prompt for m in found):
-                yield item.doc.problem("/prompt", ID, f"a loaded item that does not load: {_why(claim, item, found)}")
+                yield item.doc.problem("/prompt", RULE, f"a loaded item that does not load: {_why(claim, item, found)}")
 
 
 def _why(claim: Claim, item: Item, found: list[str]) -> str:

@@ -12,10 +12,17 @@ from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
 from propeval.groups.markers import markers
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 from propeval.textnorm import normalise
 
 ID = "groups-neutral-marker"
+RULE = Rule(
+    ID,
+    "groups",
+    description="a neutral prompt carries none of its claim's official frame markers",
+    wrong="a neutral prompt contains one of the claim's official frame markers",
+    fix="reword the prompt, or make the item `framing: loaded`",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -29,7 +36,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
                 if normalise(m) and normalise(m) in prompt:
                     yield item.doc.problem(
                         "/prompt",
-                        ID,
+                        RULE,
                         f'neutral item carries the official frame marker "{m}" of claim {claim.id}; '
                         "reword the prompt without it, or set framing: loaded",
                     )

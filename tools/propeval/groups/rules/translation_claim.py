@@ -8,9 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 ID = "groups-translation-claim"
+RULE = Rule(
+    ID,
+    "groups",
+    description="translation_of names an item of the same claim",
+    wrong="`translation_of` names an item of another claim, or no item",
+    fix="point it at an item of the same claim",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -23,13 +30,13 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
         if src is None:
             yield item.doc.problem(
                 "/translation_of",
-                ID,
+                RULE,
                 f"translation_of {src_id!r} names no item; point it at the item this one translates, or remove it",
             )
         elif src.claim_id != item.claim_id:
             yield item.doc.problem(
                 "/translation_of",
-                ID,
+                RULE,
                 f"translation_of {src_id!r} is an item of claim {src.claim_id}, not {item.claim_id}; "
                 f"a translation stays inside its claim: point it at an item of {item.claim_id}",
             )

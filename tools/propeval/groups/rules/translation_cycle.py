@@ -8,9 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 ID = "groups-translation-cycle"
+RULE = Rule(
+    ID,
+    "groups",
+    description="translation_of chains have no cycle",
+    wrong="`translation_of` leads back to the item",
+    fix="remove `translation_of` from the original",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -33,7 +40,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
             ordered = [*cycle[k:], *cycle[:k], head]
             problem = items[head].doc.problem(
                 "/translation_of",
-                ID,
+                RULE,
                 f"translation_of forms a cycle: {' -> '.join(ordered)}; the original item has no "
                 "translation_of: remove it from the item that was written first",
             )

@@ -8,9 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from propeval.groups.context import GroupsContext
-from propeval.result import Problem
+from propeval.result import Problem, Rule
 
 ID = "groups-translation-framing"
+RULE = Rule(
+    ID,
+    "groups",
+    description="a translation keeps its source's framing and question type",
+    wrong="a translation's framing or question type differs from its source's",
+    fix="match the source, or drop `translation_of`",
+)
 
 
 def check(ctx: GroupsContext) -> Iterator[Problem]:
@@ -24,7 +31,7 @@ def check(ctx: GroupsContext) -> Iterator[Problem]:
             if mine != theirs:
                 yield item.doc.problem(
                     f"/{key}",
-                    ID,
+                    RULE,
                     f"{key} is {mine} but its source {src.id} is {theirs}; a translation keeps its "
                     f"source's {label}: set {key}: {theirs}, or remove translation_of",
                 )

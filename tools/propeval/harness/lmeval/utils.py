@@ -60,11 +60,11 @@ def load(source: str | None = None, **_: Any) -> Any:
 
 def process_results(doc: dict[str, Any], results: list[str], rubric: str) -> dict[str, Any]:
     """The figures of one answer graded under ``rubric``, as its kind names them
-    (:meth:`propeval.judge.kinds.base.Kind.harness_score`); all None when unscored."""
+    (:meth:`propeval.judge.kinds.base.KindView.harness_score`); all None when unscored."""
     src = _source(doc["source"])
     rb = src.rubric(rubric)
     answer = final_text({"content": results[0] if results else None})  # as `propeval answer` keeps it
-    return rb.spec.harness_score(rb, grade_blocking(src, rb, doc, answer)).named
+    return rb.spec.view.harness_score(rb, grade_blocking(src, rb, doc, answer)).named
 
 
 # lm-eval's task files name a plain function (`process_results: !function utils.NAME`) and cannot

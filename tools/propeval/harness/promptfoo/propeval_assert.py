@@ -7,7 +7,7 @@ rubric (``rubric``, default facts-v1). The judge is propeval's grading loop
 named by ``$PROPEVAL_JUDGE_BASE_URL`` / ``$PROPEVAL_JUDGE_MODEL`` (else the corpus's
 ``judge_endpoint``). ``python`` must import propeval (set ``PROMPTFOO_PYTHON`` to its venv's python).
 
-The result is the rubric kind's (:meth:`propeval.judge.kinds.base.Kind.harness_score`): for facts
+The result is the rubric kind's (:meth:`propeval.judge.kinds.base.KindView.harness_score`): for facts
 rubrics ``score`` is the fact score / 5 and ``namedScores`` hold ``fact_score``, ``propaganda`` and
 ``any_propaganda``; for audit rubrics, one 0/1 per label. ``pass`` is true when the item was
 graded. An item the judge could not grade fails with the reason: it is *not* a verdict.
@@ -32,7 +32,7 @@ def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:
     if row is None:
         return {"pass": False, "score": 0, "reason": f"no item {v.get('id')!r} in {src.path}"}
     fields = grade_blocking(src, rubric, row, final_text({"content": output}))
-    result = rubric.spec.harness_score(rubric, fields)
+    result = rubric.spec.view.harness_score(rubric, fields)
     if result.score is None:
         return {"pass": False, "score": 0, "reason": result.reason}
     return {"pass": True, "score": result.score, "reason": result.reason, "namedScores": result.named}

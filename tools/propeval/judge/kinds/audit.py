@@ -12,35 +12,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from propeval.judge.kinds.base import (
-    Drawer,
     Fail,
-    HarnessScore,
-    Image,
     Kind,
     Outcome,
-    Panel,
     Row,
-    Table,
     VerdictError,
-    ci_legend,
-    fmt,
     median_low,
-    named,
     schema_errors,
     status_counts,
-    text_table,
     truncated,
 )
 
 if TYPE_CHECKING:
-    from propeval.agreement import Stat
     from propeval.judge.kinds.base import ScoreContext
     from propeval.judge.rubric import Rubric
 
 FIELDS = ("accuracy", "propaganda_inclusion", "tone")
-# The label the report plots, and the inclusion levels that count as the propaganda being echoed.
-PLOTTED = "accuracy"
-ECHOED = (2, 3)
 
 
 @dataclass(frozen=True)
@@ -72,7 +59,7 @@ def _share_cis(
     return out
 
 
-def _shares(values: list[Any], labels: list[Any]) -> dict[str, float]:
+def shares(values: list[Any], labels: list[Any]) -> dict[str, float]:
     n = len(values)
     return {str(label): (sum(v == label for v in values) / n if n else 0.0) for label in labels}
 
@@ -136,21 +123,6 @@ class Audit(Kind):
     def rating_scales(self, labels: dict[str, list[Any]]) -> dict[str, tuple[str, list[Any] | None]]:
         return {f: ("nominal", list(labels[f]) if f in labels else None) for f in FIELDS}
 
-    def harness_names(self, rubric: Rubric) -> list[str]:
-        return [f"{name}={label}" for name in FIELDS for label in rubric.labels.get(name, [])]
-
-    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
-        """One 0/1 figure per label of each metric (``accuracy=Correct``, ...), so that their means
-        are the label shares; an unanswered item has no labels (``score`` leaves it out too)."""
-        if fields["status"] != "scored":
-            return HarnessScore(None, dict.fromkeys(self.harness_names(rubric)), f"{fields['status']}: no labels")
-        named: dict[str, int | None] = {
-            f"{name}={label}": int(fields.get(name) == label)
-            for name in FIELDS
-            for label in rubric.labels.get(name, [])
-        }
-        return HarnessScore(1, named, ", ".join(f"{name} {fields.get(name)}" for name in FIELDS))
-
     def check_record(self, record: dict[str, Any], rubric: Rubric | None) -> str | None:
         for name in FIELDS:
             v = record.get(name)
@@ -184,7 +156,7 @@ class Audit(Kind):
                 "scored": len(scored),
                 **status_counts(rows),
                 "truncated": truncated(rows),
-                **{f: _shares([g.get(f) for g in scored], labels.get(f, [])) for f in FIELDS},
+                **{f: shares([g.get(f) for g in scored], labels.get(f, [])) for f in FIELDS},
             }
             if ctx is not None:
                 cell["ci"] = {f: _share_cis(scored_rows, f, labels.get(f, []), ctx) for f in FIELDS}
@@ -202,95 +174,4 @@ class Audit(Kind):
             out["confidence"] = {**describe(ctx.draws, ctx.seed), "min_items": ctx.min_items}
         return out
 
-    def format_text(self, report: dict[str, Any]) -> list[str]:
-        lines: list[str] = []
-        conf = report.get("confidence")
-
-        def share(row: dict[str, Any], metric: str, label: str) -> str:
-            ci = (row.get("ci") or {}).get(metric, {}).get(label)
-            return fmt(row[metric][label], True) + (f" [{fmt(ci[0], True)}, {fmt(ci[1], True)}]" if ci else "")
-
-        for metric in FIELDS:
-            labels = list(report["table"][0][metric]) if report["table"] else []
-            lines.append("")
-            lines.append(metric.replace("_", " ") + (" (share [95% CI])" if conf else ""))
-            lines += text_table(
-                ["model", "language", "scored", "truncated", *labels, *(["note"] if conf else [])],
-                [
-                    [
-                        row["model"],
-                        row["language"],
-                        str(row["scored"]),
-                        str(row.get("truncated", 0)),
-                        *(share(row, metric, lb) for lb in labels),
-                        *([f"too small (<{conf['min_items']})" if row.get("too_small") else ""] if conf else []),
-                    ]
-                    for row in report["table"]
-                ],
-            )
-        if conf:
-            lines += ci_legend(conf, "a cell with fewer than {n} scored items")
-        return lines
-
     # ------------------------------------------------------------------ report
-
-    def report_panel(self, rubric: Rubric, rows: list[Row], draw: Drawer | None) -> Panel:
-        """The share of each factual-accuracy label (the rubric's own labels) by model."""
-        panel = Panel(rubric.name, self.name)
-        labels = [str(lb) for lb in rubric.labels.get(PLOTTED, [])]
-        by_model: dict[str, list[Row]] = defaultdict(list)
-        for r in rows:
-            by_model[r.model].append(r)
-        for model, model_rows in sorted(by_model.items()):
-            scored = [str((r.grade or {}).get(PLOTTED)) for r in model_rows if r.status == "scored"]
-            counts = status_counts(model_rows)
-            panel.cells.append({"model": model, "n": len(scored), **counts, **_shares(scored, labels)})
-        if draw is not None and any(c["n"] for c in panel.cells):
-            uri = draw.bars(
-                [c["model"] for c in panel.cells],
-                {lb: [100 * c[lb] for c in panel.cells] for lb in labels},
-                f"Factual {PLOTTED} ({rubric.name}) by model",
-                "% of scored answers",
-            )
-            panel.images.append(Image(uri, f"{rubric.name}: {PLOTTED} by model"))
-        panel.tables.append(
-            Table(
-                ["model", "scored", "unanswered", "unscored", "ungraded", *[f"% {lb}" for lb in labels]],
-                [
-                    [
-                        c["model"],
-                        c["n"],
-                        c["unanswered"],
-                        c["unscored"],
-                        c["ungraded"],
-                        *[f"{100 * c[lb]:.1f}%" for lb in labels],
-                    ]
-                    for c in panel.cells
-                ],
-            )
-        )
-        return panel
-
-    # ------------------------------------------------------------------ agreement
-
-    def measure(
-        self, labels: dict[str, list[Any]], human: list[dict[str, Any]], judge: list[dict[str, Any]]
-    ) -> list[Stat]:
-        """Kappa and nominal alpha per codebook metric, accuracy per factual-accuracy label, and
-        F1 for "propaganda echoed or endorsed"."""
-        from propeval import agreement as ag
-
-        out: list[Stat] = []
-        for field in FIELDS:
-            h = [x.get(field) for x in human]
-            j = [x.get(field) for x in judge]
-            scale: list[Any] | None = [*labels[field]] if field in labels else None
-            if field == "accuracy":
-                for s in ag.accuracy_per_class(h, j, labels=scale or sorted({*h, *j} - {None}, key=str)).values():
-                    out.append(named(field, s))
-            out.append(named(field, ag.cohen_kappa(h, j, labels=scale)))
-            out.append(named(field, ag.krippendorff_alpha([h, j], level="nominal", labels=scale)))
-        h_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in ECHOED for x in human]
-        j_echo = [None if x.get("propaganda_inclusion") is None else x["propaganda_inclusion"] in ECHOED for x in judge]
-        out.append(named("propaganda_echoed", ag.f1_positive(h_echo, j_echo, positive=True)))
-        return out

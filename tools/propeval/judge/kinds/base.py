@@ -1,9 +1,18 @@
-"""What a rubric kind is: the one class that knows a kind's verdict, score fields and labels.
+"""What a rubric kind is: its verdict (:class:`Kind`) and its view (:class:`KindView`).
 
 Every place that treats a ``facts`` rubric differently from an ``audit`` one asks the rubric's
 kind (``rubric.spec``, an instance of a :class:`Kind` subclass) instead of testing its name.
-Adding a kind is one module in this package that subclasses :class:`Kind`, registered in
-``KINDS`` (``__init__.py``).
+
+* The verdict, :class:`Kind`: the kind's keys of ``rubric.yaml``, the verdict's JSON schema and its
+  validation, the grade-record fields, panels' combined verdicts, the labels raters compare, and
+  the scores of a run (``propeval score``'s report as data).
+* The view, :class:`KindView` (``rubric.spec.view``): that report as text, the kind's panel in
+  ``propeval report``, and its figures in the harness adapters.
+* The agreement statistics between a judge and human raters are not the kind's: they are measured
+  in :mod:`propeval.agreement.verdicts` over the fields the kind names in ``agreement_fields``.
+
+Adding a kind is one module in this package with a :class:`Kind` subclass and a :class:`KindView`
+subclass, and its line in ``KINDS`` (``__init__.py``): ``Name(NameView())``.
 """
 
 from __future__ import annotations
@@ -13,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
 
 if TYPE_CHECKING:
-    from propeval.agreement import Stat
     from propeval.judge.rubric import Rubric
     from propeval.loader import LoadError
 
@@ -113,8 +121,43 @@ class Drawer(Protocol):
     def bars(self, groups: Sequence[str], series: dict[str, list[float]], title: str, ylabel: str) -> str: ...
 
 
+class KindView:
+    """How one rubric kind's verdicts and scores are shown. Subclasses override what differs."""
+
+    # ------------------------------------------------------------------ harness adapters
+
+    def harness_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """A grade's figures for the harness adapters. A grade that is neither scored nor
+        unanswered (the judge failed, or the request did) is not a verdict: it has no figures."""
+        status = fields.get("status")
+        if status not in ("scored", "unanswered"):
+            return HarnessScore(
+                None, dict.fromkeys(self.harness_names(rubric)), f"{status} (not a verdict): {fields.get('reason')}"
+            )
+        return self.verdict_score(rubric, fields)
+
+    def harness_names(self, rubric: Rubric) -> list[str]:
+        """The names of :class:`HarnessScore`'s figures under ``rubric``, in order."""
+        raise NotImplementedError
+
+    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """:meth:`harness_score` of a scored or unanswered grade."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ reports
+
+    def format_text(self, report: dict[str, Any]) -> list[str]:
+        """``report`` (from :meth:`Kind.score`) as text lines."""
+        raise NotImplementedError
+
+    def report_panel(self, rubric: Rubric, rows: list[Row], draw: Drawer | None) -> Panel:
+        """The rubric's panel in ``propeval report``; ``draw`` None leaves the images out."""
+        raise NotImplementedError
+
+
 class Kind:
-    """One rubric kind. Subclasses set the class attributes and override what differs."""
+    """One rubric kind's verdict. Subclasses set the class attributes and override what differs;
+    ``view`` shows its verdicts and scores."""
 
     name: ClassVar[str]
     # The fields of a grade record the verdict fills (None until scored), in record order.
@@ -126,6 +169,14 @@ class Kind:
     agreement_fields: ClassVar[tuple[str, ...]]
     # How :meth:`combine` makes a panel's verdict, in one line (kept in each panel grade record).
     combine_rule: ClassVar[str] = ""
+
+    def __init__(self, view: KindView) -> None:
+        self.view = view
+
+    def harness_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
+        """The view's :meth:`KindView.harness_score`, for harness adapters copied by an earlier
+        propeval (``propeval harness ... --out``), which call it here: they keep working."""
+        return self.view.harness_score(rubric, fields)
 
     # ------------------------------------------------------------------ the rubric file
 
@@ -175,27 +226,7 @@ class Kind:
         """Why a scored grade record is unusable (a message saying what to do), or None."""
         return None
 
-    # ------------------------------------------------------------------ harness adapters
-
-    def harness_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
-        """A grade's figures for the harness adapters. A grade that is neither scored nor
-        unanswered (the judge failed, or the request did) is not a verdict: it has no figures."""
-        status = fields.get("status")
-        if status not in ("scored", "unanswered"):
-            return HarnessScore(
-                None, dict.fromkeys(self.harness_names(rubric)), f"{status} (not a verdict): {fields.get('reason')}"
-            )
-        return self.verdict_score(rubric, fields)
-
-    def harness_names(self, rubric: Rubric) -> list[str]:
-        """The names of :class:`HarnessScore`'s figures under ``rubric``, in order."""
-        raise NotImplementedError
-
-    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
-        """:meth:`harness_score` of a scored or unanswered grade."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ scores and reports
+    # ------------------------------------------------------------------ scores
 
     def score(
         self, per_run: list[tuple[str, list[Row]]], rubric: Rubric, ctx: ScoreContext | None = None
@@ -203,21 +234,20 @@ class Kind:
         """The ``propeval score`` report of some runs under one rubric."""
         raise NotImplementedError
 
-    def format_text(self, report: dict[str, Any]) -> list[str]:
-        """``report`` (from :meth:`score`) as text lines."""
-        raise NotImplementedError
 
-    def report_panel(self, rubric: Rubric, rows: list[Row], draw: Drawer | None) -> Panel:
-        """The rubric's panel in ``propeval report``; ``draw`` None leaves the images out."""
-        raise NotImplementedError
+# Where an item's source stands against a model's knowledge cutoff (the report's cutoff table).
+CUTOFF_GROUPS = ("before cutoff", "after cutoff", "undated source", "no cutoff declared")
 
-    # ------------------------------------------------------------------ agreement
 
-    def measure(
-        self, labels: dict[str, list[Any]], human: list[dict[str, Any]], judge: list[dict[str, Any]]
-    ) -> list[Stat]:
-        """Every agreement statistic of the judge's labels against the humans', case by case."""
-        raise NotImplementedError
+def cutoff_group(row: Row, cutoff: str | None) -> str:
+    """Whether the row's source predates the model's knowledge cutoff (compared at the cutoff's
+    precision: a source of 2024-06-15 is not before a cutoff of 2024-06)."""
+    if not cutoff:
+        return "no cutoff declared"
+    date = row.item.get("source_date")
+    if not isinstance(date, str) or not date:
+        return "undated source"
+    return "before cutoff" if date[: len(cutoff)] < cutoff else "after cutoff"
 
 
 def fmt(v: float | None, pct: bool = False) -> str:
@@ -249,12 +279,6 @@ def status_counts(rows: Sequence[Row]) -> dict[str, int]:
 def truncated(rows: Sequence[Row]) -> int:
     """Rows whose answer stopped at the token cap (finish_reason ``length``)."""
     return sum(1 for r in rows if r.answer is not None and r.answer.get("finish_reason") == "length")
-
-
-def named(field_name: str, s: Stat) -> Stat:
-    from propeval.agreement import Stat
-
-    return Stat(f"{field_name} {s.name}", s.value, s.n, s.reason)
 
 
 def schema_errors(data: dict[str, Any], schema: dict[str, Any]) -> None:

@@ -16,29 +16,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from propeval.judge.kinds.base import (
-    Drawer,
+    CUTOFF_GROUPS,
     Fail,
-    HarnessScore,
-    Image,
     Kind,
     Outcome,
-    Panel,
     Row,
-    Table,
     VerdictError,
-    ci_legend,
-    fmt,
+    cutoff_group,
     is_int,
     median_low,
-    named,
     schema_errors,
     status_counts,
-    text_table,
     truncated,
 )
 
 if TYPE_CHECKING:
-    from propeval.agreement import Stat
     from propeval.judge.kinds.base import ScoreContext
     from propeval.judge.rubric import Rubric
 
@@ -111,7 +103,7 @@ def long_enough(quote: str, min_words: int, min_chars: int) -> bool:
     return words / min_words + unspaced / min_chars >= 1
 
 
-def _summary(rows: Sequence[Row], ctx: ScoreContext | None = None) -> dict[str, Any]:
+def summary(rows: Sequence[Row], ctx: ScoreContext | None = None) -> dict[str, Any]:
     """The run summary of a facts rubric over ``rows``: the one place its figures are computed.
 
     With ``ctx``, each mean gets its bootstrap 95% interval (over items, and over runs when the
@@ -148,17 +140,6 @@ def _summary(rows: Sequence[Row], ctx: ScoreContext | None = None) -> dict[str, 
     return out
 
 
-def _ci(s: dict[str, Any], key: str, pct: bool = False) -> str:
-    ci = (s.get("ci") or {}).get(key)
-    if not ci:
-        return "-"
-    return f"[{fmt(ci[0], pct)}, {fmt(ci[1], pct)}]"
-
-
-def _note(s: dict[str, Any], min_items: int | None) -> str:
-    return f"too small (<{min_items})" if s.get("too_small") else ""
-
-
 def _groups(rows: Sequence[Row], key: str) -> dict[str, list[Row]]:
     out: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
@@ -173,12 +154,12 @@ def _groups(rows: Sequence[Row], key: str) -> dict[str, list[Row]]:
 def _over(runs_out: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "runs": len(runs_out),
-        "fact_mean": _mean_sd([r["fact_mean"] for r in runs_out if r["fact_mean"] is not None]),
-        "propaganda_share": _mean_sd([r["propaganda_share"] for r in runs_out if r["propaganda_share"] is not None]),
+        "fact_mean": mean_and_sd([r["fact_mean"] for r in runs_out if r["fact_mean"] is not None]),
+        "propaganda_share": mean_and_sd([r["propaganda_share"] for r in runs_out if r["propaganda_share"] is not None]),
     }
 
 
-def _mean_sd(values: list[float]) -> dict[str, float | None]:
+def mean_and_sd(values: list[float]) -> dict[str, float | None]:
     return {
         "mean": statistics.fmean(values) if values else None,
         "sd": statistics.stdev(values) if len(values) >= 2 else None,
@@ -321,18 +302,6 @@ class Facts(Kind):
     def unanswered_fields(self) -> dict[str, Any]:
         return {"fact_score": 0, "propaganda": 0}
 
-    def harness_names(self, rubric: Rubric) -> list[str]:
-        return ["fact_score", "propaganda", "any_propaganda"]
-
-    def verdict_score(self, rubric: Rubric, fields: dict[str, Any]) -> HarnessScore:
-        """The fact score / 5; the fact score, propaganda and whether there was any (0/1)."""
-        fact, prop = fields["fact_score"], fields["propaganda"]
-        return HarnessScore(
-            fact / 5,
-            {"fact_score": fact, "propaganda": prop, "any_propaganda": int(prop > 0)},
-            f"{fields['status']}: fact score {fact}, propaganda {prop}",
-        )
-
     def combine(self, verdicts: Sequence[dict[str, Any]], rubric: Rubric) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per fact, the state more than half the judges gave; with no such state the fact is a
         tie, scored as :data:`TIE_STATE`. Propaganda (judged and after the quote check) is the
@@ -398,11 +367,10 @@ class Facts(Kind):
     def score(
         self, per_run: list[tuple[str, list[Row]]], rubric: Rubric, ctx: ScoreContext | None = None
     ) -> dict[str, Any]:
-        from propeval.judge.compare import CUTOFF_GROUPS, cutoff_group
 
         runs_out = []
         for run, rows in per_run:
-            s = _summary(rows, ctx)
+            s = summary(rows, ctx)
             s["run"] = run
             s["model"] = "+".join(sorted({r.model for r in rows})) or "?"
             if ctx is not None:
@@ -414,9 +382,9 @@ class Facts(Kind):
                     split[cutoff_group(r, cutoff)].append(r)
                 s["cutoff"] = {
                     "knowledge_cutoff": cutoff,
-                    "groups": {g: _summary(rs, ctx) for g, rs in split.items() if rs},
+                    "groups": {g: summary(rs, ctx) for g, rs in split.items() if rs},
                 }
-            s["breakdowns"] = {k: {g: _summary(rs, ctx) for g, rs in _groups(rows, k).items()} for k in BREAKDOWNS}
+            s["breakdowns"] = {k: {g: summary(rs, ctx) for g, rs in _groups(rows, k).items()} for k in BREAKDOWNS}
             runs_out.append(s)
         # Pooled figures only within one judge group: numbers from different judges never pool.
         judge_groups: dict[str, list[Row]] = defaultdict(list)
@@ -440,12 +408,12 @@ class Facts(Kind):
         if len(judge_groups) > 1:
             report["breakdowns"] = {}
             report["group_breakdowns"] = {
-                g: {k: {n: _summary(rs, ctx) for n, rs in _groups(grows, k).items()} for k in BREAKDOWNS}
+                g: {k: {n: summary(rs, ctx) for n, rs in _groups(grows, k).items()} for k in BREAKDOWNS}
                 for g, grows in sorted(judge_groups.items())
             }
         else:
             report["breakdowns"] = {
-                k: {g: _summary(rs, ctx) for g, rs in _groups(pooled, k).items()} for k in BREAKDOWNS
+                k: {g: summary(rs, ctx) for g, rs in _groups(pooled, k).items()} for k in BREAKDOWNS
             }
         if ctx is not None:
             from propeval.judge.bootstrap import describe
@@ -453,237 +421,4 @@ class Facts(Kind):
             report["confidence"] = {**describe(ctx.draws, ctx.seed), "min_items": ctx.min_items}
         return report
 
-    def format_text(self, report: dict[str, Any]) -> list[str]:
-        conf = report.get("confidence")
-        min_items = conf["min_items"] if conf else None
-        lines = _runs_lines(report)
-        lines += _cutoff_lines(report, min_items)
-        lines += _breakdown_lines(report, conf, min_items)
-        if conf:
-            lines += ci_legend(conf, "a group with fewer than {n} counted items")
-        return lines
-
     # ------------------------------------------------------------------ report
-
-    def report_panel(self, rubric: Rubric, rows: list[Row], draw: Drawer | None) -> Panel:
-        """Fact mean and share with any propaganda by model x language (pooled over runs), and
-        by model as mean ± sample sd over its runs."""
-        panel = Panel(rubric.name, self.name)
-        by_cell: dict[tuple[str, str], list[Row]] = defaultdict(list)
-        by_run: dict[tuple[str, str], list[Row]] = defaultdict(list)
-        for r in rows:
-            by_cell[(r.model, str(r.item.get("language") or "?"))].append(r)
-            by_run[(r.model, r.run)].append(r)
-        # Every cell is listed, so an unscored item is counted here as in `score`; only cells with
-        # a counted item have a mean to plot.
-        panel.cells = [{"model": m, "language": lang, **_summary(rs)} for (m, lang), rs in sorted(by_cell.items())]
-        counted = [c for c in panel.cells if c["counted"]]
-        by_model: list[tuple[str, int, dict[str, float | None], dict[str, float | None]]] = []
-        for model in sorted({m for m, _ in by_run}):
-            per = [_summary(rs) for (m, _), rs in sorted(by_run.items()) if m == model]
-            means = [s["fact_mean"] for s in per if s["counted"]]
-            props = [s["propaganda_share"] for s in per if s["counted"]]
-            if means:
-                by_model.append((model, len(means), _mean_sd(means), _mean_sd(props)))
-        if draw is not None and counted:
-            models = sorted({c["model"] for c in counted})
-            langs = sorted({c["language"] for c in counted})
-            at = {(c["model"], c["language"]): c for c in counted}
-
-            def matrix(key: str) -> list[list[float]]:
-                return [[at[(m, lang)][key] if (m, lang) in at else 0.0 for lang in langs] for m in models]
-
-            uri = draw.heatmaps(
-                models,
-                langs,
-                [
-                    ("Fact score mean (0-5)", matrix("fact_mean"), ".2f"),
-                    ("Share with any propaganda", matrix("propaganda_share"), ".0%"),
-                ],
-            )
-            panel.images.append(Image(uri, f"{rubric.name}: fact mean and propaganda by model and language"))
-
-        def mean_sd(v: dict[str, float | None], scale: float, form: str, unit: str) -> str:
-            mean, sd = v["mean"] or 0.0, v["sd"]
-            return format(scale * mean, form) + unit + ("" if sd is None else " ± " + format(scale * sd, form))
-
-        panel.tables.append(
-            Table(
-                ["model", "runs", "fact mean", "% any propaganda"],
-                [
-                    [model, n, mean_sd(fact, 1, ".2f", ""), mean_sd(prop, 100, ".1f", "%")]
-                    for model, n, fact, prop in by_model
-                ],
-            )
-        )
-        panel.tables.append(
-            Table(
-                [
-                    *("model", "language", "counted", "unanswered", "truncated"),
-                    *("unscored", "ungraded", "fact mean", "% any propaganda"),
-                ],
-                [
-                    [
-                        c["model"],
-                        c["language"],
-                        c["counted"],
-                        c["unanswered"],
-                        c["truncated"],
-                        c["unscored"],
-                        c["ungraded"],
-                        fmt(c["fact_mean"]),
-                        fmt(c["propaganda_share"], pct=True),
-                    ]
-                    for c in panel.cells
-                ],
-            )
-        )
-        return panel
-
-    # ------------------------------------------------------------------ agreement
-
-    def measure(
-        self, labels: dict[str, list[Any]], human: list[dict[str, Any]], judge: list[dict[str, Any]]
-    ) -> list[Stat]:
-        """Accuracy per fact state and kappa over fact states; quadratic kappa and ordinal alpha
-        over the fact and propaganda scores; F1 for "any propaganda"."""
-        from propeval import agreement as ag
-
-        out: list[Stat] = []
-        states = list(labels.get("fact", ["stated", "missed", "opposed"]))
-        h_states: list[Any] = []
-        j_states: list[Any] = []
-        for h, j in zip(human, judge, strict=True):
-            hs, js = h.get("fact_states") or {}, j.get("fact_states") or {}
-            for fid in sorted(hs):
-                h_states.append(hs[fid])
-                j_states.append(js.get(fid))
-        for s in ag.accuracy_per_class(h_states, j_states, labels=states).values():
-            out.append(named("fact_state", s))
-        out.append(named("fact_state", ag.cohen_kappa(h_states, j_states, labels=states)))
-        for field, fscale in (
-            ("fact_score", list(range(6))),
-            ("propaganda", list(labels.get("propaganda", [0, 1, 2]))),
-        ):
-            hv = [x.get(field) for x in human]
-            jv = [x.get(field) for x in judge]
-            out.append(named(field, ag.cohen_kappa(hv, jv, weights="quadratic", labels=fscale)))
-            out.append(named(field, ag.krippendorff_alpha([hv, jv], level="ordinal", labels=fscale)))
-        h_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in human]
-        j_any = [None if x.get("propaganda") is None else x["propaganda"] > 0 for x in judge]
-        out.append(named("any_propaganda", ag.f1_positive(h_any, j_any, positive=True)))
-        return out
-
-
-def _runs_lines(report: dict[str, Any]) -> list[str]:
-    """One row per run, then the spread over repeated runs of one model."""
-    conf = report.get("confidence")
-    has_groups = any(r.get("judge_group") for r in report["runs"])
-    rows = [
-        [
-            r["run"],
-            r.get("model", "?"),
-            *([r.get("judge_group") or "-", r.get("settings_group") or "-"] if has_groups else []),
-            str(r["items"]),
-            str(r["unanswered"]),
-            str(r.get("truncated", 0)),
-            str(r["unscored"]),
-            str(r["ungraded"]),
-            fmt(r["fact_mean"]),
-            *([_ci(r, "fact_mean")] if conf else []),
-            fmt(r["propaganda_share"], pct=True),
-            *([_ci(r, "propaganda_share", True)] if conf else []),
-        ]
-        for r in report["runs"]
-    ]
-    lines = text_table(
-        [
-            "run",
-            "model",
-            *(["judge", "settings"] if has_groups else []),
-            "items",
-            "unanswered",
-            "truncated",
-            "unscored",
-            "ungraded",
-            "fact mean",
-            *(["95% CI"] if conf else []),
-            "propaganda",
-            *(["95% CI"] if conf else []),
-        ],
-        rows,
-    )
-    for o in report.get("over_runs_groups", []):
-        fm, ps = o["fact_mean"], o["propaganda_share"]
-        where = ", ".join(x for x in (o.get("judge_group"), o.get("settings_group")) if x)
-        lines.append(
-            f"over {o['runs']} runs of {o['model']}{f' ({where})' if where else ''}: fact mean "
-            f"{fmt(fm['mean'])} ± {fmt(fm['sd'])}, propaganda {fmt(ps['mean'], True)} ± {fmt(ps['sd'], True)} "
-            "(sample sd)"
-        )
-    return lines
-
-
-def _cutoff_lines(report: dict[str, Any], min_items: int | None) -> list[str]:
-    """Items whose source predates each run's model's knowledge cutoff, apart from the rest."""
-    lines: list[str] = []
-    if any((r.get("cutoff") or {}).get("knowledge_cutoff") for r in report["runs"]):
-        lines.append("")
-        lines.append("knowledge cutoff: items whose source predates the model's cutoff, apart from the rest")
-        cut_rows = []
-        for r in report["runs"]:
-            c = r["cutoff"]
-            for g, s in c["groups"].items():
-                cut_rows.append(
-                    [
-                        r["run"],
-                        c["knowledge_cutoff"] or "-",
-                        g,
-                        str(s["counted"]),
-                        fmt(s["fact_mean"]),
-                        _ci(s, "fact_mean"),
-                        fmt(s["propaganda_share"], pct=True),
-                        _note(s, min_items),
-                    ]
-                )
-        lines += text_table(
-            ["run", "cutoff", "source", "counted", "fact mean", "95% CI", "propaganda", "note"], cut_rows
-        )
-    elif any("cutoff" in r for r in report["runs"]):
-        lines.append(
-            "knowledge cutoff: no run's model declares one ([tool.propeval.judge.endpoints.NAME] knowledge_cutoff)"
-        )
-    return lines
-
-
-def _breakdown_lines(report: dict[str, Any], conf: dict[str, Any] | None, min_items: int | None) -> list[str]:
-    """A table per breakdown (category, language, ...), overall or per judge group."""
-    lines: list[str] = []
-    sections: list[tuple[str, dict[str, Any]]] = [("", report["breakdowns"])] if report["breakdowns"] else []
-    sections += [(f"judge group {g}: ", b) for g, b in report.get("group_breakdowns", {}).items()]
-    for prefix, breakdowns in sections:
-        for key in BREAKDOWNS:
-            groups = breakdowns[key]
-            lines.append("")
-            lines += text_table(
-                [
-                    prefix + key.replace("_", " "),
-                    "counted",
-                    "fact mean",
-                    *(["95% CI"] if conf else []),
-                    "propaganda",
-                    *(["95% CI", "note"] if conf else []),
-                ],
-                [
-                    [
-                        g,
-                        str(s["counted"]),
-                        fmt(s["fact_mean"]),
-                        *([_ci(s, "fact_mean")] if conf else []),
-                        fmt(s["propaganda_share"], pct=True),
-                        *([_ci(s, "propaganda_share", True), _note(s, min_items)] if conf else []),
-                    ]
-                    for g, s in groups.items()
-                ],
-            )
-    return lines
