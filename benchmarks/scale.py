@@ -367,7 +367,7 @@ def warm(corpus: Corpus, timeout: float, commands: list[str]) -> list[str]:
 
 @contextlib.contextmanager
 def before_tree(rev: str, work: Path) -> Iterator[Path]:
-    tree = work / "before-tree"
+    tree = work / f"before-{rev}"  # one per revision: two runs in one --work may compare with two
     if not tree.exists():
         git(REPO, "worktree", "add", "--detach", str(tree), rev)
     try:
@@ -498,6 +498,17 @@ def main() -> None:
     ap.add_argument("--versions", default="before,after")
     ap.add_argument("--no-peers", action="store_true", help="leave out check-jsonschema and semhash")
     ap.add_argument("--work", type=Path, default=None, help="keep corpora and caches here between runs")
+    ap.add_argument(
+        "--skip-warm",
+        action="store_true",
+        help="time at once: the corpora in --work were warmed by an earlier run (--warm-only) of this tree",
+    )
+    ap.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="build the corpora and fill their caches (embeddings, load caches), time nothing; with --work, "
+        "a later run reuses them (at ~70 texts per CPU-second, 10k items are 14k-30k texts to embed)",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     shapes = args.shapes.split(",")
@@ -518,8 +529,12 @@ def main() -> None:
                 corpora = [Corpus(v.work / f"{shape}-{size}", shape, size, v, embeddings) for v in versions]
                 for c in corpora:
                     c.make()
-                    for note in warm(c, args.timeout, commands):
+                    started = time.perf_counter()
+                    for note in [] if args.skip_warm else warm(c, args.timeout, commands):
                         print(f"{c.version.name} {shape} {size}: {note}", flush=True)
+                    print(f"{c.version.name} {shape} {size}: warm in {time.perf_counter() - started:.0f} s", flush=True)
+                if args.warm_only:
+                    continue
                 reps = args.reps if size < args.large_from else args.reps_large
                 for name in commands:
                     for rnd in range(1, reps + 1):
@@ -550,7 +565,10 @@ def main() -> None:
                                 f"{seconds:8.2f} s  {cpu:8.2f} CPU-s  exit {code}  peak {peak:7.0f} MB",
                                 flush=True,
                             )
-            report(results, loads, [v.name for v in versions], [s for s in sizes if s <= size], shapes, commands, args)
+            if not args.warm_only:
+                report(
+                    results, loads, [v.name for v in versions], [s for s in sizes if s <= size], shapes, commands, args
+                )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import random
 import shutil
+import string
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,21 +50,37 @@ def _words(n: int, k: int) -> str:
     return " ".join(WORDS[(n * 7 + i * 5 + k) % len(WORDS)] + str((n * 31 + i) % 97) for i in range(6))
 
 
-def write(root: Path, claims: int) -> CorpusDir:
+def _letters(n: int, k: int) -> str:
+    """Six random words of their own (seeded by ``n`` and ``k``): texts that no pass finds alike, so
+    that a dedup run's output does not grow with the pairs of a corpus of few words."""
+    rng = random.Random(n * 1000 + k)
+    return " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(5, 9))) for _ in range(6))
+
+
+def write(root: Path, claims: int, *, own_facts: bool = False) -> CorpusDir:
+    """``claims`` claims of five items each; with ``own_facts``, each claim's facts are its own
+    and every text is random words (else every claim has the same two facts: one exact group for
+    dedup)."""
+    words = _letters if own_facts else _words
     c = CorpusDir(root)
     shutil.copytree(REPO / "rubrics" / "facts-v1", root / "rubrics" / "facts-v1")
     for n in range(1, claims + 1):
         cid = f"c{n:04d}"
-        c.claim(cid, source_url=f"https://example.org/{n}", title=f"Claim {n}")
+        facts = {"facts": _facts(n)} if own_facts else {}
+        c.claim(cid, source_url=f"https://example.org/{n}", title=f"Claim {n}", **facts)
         first = None
         for k, lang in enumerate(LANGUAGES):
             iid = f"i{(n - 1) * 5 + k + 1:04d}"
             c.write(
                 f"questions/{cid}/{iid}.yaml",
-                item_yaml(iid, cid, language=lang, prompt=f'"{_words(n, k)}?"', translation_of=first),
+                item_yaml(iid, cid, language=lang, prompt=f'"{words(n, k)}?"', translation_of=first),
             )
             first = first or iid
     return c
+
+
+def _facts(n: int) -> str:
+    return "".join(f"\n  - id: f{k}\n    text: {_letters(n, 20 + k).capitalize()}." for k in (1, 2))
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +200,133 @@ def test_the_guard_sees_quadratic_work(corpora: list[Path]) -> None:
 
     counts = [calls(lambda ws=ws: old_items_of(ws)) for ws in workspaces(corpora)]
     assert "corpus.py" in " ".join(superlinear(counts))
+
+
+# dedup and ci: each corpus a git repository whose branch ``pr`` adds one item in a new claim, as a
+# pull request or a commit does; dedup with the deterministic fake encoder of tests/dedup (the work
+# counted is the search's, whatever the vectors), its embedding cache inside the corpus.
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from helpers import git
+
+    base = tmp_path_factory.mktemp("linear-git")
+    out = []
+    for size in SIZES:
+        c = write(base / f"n{size}", size, own_facts=True)
+        with (c.root / "pyproject.toml").open("a", encoding="utf-8") as fh:
+            fh.write('\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\n')
+        (c.root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
+        git(c.root, "init", "-q", "-b", "main")
+        git(c.root, "config", "commit.gpgsign", "false")
+        git(c.root, "add", "-A")
+        git(c.root, "commit", "-qm", "corpus")
+        git(c.root, "checkout", "-qb", "pr")
+        c.claim("c9999", source_url="https://example.org/new", title="New", facts=_facts(9999))
+        c.write("questions/c9999/i9999.yaml", item_yaml("i9999", "c9999", prompt=f'"{_letters(9999, 1)}?"'))
+        git(c.root, "add", "-A")
+        git(c.root, "commit", "-qm", "one new item")
+        out.append(c.root)
+    return out
+
+
+class Comparisons:
+    """Every vector comparison of a dedup run, counted where it happens: the faiss neighbour search
+    (``propeval.embed.index.neighbours``: pool size x queries) and the boilerplate stage's
+    similarity rows (``propeval.dedup.boilerplate.similar``: rows x vectors)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from propeval.dedup import boilerplate
+        from propeval.embed import index
+
+        self.compared = 0
+        self.searches = 0
+        self.queries = 0
+        real_neighbours, real_similar = index.neighbours, boilerplate.similar
+
+        def neighbours(vectors: Any, queries: Any, k: int, settings: Any = None) -> Any:
+            self.searches += 1
+            self.queries += len(queries)
+            self.compared += len(vectors) * len(queries)
+            return (
+                real_neighbours(vectors, queries, k)
+                if settings is None
+                else real_neighbours(vectors, queries, k, settings)
+            )
+
+        def similar(rows: Any, vectors: Any, threshold: float) -> Any:
+            self.compared += len(rows) * len(vectors)
+            return real_similar(rows, vectors, threshold)
+
+        monkeypatch.setattr(index, "neighbours", neighbours)
+        monkeypatch.setattr(boilerplate, "similar", similar)
+
+
+def _dedup(ws: Workspace, changed_since: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[Comparisons, Any]:
+    """One dedup run over the workspace's corpus (loaded before counting, as ``run`` and ``ci``
+    pass it: the load has its own test, and a load cache warm for one size and not another would
+    count files parsed, not dedup's work)."""
+    from dedup.conftest import FakeEncoder
+    from propeval.dedup import Options, find_duplicates
+
+    seen = Comparisons(monkeypatch)
+    result = find_duplicates(ws.config, Options(changed_since=changed_since), encoder=FakeEncoder(), corpus=ws.corpus)
+    return seen, result
+
+
+def _grows_linearly(values: list[int]) -> bool:
+    small, mid, large = values
+    return large - mid <= SLACK * max(mid - small, 1)
+
+
+@pytest.mark.parametrize("changed_since", ["main", None], ids=["narrowed", "whole"])
+def test_dedup_does_work_linear_in_corpus_size(
+    repos: list[Path], changed_since: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Narrowed to a one-item change (the commit hook, ci): the texts searched (the change and the
+    neighbours whose means its margins need) stay a handful whatever the corpus, and the vectors
+    compared grow with the corpus, not its square. Whole: as many faiss searches at every size (one
+    per language), and every function called in proportion to the corpus. (A whole run's exact
+    search compares every text with every other of its language by design: faiss does that in C,
+    and above exact_index_below texts the index is approximate.)"""
+    runs: list[Comparisons] = []
+    counts = []
+    for ws in workspaces(repos):
+        with monkeypatch.context() as m:
+            counts.append(calls(lambda ws=ws, m=m: runs.append(_dedup(ws, changed_since, m)[0])))
+    assert superlinear(counts) == {}
+    searches, queries, compared = ([getattr(r, a) for r in runs] for a in ("searches", "queries", "compared"))
+    assert max(searches) <= 2 * min(searches), searches  # per language and stage, not per text
+    if changed_since is not None:
+        assert max(queries) <= 2 * min(queries), queries  # the change and its neighbours, not the corpus
+        assert _grows_linearly(compared), compared
+
+
+def test_the_dedup_guard_sees_quadratic_comparisons(repos: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard itself: the pre-#40 boilerplate stage, which compared every fact with every other on
+    a one-item commit, is flagged."""
+    from propeval.dedup import boilerplate
+
+    real = boilerplate._linked_sets
+
+    def every_fact(units: Any, idx: Any, vectors: Any, row_of: Any, threshold: float, seeds: Any = None) -> Any:
+        return real(units, idx, vectors, row_of, threshold)
+
+    monkeypatch.setattr(boilerplate, "_linked_sets", every_fact)
+    compared = [_dedup(ws, "main", monkeypatch)[0].compared for ws in workspaces(repos)]
+    assert not _grows_linearly(compared), compared
+
+
+def test_ci_on_a_one_item_pull_request_does_work_linear_in_corpus_size(repos: list[Path]) -> None:
+    """``propeval ci`` for a one-item pull request: every step but dedup (counted above with the same
+    narrowing) calls each function in proportion to the corpus at most."""
+    from propeval.pipeline.ci import run_ci
+
+    def ci(root: Path) -> Any:
+        ws = Workspace(load_config(root))
+        ws.corpus  # noqa: B018 - the load has its own test above
+        return calls(lambda: run_ci(ws, "main", skip=("dedup",)))
+
+    counts = [ci(root) for root in repos]
+    assert superlinear(counts) == {}

@@ -63,3 +63,75 @@ def test_a_fact_many_claims_require_is_boilerplate(corpus: Any, dedup_config: An
     assert "[dedup-boilerplate]" not in r.output
     assert "[dedup-allowlist]" not in r.output
     assert "boilerplate facts kept by review: c0001/f2, c0002/f2, c0003/f2" in r.output
+
+
+def test_a_narrowed_run_finds_a_new_facts_whole_boilerplate_set(corpus: Any, dedup_config: Any, in_git: Any) -> None:
+    """`dedup --changed-since` grows the set from the changed fact outwards (#40: it used to compare
+    every fact with every other on each commit) and reports the same set a whole run does."""
+    dedup_config(
+        corpus,
+        '\n[tool.propeval.dedup]\ncache_dir = ".cache/embeddings"\nbackend = "sentence-transformers"\n'
+        "boilerplate_min_claims = 3\nlexical_threshold = 1.0\n",
+    )
+    topics = ("the Food Safety Law", "the Cybersecurity Law", "the Counter-Espionage Law")
+    for n, (variant, topic) in enumerate(zip(VARIANTS, topics, strict=True), start=1):
+        if n == 3:
+            in_git("add", "-A")
+            in_git("commit", "-qm", "two statutes")
+        corpus.claim(
+            f"c000{n}",
+            title=f"Statute {n}",
+            source_url=STATUTE.format(n=n),
+            facts=f"\n  - id: f1\n    text: {topic} took effect on 1 June 201{n}.\n  - id: f2\n    text: {variant}",
+        )
+    narrowed = CliRunner().invoke(cli, ["dedup", "--changed-since", "HEAD"], catch_exceptions=False)
+    whole = CliRunner().invoke(cli, ["dedup"], catch_exceptions=False)
+    lines = [[line for line in r.output.splitlines() if "[dedup-boilerplate]" in line] for r in (narrowed, whole)]
+    assert lines[0] == lines[1]
+    assert (
+        len(lines[0]) == 1
+        and "by 3 claims of kind censorship from flk.npc.gov.cn: c0001/f2, c0002/f2, c0003/f2;" in lines[0][0]
+    )
+
+    # a change that reaches no boilerplate fact reports none, though the set is still in the corpus
+    in_git("add", "-A")
+    in_git("commit", "-qm", "third statute")
+    corpus.claim("c0004", title="Other", source_url=STATUTE.format(n=4), facts="\n  - id: f1\n    text: A ferry sank.")
+    r = CliRunner().invoke(cli, ["dedup", "--changed-since", "HEAD"], catch_exceptions=False)
+    assert "[dedup-boilerplate]" not in r.output
+
+
+def test_a_seeded_search_follows_a_chain_of_links() -> None:
+    """a-b and b-c reach the threshold, a-c does not: seeded at c, the set is still {a, b, c}; a fact of
+    another set is never compared (its row is never computed)."""
+    import numpy as np
+
+    from propeval.dedup import boilerplate
+    from propeval.dedup.units import make_unit
+
+    def unit(n: int, claim: str) -> Any:
+        return make_unit(f"{claim}/f1", "fact", claim, f"fact {n}", f"questions/{claim}/claim.yaml", 1, 1, "", "", "")
+
+    units = [unit(n, f"c{n}") for n in range(5)]
+    x = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    y = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+    z = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+    mid = (x + y) / np.linalg.norm(x + y)
+    vectors = np.stack([x, mid, y, z, z])  # 0-1 and 1-2 at cos 0.71, 0-2 at 0; 3-4 identical
+    rows: list[int] = []
+    real = boilerplate.similar
+
+    def counted(block: Any, v: Any, threshold: float) -> Any:
+        rows.append(len(block))
+        return real(block, v, threshold)
+
+    row_of = {i: i for i in range(5)}
+    try:
+        boilerplate.similar = counted
+        seeded = boilerplate._linked_sets(units, range(5), vectors, row_of, 0.7, seeds=[2])
+    finally:
+        boilerplate.similar = real
+    whole = boilerplate._linked_sets(units, range(5), vectors, row_of, 0.7)
+    assert sorted(map(sorted, seeded)) == [[0, 1, 2]]
+    assert sorted(map(sorted, whole)) == [[0, 1, 2], [3, 4]]
+    assert sum(rows) == 3  # the rows of 2, then 1, then 0: never 3 or 4

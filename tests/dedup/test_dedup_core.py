@@ -228,6 +228,70 @@ def test_source_urls_compare_without_fragment_trailing_slash_or_host_case() -> N
     assert normalise_url("https://example.org/a") == normalise_url("https://EXAMPLE.org/a/#x")
 
 
+def test_narrowed_bigram_blocking_finds_exactly_the_changed_texts_pairs() -> None:
+    """With a focus, blocking splits only the texts that may share a bigram with a changed one
+    (#40), and finds the same pairs as blocking every text and keeping those that touch the change:
+    across punctuation, in Chinese (each character a word) and next to a word of another script."""
+    import random
+
+    from propeval.dedup.candidates import bigram_candidates
+    from propeval.dedup.units import make_unit
+
+    rng = random.Random(40)
+    vocab = ["ferry", "court", "decree", "tunnel", "一", "个", "男", "人", "ab_cd", "x"]
+    texts = []
+    for _ in range(300):
+        picked = [rng.choice(vocab) for _ in range(rng.randint(2, 7))]
+        texts.append("".join(w + rng.choice([" ", ", ", "", "-", "  "]) for w in picked))
+    units = [
+        make_unit(f"i{n:04d}", "item", f"c{n % 40:04d}", t, f"questions/c/i{n}.yaml", 1, 1, "en", "", "")
+        for n, t in enumerate(texts)
+    ]
+    whole = bigram_candidates(units, None, 50)
+    for focus in ({0}, {1, 2, 3}, set(range(0, 300, 7))):
+        expected = {p for p in whole if p[0] in focus or p[1] in focus}
+        assert bigram_candidates(units, focus, 50) == expected
+
+
+def test_the_neighbour_search_compares_a_text_only_with_texts_of_its_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An item never pairs with a fact, so the search never compares one with the other (#40: at
+    10k items two fifths of a whole run's comparisons were items against the facts' pool and
+    facts against the items', all dropped afterwards); what it finds is unchanged."""
+    import numpy as np
+
+    from propeval.dedup.candidates import SemanticSpace
+    from propeval.dedup.units import make_unit
+    from propeval.embed import index
+    from propeval.settings import DedupSettings
+
+    units = [
+        make_unit(f"i000{n}", "item", f"c000{n}", f"question {n}", "questions/c/i.yaml", 1, 1, "en", "", "")
+        for n in range(1, 4)
+    ] + [
+        make_unit(f"c000{n}/f1", "fact", f"c000{n}", f"fact {n}", "questions/c/claim.yaml", 1, 1, "", "", "")
+        for n in range(1, 3)
+    ]
+    rng = np.random.default_rng(40)
+    vectors = rng.standard_normal((len(units), 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    compared = []
+    real = index.neighbours
+
+    def counted(pool: Any, queries: Any, k: int, settings: Any) -> Any:
+        compared.append((len(queries), len(pool)))
+        return real(pool, queries, k, settings)
+
+    monkeypatch.setattr(index, "neighbours", counted)
+    settings = DedupSettings()
+    space = SemanticSpace.select(units, settings)
+    space.vectors = vectors
+    space.search(range(len(units)), settings)
+    assert sorted(compared) == [(2, 2), (3, 3)]  # facts among facts, items among items
+    items_nn, _ = space._nn[(0, "en")]
+    assert sorted(items_nn[0][items_nn[0] >= 0].tolist()) == [1, 2]
+    assert (items_nn[3] == -1).all()  # a fact has no neighbour among the items
+
+
 def test_each_backend_module_accepts_the_runtimes_its_backend_declares() -> None:
     # Settings refuse a runtime its Backend does not declare; the backend module must run each one.
     from propeval.embed import e5, models

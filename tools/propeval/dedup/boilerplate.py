@@ -59,7 +59,12 @@ def find_boilerplate(
     for (kind, family), idx in sorted(groups.items()):
         if len({units[i].claim_id for i in idx}) < min_claims:
             continue
-        for local in _linked_sets(units, idx, vectors, row_of, threshold):
+        # With a focus, only the sets that hold a changed fact are reported, so only they are
+        # searched: the work grows with the corpus, not its square (#40).
+        seeds = None if focus is None else [k for k, i in enumerate(idx) if i in focus]
+        if seeds is not None and not seeds:
+            continue
+        for local in _linked_sets(units, idx, vectors, row_of, threshold, seeds):
             members = [idx[k] for k in local]
             claims = sorted({units[i].claim_id for i in members})
             if len(claims) < min_claims or (focus is not None and not focus.intersection(members)):
@@ -91,11 +96,25 @@ def find_boilerplate(
 CHUNK = 1024  # rows of the similarity matrix held at once
 
 
+def similar(rows: Any, vectors: Any, threshold: float) -> Any:
+    """Which of ``vectors`` each of ``rows`` reaches (cosine at least ``threshold``): a boolean
+    matrix. Every comparison of the boilerplate stage goes through here, so the linear-work guard
+    (``tests/test_linear_work.py``) counts them."""
+    return rows @ vectors.T >= threshold - 1e-6
+
+
 def _linked_sets(
-    units: Sequence[Unit], idx: Sequence[int], vectors: Any, row_of: Mapping[int, int], threshold: float
+    units: Sequence[Unit],
+    idx: Sequence[int],
+    vectors: Any,
+    row_of: Mapping[int, int],
+    threshold: float,
+    seeds: Sequence[int] | None = None,
 ) -> list[list[int]]:
     """The connected sets (two or more members, of two or more claims' links) of facts ``idx``
     (positions into it), linking two facts of different claims whose cosine reaches ``threshold``.
+    With ``seeds`` (positions), only the sets that hold a seed: each is grown outwards from its seeds,
+    one similarity row per fact reached, so a commit's few facts cost a few rows, not the matrix.
 
     Identical texts are one vector: a fact that 4,000 claims repeat is compared once, and the
     similarity matrix is built in row chunks, so memory grows with the number of distinct facts, not
@@ -127,21 +146,40 @@ def _linked_sets(
                 linked[k] = True
     v = vectors[[row_of[idx[same[0]]] for same in texts]]
     claims = [{units[idx[k]].claim_id for k in same} for same in texts]
-    for start in range(0, len(texts), CHUNK):
-        block = v[start : start + CHUNK] @ v.T >= threshold - 1e-6
-        for a, b in zip(*np.nonzero(block), strict=True):
-            ta, tb = start + int(a), int(b)
-            if tb <= ta or (claims[ta] == claims[tb] and len(claims[ta]) == 1):
-                continue  # facts of one claim never count for each other
-            union(texts[ta][0], texts[tb][0])
-            for k in (*texts[ta], *texts[tb]):
-                linked[k] = True
-            for k in texts[ta][1:]:
-                union(texts[ta][0], k)
-            for k in texts[tb][1:]:
-                union(texts[tb][0], k)
+
+    def link(rows: Sequence[int]) -> set[int]:
+        """Link each text of ``rows`` (text positions) to the texts it reaches; the texts reached."""
+        reached: set[int] = set()
+        for start in range(0, len(rows), CHUNK):
+            chunk = list(rows[start : start + CHUNK])
+            block = similar(v[chunk], v, threshold)
+            for a, b in zip(*np.nonzero(block), strict=True):
+                ta, tb = chunk[int(a)], int(b)
+                if ta == tb or (seeds is None and tb <= ta) or (claims[ta] == claims[tb] and len(claims[ta]) == 1):
+                    continue  # facts of one claim never count for each other
+                union(texts[ta][0], texts[tb][0])
+                for k in (*texts[ta], *texts[tb]):
+                    linked[k] = True
+                for k in texts[ta][1:]:
+                    union(texts[ta][0], k)
+                for k in texts[tb][1:]:
+                    union(texts[tb][0], k)
+                reached.add(tb)
+        return reached
+
+    if seeds is None:
+        link(range(len(texts)))
+        wanted: Sequence[int] = range(len(idx))
+    else:
+        text_of = {k: t for t, same in enumerate(texts) for k in same}
+        seen = {text_of[k] for k in seeds}
+        frontier = sorted(seen)
+        while frontier:  # breadth first: every text of a seed's set is a row once
+            frontier = sorted(link(frontier) - seen)
+            seen.update(frontier)
+        wanted = sorted(k for t in seen for k in texts[t])
     sets: dict[int, list[int]] = defaultdict(list)
-    for k in range(len(idx)):
+    for k in wanted:
         if linked[k]:
             sets[find(k)].append(k)
     return list(sets.values())

@@ -17,16 +17,21 @@ of an item and a fact, is never a candidate.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from propeval.dedup.units import Unit
 from propeval.langtags import language_key
 from propeval.settings import DedupSettings
+
+if TYPE_CHECKING:
+    from propeval.embed.index import IndexSettings
 
 PairIndex = tuple[int, int]
 
@@ -90,7 +95,7 @@ def words(norm: str) -> list[str]:
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
     """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
     postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for i, u in enumerate(units):
+    for i, u in enumerate(units) if focus is None else _sharing_a_bigram(units, focus):
         ws = words(u.norm)
         for bg in {(u.kind, ws[n], ws[n + 1]) for n in range(len(ws) - 1)}:
             postings[bg].append(i)
@@ -98,11 +103,37 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
     for members in postings.values():
         if len(members) < 2 or len(members) > max_df:
             continue
+        if focus is not None:  # only the changed texts' pairs: work in proportion to the change (#40)
+            for i in members:
+                if i in focus:
+                    out.update((min(i, j), max(i, j)) for j in members if j != i and comparable(units[i], units[j]))
+            continue
         for x, i in enumerate(members):
             for j in members[x + 1 :]:
-                if comparable(units[i], units[j]) and (focus is None or i in focus or j in focus):
+                if comparable(units[i], units[j]):
                     out.add((i, j))
     return out
+
+
+PROBE_LIMIT = 512  # bigrams of a change looked for by one regular expression; above, every text is split
+
+
+def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int, Unit]]:
+    """The units that may share a word bigram with a text of ``focus`` (and those texts): a text
+    holds a bigram only where its two words stand in it with nothing but non-word characters
+    between them, so one regular expression of the focus's bigrams finds every such text (and
+    perhaps a few more, which the exact count drops). A commit's few texts then split the
+    words of a handful of the corpus's, not of every text (#40)."""
+    pairs: set[tuple[str, str]] = set()
+    for i in focus:
+        ws = words(units[i].norm)
+        pairs.update(itertools.pairwise(ws))
+    if not pairs:
+        return []
+    if len(pairs) > PROBE_LIMIT:  # an import's thousands of texts: one pass over every text is cheaper
+        return list(enumerate(units))
+    probe = re.compile("|".join(re.escape(a) + r"\W*" + re.escape(b) for a, b in sorted(pairs)))
+    return [(i, u) for i, u in enumerate(units) if i in focus or probe.search(u.norm)]
 
 
 def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
@@ -601,7 +632,7 @@ class SemanticSpace:
         """Per target language: each query row's nearest rows of its kind, of other claims (and of
         the other side), up to max(neighbours, margin_k) of them, nearest first, into
         ``_nn[(model, target)]`` (row ids, -1 past the last, and cosines), once per row."""
-        from propeval.embed.index import IndexSettings, neighbours
+        from propeval.embed.index import IndexSettings
 
         want = max(settings.neighbours, self.margin_k)
         idx_settings = IndexSettings(
@@ -612,7 +643,7 @@ class SemanticSpace:
             ivf_nprobe=settings.ivf_nprobe,
         )
         side_of = None if self.side is None else np.asarray(self.side)
-        kind, claim = self.codes
+        kind, _ = self.codes
         vectors: np.ndarray | None = None
         for target in targets:
             key = (model, target)
@@ -629,27 +660,49 @@ class SemanticSpace:
                 vectors = self._matrix(model)
             sides: list[int | None] = [None] if side_of is None else sorted(set(side_of[todo_all].tolist()))
             for side in sides:
-                todo = todo_all if side is None or side_of is None else todo_all[side_of[todo_all] == side]
-                done[todo] = True
-                pool = np.asarray(self._pool(target, side), dtype=np.int64)
-                if not len(pool) or not len(todo):
-                    continue
-                # Ask for extra neighbours: same-claim ones are dropped afterwards.
-                widest = int(np.bincount(claim[pool]).max())
-                k = min(len(pool), want + widest)
-                scores, local = neighbours(vectors[pool], vectors[todo], k, idx_settings)
-                found = np.where(local >= 0, pool[np.clip(local, 0, None)], -1)
-                ok = (
-                    (found >= 0)
-                    & (found != todo[:, None])
-                    & (kind[np.clip(found, 0, None)] == kind[todo][:, None])
-                    & (claim[np.clip(found, 0, None)] != claim[todo][:, None])
-                )
-                place = np.cumsum(ok, axis=1) - 1
-                keep = ok & (place < want)
-                r, c = np.nonzero(keep)
-                ids_out[todo[r], place[r, c]] = found[r, c]
-                sims_out[todo[r], place[r, c]] = scores[r, c]
+                of_side = todo_all if side is None or side_of is None else todo_all[side_of[todo_all] == side]
+                done[of_side] = True
+                whole_pool = np.asarray(self._pool(target, side), dtype=np.int64)
+                # One search per kind: an item never pairs with a fact, so an item is never compared
+                # with the facts (whose language is "und") nor a fact with the items (#40: two fifths
+                # of a whole run's comparisons at 10k items were of another kind, all dropped).
+                for kind_of in np.unique(kind[of_side]).tolist() if len(whole_pool) else []:
+                    todo = of_side[kind[of_side] == kind_of]
+                    pool = whole_pool[kind[whole_pool] == kind_of]
+                    if not len(pool) or not len(todo):
+                        continue
+                    self._nearest(vectors, todo, pool, want, idx_settings, ids_out, sims_out)
+
+    def _nearest(
+        self,
+        vectors: np.ndarray,
+        todo: np.ndarray,
+        pool: np.ndarray,
+        want: int,
+        idx_settings: IndexSettings,
+        ids_out: np.ndarray,
+        sims_out: np.ndarray,
+    ) -> None:
+        """The ``want`` nearest rows of ``pool`` of other claims to each row of ``todo``, into the outputs."""
+        from propeval.embed.index import neighbours  # looked up at each call: the linear-work guard counts it
+
+        kind, claim = self.codes
+        # Ask for extra neighbours: same-claim ones are dropped afterwards.
+        widest = int(np.bincount(claim[pool]).max())
+        k = min(len(pool), want + widest)
+        scores, local = neighbours(vectors[pool], vectors[todo], k, idx_settings)
+        found = np.where(local >= 0, pool[np.clip(local, 0, None)], -1)
+        ok = (
+            (found >= 0)
+            & (found != todo[:, None])
+            & (kind[np.clip(found, 0, None)] == kind[todo][:, None])
+            & (claim[np.clip(found, 0, None)] != claim[todo][:, None])
+        )
+        place = np.cumsum(ok, axis=1) - 1
+        keep = ok & (place < want)
+        r, c = np.nonzero(keep)
+        ids_out[todo[r], place[r, c]] = found[r, c]
+        sims_out[todo[r], place[r, c]] = scores[r, c]
 
     def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
         """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
