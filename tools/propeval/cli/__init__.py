@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "move": ("propeval.cli.move", "Move an item into another claim, keeping its id (e.g. as a translation)."),
     "review": ("propeval.cli.review", "Review in the browser: rate answers, review dedup pairs, read runs."),
     "dedup": ("propeval.cli.dedup", "Find near-duplicate prompts and facts across claims, with explanations."),
+    "hook": (
+        "propeval.cli.hook",
+        "The pre-commit hook: check, groups and dedup on what changed since HEAD, in one process.",
+    ),
     "groups": ("propeval.cli.groups", "Check claim framing groups: completeness, framing, translations."),
     "answer": ("propeval.cli.answer", "Ask a model every active item once; write runs/<id>/answers.jsonl."),
     "harness": ("propeval.cli.harness", "Locate or copy the inspect_ai, lm-eval and promptfoo adapters."),
