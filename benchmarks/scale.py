@@ -9,9 +9,11 @@ with the starter corpus's ``[tool.propeval]``, schema and rubrics (each version'
 
 * ``check``, ``groups``: the whole corpus;
 * ``dedup``: the whole corpus, warm (every text already in the embedding cache);
-* ``hook``: ``pre-commit run`` with every propeval hook of ``.pre-commit-config.yaml`` (check on the
-  staged files, groups, dedup --changed-since HEAD) on one new item in a new claim, staged in a
-  real git repository; a new text each round, so the model is loaded as in a real commit;
+* ``hook``: ``pre-commit run`` with the propeval hooks of each version's own
+  ``.pre-commit-config.yaml`` (before #40: check on the staged files, groups, dedup
+  --changed-since HEAD, three processes; now ``propeval hook``, one) on one new item in a new
+  claim, staged in a real git repository; a new text each round, so the model is loaded as in a
+  real commit;
 * ``ci``: ``propeval ci --base main`` on a branch that adds one item;
 * ``run``: ``propeval run`` (every step and the HTML report), warm;
 * ``import``: ``propeval import --dry-run`` of 2,000 new rows (CPE JSONL, 2 facts each; new texts
@@ -73,37 +75,20 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "bench@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
-HOOKS = """\
-# The propeval hooks of this repository's .pre-commit-config.yaml, calling the version under test.
-repos:
-  - repo: local
-    hooks:
-      - id: propeval-check
-        name: propeval check
-        entry: {python} -m propeval check
-        language: system
-        files: ^questions/.*\\.(ya?ml|json)$
-        types: []
-        types_or: [file, symlink]
-      - id: propeval-groups
-        name: propeval groups
-        entry: {python} -m propeval groups
-        language: system
-        files: ^questions/
-        types: []
-        types_or: [file, symlink]
-        pass_filenames: false
-        require_serial: true
-      - id: propeval-dedup
-        name: propeval dedup
-        entry: {python} -m propeval dedup --changed-since HEAD
-        language: system
-        files: ^(questions/|dedup-allowlist\\.yaml$)
-        types: []
-        types_or: [file, symlink]
-        pass_filenames: false
-        require_serial: true
-"""
+
+
+def hook_config(tools: Path) -> str:
+    """The propeval hooks of a version's own ``.pre-commit-config.yaml`` (what a commit in that
+    version's repository runs), calling that version through this interpreter."""
+    import yaml
+
+    config = yaml.safe_load((tools.parent / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = [h for repo in config["repos"] for h in repo["hooks"] if "propeval" in h["entry"]]
+    for h in hooks:
+        h["entry"] = h["entry"].replace("scripts/in-venv propeval", f"{sys.executable} -m propeval")
+        h["language"] = "system"
+    head = "# The propeval hooks of the .pre-commit-config.yaml of the version under test.\n"
+    return head + yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}, sort_keys=False)
 
 
 @dataclass
@@ -113,7 +98,11 @@ class Version:
     work: Path
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_")}
+        # Not PYTHONDONTWRITEBYTECODE: a user's propeval imports its cached bytecode, and compiling
+        # ~130 modules from source would add ~0.4 CPU-s to every command of both versions.
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_") and k != "PYTHONDONTWRITEBYTECODE"
+        }
         env |= GIT_ENV
         env |= {
             "PYTHONPATH": str(self.tools),
@@ -248,6 +237,7 @@ class Corpus:
     def __init__(self, root: Path, shape: str, items: int, version: Version, embeddings: Path) -> None:
         self.root, self.shape, self.items, self.version = root, shape, items, version
         self.embeddings = embeddings
+        self.hooks = root.parent / f"{root.name}-pre-commit-config.yaml"
 
     def make(self) -> None:
         if (self.root / ".git").is_dir():
@@ -257,8 +247,6 @@ class Corpus:
         write_corpus(self.root, self.items, self.shape, cache_dir=str(self.embeddings), repo=repo)
         shutil.copytree(repo / "rubrics", self.root / "rubrics")
         (self.root / ".gitignore").write_text("report.html\nledger/dedup.json\nruns/\n", encoding="utf-8")
-        python = sys.executable
-        (self.root / ".pre-commit-config.yaml").write_text(HOOKS.format(python=python), encoding="utf-8")
         git(self.root, "init", "-q", "-b", "main")
         git(self.root, "config", "commit.gpgsign", "false")
         git(self.root, "add", "-A")
@@ -289,7 +277,8 @@ class Corpus:
             import_rows(rows, 2000, f"{self.version.name}-{rnd}")
             return [*propeval, "import", str(rows), "--language", "en", "--dry-run", "--format", "json"], rows
         if name == "hook":
-            return [sys.executable, "-m", "pre_commit", "run"], None
+            self.hooks.write_text(hook_config(self.version.tools), encoding="utf-8")
+            return [sys.executable, "-m", "pre_commit", "run", "-c", str(self.hooks)], None
         raise ValueError(name)
 
     def peer(self, name: str, timeout: float) -> Measured:

@@ -138,3 +138,17 @@ def test_the_owners_first_hour_init_and_first_commits_through_the_pinned_hooks(t
         assert dist in dedup.stderr
     assert "torch" not in dedup.stderr and "sentence-transformers" not in dedup.stderr
     assert "Traceback" not in dedup.stderr
+
+    # The one-process hook (id propeval) without the extra: check and groups still run and report,
+    # and the dedup part says it did not run and what to install: exit 3, never a silent pass.
+    corpus_item = corpus / "questions/c0001/i0003.yaml"
+    corpus_item.write_text(item_yaml("i0003", framing="balanced"), encoding="utf-8")
+    hooked = subprocess.run(
+        [str(python.parent / "propeval"), "hook"], cwd=corpus, env=env, capture_output=True, text=True
+    )
+    assert hooked.returncode == 3, hooked.stdout + hooked.stderr
+    assert "questions/c0001/i0003.yaml:4:10 [schema] 'balanced' is not one of" in hooked.stdout
+    assert "== propeval groups" in hooked.stdout
+    assert "dedup: not run: propeval hook needs the 'dedup-light' extra; not installed in" in hooked.stdout
+    assert hooked.stdout.rstrip().endswith("(check exit 1, groups exit 0, dedup not run, exit 3)")
+    assert "Traceback" not in hooked.stderr

@@ -225,7 +225,7 @@ def test_the_pre_commit_hook_checks_a_symlinked_item(corpus: Any, tmp_path: Path
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
     bad = subprocess.run(["git", "commit", "-m", "a linked item"], cwd=root, env=env, capture_output=True, text=True)
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert re.search(r"propeval check \(schema and cross-file rules\)\.+Failed", bad.stderr), bad.stderr
+    assert re.search(r"propeval hook \(check, groups, dedup on what is staged\)\.+Failed", bad.stderr), bad.stderr
     assert SYMLINK in bad.stderr
     assert "ok: 0 file(s) checked" not in bad.stderr
 

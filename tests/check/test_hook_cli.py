@@ -1,0 +1,106 @@
+"""``propeval hook``: check, groups and dedup on what changed since HEAD, in one process over one
+Workspace (#40), through the real CLI in a real git repository, with the bundled model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from propeval.cli import cli
+
+pytestmark = pytest.mark.slow  # dedup loads the bundled model
+
+TIANANMEN = '"What happened in central Beijing on the night of 3-4 June 1989?"'
+PARAPHRASE = '"What happened in the centre of Beijing during the night of 3 to 4 June 1989?"'
+BRIDGE = '"Who built the Crimean bridge across the Kerch Strait?"'
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _second_claim(corpus: Any) -> None:
+    corpus.claim(
+        "c0002",
+        source_url="https://example.org/bridge",
+        title="The Crimean bridge",
+        facts="\n  - id: f1\n    text: The bridge opened in May 2018.\n"
+        "  - id: f2\n    text: It crosses the Kerch Strait.",
+    )
+
+
+def test_the_first_commit_is_checked_whole_and_each_part_reports_under_its_heading(corpus: Any, in_git: Any) -> None:
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    corpus.item("i0002", framing="balanced", prompt=BRIDGE)
+    in_git("add", "-A")  # no commit yet: HEAD names nothing, so everything is new
+    bad = run("hook")
+    assert bad.exit_code == 1, bad.output
+    check, rest = bad.stdout.split("== propeval groups", 1)
+    groups, dedup = rest.split("== propeval dedup", 1)
+    assert check.startswith("== propeval check (changed files, cross-file rules over the whole corpus; since HEAD)")
+    assert "questions/c0001/i0002.yaml:4:10 [schema] 'balanced' is not one of" in check
+    assert "[schema]" not in groups + dedup
+    assert "4 text(s) changed since HEAD" in dedup  # the first commit: every prompt and fact is new
+    assert bad.stdout.rstrip().endswith("propeval hook: exit 1 (check exit 1, groups exit 0, dedup exit 0)")
+
+
+def test_the_hook_says_what_the_three_commands_say_and_exits_with_the_worst(corpus: Any, in_git: Any) -> None:
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    _second_claim(corpus)
+    corpus.item("i0002", "c0002", prompt=BRIDGE)
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    # A commit that adds a near-duplicate of i0001 in another claim, and a loaded item with no
+    # neutral control in its group: dedup and groups find something, check does not.
+    corpus.item("i0003", "c0002", prompt=PARAPHRASE)
+    corpus.item("i0004", "c0002", framing="loaded", prompt='"Why did the West build up the bridge story?"')
+    in_git("add", "-A")
+    hooked = run("hook", "--format", "json")
+    assert hooked.exit_code == 1, hooked.output
+    doc = json.loads(hooked.stdout)
+    assert doc["changed_since"] == "HEAD" and doc["exit_code"] == 1
+    assert [doc[p]["exit_code"] for p in ("check", "groups", "dedup")] == [0, 1, 1]
+    for part in ("check", "groups", "dedup"):
+        alone = run(part, "--changed-since", "HEAD", "--format", "json")
+        assert alone.exit_code == doc[part]["exit_code"], (part, alone.output)
+        assert json.loads(alone.stdout)["problems"] == doc[part]["problems"], part
+    assert [(p["a"]["id"], p["b"]["id"]) for p in doc["dedup"]["pairs"]] == [("i0001", "i0003")]
+    text = run("hook")
+    assert text.exit_code == 1
+    assert text.stdout.rstrip().endswith("propeval hook: exit 1 (check exit 0, groups exit 1, dedup exit 1)")
+    skipped = run("hook", "--skip", "dedup", "--skip", "groups")
+    assert skipped.exit_code == 0, skipped.output
+    assert "dedup: skipped (--skip dedup)" in skipped.stdout
+    assert skipped.stdout.rstrip().endswith("(check exit 0, groups skipped, dedup skipped)")
+
+
+def test_the_hook_reads_each_corpus_file_once(corpus: Any, in_git: Any, monkeypatch: Any) -> None:
+    """One corpus load for the three parts: dedup takes the Workspace's corpus instead of reading
+    every file again (the three hooks read each file three times)."""
+    import propeval.corpus
+    import propeval.dedup.records
+
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    _second_claim(corpus)
+    corpus.item("i0002", "c0002", prompt=BRIDGE)
+    in_git("add", "-A")
+    loaded: list[str] = []
+    real = propeval.corpus.load_entry
+
+    def counting(path: Any, root: Any) -> Any:
+        loaded.append(path.name if hasattr(path, "name") else str(path))
+        return real(path, root)
+
+    monkeypatch.setattr(propeval.corpus, "load_entry", counting)
+    monkeypatch.setattr(propeval.dedup.records, "load_entry", counting)
+    hooked = run("hook")
+    assert hooked.exit_code == 0, hooked.output
+    assert sorted(loaded) == ["claim.yaml", "claim.yaml", "i0001.yaml", "i0002.yaml"]
