@@ -16,8 +16,8 @@ with the starter corpus's ``[tool.propeval]``, schema and rubrics (each version'
   real commit;
 * ``ci``: ``propeval ci --base main`` on a branch that adds one item;
 * ``run``: ``propeval run`` (every step and the HTML report), warm;
-* ``import``: ``propeval import --dry-run`` of 2,000 new rows (CPE JSONL, 2 facts each; new texts
-  each round).
+* ``import``: ``propeval import --dry-run`` of 2,000 new CSV rows (the CPE layout, 2 facts each;
+  new texts each round).
 
 Peers, timed in the same rounds on the "after" copy of each corpus (``--no-peers`` leaves them out):
 
@@ -100,9 +100,7 @@ class Version:
     def env(self) -> dict[str, str]:
         # Not PYTHONDONTWRITEBYTECODE: a user's propeval imports its cached bytecode, and compiling
         # ~130 modules from source would add ~0.4 CPU-s to every command of both versions.
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_") and k != "PYTHONDONTWRITEBYTECODE"
-        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROPEVAL_") and k != "PYTHONDONTWRITEBYTECODE"}
         env |= GIT_ENV
         env |= {
             "PYTHONPATH": str(self.tools),
@@ -172,23 +170,43 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Mea
 
 
 def import_rows(path: Path, n: int, seed: str) -> None:
-    """``n`` CPE rows, two facts each, every text new (a seed of its own), in English."""
+    """``n`` CPE rows as CSV (a spreadsheet's export: lists as JSON arrays), two facts each, every
+    text new (a seed of its own), in English."""
+    import csv
+
     rng = random.Random(seed)
-    with path.open("w", encoding="utf-8") as fh:
+    fields = [
+        "id",
+        "prompt",
+        "required_facts",
+        "question_description",
+        "categories",
+        "source_url",
+        "source_date",
+        "anchor",
+        "official_frame_markers",
+        "language",
+    ]
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        out = csv.DictWriter(fh, fieldnames=fields)
+        out.writeheader()
         for k in range(n):
-            row = {
-                "id": f"bench-{seed}-{k}",
-                "prompt": f"What happened: {_phrase(rng, 'en', 6, 10)}?",
-                "required_facts": [_phrase(rng, "en", 7, 11).capitalize() + "." for _ in range(2)],
-                "question_description": "named fact",
-                "categories": ["freedom of expression"],
-                "source_url": f"https://example.org/import/{seed}/{k}",
-                "source_date": "2024-05-01",
-                "anchor": f"Section {k}",
-                "official_frame_markers": [],
-                "language": "en",
-            }
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.writerow(
+                {
+                    "id": f"bench-{seed}-{k}",
+                    "prompt": f"What happened: {_phrase(rng, 'en', 6, 10)}?",
+                    "required_facts": json.dumps(
+                        [_phrase(rng, "en", 7, 11).capitalize() + "." for _ in range(2)], ensure_ascii=False
+                    ),
+                    "question_description": "named fact",
+                    "categories": json.dumps(["freedom of expression"]),
+                    "source_url": f"https://example.org/import/{seed}/{k}",
+                    "source_date": "2024-05-01",
+                    "anchor": f"Section {k}",
+                    "official_frame_markers": "[]",
+                    "language": "en",
+                }
+            )
 
 
 EXPORT = """
@@ -273,7 +291,7 @@ class Corpus:
         if name == "ci":
             return [*propeval, "ci", "--base", "main", "--format", "json"], None
         if name == "import":
-            rows = self.root.parent / f"{self.root.name}-import-{rnd}.jsonl"
+            rows = self.root.parent / f"{self.root.name}-import-{rnd}.csv"
             import_rows(rows, 2000, f"{self.version.name}-{rnd}")
             return [*propeval, "import", str(rows), "--language", "en", "--dry-run", "--format", "json"], rows
         if name == "hook":

@@ -11,6 +11,7 @@ import pytest
 
 from propeval.dedup import records as dedup_records
 from propeval.dedup.records import load_records
+from propeval.textnorm import text_hash
 
 
 def _age(root: Path, only: str = "*.yaml") -> None:
@@ -50,7 +51,28 @@ def test_a_warm_run_parses_nothing_and_returns_the_same_records(small: Any) -> N
         "active": True,
         "line": 6,
         "col": 9,
+        "norm": [
+            "who gave the order to clear the square?",
+            text_hash("Who gave the order to clear the square?"),
+        ],
     }
+
+
+def test_a_changed_or_foreign_records_file_is_not_used(small: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """The records (and the normalised texts dedup compares) carry a MAC under the user's cache key:
+    a byte changed in the file, or a file written under another key, is rebuilt from the corpus."""
+    from propeval import cachekey
+
+    _load(small)
+    [cached] = list((small.root / ".cache").rglob("*.records"))
+    data = bytearray(cached.read_bytes())
+    data[data.index(b"who gave the order")] ^= 0x20  # "Who gave...": a text dedup would compare
+    cached.write_bytes(bytes(data))
+    assert _load(small).loaded == 3
+    monkeypatch.setattr(cachekey, "cache_key", lambda: b"another user".ljust(32, b"\0"))
+    _load(small)  # written under the other key
+    monkeypatch.undo()
+    assert _load(small).loaded == 3
 
 
 def test_a_changed_file_is_parsed_again(small: Any) -> None:

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
@@ -168,6 +168,9 @@ class Corpus:
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     parsed: int = 0  # files parsed by this load (the rest came from the load cache)
+    # path -> (size, mtime_ns, inode) of each file as this load found it (a whole-corpus load only):
+    # what caches of values derived from a file are keyed by (dedup's records)
+    stamps: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     # claim id -> its items (those that hold their id), in id-index order; built on first use
     _by_claim: dict[str, list[Item]] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -216,10 +219,11 @@ def ids_of(paths: list[str]) -> dict[str, str]:
     """id -> path, read from the corpus paths (an id always equals its file or folder name)."""
     out: dict[str, str] = {}
     for p in paths:
-        pp = PurePosixPath(p)
-        if pp.suffix != ".yaml":
+        # string operations, not PurePosixPath: this runs over every path of the corpus and its base
+        head, _, name = p.rstrip("/").rpartition("/")
+        if not name.endswith(".yaml") or name == ".yaml":
             continue
-        out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem] = p
+        out[head.rpartition("/")[2] if name == CLAIM_FILE else name[: -len(".yaml")]] = p
     return out
 
 
@@ -284,6 +288,8 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
         rel = relative_path(path, config.root)
         corpus.files.append(rel)
         st = stats.get(str(path))
+        if st is not None:
+            corpus.stamps[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
         if store is not None and st is not None and path.suffix.lower() == ".yaml":
             from propeval.loadcache import stamp_of
 

@@ -5,11 +5,49 @@ Checks never see a repository object: they get lists of paths and file contents.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from propeval.errors import GitError
+
+F = TypeVar("F", bound=Callable[..., Any])
+_SNAPSHOT: dict[tuple[Any, ...], Any] | None = None
+
+
+@contextlib.contextmanager
+def snapshot() -> Iterator[None]:
+    """Within the block, each question about refs and changes (the merge base, the changed paths,
+    the files at a ref) is asked of git once and its answer reused: for a command whose parts each
+    ask the same while nothing changes the repository (``propeval hook``: check, groups and dedup
+    each asked for the merge base and the changed paths, six git runs instead of two)."""
+    global _SNAPSHOT
+    outer = _SNAPSHOT
+    _SNAPSHOT = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SNAPSHOT = outer
+
+
+def _snapshotted(fn: F) -> F:
+    """``fn``'s answers kept for the :func:`snapshot` block (lists copied: callers may change theirs)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        memo = _SNAPSHOT
+        if memo is None:
+            return fn(*args)
+        key = (fn.__name__, *args)
+        if key not in memo:
+            memo[key] = fn(*args)
+        value = memo[key]
+        return list(value) if isinstance(value, list) else value
+
+    return wrapper  # type: ignore[return-value]
 
 
 @lru_cache(maxsize=8)
@@ -50,6 +88,7 @@ def _empty_tree(root: Path) -> str:
     return done.stdout.decode().strip()
 
 
+@_snapshotted
 def toplevel(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--show-toplevel").strip())
 
@@ -58,6 +97,7 @@ def is_shallow(root: Path) -> bool:
     return _git(root, "rev-parse", "--is-shallow-repository").strip() == "true"
 
 
+@_snapshotted
 def merge_base(root: Path, ref: str) -> str:
     """The merge base of ``ref`` and HEAD. A missing ref or a shallow clone is a GitError."""
     import git
@@ -86,6 +126,7 @@ def merge_base(root: Path, ref: str) -> str:
         raise GitError(f"{ref!r} and HEAD share no history; --changed-since needs a common ancestor", ref=ref) from e
 
 
+@_snapshotted
 def commit_of(root: Path, ref: str) -> str | None:
     """The commit ``ref`` names, or None when it names none (HEAD before the first commit)."""
     try:
@@ -104,6 +145,7 @@ def _has_commits(root: Path) -> bool:
     return True
 
 
+@_snapshotted
 def changed_paths(root: Path, base: str) -> list[str]:
     """Paths (relative to ``root``) added, modified, deleted, renamed or retyped since commit ``base``.
 
@@ -148,6 +190,7 @@ def common_dir(root: Path) -> Path | None:
     return Path(out) if out else None
 
 
+@_snapshotted
 def files_at(root: Path, ref: str, folder: str) -> list[str]:
     """Paths of files under ``folder`` (relative to ``root``) in commit ``ref``."""
     top = toplevel(root)

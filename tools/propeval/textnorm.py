@@ -32,6 +32,12 @@ def normalise(text: str) -> str:
     return _WS.sub(" ", text.casefold()).strip()
 
 
+def normalised(text: str) -> list[str]:
+    """``[normalise(text), its sha256 hex]``: a text as dedup compares and keys it (a list: records keep it as JSON)."""
+    norm = normalise(text)
+    return [norm, hashlib.sha256(norm.encode("utf-8")).hexdigest()]
+
+
 def text_hash(text: str) -> str:
     """sha256 hex of the normalised text: the exact-duplicate key and the cache key."""
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from propeval.corpus import CLAIM_FILE
@@ -47,9 +46,10 @@ def _by_id(paths: Iterable[str]) -> dict[str, set[str]]:
     """id -> every path that holds it (an id is its file's or folder's name)."""
     out: dict[str, set[str]] = defaultdict(set)
     for p in paths:
-        pp = PurePosixPath(p)
-        if pp.suffix == ".yaml":
-            out[pp.parent.name if pp.name == CLAIM_FILE else pp.stem].add(p)
+        # string operations, not PurePosixPath: this runs over every path of the corpus and its tip
+        head, _, name = p.rstrip("/").rpartition("/")
+        if name.endswith(".yaml") and name != ".yaml":
+            out[head.rpartition("/")[2] if name == CLAIM_FILE else name[: -len(".yaml")]].add(p)
     return out
 
 

@@ -3,7 +3,9 @@
 The pre-commit hook compares one new prompt with the whole corpus, and loading 12,000 YAML files
 through the strict loader is most of its time (~1.5 s of ~2.4 s at 10k items). Each file that loads
 cleanly is reduced to a small record (ids, texts, their line and column, the claim's source) and
-kept in one JSON file in the dedup cache folder, keyed by the file's path, size, mtime_ns and inode.
+kept in one file in the dedup cache folder, keyed by the file's path, size, mtime_ns and inode, with
+each text's normalised form and key (a warm run normalises only the texts of changed files). The
+Workspace's corpus (``propeval hook``, ``ci``, ``run``) is served from the same records.
 
 * Only plain regular files are looked at (:func:`corpus.corpus_scan`): a link, hard link or special
   file is a problem on every run and never enters the cache.
@@ -11,26 +13,27 @@ kept in one JSON file in the dedup cache folder, keyed by the file's path, size,
 * A file that fails to load is never kept, so its problem is reported on every run.
 * As in git's index, a file modified less than :data:`RACY_SECONDS` before the cache is written is
   not kept: an edit within the same clock tick could leave its stat unchanged.
-* The cache is bound to the code that makes records (:func:`_code_stamp`) and to the corpus root.
-  A missing, corrupt or foreign cache file is simply rebuilt; a cache that cannot be written only
-  costs the next run a full load.
+* The cache is bound to the code that makes records (:func:`_code_stamp`) and to the corpus root,
+  and carries an HMAC-SHA256 under this user's cache key (:mod:`propeval.cachekey`), read with
+  :mod:`marshal` only after it checks out (as :mod:`propeval.loadcache`). A missing, corrupt,
+  forged or foreign cache file is simply rebuilt; a cache that cannot be written only costs the
+  next run a full load.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from propeval.corpus import Claim, Item, corpus_scan, load_entry
+from propeval.corpus import Claim, Corpus, Item, corpus_scan, load_entry
 from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
 
-FORMAT = 2  # 2: items carry translation_of
+FORMAT = 3  # 2: items carry translation_of; 3: each text its normalised form and key
 RACY_SECONDS = 2.0
 
 
@@ -46,13 +49,17 @@ class Records:
 
 
 def record_of(entry: Claim | Item) -> dict[str, Any]:
-    """The fields dedup uses, with positions, as plain JSON values."""
+    """The fields dedup uses, with positions, as plain JSON values; each text with its normalised
+    form and that form's key (:func:`propeval.textnorm.normalised`), so that a warm run
+    normalises and hashes only the texts of files that changed."""
+    from propeval.textnorm import normalised
+
     rel = entry.doc.relpath
     if isinstance(entry, Claim):
         facts = []
         for n, fact in enumerate(entry.facts):
             line, col = entry.doc.locate(f"/facts/{n}/text")
-            facts.append([fact.id, fact.text, line, col])
+            facts.append([fact.id, fact.text, line, col, *normalised(fact.text)])
         return {
             "kind": "claim",
             "path": rel,
@@ -75,6 +82,7 @@ def record_of(entry: Claim | Item) -> dict[str, Any]:
         "active": entry.active,
         "line": line,
         "col": col,
+        "norm": normalised(entry.prompt),
     }
 
 
@@ -111,6 +119,34 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
     return out
 
 
+def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
+    """Records of a loaded corpus's claims and items (every file read already, by the Workspace):
+    a file whose stat is the one the record cache holds keeps its record (and its texts' normalised
+    forms), the rest are made from the loaded documents. Files that did not load are the corpus's
+    problems."""
+    out = Records(problems=list(corpus.problems))
+    path = _cache_path(cache_folder, corpus.root) if cache_folder is not None else None
+    old = _read(path) if path is not None else {}
+    new: dict[str, list[Any]] = {}
+    now = time.time()
+    for entry in [*corpus.all_claims, *corpus.all_items]:
+        rel = entry.doc.relpath
+        stamp = corpus.stamps.get(rel)
+        cached = old.get(rel)
+        if stamp is not None and _usable(cached) and cached[0] == list(stamp):
+            record = cached[1]
+        else:
+            out.loaded += 1
+            record = record_of(entry)
+        (out.claims if record["kind"] == "claim" else out.items).append(record)
+        if stamp is not None and now - stamp[1] / 1e9 >= RACY_SECONDS:
+            new[rel] = [list(stamp), record]
+    out.files = len(out.claims) + len(out.items)
+    if path is not None and new != old:
+        _write(path, new)
+    return out
+
+
 def _usable(cached: Any) -> TypeGuard[list[Any]]:
     return (
         isinstance(cached, list)
@@ -124,9 +160,10 @@ def _code_stamp() -> str:
     """A hash of the modules whose code shapes a record: a changed loader invalidates the cache."""
     import propeval.corpus
     import propeval.loader
+    import propeval.textnorm
 
     h = hashlib.sha256(f"{FORMAT}".encode())
-    for module in (propeval.loader, propeval.corpus):
+    for module in (propeval.loader, propeval.corpus, propeval.textnorm):
         with contextlib.suppress(OSError, TypeError):
             h.update(Path(str(module.__file__)).read_bytes())
     h.update(Path(__file__).read_bytes())
@@ -135,23 +172,50 @@ def _code_stamp() -> str:
 
 def _cache_path(folder: Path, root: Path) -> Path:
     name = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:24]
-    return folder / "corpus" / f"{name}.json"
+    return folder / "corpus" / f"{name}.records"
+
+
+MAGIC = b"propeval dedup records\n"
+
+
+def _mac(key: bytes, payload: bytes) -> bytes:
+    import hmac
+
+    return hmac.digest(key, _code_stamp().encode("ascii") + b"\0" + payload, "sha256")
 
 
 def _read(path: Path) -> dict[str, list[Any]]:
+    """The cache's records; anything wrong with the file (absent, damaged, made by other code, not
+    authenticated under this user's cache key) reads as empty."""
+    import hmac
+    import marshal
+
+    from propeval import cachekey
+    from propeval.errors import ConfigError
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+        key = cachekey.cache_key()
+    except (OSError, ConfigError):
         return {}
-    if not isinstance(data, dict) or data.get("code") != _code_stamp() or not isinstance(data.get("files"), dict):
+    head = len(MAGIC) + 32
+    if not raw.startswith(MAGIC) or not hmac.compare_digest(raw[len(MAGIC) : head], _mac(key, raw[head:])):
         return {}
-    return data["files"]
+    try:
+        files = marshal.loads(raw[head:])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return files if isinstance(files, dict) else {}
 
 
 def _write(path: Path, files: dict[str, list[Any]]) -> None:
+    import marshal
+
+    from propeval import cachekey
+    from propeval.errors import ConfigError
     from propeval.fsutil import atomic_write
 
-    payload = json.dumps({"code": _code_stamp(), "files": files}, ensure_ascii=False, separators=(",", ":"))
-    # A read-only or full cache folder costs only the next run's parse time.
-    with contextlib.suppress(OSError):
-        atomic_write(path, payload)
+    # A read-only or full cache folder, or no cache key, costs only the next run's parse time.
+    with contextlib.suppress(OSError, ConfigError):
+        payload = marshal.dumps(files)
+        atomic_write(path, MAGIC + _mac(cachekey.cache_key(), payload) + payload)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,12 +44,12 @@ def load_units(
     problems of files that did not load. From ``corpus`` when a caller has it loaded already (a
     Workspace's: ``propeval run`` and ``ci`` read each file once); else unchanged files come from
     the record cache (:mod:`propeval.dedup.records`) in the dedup cache folder."""
-    from propeval.dedup.records import load_records, record_of
+    from propeval.dedup.records import load_records, records_of_corpus
 
     if corpus is not None:
-        claims = [record_of(c) for c in corpus.all_claims]
-        items = [record_of(i) for i in corpus.all_items]
-        return units_of_records(claims, items, facts=facts), list(corpus.problems)
+        # the record cache still serves: unchanged files' texts are not normalised and hashed again
+        records = records_of_corpus(corpus, settings.cache_folder(config.root))
+        return units_of_records(records.claims, records.items, facts=facts), records.problems
     records = load_records(config.root, config.questions, settings.cache_folder(config.root))
     return units_of_records(records.claims, records.items, facts=facts), records.problems
 
@@ -87,6 +86,7 @@ def units_of_records(
                 claim["source_url"] if claim else "",
                 claim["anchor"] if claim else "",
                 translation_of=str(item.get("translation_of") or ""),
+                normalised=item.get("norm"),
             )
         )
     if facts:
@@ -94,7 +94,7 @@ def units_of_records(
             claim = claim_by_id[cid]
             if claim.get("draft"):
                 continue
-            for fid, text, line, col in claim["facts"]:
+            for fid, text, line, col, *norm in claim["facts"]:
                 if not text.strip():
                     continue
                 out.append(
@@ -110,6 +110,7 @@ def units_of_records(
                         claim["source_url"],
                         claim["anchor"],
                         str(claim.get("claim_kind", "")),
+                        normalised=norm or None,
                     )
                 )
     return out
@@ -129,9 +130,11 @@ def make_unit(
     claim_kind: str = "",
     *,
     translation_of: str = "",
+    normalised: Sequence[str] | None = None,
 ) -> Unit:
-    norm = textnorm.normalise(text)
-    key = hashlib.sha256(norm.encode("utf-8")).hexdigest()
+    """A Unit; ``normalised`` is ``[normalised text, its key]`` when a record cache holds them
+    (:func:`propeval.textnorm.normalised`), else they are computed here."""
+    norm, key = normalised if normalised else textnorm.normalised(text)
     return Unit(
         uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key, claim_kind, translation_of
     )

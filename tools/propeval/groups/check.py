@@ -149,8 +149,7 @@ def _touched(config: Config, ref: str) -> tuple[set[str], str]:
     changed = set(gitutil.changed_paths(config.root, base))
     if "pyproject.toml" in changed:
         return set(), f"pyproject.toml changed since {ref}: checking every group"
-    before = gitutil.files_at(config.root, base, config.questions_dir)
-    changed.update(p for p in before if not (config.root / p).exists())
+    # A file deleted since the base is among the changed paths (git names deletions, staged or not).
     prefix = config.questions_dir + "/"
     out = set()
     for p in changed:

@@ -72,17 +72,20 @@ def run_hook(
 ) -> HookResult:
     """Run check, groups and dedup (but those in ``skip``) over what changed since ``ref``, in that
     order, over the one workspace ``ws``; each part's failure to run stays its own."""
+    from propeval import gitutil
+
     out = HookResult(ref)
-    for name in PARTS:
-        part = HookPart(name)
-        out.parts.append(part)
-        if name in skip:
-            part.skipped = True
-            continue
-        try:
-            part.result = _PARTS[name](ws, ref, announce)
-        except PropevalError as e:
-            part.error = e
+    with gitutil.snapshot():  # nothing changes the repository meanwhile: each git question asked once
+        for name in PARTS:
+            part = HookPart(name)
+            out.parts.append(part)
+            if name in skip:
+                part.skipped = True
+                continue
+            try:
+                part.result = _PARTS[name](ws, ref, announce)
+            except PropevalError as e:
+                part.error = e
     return out
 
 
