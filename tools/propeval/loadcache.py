@@ -153,8 +153,9 @@ class LoadCache:
     def put(self, rel: str, stamp: Stamp, doc: Document, now: float) -> None:
         """Keep what the loader made of ``rel``, unless it changed too recently to tell a later edit apart."""
         if now - stamp[1] / 1e9 < RACY_SECONDS:
-            self._dirty = True  # an entry it replaces is gone
-            return
+            if rel in self._old:
+                self._dirty = True  # the entry it replaces is gone
+            return  # a new file too fresh to keep: nothing to write (a commit's new item must not rewrite the cache)
         self._new[rel] = (stamp, doc.data, pack(doc))
         self._dirty = True
 
