@@ -330,3 +330,23 @@ def test_ci_on_a_one_item_pull_request_does_work_linear_in_corpus_size(repos: li
 
     counts = [ci(root) for root in repos]
     assert superlinear(counts) == {}
+
+
+def test_the_commit_hook_does_work_linear_in_corpus_size(repos: list[Path]) -> None:
+    """``propeval hook`` on a one-item change: its check and groups parts call each function in
+    proportion to the corpus at most, and groups looks at the changed group alone (its dedup part is
+    ``find_duplicates`` over the same Workspace corpus, counted above with the same narrowing)."""
+    from propeval.pipeline.hook import run_hook
+
+    def hook(root: Path) -> tuple[dict[str, int], Any]:
+        ws = Workspace(load_config(root))
+        ws.corpus  # noqa: B018 - the load has its own test above
+        out: list[Any] = []
+        counted = calls(lambda: out.append(run_hook(ws, "main", skip=("dedup",))))
+        return counted, out[0]
+
+    runs = [hook(root) for root in repos]
+    assert superlinear([c for c, _ in runs]) == {}
+    for _, result in runs:
+        groups = next(p for p in result.parts if p.name == "groups").result
+        assert sorted(groups.matrices) == ["c9999"]  # the new claim's group, not every group
