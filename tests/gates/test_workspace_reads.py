@@ -133,3 +133,23 @@ def test_a_load_cache_written_elsewhere_is_never_used(gate_corpus: Any, monkeypa
     reads.clear()
     assert run("check").exit_code == 0
     assert sum(1 for f in reads if f.startswith("questions/")) == 4
+
+
+def test_a_new_file_too_fresh_to_keep_does_not_rewrite_the_load_cache(gate_corpus: Any) -> None:
+    """A commit adds an item seconds old: the load cache cannot keep it yet (its stat may still
+    change within the clock tick), and the rest is as it was, so the cache is not written again
+    (at 10k items it was rewritten whole, 13 MB, on every commit)."""
+    from propeval.config import load_config
+    from propeval.loadcache import LoadCache
+
+    aged(gate_corpus.root)
+    assert run("check").exit_code == 0
+    cache = LoadCache(load_config().root).path
+    before = cache.stat()
+    gate_corpus.item("i0009", prompt='"Who ordered the army into Beijing?"')
+    assert run("check").exit_code == 0
+    after = cache.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    aged(gate_corpus.root)  # a minute later: now it is kept
+    assert run("check").exit_code == 0
+    assert cache.stat().st_mtime_ns != before.st_mtime_ns
