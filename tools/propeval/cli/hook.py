@@ -54,7 +54,7 @@ def command(ctx: click.Context, ref: str, skip: tuple[str, ...], fmt: str, verbo
 
     The same as `propeval check --changed-since HEAD`, `propeval groups --changed-since HEAD` and
     `propeval dedup --changed-since HEAD` run one after the other, but the corpus is loaded once
-    and Python starts once: on a large corpus, a third of the time of three hooks. Each part's
+    and Python starts once: at 10,000 items, 0.6x the CPU time of the three hooks. Each part's
     output comes under its own heading, in the words of its own command; the exit code is the
     worst part's (0 clean, 1 problems, 3 a part could not run).
 
