@@ -281,8 +281,8 @@ class EmbeddingCache:
             vecs_all = new_vecs if old[1] is None else np.concatenate([old[1], new_vecs]).astype(np.float32)
             ntok_all = new_ntok if old[2] is None else np.concatenate([old[2].astype(np.int32), new_ntok])
             self._write_base(keys_all, vecs_all, ntok_all)
-            # The base now holds the log's entries: a reader that reads both meanwhile sees them twice
-            # (the same vectors), never none.
+            # The base now holds the log's entries. A reader that read the old base and then finds no
+            # log misses them and embeds those texts again: a cost, never a wrong vector.
             if self.log_path.exists():
                 self.log_path.unlink()
             self._set(keys_all, vecs_all, ntok_all)
