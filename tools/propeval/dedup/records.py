@@ -129,7 +129,8 @@ def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
     old = _read(path) if path is not None else {}
     new: dict[str, list[Any]] = {}
     now = time.time()
-    for entry in [*corpus.all_claims, *corpus.all_items]:
+    entries: list[Claim | Item] = [*corpus.all_claims, *corpus.all_items]
+    for entry in entries:
         rel = entry.doc.relpath
         stamp = corpus.stamps.get(rel)
         cached = old.get(rel)
