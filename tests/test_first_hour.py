@@ -149,7 +149,8 @@ def test_the_contributors_first_hour(light_clone: Clone) -> None:
     good = c.commit("Tank Man")
     assert good.returncode == 0, good.stdout + good.stderr
     hooks = good.stdout + good.stderr
-    assert "propeval dedup (near-duplicates against the whole corpus)" in hooks and "Failed" not in hooks
+    # one hook for check, groups and dedup (propeval hook, one process)
+    assert "propeval hook (check, groups, dedup on what is staged)" in hooks and "Failed" not in hooks
 
     # One mistake of each kind, in the contributor's terms.
     claim = c.root / "questions" / cid / "claim.yaml"
