@@ -471,7 +471,14 @@ def corpus_candidates(
     text meets every other), scored and labelled; and each corpus's (texts, distinct meanings)."""
     import itertools
 
-    from propeval.dedup.candidates import SemanticSpace, bigram_candidates, exact_groups, lang, lexical_scores
+    from propeval.dedup.candidates import (
+        SemanticSpace,
+        bigram_candidates,
+        decide_lexical,
+        exact_groups,
+        lang,
+        lexical_scores,
+    )
     from propeval.dedup.embedding import embed_units
     from propeval.dedup.explain import conflict
     from propeval.dedup.find import second_model
@@ -509,14 +516,8 @@ def corpus_candidates(
         space.grey_everywhere = space.grey  # both scores of every pair a grey zone may hold, to place the zones
         space.search(list(range(len(space.units))), settings)
         parts = space.parts
-        for (i, j), score in lexical_scores(
-            units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs
-        ).items():
-            a, b = units[i], units[j]
-            if score >= settings.lexical_threshold and not conflict(
-                a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)
-            ):
-                always.add((i, j))
+        lexical = lexical_scores(units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs)
+        always.update(decide_lexical(units, lexical, settings).flagged)  # as dedup decides the lexical pass
         seen: set[tuple[int, int]] = set()
         if space.candidates is not None:
             e5 = parts["e5"].tolist() if parts else [float("nan")] * len(space.candidates[0])
