@@ -12,8 +12,8 @@ built-in backends' calibrated tables are the ones below. The encoders are built 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import MISSING, dataclass
 from typing import Any
 
 from propeval.embed.registry import BACKENDS, Thresholds, described, runtimes
@@ -199,6 +199,22 @@ USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl",
 USE_SECOND_SAME = frozenset({"ru", "zh"})
 USE_SECOND_GATE = 0.45
 CROSS_LINGUAL_MODELS = ("auto", "", "use")
+# What decides a run's flags (DedupSettings.decisive): keys resolved into the scoring model, the
+# thresholds and grey zones per language pair, the languages embedded, and the backend's own options;
+# keys that act as written; keys that change where a run reads, how fast it runs or how much it
+# prints, not which pairs it flags.
+RESOLVED = (
+    "backend", "score", "cross_lingual_model", "thresholds_model", "semantic_threshold", "cross_lingual_threshold",
+    "fact_semantic_threshold", "pair_thresholds", "grey_zones", "semantic_languages", "model", "max_seq_length",
+    "margin_neighbours",
+)  # fmt: skip
+AS_WRITTEN = (
+    "lexical_threshold", "neighbours", "exact_index_below", "approximate_index", "hnsw_m", "ef_search", "ivf_nprobe",
+    "allowlist", "compare_facts", "boilerplate_min_claims", "max_bigram_df",
+)  # fmt: skip
+NOT_DECISIVE = (
+    "cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance", "max_problems_per_rule",
+)  # fmt: skip
 
 
 def _own(model: str) -> Thresholds | None:
@@ -523,6 +539,45 @@ class DedupSettings(Table):
             return False
         a, b = primary_subtag(lang_a), primary_subtag(lang_b)
         return a != b and a in USE_LANGUAGES and b in USE_LANGUAGES
+
+    def decisive(self, languages: Iterable[str]) -> dict[str, Any]:
+        """What decides which pairs a run over texts in ``languages`` flags, resolved: the scoring model
+        (``backend``, ``score`` and ``cross_lingual_model`` resolved), the threshold and grey zone of
+        every language pair among ``languages`` (``pair_thresholds``, the other threshold keys and the
+        calibrated tables resolved), the facts' threshold, and the keys that act as written. A key that
+        is neither (one a later version adds) counts only when it differs from its default: adding it
+        with its default changes nothing here, as it changes nothing a run decides. The dedup record's
+        ``settings_hash`` is the hash of this (:mod:`propeval.dedup.record`)."""
+        backend = BACKENDS[self.backend]
+        langs = sorted({primary_subtag(x) for x in languages if x})
+        pairs: dict[str, Any] = {}
+        for n, a in enumerate(langs):
+            for b in langs[n:]:
+                zone = self.grey_zone(a, b)
+                pairs[language_pair(a, b)] = [self.pair_limit(a, b)[0], list(zone) if zone else None]
+        out: dict[str, Any] = {
+            "scoring_model": self.scoring_model,
+            "languages": list(self.languages()),
+            "pairs": pairs,
+            "facts": self.pair_limit("und", "und", "fact")[0],
+            # the boilerplate facts warning compares bare cosines
+            "fact_cosine": self.cosine_limit(kind="fact"),
+        }
+        if self.score == "margin":
+            out["margin_neighbours"] = self.margin_neighbours
+        for name in ("model", "max_seq_length"):
+            if name in backend.options:
+                out[name] = getattr(self, name)
+        for name in AS_WRITTEN:
+            out[name] = getattr(self, name)
+        for name, spec in self.keys().items():
+            if name in out or name in RESOLVED or name in NOT_DECISIVE:
+                continue
+            value = getattr(self, name)
+            default = spec.default_factory() if spec.default_factory is not MISSING else spec.default
+            if value != default:
+                out[name] = value
+        return out
 
     def languages(self) -> tuple[str, ...]:
         """Languages (primary subtags) the semantic pass embeds; () means every language."""
