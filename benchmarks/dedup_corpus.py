@@ -476,8 +476,10 @@ class Score:
     questions: int = 0  # TruthfulQA questions in the corpus
     meanings: int = 0  # distinct items
     texts: int = 0
-    false_examples: list[tuple[str, str, str]] = field(default_factory=list)
-    borderline_examples: list[tuple[str, str, str]] = field(default_factory=list)
+    # (language pair, corpus, meaning a, meaning b, text a, text b) of each false / borderline flag
+    false_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    borderline_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    missed_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)  # planted, not flagged
 
     def add(self, other: Score) -> None:
         for mine, theirs in (
@@ -495,6 +497,7 @@ class Score:
         self.texts += other.texts
         self.false_examples.extend(other.false_examples)
         self.borderline_examples.extend(other.borderline_examples)
+        self.missed_examples.extend(other.missed_examples)
 
 
 def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -> Score:
@@ -519,11 +522,20 @@ def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -
                 out.uncounted += 1
             elif b.meaning in a.border or a.meaning in b.border:
                 out.borderline[lp] = out.borderline.get(lp, 0) + 1
-                out.borderline_examples.append((lp, a.text, b.text))
+                out.borderline_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
             else:
                 out.false[lp] = out.false.get(lp, 0) + 1
-                out.false_examples.append((lp, a.text, b.text))
+                out.false_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
                 out.false_questions += a.source == b.source == "truthfulqa"
+    flagged = {(by_id[x].text, by_id[x].lang, by_id[y].text, by_id[y].lang) for x, y in seen}
+    by_meaning: dict[str, list[Text]] = defaultdict(list)
+    for t in corpus.texts:
+        by_meaning[t.meaning].append(t)
+    for group in by_meaning.values():
+        for a, b in itertools.combinations(group, 2):
+            if (a.text, a.lang, b.text, b.lang) not in flagged and (b.text, b.lang, a.text, a.lang) not in flagged:
+                lp = lang_pair(a.lang, b.lang)
+                out.missed_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
     return out
 
 
@@ -591,7 +603,8 @@ def main() -> None:
         action="store_true",
         help="write OUT/corpus.jsonl (what tests/dedup/data/corpus/corpus.jsonl is) and stop: no dedup run",
     )
-    # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, text, text)
+    # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, corpus,
+    # meaning, meaning, text, text)
     args = ap.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -660,18 +673,20 @@ def main() -> None:
             for kind, examples in (
                 ("false", total[name].false_examples),
                 ("borderline", total[name].borderline_examples),
+                ("missed", total[name].missed_examples),
             ):
                 dump = out / f"{kind}-flags-{split}-{name}.tsv"
                 dump.write_text(
-                    "".join(f"{lp}\t{x}\t{y}\n".replace("\r", " ") for lp, x, y in sorted(examples)), encoding="utf-8"
+                    "".join("\t".join(row).replace("\r", " ").replace("\n", " ") + "\n" for row in sorted(examples)),
+                    encoding="utf-8",
                 )
         if args.examples:
             for name in trees:
                 print(f"  false flags, {name} (first {args.examples}):")
-                for lp, x, y in total[name].false_examples[: args.examples]:
+                for lp, _, _, _, x, y in total[name].false_examples[: args.examples]:
                     print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
             print(f"  borderline flags, after (first {args.examples}):")
-            for lp, x, y in total["after"].borderline_examples[: args.examples]:
+            for lp, _, _, _, x, y in total["after"].borderline_examples[: args.examples]:
                 print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
 
 
