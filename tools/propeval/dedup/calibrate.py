@@ -658,12 +658,6 @@ class FloorRow:
     precision: dict[str, float]
     met: int  # language pairs whose cross-validated recall and precision both reach the targets
 
-    @property
-    def worst(self) -> float:
-        """The largest shortfall of any pair from either target (0: all met)."""
-        gaps = [max(TARGET_RECALL - self.recall[k], TARGET_PRECISION - self.precision[k], 0.0) for k in self.recall]
-        return max(gaps, default=0.0)
-
 
 def _fold(group: str) -> int:
     import hashlib
@@ -677,9 +671,9 @@ def cross_validate_floor(
     """The precision floor for ``objective``, chosen by FOLDS-fold cross-validation on the calibration
     split (folds by meaning): for each floor, each fold's thresholds are chosen on the other folds and
     counted on it; the floor whose cross-validated recall and precision reach the targets
-    (TARGET_RECALL, TARGET_PRECISION) in the most language pairs wins, then the one whose worst pair
-    falls least short, then the higher floor (fewer false flags). Pairs with fewer than WEAK planted
-    duplicates do not vote (a fold holds a handful of them)."""
+    (TARGET_RECALL, TARGET_PRECISION) in the most language pairs wins; of those, the highest (the
+    fewest false flags for as many pairs met). Pairs with fewer than WEAK planted duplicates do not
+    vote (a fold holds a handful of them)."""
     rows = []
     voters = {k: [c for c in v if c.split == "calibration"] for k, v in by_pair.items()}
     voters = {k: v for k, v in voters.items() if sum(c.label == 1 for c in v) >= WEAK}
@@ -699,7 +693,7 @@ def cross_validate_floor(
             precision[key] = tp / (tp + fp) if tp + fp else 0.0
         met = sum(recall[k] >= TARGET_RECALL - 1e-9 and precision[k] >= TARGET_PRECISION - 1e-9 for k in recall)
         rows.append(FloorRow(floor, recall, precision, met))
-    best = max(rows, key=lambda r: (r.met, -round(r.worst, 6), r.min_precision))
+    best = max(rows, key=lambda r: (r.met, r.min_precision))
     return best.min_precision, rows
 
 
