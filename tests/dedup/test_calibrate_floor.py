@@ -8,7 +8,9 @@ from propeval.dedup.calibrate import FLOORS, Candidate, cross_validate_floor
 
 def _pair(key: str, positives: list[float], negatives: list[float]) -> list[Candidate]:
     out = [Candidate(key, s, False, False, 1, "c", "calibration", group=f"{key}:p{n}") for n, s in enumerate(positives)]
-    out += [Candidate(key, s, False, False, 0, "c", "calibration", group=f"{key}:n{n}") for n, s in enumerate(negatives)]
+    out += [
+        Candidate(key, s, False, False, 0, "c", "calibration", group=f"{key}:n{n}") for n, s in enumerate(negatives)
+    ]
     return out
 
 
