@@ -457,7 +457,7 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
         for r in result.floors:
             mark = " <-" if r.min_precision == result.min_precision else ""
             cells = " ".join(f"{k} {r.recall[k]:.2f}/{r.precision[k]:.2f}" for k in sorted(r.recall))
-            out.write(f"  {r.min_precision:.3f}: {r.met:2d} met | {cells}{mark}\n")
+            out.write(f"  {r.min_precision:.3f}: {r.met:2d} met | {cells}".rstrip() + f"{mark}\n")
         out.write("\n")
     out.write("  pair   planted  threshold | calibration recall precision false | held-out recall precision false\n")
     for p in result.pairs:
