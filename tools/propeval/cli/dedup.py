@@ -439,6 +439,7 @@ def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
 def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bool) -> None:
     """Per language pair: planted duplicates, the threshold, recall and precision on both splits;
     per corpus: false flags per 100 distinct items; then the table for pyproject.toml."""
+    from propeval.dedup.calibrate import floor_text
 
     def pct(x: float | None) -> str:
         return "   -" if x is None else f"{x:.2f}"
@@ -447,7 +448,7 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
         f"corpus-level calibration of {result.model} on {path.name}: calibration split {result.texts['calibration']} "
         f"texts ({result.meanings['calibration']} distinct items), held-out {result.texts['heldout']} texts\n"
         f"threshold per language pair: {'highest recall' if result.objective == 'recall' else 'best F1'} at "
-        f"precision >= {result.min_precision:.2f} on the calibration split\n\n"
+        f"precision >= {floor_text(result.min_precision)} on the calibration split\n\n"
     )
     if result.floors:
         out.write(

@@ -619,13 +619,18 @@ def _best(cands: list[Candidate], min_precision: float, objective: str, *, fused
     reaching = [r for r in rows if r[3] and r[1] >= min_precision - 1e-9]
     if reaching and objective == "recall":
         best = max(reaching, key=lambda r: (r[4], r[0]))
-        return best[0], f"highest recall at precision >= {min_precision:.2f}", best[4]
+        return best[0], f"highest recall at precision >= {floor_text(min_precision)}", best[4]
     if reaching:
         best = max(reaching, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
-        return best[0], f"best F1 at precision >= {min_precision:.2f}", best[2]
+        return best[0], f"best F1 at precision >= {floor_text(min_precision)}", best[2]
     best = max(rows, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
     # a threshold that misses the precision floor loses to one that reaches it
-    return best[0], f"best F1 (no threshold reaches precision {min_precision:.2f})", best[2] - 1
+    return best[0], f"best F1 (no threshold reaches precision {floor_text(min_precision)})", best[2] - 1
+
+
+def floor_text(floor: float) -> str:
+    """A precision floor as reports write it: 0.90, 0.825."""
+    return f"{floor:.2f}" if round(floor, 2) == floor else f"{floor:.3f}"
 
 
 def _choose(
