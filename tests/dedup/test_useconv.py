@@ -108,9 +108,12 @@ def test_a_forged_memo_is_not_trusted(tmp_path: Path) -> None:
     _encoder(tmp_path).encode(["warm"])
     (memo,) = tmp_path.glob("use-*.verified")
     (binary,) = tmp_path.glob("use-*.bin")
+    before = binary.stat()
     data = bytearray(binary.read_bytes())
     data[100] ^= 0xFF
-    binary.write_bytes(bytes(data))
+    binary.write_bytes(bytes(data))  # in place: the same inode
+    os.utime(binary, ns=(before.st_atime_ns, before.st_mtime_ns))  # and its mtime put back: the same stamp
+    assert binary.stat().st_ino == before.st_ino
     memo.write_text("0" * 64 + "\n", encoding="ascii")  # a memo made without this user's key
     said: list[str] = []
     _encoder(tmp_path, said).encode(["x"])
