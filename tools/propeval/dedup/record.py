@@ -6,7 +6,9 @@ at hand), at :attr:`propeval.ledger.paths.LedgerPaths.dedup`. Its binding is wha
 
 * ``corpus_hash``: the content hash of every item's and claim's hash (the texts compared);
 * ``allowlist_hash``: the sha256 of the allowlist file (the reviewed pairs);
-* ``settings_hash``: the hash of the ``[tool.propeval.dedup]`` keys that change which pairs are flagged.
+* ``settings_hash``: the hash of what in ``[tool.propeval.dedup]`` decides which pairs are flagged, resolved
+  (:meth:`propeval.settings.DedupSettings.decisive`: the scoring model, each language pair's threshold
+  and grey zone, ...), so that upgrading, which adds keys at their defaults, leaves a record current.
 
 ``propeval export`` and ``propeval report`` recompute the binding: a record whose binding differs
 is shown as **not current** (the card says what changed, and export warns); a record whose
@@ -20,7 +22,7 @@ This module imports nothing heavy: export reads the record without the dedup ext
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +41,6 @@ SUBJECT = "corpus"
 # How a maintainer makes the record current (the card, the report and export say it).
 RECORD_HINT = "a maintainer records it with `propeval run --record` (or `propeval dedup --record`) and commits it"
 
-# Settings that change where the run reads or how fast it runs, not which pairs it flags.
-_NOT_BOUND = ("cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance")
-
 
 def record_path(ws: Workspace) -> Path:
     return ws.ledger_paths.dedup
@@ -54,11 +53,13 @@ def binding(ws: Workspace) -> dict[str, Any]:
     allow = config.root / settings.allowlist
     allow_hash = "sha256:" + hashlib.sha256(allow.read_bytes()).hexdigest() if allow.is_file() else None
     texts = {i.id: i.hash for i in corpus.items.values()} | {c.id: c.hash for c in corpus.claims.values()}
-    bound = {k: v for k, v in asdict(settings).items() if k not in _NOT_BOUND}
+    languages = {i.language for i in corpus.items.values()}
     return {
         "corpus_hash": content_hash(dict(sorted(texts.items()))),
         "allowlist_hash": allow_hash,
-        "settings_hash": content_hash(bound),
+        # the resolved settings: a key added with its default, or a threshold written out as the
+        # table's own value, leaves a record current; a changed value does not
+        "settings_hash": content_hash(settings.decisive(languages)),
     }
 
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from propeval.config import Config
 from propeval.dedup import PASSES, DedupResult, Pair, Unit, embed_units, shared_terms
-from propeval.dedup.candidates import SemanticSpace, bigram_candidates, lang, lexical_scores
-from propeval.dedup.explain import conflict, differing_terms, pair_scores
+from propeval.dedup.candidates import SemanticSpace, bigram_candidates, decide_lexical, lang, lexical_scores
+from propeval.dedup.explain import differing_terms, pair_scores
 from propeval.dedup.find import second_model
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
@@ -268,10 +268,10 @@ def _compare(
                 value, source = settings.pair_limit(la, lb, "item")
                 key = "-".join(sorted((la or "und", lb or "und")))
                 result.thresholds.setdefault(key, {"value": value, "source": source})
-        for pair, decision in space.decisions.items():
-            if decision.veto:
-                vetoed[pair] = decision.veto
-        if "semantic" in result.passes:
+        if "semantic" in result.passes:  # as dedup: without the semantic pass, its vetoes are not reported
+            for pair, decision in space.decisions.items():
+                if decision.veto:
+                    vetoed[pair] = decision.veto
             for pair, score in hits.items():
                 flagged[pair]["semantic"] = score
 
@@ -283,14 +283,10 @@ def _compare(
             (i, j) for i, j in bigram_candidates(units, focus, settings.max_bigram_df) if i < n_ours <= j
         } | space.neighbour_pairs
         lexical = lexical_scores(units, candidates)
-        for ij, score in lexical.items():
-            if score >= settings.lexical_threshold:
-                a, b = units[ij[0]], units[ij[1]]
-                veto = conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
-                if veto:
-                    vetoed[ij] = veto
-                else:
-                    flagged[ij]["lexical"] = score
+        decided = decide_lexical(units, lexical, settings)  # dedup's own decision (propeval.dedup.find)
+        vetoed.update(decided.vetoed)
+        for ij, score in decided.flagged.items():
+            flagged[ij]["lexical"] = score
 
     for (i, j), scores in flagged.items():
         result.matches.append(_pair(space, units, i, j, scores, lexical, result.passes, settings))
