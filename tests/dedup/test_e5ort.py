@@ -340,3 +340,21 @@ def test_the_hook_path_a_warm_dedup_makes_no_session_and_one_new_item_hashes_not
     corpus.item("i0003", "c0003", prompt='"Who built the Kerch bridge, and when did it open?"')
     dedup()
     assert len(sessions) == 1 and hashed == []
+
+
+def test_an_embed_call_s_progress_bar_ends_with_it(ort_encoder: Any, tmp_path: Path) -> None:
+    """embed() gives the encoder this call's bar and takes it back after, so a long-lived process
+    (the hook, a benchmark) that embeds again on the same encoder never drives a finished bar."""
+    from propeval.embed.cache import embed
+
+    seen: list[tuple[str, int]] = []
+
+    def bar(name: str) -> Any:
+        return lambda total: lambda n: seen.append((name, n))
+
+    assert ort_encoder.progress is None
+    embed(ort_encoder, ["Первый текст.", "A second text."], tmp_path / "c1", progress_factory=bar("first"))
+    assert ort_encoder.progress is None
+    embed(ort_encoder, ["第三个文本。"], tmp_path / "c2", progress_factory=None)
+    assert {name for name, _ in seen} == {"first"}, seen  # the first bar heard only its own texts
+    assert sum(n for _, n in seen) == 2, seen

@@ -371,9 +371,16 @@ def embed(
             from propeval.progress import current
 
             progress_factory = current()  # the command's bar, when it installed one
-        if progress_factory is not None and hasattr(encoder, "progress"):
-            encoder.progress = progress_factory(len(missing))
-        vecs = np.asarray(encoder.encode(list(missing.values())), dtype=np.float32)
+        bar = progress_factory is not None and hasattr(encoder, "progress")
+        before = getattr(encoder, "progress", None)
+        if bar:
+            assert progress_factory is not None
+            setattr(encoder, "progress", progress_factory(len(missing)))  # noqa: B010
+        try:
+            vecs = np.asarray(encoder.encode(list(missing.values())), dtype=np.float32)
+        finally:
+            if bar:  # this call's bar ends with it: a later call on the same encoder drives its own
+                setattr(encoder, "progress", before)  # noqa: B010
         ntok = encoder.token_counts(list(missing.values()))
         engine = f"{encoder.fingerprint}-{encoder.engine}"
         if engine != cache.fingerprint:
