@@ -1,0 +1,70 @@
+"""What the converted models share: e5 in onnxruntime (:mod:`propeval.embed.e5ort`) and USE's
+memory-mapped copy (:mod:`propeval.embed.useconv`) each keep, beside their files, one JSON record per
+key: a conversion that succeeded (its files, their sizes and sha256) or one that failed (and why).
+
+The record is read before any file is opened; a file whose size differs from the record is taken as
+half-written (no record), and its hash is checked on load by the module that owns it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class ConversionError(Exception):
+    """The model could not be converted, or its conversion does not compute the original's vectors."""
+
+
+class DamagedError(Exception):
+    """A converted file does not match its record (damaged or half-written)."""
+
+
+def read_record(
+    folder: Path, key: str, fmt: int, *, failure_holds: Callable[[dict[str, Any]], bool] | None = None
+) -> dict[str, Any] | None:
+    """The record of ``key`` in ``folder``: a conversion that succeeded (every file present at its
+    recorded size), or one that failed (while ``failure_holds(record)``, when given: a failure may be
+    remembered only for the runtime that failed); else None."""
+    try:
+        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != fmt or meta.get("key") != key:
+        return None
+    if meta.get("status") == "failed":
+        return meta if failure_holds is None or failure_holds(meta) else None
+    if meta.get("status") != "ok":
+        return None
+    try:
+        for entry in meta["files"].values():
+            if (folder / entry["name"]).stat().st_size != entry["bytes"]:
+                return None
+    except (OSError, KeyError, TypeError, AttributeError):
+        return None
+    return meta
+
+
+def usable_record(record: dict[str, Any] | None, folder: Path, key: str) -> dict[str, Any]:
+    """``record`` if it is of a conversion that succeeded.
+
+    Raises:
+        DamagedError: there is no usable record.
+        ConversionError: the record says the conversion failed.
+    """
+    if record is None:
+        raise DamagedError(f"no complete conversion record for {key} in {folder}")
+    if record.get("status") != "ok":
+        raise ConversionError(str(record.get("reason", "the conversion failed")))
+    return record
+
+
+def write_record(folder: Path, key: str, meta: dict[str, Any]) -> None:
+    """Write ``key``'s record atomically; a read-only folder costs a conversion next time, nothing else."""
+    from propeval.fsutil import atomic_write
+
+    with contextlib.suppress(OSError):
+        atomic_write(folder / f"{key}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
