@@ -68,3 +68,40 @@ def write_record(folder: Path, key: str, meta: dict[str, Any]) -> None:
 
     with contextlib.suppress(OSError):
         atomic_write(folder / f"{key}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+
+def convert_once(
+    folder: Path,
+    key: str,
+    read: Callable[[Path, str], dict[str, Any] | None],
+    convert: Callable[[], dict[str, Any]],
+    failure: Callable[[str], dict[str, Any]],
+    *,
+    prefix: str = "",
+) -> dict[str, Any]:
+    """The record of ``key``: read if one exists, else made by ``convert()`` under a lock (two
+    processes at once: the second waits for the first and finds its record). A failure is recorded
+    (``failure(reason)``) so it is said once, not retried on every run; an unexpected error's reason
+    is ``prefix`` + its type and message.
+
+    Raises:
+        ConversionError: the conversion failed, now or when it was recorded.
+    """
+    from filelock import FileLock
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / f"{key}.lock"), timeout=900):
+        meta = read(folder, key)
+        if meta is not None:
+            if meta.get("status") != "ok":
+                raise ConversionError(str(meta.get("reason")))
+            return meta
+        try:
+            return convert()
+        except ConversionError as e:
+            write_record(folder, key, failure(str(e)))
+            raise
+        except Exception as e:  # numpy, onnx, onnxruntime, the packages and the file system raise many kinds
+            reason = f"{prefix}{type(e).__name__}: {e}"
+            write_record(folder, key, failure(reason))
+            raise ConversionError(reason) from e

