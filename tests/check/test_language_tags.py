@@ -31,6 +31,25 @@ def test_the_rule() -> None:
     assert [language_key(t) for t in ("ru-RU", "ru_RU", "RU", "zh-Hans", "sh")] == ["ru", "ru", "ru", "zh", "sr"]
 
 
+def test_two_letter_tags_are_langcodes_answers() -> None:
+    """The table that answers two-letter tags without importing langcodes says what langcodes says,
+    for every two-letter lower-case string (valid or not)."""
+    import itertools
+    import string
+
+    import langcodes
+
+    from propeval import langtags
+
+    def by_langcodes(tag: str) -> str | None:
+        return str(langcodes.standardize_tag(tag)) if langcodes.tag_is_valid(tag) else None
+
+    for a, b in itertools.product(string.ascii_lowercase, repeat=2):
+        tag = a + b
+        assert langtags._TWO_LETTER.get(tag) == by_langcodes(tag), tag
+        assert canonical(tag) == by_langcodes(tag), tag
+
+
 def test_new_item_refuses_non_canonical_tags_and_writes_nothing(good_corpus) -> None:  # type: ignore[no-untyped-def]
     before = good_corpus.snapshot()
     for tag, said in (
