@@ -1,6 +1,9 @@
-"""All git access, in small functions that return paths or text. The only gitpython importer.
+"""All git access, in small functions that return paths or text.
 
-Checks never see a repository object: they get lists of paths and file contents.
+Checks never see a repository object: they get lists of paths and file contents. Every command
+runs as ``git`` in a subprocess at the work tree's top (as gitpython's ``Repo.git`` ran them, which
+this module used until #40: importing gitpython cost every commit's hook 40-50 ms to start a few
+git processes). Messages are read in the C locale, and git never reads standard input.
 """
 
 from __future__ import annotations
@@ -50,26 +53,70 @@ def _snapshotted(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Failed(Exception):
+    """A git command exited non-zero; ``stderr`` is what it said."""
+
+    def __init__(self, stderr: str) -> None:
+        super().__init__(stderr)
+        self.stderr = stderr
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
+
+
 @lru_cache(maxsize=8)
-def _repo(root: Path) -> Any:
+def _top(root: Path) -> Path:
+    """The top of the work tree ``root`` is in, where every command runs."""
+    import subprocess
+
     try:
-        import git
-    except ImportError as e:  # pragma: no cover - gitpython is a core dependency
-        raise GitError("gitpython is not installed; pip install gitpython") from e
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=root,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as e:  # no such folder, or no git
+        raise GitError(f"{root} is not inside a git repository; --changed-since needs one ({e})") from e
+    top = done.stdout.decode("utf-8", "surrogateescape").strip()
+    if done.returncode != 0 or not top:
+        raise GitError(f"{root} is not inside a git repository; --changed-since needs one")
+    return Path(top)
+
+
+def _run(root: Path, args: list[str], *, env: dict[str, str] | None = None, timeout: float | None = None) -> bytes:
+    """The standard output of ``git args`` at ``root``'s work tree top; _Failed when it exits non-zero."""
+    import subprocess
+
     try:
-        return git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
-        raise GitError(f"{root} is not inside a git repository; --changed-since needs one") from e
+        done = subprocess.run(
+            ["git", *args],
+            cwd=_top(root),
+            env=env or _env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise _Failed(f"no answer in {timeout:g} seconds") from e
+    except OSError as e:
+        raise _Failed(str(e)) from e
+    if done.returncode != 0:
+        raise _Failed(done.stderr.decode("utf-8", "replace").strip())
+    return done.stdout
 
 
 def _git(root: Path, *args: str) -> str:
-    import git
-
     try:
-        return str(_repo(root).git.execute(["git", *args], strip_newline_in_stdout=False))
-    except git.GitCommandError as e:
-        stderr = (e.stderr or "").strip().removeprefix("stderr: ").strip("'").strip()
-        raise GitError(f"git {' '.join(args)} failed: {stderr or e}") from e
+        return _run(root, list(args)).decode("utf-8", "surrogateescape")
+    except _Failed as e:
+        raise GitError(f"git {' '.join(args)} failed: {e.stderr or 'it exited non-zero'}") from e
 
 
 def _empty_tree(root: Path) -> str:
@@ -100,11 +147,9 @@ def is_shallow(root: Path) -> bool:
 @_snapshotted
 def merge_base(root: Path, ref: str) -> str:
     """The merge base of ``ref`` and HEAD. A missing ref or a shallow clone is a GitError."""
-    import git
-
     try:
-        _repo(root).git.execute(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
-    except git.GitCommandError as e:
+        _run(root, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    except _Failed as e:
         if ref == "HEAD" and not _has_commits(root):
             # The first commit of a new repository (a pre-commit hook's --changed-since HEAD):
             # compare with the empty tree, so everything counts as new.
@@ -121,8 +166,8 @@ def merge_base(root: Path, ref: str) -> str:
             ref=ref,
         )
     try:
-        return str(_repo(root).git.execute(["git", "merge-base", ref, "HEAD"])).strip()
-    except git.GitCommandError as e:
+        return _run(root, ["merge-base", ref, "HEAD"]).decode("ascii", "replace").strip()
+    except _Failed as e:
         raise GitError(f"{ref!r} and HEAD share no history; --changed-since needs a common ancestor", ref=ref) from e
 
 
@@ -136,11 +181,9 @@ def commit_of(root: Path, ref: str) -> str | None:
 
 
 def _has_commits(root: Path) -> bool:
-    import git
-
     try:
-        _repo(root).git.execute(["git", "rev-parse", "--verify", "--quiet", "HEAD"])
-    except git.GitCommandError:
+        _run(root, ["rev-parse", "--verify", "--quiet", "HEAD"])
+    except _Failed:
         return False
     return True
 
@@ -171,8 +214,7 @@ def _prefix(root: Path, top: Path) -> str:
 def common_dir(root: Path) -> Path | None:
     """The repository's common git folder (shared by its worktrees), or None outside a repository.
 
-    Plain git, not gitpython: this is all the git that `propeval new` needs, and importing
-    gitpython was a quarter of its CPU time (several `new`s may run at once, see scaffold.py).
+    Not through :func:`_top`: outside a work tree (a bare repository) this still answers.
     """
     import subprocess
 
@@ -203,15 +245,12 @@ def files_at(root: Path, ref: str, folder: str) -> list[str]:
 
 def blob_at(root: Path, ref: str, path: str) -> bytes | None:
     """The bytes of ``path`` (relative to ``root``) at ``ref``, or None when it is absent there."""
-    import git
-
     top = toplevel(root)
     rel = (root.resolve() / path).relative_to(top).as_posix()
     try:
-        data = _repo(root).git.execute(["git", "show", f"{ref}:{rel}"], stdout_as_string=False)
-    except git.GitCommandError:
+        return _run(root, ["show", f"{ref}:{rel}"])
+    except _Failed:
         return None
-    return bytes(data)
 
 
 def config_value(root: Path, key: str) -> str | None:
@@ -349,8 +388,11 @@ def added_blobs(root: Path, base: str) -> list[tuple[str, str, str]]:
 
 def blob_bytes(root: Path, blob: str, limit: int) -> bytes:
     """The first ``limit`` bytes of a blob."""
-    data = _repo(root).git.execute(["git", "cat-file", "blob", blob], stdout_as_string=False)
-    return bytes(data[:limit])
+    try:
+        data = _run(root, ["cat-file", "blob", blob])
+    except _Failed as e:
+        raise GitError(f"git cat-file blob {blob} failed: {e.stderr}") from e
+    return data[:limit]
 
 
 def worktree_add(root: Path, path: Path, ref: str) -> None:
@@ -428,21 +470,26 @@ def remote_refs(url: str, *, tags: bool = False, head: bool = False, timeout: fl
     never prompts for a password, and a repository that does not answer in ``timeout`` seconds
     is a GitError.
     """
-    import os
-
-    import git
+    import subprocess
 
     if url.startswith("-"):
         raise GitError(f"{url!r} is not a repository URL or path")
     args = ["git", "-c", "protocol.ext.allow=never", "ls-remote"]
     args += ["--tags", "--refs"] if tags else []
     args += ["--", url] + (["HEAD"] if head else [])
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+    env = {**_env(), "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
     try:
-        out = str(git.Git().execute(args, env=env, kill_after_timeout=timeout, strip_newline_in_stdout=False))
-    except git.GitCommandError as e:
-        stderr = (e.stderr or "").strip().removeprefix("stderr: ").strip("'").strip()
-        raise GitError(f"git ls-remote {url} failed: {stderr or e}") from e
+        done = subprocess.run(
+            args, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired as e:
+        raise GitError(f"git ls-remote {url} failed: no answer in {timeout:g} seconds") from e
+    except OSError as e:
+        raise GitError(f"git ls-remote {url} failed: {e}") from e
+    if done.returncode != 0:
+        stderr = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git ls-remote {url} failed: {stderr or f'exit {done.returncode}'}")
+    out = done.stdout.decode("utf-8", "surrogateescape")
     refs: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
