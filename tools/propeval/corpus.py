@@ -17,7 +17,7 @@ from typing import Any
 
 from propeval.config import Config
 from propeval.filetypes import Scan, scan
-from propeval.loader import Document, LoadError, dumps_json, load_file, relative_path
+from propeval.loader import Document, LoadError, dumps_json, load_file, relative_name, relative_path
 from propeval.result import Problem
 
 CLAIM_FILE = "claim.yaml"
@@ -66,7 +66,7 @@ class _Record:
 
     @property
     def folder(self) -> str:
-        return self.doc.path.parent.name
+        return self.doc.folder_name
 
 
 @dataclass
@@ -268,10 +268,10 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
     corpus = Corpus(root=config.root)
     stats: dict[str, os.stat_result] = {}
     if paths is not None:
-        files = list(paths)
+        names = [str(p) for p in paths]
     else:
         found = corpus_scan(config.questions, config.root)
-        files = found.files
+        names = found.names
         stats = found.stats
         corpus.problems.extend(found.problems)
         # A refused corpus file still holds its id (stable-ids) and counts as looked at.
@@ -279,24 +279,31 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
             relative_path(p, config.root) for p in found.refused if p.suffix.lower() in _CORPUS_SUFFIXES
         )
     store = None
-    if cache and paths is None and files:
-        from propeval.loadcache import LoadCache
+    if cache and paths is None and names:
+        from propeval.loadcache import LoadCache, stamp_of
 
         store = LoadCache(config.root).open()
     now = time.time()
-    for path in files:
-        rel = relative_path(path, config.root)
+    # Paths as strings, and Path objects only where a file is parsed: a warm load of 10,000 items
+    # takes almost every file from the cache, and making and printing 12,000 Paths was a third of it.
+    base = str(config.root)
+    for name in names:
+        rel = relative_name(name, base, config.root)
         corpus.files.append(rel)
-        st = stats.get(str(path))
+        st = stats.get(name)
         if st is not None:
             corpus.stamps[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-        if store is not None and st is not None and path.suffix.lower() == ".yaml":
-            from propeval.loadcache import stamp_of
-
-            doc = store.get(rel, stamp_of(st), path)
+        file_name = name.rpartition(os.sep)[2]
+        claim = file_name == CLAIM_FILE
+        lower = file_name.lower()
+        # os.path.splitext's suffix, as Path.suffix: a name of dots and "yaml" alone has none
+        yaml_file = lower.endswith(".yaml") and lower.lstrip(".") != "yaml"
+        if store is not None and st is not None and yaml_file:
+            doc = store.get(rel, stamp_of(st), name)
             if doc is not None:
-                corpus.add(Claim(doc) if path.name == CLAIM_FILE else Item(doc))
+                corpus.add(Claim(doc) if claim else Item(doc))
                 continue
+        path = Path(name)
         try:
             entry = load_entry(path, config.root)
         except LoadError as e:
@@ -304,8 +311,6 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
             continue
         corpus.parsed += 1
         if store is not None and st is not None:
-            from propeval.loadcache import stamp_of
-
             store.put(rel, stamp_of(st), entry.doc, now)
         corpus.add(entry)
     if store is not None:

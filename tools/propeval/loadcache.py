@@ -49,9 +49,13 @@ def stamp_of(st: os.stat_result) -> Stamp:
 class CachedDocument(Document):
     """A Document from the cache: its data at once, its text and positions on first use."""
 
-    def __init__(self, path: Path, relpath: str, data: dict[str, Any], packed: bytes) -> None:
-        # Document's fields, but text, values and keys come from ``packed`` when first read.
-        self.path = path
+    def __init__(self, path: Path | str, relpath: str, data: dict[str, Any], packed: bytes) -> None:
+        # Document's fields, but text, values and keys come from ``packed`` when first read, and
+        # the path (given as a string) is made a Path when first asked for.
+        if isinstance(path, Path):
+            self.path = path
+        else:
+            self._name = path
         self.relpath = relpath
         self.data = data
         self._packed = packed
@@ -61,6 +65,9 @@ class CachedDocument(Document):
             text, values, keys = marshal.loads(self.__dict__.pop("_packed"))
             self.text, self.values, self.keys = text, values, keys
             return getattr(self, name)
+        if name == "path" and "_name" in self.__dict__:
+            self.path = Path(self.__dict__.pop("_name"))
+            return self.path
         raise AttributeError(name)
 
     @property
@@ -141,7 +148,7 @@ class LoadCache:
             self._old = files
         return self
 
-    def get(self, rel: str, stamp: Stamp, path: Path) -> CachedDocument | None:
+    def get(self, rel: str, stamp: Stamp, path: Path | str) -> CachedDocument | None:
         """The cached document of ``rel`` when its stat is still ``stamp``."""
         entry = self._old.get(rel)
         if entry is None or entry[0] != stamp:

@@ -112,6 +112,19 @@ class Document:
     values: dict[str, tuple[int, int]] = field(default_factory=dict)
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    @property
+    def stem(self) -> str:
+        """``path.stem``, read off ``relpath`` (rules ask it of every file; a Path costs more)."""
+        name = self.relpath.rpartition("/")[2]
+        dot = name.rfind(".")
+        return name[:dot] if 0 < dot < len(name) - 1 else name
+
+    @property
+    def folder_name(self) -> str:
+        """``path.parent.name``, read off ``relpath`` where it names the folder."""
+        head = self.relpath.rpartition("/")[0]
+        return head.rpartition("/")[2] if head else self.path.parent.name
+
     def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
         """Line and column of ``pointer``, or of its nearest ancestor that has one."""
         p = pointer
@@ -790,6 +803,14 @@ def read_text(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_
     parse itself (CSV). Raises :class:`LoadError`."""
     relpath = relative_path(path, root)
     return _read(path, relpath, dataclasses.replace(DEFAULT_LIMITS, max_bytes=max_bytes), root)
+
+
+def relative_name(full: str, base: str, root: Path) -> str:
+    """:func:`relative_path` of the path string ``full`` under ``root`` (``base`` is ``str(root)``),
+    without making a Path in the common case (a corpus load asks it for every file)."""
+    if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep and ".." not in full:
+        return full[len(base) + 1 :].replace(os.sep, "/")
+    return relative_path(Path(full), root)
 
 
 def relative_path(path: Path, root: Path | None) -> str:

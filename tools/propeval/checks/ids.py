@@ -68,7 +68,7 @@ def check(ctx: Context) -> Iterator[Problem]:
     for item in corpus.all_items:
         doc = item.doc
         iid = doc.data.get("id")
-        stem = doc.path.stem
+        stem = doc.stem
         if isinstance(iid, str):
             if iid != stem:
                 yield doc.problem(
