@@ -35,6 +35,31 @@ def test_exact_index_below_the_threshold_finds_each_vector_first() -> None:
     assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
 
 
+def test_a_few_queries_are_searched_exactly_as_faiss_searches_them() -> None:
+    """A small search runs as one numpy product (a commit's few new texts, #40): the same neighbours
+    as faiss's exact index over the same vectors, and cosines equal to float32 rounding; duplicated
+    vectors (identical texts) tie, and the lower id comes first."""
+    from propeval.embed.index import EXACT_BY_NUMPY
+
+    x = _clustered(2000)
+    x[1500:1510] = x[7]  # ten copies of row 7: ties at every place they take
+    queries = np.concatenate([x[:40], x[1500:1502], x[[7]]])
+    assert len(queries) <= EXACT_BY_NUMPY
+    for k in (1, 5, 12, 2000):
+        scores, ids = neighbours(x, queries, k)
+        index = build(x)
+        assert type(index).__name__ == "IndexFlatIP"
+        f_scores, f_ids = index.search(queries, k)
+        assert np.allclose(scores, f_scores, atol=1e-5)
+        # each row's neighbours above its k-th score are faiss's (at the k-th, a tie picks either)
+        for r in range(len(queries)):
+            cut = scores[r, -1] + 1e-5
+            assert set(ids[r][scores[r] > cut]) == set(f_ids[r][f_scores[r] > cut]), (k, r)
+        assert np.all(np.diff(scores, axis=1) <= 0)  # best first
+    _, ids = neighbours(x, x[[7]], 11)
+    assert list(ids[0]) == [7, *range(1500, 1510)]  # the eleven equal vectors, lower id first
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "index_type", "floor"), [("hnsw", "IndexHNSWFlat", 0.97), ("ivf", "IndexIVFFlat", 0.9)]

@@ -75,8 +75,12 @@ def exact_groups(units: Sequence[Unit], focus: set[int] | None) -> list[list[int
     A group is one finding however large: an import of 4,000 rows that repeat one fact is one group,
     not 8 million pairs, so memory and output grow with the number of texts, not its square."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    # With a focus only the changed texts' keys can make a group worth reporting (#40: a commit's
+    # run built every text's group at 10k items).
+    keys = None if focus is None else {units[i].key for i in focus}
     for i, u in enumerate(units):
-        groups[(u.kind, u.key)].append(i)
+        if keys is None or u.key in keys:
+            groups[(u.kind, u.key)].append(i)
     out = []
     for members in groups.values():
         if len(members) < 2 or len({units[i].claim_id for i in members}) < 2:
@@ -314,7 +318,7 @@ class SemanticSpace:
         ua, ub = rows_of[qa], rows_of[qb]
         self.neighbour_pairs.update(zip(np.minimum(ua, ub).tolist(), np.maximum(ua, ub).tolist(), strict=True))
         if self.via_translations and len(qa):
-            trans = self.translated_matrix
+            trans = self.translated_matrix(np.unique(np.concatenate([qa, qb])))
             cross = code[qa] != code[qb]
             qa, qb = (
                 qa[~(cross & (trans[qa, code[qb]] | trans[qb, code[qa]]))],
@@ -548,13 +552,17 @@ class SemanticSpace:
             kinds.setdefault(u.kind, len(kinds))
         return kinds
 
-    @functools.cached_property
-    def translated_matrix(self) -> np.ndarray:
+    def translated_matrix(self, rows: np.ndarray) -> np.ndarray:
+        """A (row, language) boolean matrix over every row, True where one of ``rows`` has a
+        translation in that language (:meth:`translated`); other rows' entries are False. Only the
+        rows asked for are looked at: a commit's narrowed run asks for its own texts' candidates,
+        not for every item of the corpus (#40)."""
         out = np.zeros((len(self.units), len(self.lang_names)), dtype=bool)
         index = {name: n for n, name in enumerate(self.lang_names)}
-        for row, language in self.translated:
-            if language in index:
-                out[row, index[language]] = True
+        for row in rows.tolist():
+            for language in self.translated(row):
+                if language in index:
+                    out[row, index[language]] = True
         return out
 
     def decide(self, a: int, b: int, settings: DedupSettings) -> Decision:
@@ -770,29 +778,40 @@ class SemanticSpace:
         """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
         return self.scored(a, b)[0]
 
+    def translated(self, row: int) -> set[str]:
+        """The languages in which item row ``row`` has a translation: an item of its claim that
+        translates the same source (``translation_of``, followed to its root); empty for a fact."""
+        u = self.units[row]
+        if u.kind != "item":
+            return set()
+        mine = self._root(u)
+        own = lang(u)
+        return {
+            lang(self.units[r])
+            for r in self._item_rows_of_claim.get(u.claim_id, ())
+            if lang(self.units[r]) != own and self._root(self.units[r]) == mine
+        }
+
+    def _root(self, u: Unit) -> str:
+        """The id of the item that ``u`` translates, followed to its root (``u``'s own id when none)."""
+        by_id = self._items_by_id
+        seen = {u.id}
+        while u.translation_of and u.translation_of in by_id and u.translation_of not in seen:
+            u = by_id[u.translation_of]
+            seen.add(u.id)
+        return u.id
+
     @functools.cached_property
-    def translated(self) -> set[tuple[int, str]]:
-        """(row, language) for each item row that has a translation in that language: an item of its
-        claim that translates the same source (``translation_of``, followed to its root)."""
-        by_id = {u.id: u for u in self.units if u.kind == "item"}
+    def _items_by_id(self) -> dict[str, Unit]:
+        return {u.id: u for u in self.units if u.kind == "item"}
 
-        def root(u: Unit) -> str:
-            seen = {u.id}
-            while u.translation_of and u.translation_of in by_id and u.translation_of not in seen:
-                u = by_id[u.translation_of]
-                seen.add(u.id)
-            return u.id
-
-        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    @functools.cached_property
+    def _item_rows_of_claim(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = defaultdict(list)
         for n, u in enumerate(self.units):
             if u.kind == "item":
-                groups[(u.claim_id, root(u))].append(n)
-        out: set[tuple[int, str]] = set()
-        for rows in groups.values():
-            langs = {lang(self.units[r]) for r in rows}
-            if len(langs) > 1:
-                out.update((r, other) for r in rows for other in langs if other != lang(self.units[r]))
-        return out
+                out[u.claim_id].append(n)
+        return dict(out)
 
     @functools.cached_property
     def by_language(self) -> dict[str, list[int]]:

@@ -9,10 +9,11 @@ text's token count (for truncation warnings on warm runs).
   at 10,000 items) is not rewritten for one vector (#40). When the log grows past a quarter of the
   base (at least :data:`COMPACT_BYTES`), the next write compacts both into a new base and starts
   an empty log: each entry is rewritten a bounded number of times, so writing stays linear.
-* Writes hold a :mod:`filelock` lock; an append re-reads the log under it, so two processes
-  writing at once both keep their entries. The base is replaced atomically; a record is appended
-  with one write and read only when whole, so a reader never sees half a write (a record cut
-  short is one being written, or one a crashed writer left: the next writer cuts it off).
+* Writes hold an exclusive lock (:func:`propeval.fsutil.locked`, filelock's own ``flock``); an
+  append re-reads the log under it, so two processes writing at once both keep their entries. The
+  base is replaced atomically; a record is appended with one write and read only when whole, so a
+  reader never sees half a write (a record cut short is one being written, or one a crashed writer
+  left: the next writer cuts it off).
 * A corrupt base, a base of another fingerprint or of the wrong dimension, or a damaged log is set
   aside with a warning (the damaged log is kept beside it as ``<name>.log.damaged``) and rebuilt by
   the next write; it never crashes a run.
@@ -240,15 +241,14 @@ class EmbeddingCache:
         """Store new entries under a lock: appended to the log, or (no usable base, a damaged log,
         a log grown past its bound, another dimension) compacted with the rest into a new base.
         The in-memory view is refreshed too."""
-        from filelock import FileLock
+        from propeval.fsutil import locked
 
         if not keys:
             return
         vecs = np.asarray(vecs, dtype=np.float32)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path) + ".lock", timeout=60)
-            with lock:
+            with locked(Path(str(self.path) + ".lock"), timeout=60):
                 self._add_locked(keys, vecs, ntok)
         except OSError as e:
             # A read-only or full cache folder costs speed next time, not this run's answer.

@@ -63,7 +63,33 @@ def neighbours(
     """(scores, ids), each (len(queries), k'), best first; id -1 where fewer than k exist."""
     if len(vectors) == 0 or len(queries) == 0:
         return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
-    index = build(vectors, settings)
     k = min(k, len(vectors))
+    if len(vectors) < settings.exact_below and len(queries) <= EXACT_BY_NUMPY:
+        return _exact(np.asarray(vectors, dtype=np.float32), np.asarray(queries, dtype=np.float32), k)
+    index = build(vectors, settings)
     scores, ids = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+    return scores, ids
+
+
+# A search of this many queries or fewer, where the index would be exact anyway, is one matrix product
+# in numpy: a commit's run searches a handful of new texts, and importing faiss and building a flat
+# index cost it more than the search (#40). The answer is an exact search's either way: the same
+# neighbours (ties broken by the lower id) and cosines equal to float32 rounding
+# (tests/dedup/test_index.py compares both on the same vectors).
+EXACT_BY_NUMPY = 256
+
+
+def _exact(vectors: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` highest inner products of each query with ``vectors``: (scores, ids), best first,
+    equal scores by the lower id."""
+    sims = queries @ vectors.T
+    n = sims.shape[1]
+    kth = np.partition(sims, n - k, axis=1)[:, n - k]  # each row's k-th highest
+    scores = np.empty((len(queries), k), dtype=np.float32)
+    ids = np.empty((len(queries), k), dtype=np.int64)
+    for r in range(len(queries)):
+        cand = np.nonzero(sims[r] >= kth[r])[0]  # every tie at the k-th place too, ids ascending
+        best = cand[np.lexsort((cand, -sims[r, cand]))[:k]]
+        ids[r] = best
+        scores[r] = sims[r, best]
     return scores, ids
