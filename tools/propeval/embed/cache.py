@@ -79,6 +79,9 @@ class EmbeddingCache:
     _vecs: np.ndarray | None = None
     _ntok: np.ndarray | None = None
     _base: tuple[tuple[int, int, int], Arrays] | None = None  # the base as read, by its stat
+    # The base and the log as read, joined into one matrix on first use of the vectors: a commit's
+    # run looks its texts up, appends a few, and joins (copies) the 10k-row matrix once, not three times
+    _parts: tuple[Arrays, _Log] | None = None
 
     @property
     def path(self) -> Path:
@@ -94,12 +97,25 @@ class EmbeddingCache:
         keys, vecs, ntok = self._read()
         log = self._read_log(vecs.shape[1] if vecs is not None else None)
         self._warn_log(log)
-        self._set(*_joined((keys, vecs, ntok), log))
+        self._set_parts((keys, vecs, ntok), log)
 
     def _set(self, keys: np.ndarray, vecs: np.ndarray | None, ntok: np.ndarray | None) -> None:
         self._index = {bytes(k): i for i, k in enumerate(keys)}
         self._vecs = vecs
         self._ntok = ntok
+        self._parts = None
+
+    def _set_parts(self, base: Arrays, log: _Log) -> None:
+        """The base's entries, then the log's, as :meth:`_set` would have them, joined when first used."""
+        keys = np.concatenate([base[0], *log.keys]) if log.keys else base[0]
+        self._index = {bytes(k): i for i, k in enumerate(keys)}
+        self._vecs = self._ntok = None
+        self._parts = (base, log)
+
+    def _joined_now(self) -> None:
+        if self._parts is not None:
+            _, self._vecs, self._ntok = _joined(*self._parts)
+            self._parts = None
 
     def _read(self) -> Arrays:
         empty = np.zeros((0,), dtype="S64")
@@ -213,6 +229,7 @@ class EmbeddingCache:
         """Vectors and token counts for the keys present."""
         vecs: dict[bytes, np.ndarray] = {}
         ntok: dict[bytes, int] = {}
+        self._joined_now()
         if self._vecs is None or self._ntok is None:
             return vecs, ntok
         for k in keys:
@@ -227,15 +244,18 @@ class EmbeddingCache:
 
     @property
     def vectors(self) -> np.ndarray | None:
+        self._joined_now()
         return self._vecs
 
     @property
     def ntok(self) -> np.ndarray | None:
+        self._joined_now()
         return self._ntok
 
     @property
     def dim(self) -> int | None:
-        return None if self._vecs is None else int(self._vecs.shape[1])
+        vecs = self.vectors
+        return None if vecs is None else int(vecs.shape[1])
 
     def add(self, keys: Sequence[bytes], vecs: np.ndarray, ntok: Sequence[int]) -> None:
         """Store new entries under a lock: appended to the log, or (no usable base, a damaged log,
@@ -259,14 +279,14 @@ class EmbeddingCache:
         base = self._read()
         base_broken = len(self.warnings) > warned or (base[1] is None and self.path.exists())
         log = self._read_log(base[1].shape[1] if base[1] is not None else None)
-        old = _joined(base, log)
-        if old[1] is not None and old[1].shape[1] != vecs.shape[1]:
+        old_dim = base[1].shape[1] if base[1] is not None else (log.vecs[0].shape[1] if log.vecs else None)
+        emptied = old_dim is not None and old_dim != vecs.shape[1]
+        if emptied:
             self.warnings.append(
-                f"embedding cache {self.path} has dimension {old[1].shape[1]}, the model gives "
-                f"{vecs.shape[1]}; rebuilding it"
+                f"embedding cache {self.path} has dimension {old_dim}, the model gives {vecs.shape[1]}; rebuilding it"
             )
-            old, base_broken = (np.zeros((0,), dtype="S64"), None, None), True
-        known = {bytes(k) for k in old[0]}
+            base_broken = True
+        known = set() if emptied else {bytes(k) for part in (base[0], *log.keys) for k in part}
         fresh = [i for i, k in enumerate(keys) if k not in known]
         new_keys = np.array([keys[i] for i in fresh], dtype="S64")
         new_vecs = vecs[fresh]
@@ -277,6 +297,7 @@ class EmbeddingCache:
             if log.damage:
                 self._warn_log(log)
                 os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".damaged"))
+            old = (np.zeros((0,), dtype="S64"), None, None) if emptied else _joined(base, log)
             keys_all = np.concatenate([old[0], new_keys])
             vecs_all = new_vecs if old[1] is None else np.concatenate([old[1], new_vecs]).astype(np.float32)
             ntok_all = new_ntok if old[2] is None else np.concatenate([old[2].astype(np.int32), new_ntok])
@@ -297,7 +318,7 @@ class EmbeddingCache:
             log.keys.append(new_keys)
             log.vecs.append(new_vecs)
             log.ntok.append(new_ntok)
-        self._set(*_joined(base, log))
+        self._set_parts(base, log)
 
     def _write_base(self, keys: np.ndarray, vecs: np.ndarray, ntok: np.ndarray) -> None:
         from propeval.fsutil import atomic_write
@@ -393,6 +414,10 @@ def embed(
             # The cache could not be written: keep this run's vectors in memory.
             fresh = {k: (v, int(n)) for k, v, n in zip(new_keys, vecs, ntok, strict=True)}
     rows = cache.rows(keys)
+    if keys and not fresh and cache.vectors is not None and cache.ntok is not None and None not in rows:
+        at = np.asarray(rows, dtype=np.int64)  # every text in the cache: one gather, not a row at a time
+        vectors = cache.vectors[at]
+        return Embedding(vectors, cache.ntok[at].astype(int).tolist(), len(missing), cache.warnings, cache.path)
     dim = cache.dim or (next(iter(fresh.values()))[0].shape[0] if fresh else 0)
     out = np.zeros((len(texts), dim), dtype=np.float32)
     counts: list[int] = []
