@@ -187,6 +187,13 @@ class Scan:
         return [Path(p) for p in self.names]
 
 
+def _suffix(name: str) -> str:
+    """``os.path.splitext(name)[1].lower()`` (leading dots are part of the name), without its calls."""
+    bare = name.lstrip(".")
+    dot = bare.rfind(".")
+    return bare[dot:].lower() if dot > 0 else ""
+
+
 def scan(folder: Path, root: Path, *, suffixes: frozenset[str] | None = None) -> Scan:
     """Walk ``folder`` without following links; sort every entry into plain files or refused ones.
 
@@ -225,7 +232,7 @@ def scan(folder: Path, root: Path, *, suffixes: frozenset[str] | None = None) ->
                 except OSError:
                     continue  # gone since the listing
                 if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:  # the common case, without a relpath
-                    if suffixes is None or os.path.splitext(entry.name)[1].lower() in suffixes:
+                    if suffixes is None or _suffix(entry.name) in suffixes:
                         found.append((entry.path, st))
                     continue
                 problem = problem_for(Path(entry.path), rel(entry.path), st)

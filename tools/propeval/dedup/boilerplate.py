@@ -12,6 +12,8 @@ listing every fact, so a maintainer can decide. A set whose facts are all on the
 
 from __future__ import annotations
 
+import functools
+
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +27,7 @@ from propeval.settings import DedupSettings
 RULE = "dedup-boilerplate"
 
 
+@functools.lru_cache(maxsize=65536)  # a claim's facts share its URL
 def source_family(url: str) -> str:
     """The source family of a claim: its source URL's host, without ``www.``."""
     try:
