@@ -272,11 +272,32 @@ def check_schema_document(doc: Document) -> Iterator[Problem]:
 
 def _metaschema_errors(cls: Any, data: Any) -> list[tuple[str, str]]:
     """(pointer, message) of each metaschema error of ``data``, in jsonschema's order. Walking the
-    metaschema is nearly all of a schema's load (~30 ms): a Workspace checks its schema once."""
-    return [
+    metaschema is nearly all of a schema's load (~30 ms): a Workspace checks its schema once, and a
+    schema that passed is remembered (:mod:`propeval.memo`, by a digest of its content, jsonschema's
+    version and the metaschema's id), so the next command does not walk it again."""
+    import hashlib
+    import json
+    from importlib.metadata import PackageNotFoundError, version
+
+    from propeval import memo
+
+    try:
+        checker = f"jsonschema {version('jsonschema')} {cls.META_SCHEMA.get('$id', cls.__name__)}"
+    except PackageNotFoundError:
+        checker = ""
+    fact = None
+    if checker:
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+        fact = f"{checker}\0{digest}".encode()
+        if memo.remembered("schema metaschema", fact):
+            return []
+    errors = [
         ("".join(f"/{escape(p)}" for p in err.absolute_path), err.message)
         for err in cls(cls.META_SCHEMA).iter_errors(data)
     ]
+    if not errors and fact is not None:
+        memo.remember("schema metaschema", fact)
+    return errors
 
 
 def _refs(node: Any, pointer: str) -> Iterator[tuple[str, str]]:

@@ -13,7 +13,6 @@ listing every fact, so a maintainer can decide. A set whose facts are all on the
 from __future__ import annotations
 
 import functools
-
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
