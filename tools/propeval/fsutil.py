@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -157,18 +157,19 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path, timeout: float = 60.0) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created if missing) for the ``with`` block.
+def locked(path: Path, timeout: float = 60.0, busy: Callable[[], Exception] | None = None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (a lock file, created if missing, or a folder) for
+    the ``with`` block.
 
     The lock filelock's ``FileLock`` takes on POSIX (``flock`` of the same file), so a process that
     uses either excludes the other; written here because importing filelock costs a commit's hook
     about 40 ms (it imports asyncio and logging), on a path that takes its lock once. Raises
-    TimeoutError (an OSError) when the lock is not free within ``timeout`` seconds.
+    ``busy()``, or TimeoutError (an OSError), when the lock is not free within ``timeout`` seconds.
     """
     import fcntl
     import time
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDONLY) if path.is_dir() else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -177,11 +178,10 @@ def locked(path: Path, timeout: float = 60.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
+                    if busy is not None:
+                        raise busy() from None
                     raise TimeoutError(f"the lock {path} is held by another process") from None
                 time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        yield
     finally:
-        os.close(fd)
+        os.close(fd)  # closing the descriptor releases the lock

@@ -150,24 +150,13 @@ def _write_tree(out: Path, files: dict[str, bytes]) -> list[str]:
 def _folder_lock(folder: Path, wait: float = 60.0) -> Iterator[None]:
     """An exclusive ``flock`` on ``folder`` itself (filelock locks files only, and a lock file
     would be left in the release's folder); UsageError when another export holds it ``wait`` s."""
-    import fcntl
+    from propeval.fsutil import locked
 
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise UsageError(
-                        f"another propeval export has been writing in {folder} for {wait:g} s; wait for it"
-                    ) from None
-                time.sleep(0.1)
+    def busy() -> UsageError:
+        return UsageError(f"another propeval export has been writing in {folder} for {wait:g} s; wait for it")
+
+    with locked(folder, wait, busy):
         yield
-    finally:
-        os.close(fd)
 
 
 def _build_and_swap(out: Path, files: dict[str, bytes]) -> None:
