@@ -468,7 +468,7 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
             note = f"  {p.criterion}; falls back to {p.current:.4f} ({p.current_source})"
         elif p.weak:
             note = f"  weak: rests on {p.positives.get('calibration', 0)} pairs"
-        if p.threshold is not None and p.criterion.startswith("best F1 (no"):
+        if p.threshold is not None and p.criterion.startswith(("best F1 (no", "most rewordings")):
             note += f"  ({p.criterion})"
         if p.threshold is not None and p.zone is not None:
             note += f"  e5 and USE where e5's margin is in [{p.zone[0]:.4f}, {p.zone[1]:.4f})"
