@@ -5,7 +5,7 @@ hand."""
 
 from __future__ import annotations
 
-from propeval.dedup.calibrate import TEMPLATED_CORPUS, Candidate, _templated
+from propeval.dedup.calibrate import TEMPLATED_CORPUS, Candidate, _choose_pair, _templated
 
 
 def _candidates(corpus: str, positives: list[float], negatives: list[float]) -> list[Candidate]:
@@ -49,3 +49,17 @@ def test_no_templated_corpus_no_change() -> None:
     cands = _candidates("translations", [0.45 + 0.01 * n for n in range(10)], [0.40])
     assert _templated(cands, 0, 0.90, 0.5000) is None
     assert _templated(cands, 200, 0.90, 0.5000) is None  # no rewording of a templated corpus among them
+
+
+def test_a_pair_takes_it_only_with_a_templated_corpus_of_its_own_language() -> None:
+    """What calibrate_corpus asks for each language pair: the best F1 at precision 0.90 (0.4800 here:
+    27 of 30 found, nothing false; at 0.4600 two more are found with 3 false flags, F1 0.94 < 0.95;
+    at 0.4500, 5 false flags, precision 0.86), then for a pair of one language (its templated corpus's
+    distinct items given; e5 alone decides it) the templated target: at 0.4600, 3 false flags in 300
+    items are 1 per 100, precision 0.91."""
+    cands = _pool([0.4725] * 3 + [0.455] * 2)
+    threshold, criterion, zone = _choose_pair(cands, 0.90, "f1")  # two languages: no templated corpus
+    assert (threshold, zone) == (0.48, None) and criterion.startswith("best F1 at precision >= 0.90")
+    threshold, criterion, zone = _choose_pair(cands, 0.90, "f1", templated_meanings=300)
+    assert (threshold, zone) == (0.46, None) and criterion.startswith("most rewordings of the templated corpus")
+    assert _choose_pair(cands, 0.90, "f1", templated_meanings=200)[0] == 0.48  # 1.5 per 100: over the budget

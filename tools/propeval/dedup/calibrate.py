@@ -665,6 +665,21 @@ def _choose(
     return threshold, criterion, None
 
 
+def _choose_pair(
+    calib: list[Candidate], min_precision: float, objective: str, templated_meanings: int = 0
+) -> tuple[float | None, str, tuple[float, float] | None]:
+    """One language pair's threshold, criterion and grey zone (:func:`_choose`); for a same-language
+    pair whose calibration split holds a templated corpus of ``templated_meanings`` distinct items
+    (0: none, or two languages) and that e5 alone decides, the templated target's threshold
+    (:func:`_templated`) when it finds more rewordings there."""
+    threshold, criterion, zone = _choose(calib, min_precision, objective)
+    if threshold is not None and zone is None and templated_meanings:
+        templated = _templated(calib, templated_meanings, min_precision, threshold)
+        if templated is not None:
+            threshold, criterion = templated
+    return threshold, criterion, zone
+
+
 def _templated(
     calib: list[Candidate], meanings: int, min_precision: float, threshold: float
 ) -> tuple[float, str] | None:
@@ -808,12 +823,8 @@ def calibrate_corpus(
         calib = [c for c in mine if c.split == "calibration"]
         la, lb = key.split("-")
         current, source = settings.pair_limit(la, lb)
-        threshold, criterion, zone = _choose(calib, min_precision, objective)
-        if threshold is not None and zone is None and la == lb:
-            meanings = sizes.get((TEMPLATED_CORPUS, "calibration"), (0, 0))[1]
-            templated = _templated(calib, meanings, min_precision, threshold)
-            if templated is not None:
-                threshold, criterion = templated
+        meanings = sizes.get((TEMPLATED_CORPUS, "calibration"), (0, 0))[1] if la == lb else 0
+        threshold, criterion, zone = _choose_pair(calib, min_precision, objective, meanings)
         cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source, zone=zone)
         at = threshold if threshold is not None else current
         for split in SPLITS:
