@@ -309,7 +309,9 @@ def calibrate_cmd(
     "heldout"). Every text of a corpus meets every other through the real passes, scored with the
     configured model; per language pair, the threshold is the one of the best F1 (--objective f1;
     or the highest recall) among those whose precision on the calibration split reaches
-    --min-precision, and recall and precision are shown on both splits. It prints the table for
+    --min-precision (a same-language pair with a "templated" corpus: the one that finds the most of
+    its rewordings at <= 1 false flag per 100 distinct items there, when that finds more), and
+    recall and precision are shown on both splits. It prints the table for
     [tool.propeval.dedup] with the thresholds_model it was made for. benchmarks/dedup_corpus.py writes
     such a file.
 
@@ -468,7 +470,7 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
             note = f"  {p.criterion}; falls back to {p.current:.4f} ({p.current_source})"
         elif p.weak:
             note = f"  weak: rests on {p.positives.get('calibration', 0)} pairs"
-        if p.threshold is not None and p.criterion.startswith("best F1 (no"):
+        if p.threshold is not None and p.criterion.startswith(("best F1 (no", "most rewordings")):
             note += f"  ({p.criterion})"
         if p.threshold is not None and p.zone is not None:
             note += f"  e5 and USE where e5's margin is in [{p.zone[0]:.4f}, {p.zone[1]:.4f})"

@@ -333,6 +333,18 @@ TARGET_PRECISION = 0.80
 FLOORS = (0.80, 0.825, 0.85, 0.875, 0.90, 0.925, 0.95)  # precision floors cross-validation chooses among
 FOLDS = 5
 FOLD_SEED = "propeval-dedup-folds-1"
+# The templated target (#32): in a corpus written from one template (the benchmark's "templated":
+# TruthfulQA's questions with STS-B rewordings and minimal pairs, all English), at most this many false
+# flags per 100 distinct items while as many rewordings as possible are found. A same-language pair
+# whose calibration split holds such a corpus takes, of the thresholds whose precision (pooled over
+# the pair's corpora) still reaches the floor, the one of the most rewordings found there within that
+# budget, when it finds more than the best-F1 threshold. Round 5: en-en 0.4975 -> 0.4925 (calibration:
+# rewordings 0.78 -> 0.80 at 0.26 -> 0.78 false flags per 100, precision 0.96 -> 0.92; held-out 0.88 ->
+# 0.96 at 0.25 -> 0.50). The same rule for every same-language pair (highest recall at precision 0.90,
+# at most 1 false flag per 100 items in each corpus) also moved ru-ru and de-de, and lowered their
+# held-out precision (ru-ru 0.87 -> 0.83): so it applies where a templated corpus says what it buys.
+TEMPLATED_CORPUS = "templated"
+TEMPLATED_FALSE_PER_100 = 1.0
 
 
 @dataclass
@@ -653,6 +665,63 @@ def _choose(
     return threshold, criterion, None
 
 
+def _choose_pair(
+    calib: list[Candidate], min_precision: float, objective: str, templated_meanings: int = 0
+) -> tuple[float | None, str, tuple[float, float] | None]:
+    """One language pair's threshold, criterion and grey zone (:func:`_choose`); for a same-language
+    pair whose calibration split holds a templated corpus of ``templated_meanings`` distinct items
+    (0: none, or two languages) and that e5 alone decides, the templated target's threshold
+    (:func:`_templated`) when it finds more rewordings there."""
+    threshold, criterion, zone = _choose(calib, min_precision, objective)
+    if threshold is not None and zone is None and templated_meanings:
+        templated = _templated(calib, templated_meanings, min_precision, threshold)
+        if templated is not None:
+            threshold, criterion = templated
+    return threshold, criterion, zone
+
+
+def _templated(
+    calib: list[Candidate], meanings: int, min_precision: float, threshold: float
+) -> tuple[float, str] | None:
+    """A same-language pair's threshold for the templated target, when its calibration candidates
+    ``calib`` hold a templated corpus of ``meanings`` distinct items: the one of the most rewordings
+    found there at most TEMPLATED_FALSE_PER_100 false flags per 100 distinct items, of those whose
+    precision over all of ``calib`` reaches ``min_precision`` (of equal recall, the highest); None
+    when it finds no more rewordings than ``threshold`` (the best F1's) does."""
+    counted = [c for c in calib if c.label >= 0]
+    mine = [c.corpus == TEMPLATED_CORPUS for c in counted]
+    if not meanings or not any(m and c.label == 1 for m, c in zip(mine, counted, strict=True)):
+        return None
+    value = np.array([c.e5 if c.zoned else c.score for c in counted], dtype=np.float64)
+    label = np.array([c.label for c in counted], dtype=np.int64)
+    always = np.array([c.always for c in counted], dtype=bool)
+    veto = np.array([c.veto for c in counted], dtype=bool)
+    templated = np.array(mine, dtype=bool)
+    effective = np.where(always, np.inf, np.where(veto, -np.inf, value))
+
+    def at(t: float) -> tuple[int, float, float]:  # rewordings found, false flags per 100, precision
+        flagged = effective >= t - 1e-9
+        found = int(np.count_nonzero(flagged & templated & (label == 1)))
+        false = int(np.count_nonzero(flagged & templated & (label == 0)))
+        tp, n = int(np.count_nonzero(flagged & (label == 1))), int(np.count_nonzero(flagged))
+        return found, 100 * false / meanings, tp / n if n else 0.0
+
+    best_found = at(threshold)[0]
+    choice = None
+    for t in reversed(CORPUS_GRID):  # from the top: of equal rewordings found, the highest threshold
+        found, per_100, precision = at(t)
+        if per_100 <= TEMPLATED_FALSE_PER_100 + 1e-9 and precision >= min_precision - 1e-9 and found > best_found:
+            best_found, choice = found, (t, per_100)
+    if choice is None:
+        return None
+    t, per_100 = choice
+    return t, (
+        f"most rewordings of the {TEMPLATED_CORPUS} corpus at <= {TEMPLATED_FALSE_PER_100:g} false flag per 100 "
+        f"distinct items ({per_100:.2f} there) and precision >= {floor_text(min_precision)}; best F1's "
+        f"{threshold:.4f} finds fewer"
+    )
+
+
 @dataclass
 class FloorRow:
     """Cross-validated figures of one precision floor: per language pair, recall and precision on the
@@ -754,7 +823,8 @@ def calibrate_corpus(
         calib = [c for c in mine if c.split == "calibration"]
         la, lb = key.split("-")
         current, source = settings.pair_limit(la, lb)
-        threshold, criterion, zone = _choose(calib, min_precision, objective)
+        meanings = sizes.get((TEMPLATED_CORPUS, "calibration"), (0, 0))[1] if la == lb else 0
+        threshold, criterion, zone = _choose_pair(calib, min_precision, objective, meanings)
         cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source, zone=zone)
         at = threshold if threshold is not None else current
         for split in SPLITS:
