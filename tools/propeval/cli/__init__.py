@@ -145,6 +145,14 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
 def main() -> None:
     import gc
+    import os
+
+    # numpy's OpenBLAS keeps a thread per core that spins while it waits for work: a commit's hook
+    # multiplies a few vectors by the corpus's, and the spinning thread cost it 0.3 of its 1.7
+    # CPU-s at 10k items (#40; a whole-corpus dedup gives the same output in about the same time
+    # with one thread). CPU-seconds are what a shared CI machine pays, as with onnxruntime's
+    # spinning (embed/e5ort.py). Set OPENBLAS_NUM_THREADS to give numpy more threads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     # A run builds a few hundred thousand small objects (a corpus's parsed files, its texts) and
     # frees few of them before it ends; with Python's default first threshold (700) the cyclic

@@ -157,19 +157,34 @@ def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int,
     return [(i, u) for i, u in enumerate(units) if i in focus or probe.search(u.norm)]
 
 
-def lexical_scores(units: Sequence[Unit], candidates: Iterable[PairIndex]) -> dict[PairIndex, float]:
+def lexical_scores(
+    units: Sequence[Unit], candidates: Iterable[PairIndex], cutoff: float | None = None
+) -> dict[PairIndex, float]:
     """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts, all pairs in
     one call of rapidfuzz's element-wise ``cpdist`` (a warm run on 10k texts meets about 400k pairs;
-    a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them)."""
+    a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them). With a ``cutoff``, only the
+    pairs that reach it (each with its exact score): rapidfuzz gives up on a pair as soon as it
+    cannot reach the cutoff, and the lexical decision looks at no other (#40: a whole run's 400k
+    neighbour pairs are almost all far below it)."""
     from rapidfuzz import fuzz, process
 
     pairs = list(candidates)
     if not pairs:
         return {}
+    # A hair below the cutoff: rapidfuzz compares in its own arithmetic; the caller's decision is exact.
+    limit = 0 if cutoff is None else max(0.0, cutoff * 100.0 - 1e-6)
     scores = process.cpdist(
-        [units[i].norm for i, _ in pairs], [units[j].norm for _, j in pairs], scorer=fuzz.token_sort_ratio, workers=1
+        [units[i].norm for i, _ in pairs],
+        [units[j].norm for _, j in pairs],
+        scorer=fuzz.token_sort_ratio,
+        score_cutoff=limit,
+        workers=1,
     )
-    return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
+    if cutoff is None:
+        return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
+    import numpy as np
+
+    return {pairs[n]: float(scores[n]) / 100.0 for n in np.flatnonzero(scores >= limit).tolist()}
 
 
 @dataclass

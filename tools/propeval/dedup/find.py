@@ -122,7 +122,8 @@ def find_duplicates(
     if "lexical" in options.passes:
         # with the semantic pass, its neighbours are lexical candidates too
         candidates = bigram_candidates(units, focus, settings.max_bigram_df) | space.neighbour_pairs
-        lexical = lexical_scores(units, candidates)
+        # only the pairs that can be flagged (the rest are scored when explained: _explain)
+        lexical = lexical_scores(units, candidates, settings.lexical_threshold)
         decided = decide_lexical(units, {p: s for p, s in lexical.items() if not identical(p)}, settings)
         vetoed.update(decided.vetoed)
         for pair, score in decided.flagged.items():
