@@ -116,10 +116,16 @@ def words(norm: str) -> list[str]:
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
     """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
     postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    # With a focus only the changed texts' bigrams can pair a text with one of them (#40: a prefix
+    # that every templated question shares put all their bigrams into postings on every commit).
+    wanted = None
+    if focus is not None:
+        wanted = {(units[i].kind, a, b) for i in focus for a, b in itertools.pairwise(words(units[i].norm))}
     for i, u in enumerate(units) if focus is None else _sharing_a_bigram(units, focus):
         ws = words(u.norm)
         for bg in {(u.kind, ws[n], ws[n + 1]) for n in range(len(ws) - 1)}:
-            postings[bg].append(i)
+            if wanted is None or bg in wanted:
+                postings[bg].append(i)
     out: set[PairIndex] = set()
     for members in postings.values():
         if len(members) < 2 or len(members) > max_df:
