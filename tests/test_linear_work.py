@@ -310,7 +310,9 @@ def test_the_dedup_guard_sees_quadratic_comparisons(repos: list[Path], monkeypat
 
     real = boilerplate._linked_sets
 
-    def every_fact(units: Any, idx: Any, vectors: Any, row_of: Any, threshold: float, seeds: Any = None) -> Any:
+    def every_fact(
+        units: Any, idx: Any, vectors: Any, row_of: Any, threshold: float, seeds: Any = None, nearest: Any = None
+    ) -> Any:
         return real(units, idx, vectors, row_of, threshold)
 
     monkeypatch.setattr(boilerplate, "_linked_sets", every_fact)

@@ -135,3 +135,47 @@ def test_a_seeded_search_follows_a_chain_of_links() -> None:
     assert sorted(map(sorted, seeded)) == [[0, 1, 2]]
     assert sorted(map(sorted, whole)) == [[0, 1, 2], [3, 4]]
     assert sum(rows) == 3  # the rows of 2, then 1, then 0: never 3 or 4
+
+
+def test_a_whole_run_compares_only_facts_whose_nearest_reaches_the_threshold() -> None:
+    """Given each fact's nearest other-claim cosine (the neighbour search's), the sets are those of the
+    full comparison, and facts whose nearest is below the threshold are never compared."""
+    import numpy as np
+
+    from propeval.dedup import boilerplate
+    from propeval.dedup.units import make_unit
+
+    rng = np.random.default_rng(7)
+    n = 300
+    base = rng.standard_normal((n, 16)).astype(np.float32)
+    base[40:46] = base[3] + 0.05 * rng.standard_normal((6, 16)).astype(np.float32)  # a near-identical set
+    base[100:103] = base[99]  # identical texts, one per claim
+    base[200] = base[201] * 0.9 + base[202] * 0.1  # a chain 202 - 200 - 201
+    vectors = base / np.linalg.norm(base, axis=1, keepdims=True)
+    texts = [f"fact {k}" for k in range(n)]
+    for k in (100, 101, 102):
+        texts[k] = texts[99]
+    units = [
+        make_unit(f"c{k}/f1", "fact", f"c{k}", texts[k], f"questions/c{k}/claim.yaml", 1, 1, "", "", "")
+        for k in range(n)
+    ]
+    row_of = {i: i for i in range(n)}
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)  # each fact is its own claim: every other fact is another claim's
+    nearest = sims.max(axis=1)
+    rows: list[int] = []
+    real = boilerplate.similar
+
+    def counted(block: Any, v: Any, threshold: float) -> Any:
+        rows.append(len(block) * len(v))
+        return real(block, v, threshold)
+
+    full = boilerplate._linked_sets(units, range(n), vectors, row_of, 0.95)
+    try:
+        boilerplate.similar = counted
+        pruned = boilerplate._linked_sets(units, range(n), vectors, row_of, 0.95, nearest=nearest)
+    finally:
+        boilerplate.similar = real
+    assert sorted(map(sorted, pruned)) == sorted(map(sorted, full))
+    assert len(full) >= 2  # the planted sets are found
+    assert sum(rows) < (n - 3) ** 2 / 10  # only the few facts that can link were compared

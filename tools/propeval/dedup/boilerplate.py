@@ -43,10 +43,13 @@ def find_boilerplate(
     settings: DedupSettings,
     allowed: Mapping[str, BoilerplateEntry],
     focus: set[int] | None = None,
+    nearest: Any = None,
 ) -> tuple[list[Problem], list[str]]:
     """Warnings for boilerplate fact sets, and notes (allowlisted sets). ``vectors`` are the
     semantic pass's unit-normalised rows, ``row_of`` maps a unit's index to its row; with a
-    ``focus`` (changed texts), only sets touching it are reported."""
+    ``focus`` (changed texts), only sets touching it are reported. ``nearest`` (by row, optional):
+    each fact's highest cosine to a fact of another claim, from an exact neighbour search (inf where
+    unknown): a fact below the threshold there links to none, and is left out of the comparisons."""
 
     min_claims = settings.boilerplate_min_claims
     if not min_claims or vectors is None:
@@ -78,7 +81,7 @@ def find_boilerplate(
         seeds = None if focus is None else [k for k, i in enumerate(idx) if i in focus]
         if seeds is not None and not seeds:
             continue
-        for local in _linked_sets(units, idx, vectors, row_of, threshold, seeds):
+        for local in _linked_sets(units, idx, vectors, row_of, threshold, seeds, nearest):
             members = [idx[k] for k in local]
             claims = sorted({units[i].claim_id for i in members})
             if len(claims) < min_claims or (focus is not None and not focus.intersection(members)):
@@ -124,6 +127,7 @@ def _linked_sets(
     row_of: Mapping[int, int],
     threshold: float,
     seeds: Sequence[int] | None = None,
+    nearest: Any = None,
 ) -> list[list[int]]:
     """The connected sets (two or more members, of two or more claims' links) of facts ``idx``
     (positions into it), linking two facts of different claims whose cosine reaches ``threshold``.
@@ -132,7 +136,11 @@ def _linked_sets(
 
     Identical texts are one vector: a fact that 4,000 claims repeat is compared once, and the
     similarity matrix is built in row chunks, so memory grows with the number of distinct facts, not
-    its square."""
+    its square.
+
+    Without seeds and with ``nearest`` (each row's highest cosine to another claim's fact), only the
+    texts whose nearest reaches the threshold can link, so only they are compared, with each other:
+    a corpus of 20k distinct facts was 400M comparisons for the few that repeat one another (#40)."""
     import numpy as np
 
     parent = list(range(len(idx)))
@@ -161,14 +169,16 @@ def _linked_sets(
     v = vectors[[row_of[idx[same[0]]] for same in texts]]
     claims = [{units[idx[k]].claim_id for k in same} for same in texts]
 
-    def link(rows: Sequence[int]) -> set[int]:
-        """Link each text of ``rows`` (text positions) to the texts it reaches; the texts reached."""
+    def link(rows: Sequence[int], among: Sequence[int] | None = None) -> set[int]:
+        """Link each text of ``rows`` (text positions) to the texts it reaches (of ``among``, or of
+        all); the texts reached."""
         reached: set[int] = set()
+        cols = v if among is None else v[list(among)]
         for start in range(0, len(rows), CHUNK):
             chunk = list(rows[start : start + CHUNK])
-            block = similar(v[chunk], v, threshold)
+            block = similar(v[chunk], cols, threshold)
             for a, b in zip(*np.nonzero(block), strict=True):
-                ta, tb = chunk[int(a)], int(b)
+                ta, tb = chunk[int(a)], int(b) if among is None else among[int(b)]
                 if ta == tb or (seeds is None and tb <= ta) or (claims[ta] == claims[tb] and len(claims[ta]) == 1):
                     continue  # facts of one claim never count for each other
                 union(texts[ta][0], texts[tb][0])
@@ -182,7 +192,13 @@ def _linked_sets(
         return reached
 
     if seeds is None:
-        link(range(len(texts)))
+        if nearest is None:
+            link(range(len(texts)))
+        else:
+            # a hair under the threshold: the search's cosines and these may differ in the last bits
+            near = [max(float(nearest[row_of[idx[k]]]) for k in same) for same in texts]
+            able = [t for t, best in enumerate(near) if best >= threshold - 1e-4]
+            link(able, able)
         wanted: Sequence[int] = range(len(idx))
     else:
         text_of = {k: t for t, same in enumerate(texts) for k in same}

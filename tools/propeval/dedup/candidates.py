@@ -782,6 +782,20 @@ class SemanticSpace:
         ids_out[todo[r], place[r, c]] = found[r, c]
         sims_out[todo[r], place[r, c]] = scores[r, c]
 
+    def nearest_cosines(self) -> np.ndarray:
+        """Each row's highest first-model cosine to a row of its kind and another claim, over the
+        languages searched; inf where a row was not searched in every language (unknown)."""
+        out = np.full(len(self.units), -np.inf)
+        for target in self.by_language:
+            key = (0, target)
+            if key not in self._nn:
+                return np.full(len(self.units), np.inf)
+            ids, sims = self._nn[key]
+            done = self._done[key]
+            best = np.where(ids[:, 0] >= 0, sims[:, 0].astype(np.float64), -np.inf)
+            out = np.maximum(out, np.where(done, best, np.inf))
+        return out
+
     def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
         """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
         self._search(model, [row], [target], self.settings or DedupSettings())

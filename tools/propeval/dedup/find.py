@@ -140,7 +140,10 @@ def find_duplicates(
     if "semantic" in options.passes and space.vectors is not None:
         boiler, _ = load_boilerplate_allowlist(config.root / settings.allowlist, config.root)
         counted = {e.fact: e for e in boiler if trust.refusal(e) is None}
-        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, counted, focus)
+        # a whole run has searched every text's nearest (exactly, below exact_index_below texts)
+        exact = focus is None and len(space.units) < settings.exact_index_below
+        nearest = space.nearest_cosines() if exact else None
+        found, kept = find_boilerplate(units, space.vectors, space.row_of, settings, counted, focus, nearest)
         result.problems.extend(found)
         result.notes.extend(kept)
     allow = {pair_key(e.a, e.b): e for e in entries if trust.refusal(e) is None}
