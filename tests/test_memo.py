@@ -126,3 +126,16 @@ def test_a_schema_that_passed_its_metaschema_is_not_walked_again(monkeypatch: py
     again = len(walks)
     assert schema._metaschema_errors(cls, broken)  # a failure is never remembered
     assert len(walks) > again
+
+
+def test_a_record_that_is_a_fifo_or_a_link_is_no_record(tmp_path: Path) -> None:
+    """A cache folder restored from elsewhere may hold anything: a FIFO is not waited on, a link not followed."""
+    memo.remember("slot", b"fact", tmp_path)
+    record = next((tmp_path / "checked").iterdir())
+    real = tmp_path / "real"
+    record.rename(real)
+    record.symlink_to(real)
+    assert not memo.remembered("slot", b"fact", tmp_path)
+    record.unlink()
+    os.mkfifo(record)
+    assert not memo.remembered("slot", b"fact", tmp_path)  # returns at once: no writer is waited for

@@ -51,10 +51,26 @@ def remembered(slot: str, fact: bytes, folder: Path | None = None) -> bool:
     want = _record(slot, fact)
     if want is None:
         return False
+    return hmac.compare_digest(_read_record(_path(slot, folder)), want)
+
+
+def _read_record(path: Path) -> str:
+    """The record at ``path``: a plain file's first bytes, never following a link or waiting on a
+    FIFO that a restored cache folder may hold ("" when it is anything else, or unreadable)."""
+    import stat
+
     try:
-        return hmac.compare_digest(_path(slot, folder).read_text(encoding="ascii").strip(), want)
-    except (OSError, UnicodeDecodeError):
-        return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, 256).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def remember(slot: str, fact: bytes, folder: Path | None = None) -> None:
