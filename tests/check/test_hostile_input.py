@@ -220,8 +220,8 @@ def test_every_format_character_is_suspect() -> None:
 def test_an_unexpected_exception_exits_3_with_one_line(good_corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A broken install (a dependency that raises on import) is a real crash: exit 3, the traceback in a file."""
     shadow = tmp_path / "shadow"
-    (shadow / "langcodes").mkdir(parents=True)
-    (shadow / "langcodes" / "__init__.py").write_text("raise RuntimeError('broken install of langcodes')\n")
+    (shadow / "jsonschema").mkdir(parents=True)
+    (shadow / "jsonschema" / "__init__.py").write_text("raise RuntimeError('broken install of jsonschema')\n")
     state = tmp_path / "state"
     env = {**os.environ, "PYTHONPATH": f"{shadow}{os.pathsep}{REPO / 'tools'}", "XDG_STATE_HOME": str(state)}
     env.pop("PROPEVAL_TRACEBACK", None)
@@ -234,11 +234,11 @@ def test_an_unexpected_exception_exits_3_with_one_line(good_corpus, tmp_path: Pa
     assert len(reports) == 1
     assert out.stderr == (
         "propeval: internal error (a bug in propeval, not a problem in your files): RuntimeError: broken install "
-        f"of langcodes; the traceback is in {reports[0]}; please report it with that file\n"
+        f"of jsonschema; the traceback is in {reports[0]}; please report it with that file\n"
     )
     text = reports[0].read_text(encoding="utf-8")
     assert "Traceback (most recent call last)" in text
-    assert "RuntimeError: broken install of langcodes" in text
+    assert "RuntimeError: broken install of jsonschema" in text
 
     # An unwritable state folder: the traceback goes to the temp folder instead.
     blocked = tmp_path / "blocked"
