@@ -805,21 +805,27 @@ def read_text(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_
     return _read(path, relpath, dataclasses.replace(DEFAULT_LIMITS, max_bytes=max_bytes), root)
 
 
+def _under(full: str, base: str) -> str | None:
+    """``full`` relative to ``base`` with forward slashes, for a path built under it; else None."""
+    if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep and ".." not in full:
+        return full[len(base) + 1 :].replace(os.sep, "/")
+    return None
+
+
 def relative_name(full: str, base: str, root: Path) -> str:
     """:func:`relative_path` of the path string ``full`` under ``root`` (``base`` is ``str(root)``),
     without making a Path in the common case (a corpus load asks it for every file)."""
-    if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep and ".." not in full:
-        return full[len(base) + 1 :].replace(os.sep, "/")
-    return relative_path(Path(full), root)
+    rel = _under(full, base)
+    return rel if rel is not None else relative_path(Path(full), root)
 
 
 def relative_path(path: Path, root: Path | None) -> str:
     """``path`` relative to ``root`` with forward slashes (resolving links only when needed)."""
     if root is not None:
         # The common case, a path built under root, without pathlib's part-by-part comparison.
-        base, full = str(root), str(path)
-        if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep and ".." not in full:
-            return full[len(base) + 1 :].replace(os.sep, "/")
+        rel = _under(str(path), str(root))
+        if rel is not None:
+            return rel
         try:
             return path.relative_to(root).as_posix()
         except ValueError:

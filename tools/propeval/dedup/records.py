@@ -135,24 +135,21 @@ def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
         rel = entry.doc.relpath
         stamp = corpus.stamps.get(rel)
         cached = old.get(rel)
-        reused = stamp is not None and _usable(cached) and cached[0] == list(stamp)
-        if reused:
-            assert cached is not None
+        if stamp is not None and _usable(cached) and cached[0] == list(stamp):
+            kept += 1
             record = cached[1]
+            entry_now = cached
         else:
             out.loaded += 1
             record = record_of(entry)
+            entry_now = [list(stamp), record] if stamp is not None else []
         (out.claims if record["kind"] == "claim" else out.items).append(record)
         if stamp is not None and now - stamp[1] / 1e9 >= RACY_SECONDS:
-            if reused and rel not in new:
-                assert cached is not None
-                new[rel] = cached
-                kept += 1
-            else:
-                new[rel] = [list(stamp), record]
+            new[rel] = entry_now
     out.files = len(out.claims) + len(out.items)
-    # ``new`` equals ``old`` exactly when every entry of it is one of old's and it has all of them
-    # (comparing the two dictionaries of 10,000 records cost a commit's hook 10-20 ms)
+    # ``new`` equals ``old`` exactly when it holds each of old's entries, as kept (a kept entry is old
+    # enough to be in ``new``: its stamp matched one written no sooner than RACY_SECONDS after it);
+    # comparing the two dictionaries of 10,000 records cost a commit's hook 10-20 ms
     if path is not None and not (kept == len(new) == len(old)):
         _write(path, new)
     return out
