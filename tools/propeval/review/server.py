@@ -98,7 +98,10 @@ def run(app: Any, bound: Bound, *, on_start: Callable[[], None] | None = None) -
 
     logging.getLogger("uvicorn.error").addFilter(_OneLine())
     server = uvicorn.Server(config)
-    if on_start is not None:
-        on_start()
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the signal again once it has shut down
+    # Ctrl-C stops the server cleanly from the moment it says it serves: uvicorn raises the signal
+    # again once it has shut down, and one that comes while on_start still opens the browser (before
+    # uvicorn has its handlers) is the same request to stop, not a crash
+    with contextlib.suppress(KeyboardInterrupt):
+        if on_start is not None:
+            on_start()
         server.run(sockets=[bound.sock])
