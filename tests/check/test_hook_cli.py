@@ -104,3 +104,48 @@ def test_the_hook_reads_each_corpus_file_once(corpus: Any, in_git: Any, monkeypa
     hooked = run("hook")
     assert hooked.exit_code == 0, hooked.output
     assert sorted(loaded) == ["claim.yaml", "claim.yaml", "i0001.yaml", "i0002.yaml"]
+
+
+def test_the_files_pre_commit_names_are_what_changed_and_git_is_not_asked(
+    corpus: Any, in_git: Any, monkeypatch: Any
+) -> None:
+    """pre-commit passes the staged files (the published hook's default): they are what each part
+    looks at, the same answer as git's for a staged change, and git's diff and untracked-file scan
+    are not run. An untracked file is not in the commit, so its own problems wait; without files,
+    git's answer counts it. Ids still stay stable against HEAD."""
+    from propeval import gitutil
+
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    _second_claim(corpus)
+    corpus.item("i0002", "c0002", prompt=BRIDGE)
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    new = corpus.item("i0003", "c0002", prompt=PARAPHRASE)
+    in_git("add", "-A")
+    corpus.item("i0004", "c0002", framing="balanced", prompt='"An untracked draft?"')  # not staged
+    asked: list[list[str]] = []
+    real = gitutil._run
+
+    def counting(root: Any, args: list[str], **kw: Any) -> bytes:
+        asked.append(args)
+        return real(root, args, **kw)
+
+    monkeypatch.setattr(gitutil, "_run", counting)
+    named = run("hook", "--format", "json", str(new.relative_to(corpus.root)))
+    doc = json.loads(named.stdout)
+    assert not [a for a in asked if a[0] in ("diff", "ls-files")], asked
+    assert doc["check"]["problems"] == [] and doc["check"]["files_checked"] == 1
+    assert [(p["a"]["id"], p["b"]["id"]) for p in doc["dedup"]["pairs"]] == [("i0001", "i0003")]
+    assert named.exit_code == 1
+    by_git = json.loads(run("hook", "--format", "json").stdout)
+    assert [p["path"] for p in by_git["check"]["problems"]] == ["questions/c0002/i0004.yaml"]
+    assert [(p["a"]["id"], p["b"]["id"]) for p in by_git["dedup"]["pairs"]] == [("i0001", "i0003")]
+    # a file outside the corpus root, or one that is gone, changes nothing and breaks nothing
+    (corpus.root / "questions/c0002/i0004.yaml").unlink()
+    gone = run("hook", "--format", "json", "questions/c0002/i0009.yaml", "../elsewhere.yaml")
+    assert json.loads(gone.stdout)["check"]["files_checked"] == 0, gone.output
+    # deleting a file of the base still fails stable-ids, named or not
+    (corpus.root / "questions/c0001/i0001.yaml").unlink()
+    deleted = json.loads(run("hook", "--format", "json", "questions/c0002/i0003.yaml").stdout)
+    assert [p["rule"] for p in deleted["check"]["problems"]] == ["stable-ids"]

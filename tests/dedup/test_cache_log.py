@@ -59,6 +59,26 @@ def test_a_new_vector_is_appended_and_the_base_is_not_rewritten(tmp_path: Path) 
     assert again.ntok is not None and int(again.ntok[again.rows(_keys(1, 10))[0]]) == 2  # type: ignore[index]
 
 
+def test_rows_of_the_base_and_the_log_are_gathered_without_joining_them(tmp_path: Path) -> None:
+    """``gather`` takes each row from the base or the log as read (a commit's 30k rows, #40), in the
+    order asked, repeats and all: what the joined matrix gives, without the join."""
+    cache = _filled(tmp_path, 5)
+    cache.add(_keys(2, 10), _vecs(2, 10), [7, 8])
+    cache.add(_keys(1, 20), _vecs(1, 20), [9])
+    again = _read(tmp_path)
+    rows = np.asarray(again.rows(_keys(1, 20) + _keys(3) + _keys(1, 11) + _keys(1, 4) + _keys(1, 20)))
+    got = again.gather(rows)
+    assert got is not None and again._parts is not None  # not joined
+    vecs, ntok = got
+    assert [float(v[0]) for v in vecs] == [20.0, 0.0, 1.0, 2.0, 11.0, 4.0, 20.0]
+    assert ntok.tolist() == [9, 1, 1, 1, 8, 1, 9]
+    joined = _read(tmp_path)
+    assert joined.vectors is not None and joined.ntok is not None
+    assert np.array_equal(joined.vectors[rows], vecs) and np.array_equal(joined.ntok[rows], ntok)
+    only_base = again.gather(np.asarray(again.rows(_keys(2))))
+    assert only_base is not None and [float(v[0]) for v in only_base[0]] == [0.0, 1.0]
+
+
 def test_a_log_grown_past_its_bound_is_compacted_into_the_base(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(cache_module, "COMPACT_BYTES", 3 * cache_module._record_size(1, 4))
     cache = _filled(tmp_path)

@@ -179,3 +179,36 @@ def test_a_whole_run_compares_only_facts_whose_nearest_reaches_the_threshold() -
     assert sorted(map(sorted, pruned)) == sorted(map(sorted, full))
     assert len(full) >= 2  # the planted sets are found
     assert sum(rows) < (n - 3) ** 2 / 10  # only the few facts that can link were compared
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.Example.org/a/b",
+        "HTTP://News.Example.ORG.",
+        "https://example.org?q=1",
+        "https://example.org#top",
+        "https://user@example.org/",
+        "https://example.org:8443/x",
+        "https://[2001:db8::1]/x",
+        " https://example.org/",
+        "https://exa\tmple.org/",
+        "ftp://files.example.org/x",
+        "example.org/no-scheme",
+        "https://",
+        "",
+        "https://www./",
+    ],
+)
+def test_a_source_family_read_without_urlsplit_is_urlsplits(url: str) -> None:
+    """The plain-host shortcut (#40: 20k facts' URLs on every commit) gives urlsplit's hostname."""
+    from urllib.parse import urlsplit
+
+    from propeval.dedup.boilerplate import source_family
+
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        host = ""
+    source_family.cache_clear()
+    assert source_family(url) == (host.removeprefix("www.") or "(no source)")

@@ -277,9 +277,9 @@ def test_the_neighbour_search_compares_a_text_only_with_texts_of_its_kind(monkey
     compared = []
     real = index.neighbours
 
-    def counted(pool: Any, queries: Any, k: int, settings: Any) -> Any:
-        compared.append((len(queries), len(pool)))
-        return real(pool, queries, k, settings)
+    def counted(vectors: Any, queries: Any, k: int, settings: Any, pool: Any = None) -> Any:
+        compared.append((len(queries), len(vectors) if pool is None else len(pool)))
+        return real(vectors, queries, k, settings, pool=pool)
 
     monkeypatch.setattr(index, "neighbours", counted)
     settings = DedupSettings()

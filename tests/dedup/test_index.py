@@ -60,6 +60,22 @@ def test_a_few_queries_are_searched_exactly_as_faiss_searches_them() -> None:
     assert list(ids[0]) == [7, *range(1500, 1510)]  # the eleven equal vectors, lower id first
 
 
+@pytest.mark.parametrize("exact_below", [5000, 100], ids=["numpy", "faiss"])
+def test_a_pool_of_rows_is_searched_as_those_rows_alone(exact_below: int) -> None:
+    """``pool=``: a search of some rows of the matrix (one language, one kind) answers as a search of
+    those rows copied out, with ids as positions in the pool, whether numpy or faiss searches."""
+    x = _clustered(2000)
+    x[1500:1510] = x[7]
+    pool = np.arange(3, 2000, 3)  # every third row, 7 not among them, some of its copies are
+    queries = x[[7, 40, 1501]]
+    settings = IndexSettings(exact_below=exact_below)
+    for k in (1, 6, len(pool)):
+        scores, ids = neighbours(x, queries, k, settings, pool=pool)
+        p_scores, p_ids = neighbours(x[pool], queries, k, settings)
+        assert np.array_equal(ids, p_ids), k
+        assert np.allclose(scores, p_scores, atol=1e-6), k
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "index_type", "floor"), [("hnsw", "IndexHNSWFlat", 0.97), ("ivf", "IndexIVFFlat", 0.9)]

@@ -62,7 +62,8 @@ class _Record:
 
     @property
     def id(self) -> str:
-        return str(self.data.get("id", ""))
+        # doc.get, not data.get: a document from the load cache answers from its head
+        return str(self.doc.get("id", ""))
 
     @property
     def folder(self) -> str:
@@ -73,7 +74,7 @@ class _Record:
 class Claim(_Record):
     @property
     def kind(self) -> str:
-        return str(self.data.get("kind", ""))
+        return str(self.doc.get("kind", ""))
 
     @property
     def facts(self) -> list[Fact]:
@@ -94,12 +95,22 @@ class Claim(_Record):
 
     @property
     def source_url(self) -> str:
-        return str(self.data.get("source_url", ""))
+        return str(self.doc.get("source_url", ""))
+
+    @property
+    def source_key(self) -> str | None:
+        """The page the claims-per-source cap counts source_url as (:func:`propeval.sourceurl.source_key`)."""
+        key = self.doc.head("#source_key")
+        if key is ...:
+            from propeval.sourceurl import source_key
+
+            key = source_key(self.doc.get("source_url"))
+        return key if isinstance(key, str) else None
 
     @property
     def draft(self) -> bool:
         """A draft claim: it and its items are checked for syntax and schema only."""
-        return self.data.get("status") == "draft"
+        return self.doc.get("status") == "draft"
 
     @property
     def hash(self) -> str:
@@ -113,7 +124,7 @@ class Item(_Record):
 
     @property
     def claim_id(self) -> str:
-        return str(self.data.get("claim_id", ""))
+        return str(self.doc.get("claim_id", ""))
 
     @property
     def prompt(self) -> str:
@@ -121,24 +132,24 @@ class Item(_Record):
 
     @property
     def language(self) -> str:
-        return str(self.data.get("language", ""))
+        return str(self.doc.get("language", ""))
 
     @property
     def framing(self) -> str:
-        return str(self.data.get("framing", ""))
+        return str(self.doc.get("framing", ""))
 
     @property
     def question_type(self) -> str:
-        return str(self.data.get("question_type", ""))
+        return str(self.doc.get("question_type", ""))
 
     @property
     def translation_of(self) -> str | None:
-        value = self.data.get("translation_of")
+        value = self.doc.get("translation_of")
         return str(value) if value is not None else None
 
     @property
     def status(self) -> str:
-        return str(self.data.get("status", ""))
+        return str(self.doc.get("status", ""))
 
     @property
     def active(self) -> bool:
@@ -168,11 +179,13 @@ class Corpus:
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     parsed: int = 0  # files parsed by this load (the rest came from the load cache)
-    # path -> (size, mtime_ns, inode) of each file as this load found it (a whole-corpus load only):
-    # what caches of values derived from a file are keyed by (dedup's records)
-    stamps: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    # path -> (size, mtime_ns, inode, ctime_ns) of each file as this load found it (a whole-corpus
+    # load only): what caches of values derived from a file are keyed by (the load cache, dedup's records)
+    stamps: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     # claim id -> its items (those that hold their id), in id-index order; built on first use
     _by_claim: dict[str, list[Item]] | None = field(default=None, init=False, repr=False, compare=False)
+    # path -> (position in documents(), claim or item); built on first use
+    _by_path: dict[str, tuple[int, Claim | Item]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def items_of(self, claim_id: str) -> list[Item]:
         """The items whose ``claim_id`` is ``claim_id``, in :attr:`items` order.
@@ -194,13 +207,23 @@ class Corpus:
 
     def add(self, entry: Claim | Item) -> None:
         """Index a loaded claim or item; the first file with an id keeps it."""
-        self._by_claim = None
+        self._by_claim = self._by_path = None
         if isinstance(entry, Claim):
             self.all_claims.append(entry)
             self.claims.setdefault(entry.id, entry)
         else:
             self.all_items.append(entry)
             self.items.setdefault(entry.id, entry)
+
+    def by_paths(self, paths: Iterable[str]) -> list[Claim | Item]:
+        """The loaded claims and items at ``paths`` (corpus-relative), claims first, each in load
+        order, as :meth:`documents` gives them: a narrowed run looks up its few files instead of
+        testing every file of the corpus against them."""
+        if self._by_path is None or len(self._by_path) != len(self.all_claims) + len(self.all_items):
+            entries: list[Claim | Item] = [*self.all_claims, *self.all_items]
+            self._by_path = {e.doc.relpath: (n, e) for n, e in enumerate(entries)}
+        found = [self._by_path[p] for p in paths if p in self._by_path]
+        return [e for _, e in sorted(found, key=lambda f: f[0])]
 
     def draft_paths(self) -> set[str]:
         """Corpus-relative paths of draft claims and items, and of every file of a draft claim."""
@@ -280,26 +303,28 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
         )
     store = None
     if cache and paths is None and names:
-        from propeval.loadcache import LoadCache, stamp_of
+        from propeval.loadcache import LoadCache
 
         store = LoadCache(config.root).open()
     now = time.time()
     # Paths as strings, and Path objects only where a file is parsed: a warm load of 10,000 items
     # takes almost every file from the cache, and making and printing 12,000 Paths was a third of it.
     base = str(config.root)
+    files, stamps = corpus.files, corpus.stamps
     for name in names:
         rel = relative_name(name, base, config.root)
-        corpus.files.append(rel)
+        files.append(rel)
         st = stats.get(name)
+        stamp = None
         if st is not None:
-            corpus.stamps[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            stamp = stamps[rel] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         file_name = name.rpartition(os.sep)[2]
         claim = file_name == CLAIM_FILE
         lower = file_name.lower()
         # os.path.splitext's suffix, as Path.suffix: a name of dots and "yaml" alone has none
         yaml_file = lower.endswith(".yaml") and lower.lstrip(".") != "yaml"
-        if store is not None and st is not None and yaml_file:
-            doc = store.get(rel, stamp_of(st), name)
+        if store is not None and stamp is not None and yaml_file:
+            doc = store.get(rel, stamp, name)
             if doc is not None:
                 corpus.add(Claim(doc) if claim else Item(doc))
                 continue
@@ -310,8 +335,8 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
             corpus.problems.append(e.problem)
             continue
         corpus.parsed += 1
-        if store is not None and st is not None:
-            store.put(rel, stamp_of(st), entry.doc, now)
+        if store is not None and stamp is not None:
+            store.put(rel, stamp, entry.doc, now)
         corpus.add(entry)
     if store is not None:
         store.save()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import sys
-from importlib import metadata
 
 from propeval.errors import PropevalError
 
@@ -41,6 +40,8 @@ class MissingExtraError(PropevalError):
 def requirements(extra: str) -> list[str] | None:
     """The requirement strings of ``extra`` (``["faiss-cpu>=1.8", ...]``); None when propeval's
     metadata is not installed (run from a source tree), so nothing can be said."""
+    from importlib import metadata  # on first use: its import is 20 ms of every hook
+
     try:
         reqs = metadata.requires("propeval") or []
     except metadata.PackageNotFoundError:
@@ -56,6 +57,8 @@ def requirements(extra: str) -> list[str] | None:
 
 def missing(extra: str) -> list[str]:
     """The requirements of ``extra`` whose distribution is not installed."""
+    from importlib import metadata  # on first use: its import is 20 ms of every hook
+
     out = []
     for req in requirements(extra) or []:
         m = _NAME.match(req)
@@ -94,8 +97,17 @@ def dedup_extra(backend: str, cross_lingual_model: str = "") -> tuple[str, list[
 
 
 def require_dedup(backend: str, cross_lingual_model: str, command: str) -> None:
-    """Raise MissingExtraError naming every distribution dedup with these settings lacks."""
+    """Raise MissingExtraError naming every distribution dedup with these settings lacks.
+
+    A check that passed is remembered (:mod:`propeval.memo`) for this interpreter and the stat of
+    every folder on its path: installing or removing a distribution changes its site-packages
+    folder, and reading every requirement's metadata was 30 ms of each commit's hook."""
+    from propeval import memo
+
     extra, more = dedup_extra(backend, cross_lingual_model)
+    fact = _environment_fact(extra, *more)
+    if fact is not None and memo.remembered("dedup extra", fact):
+        return
     gone = missing(extra)
     for req in requirements("dedup") or []:
         m = _NAME.match(req)
@@ -103,9 +115,33 @@ def require_dedup(backend: str, cross_lingual_model: str, command: str) -> None:
             gone.append(req.replace(" ", ""))
     if gone:
         raise MissingExtraError(extra, gone, command)
+    if fact is not None:
+        memo.remember("dedup extra", fact)
+
+
+def _environment_fact(*parts: str) -> bytes | None:
+    """This interpreter, each folder on its import path with its stat (size, mtime_ns, inode,
+    ctime_ns), and ``parts``; None when a folder changed in the last seconds (its stat may not yet
+    show the change)."""
+    import os
+    import time
+
+    out = [sys.executable, *parts]
+    for entry in sys.path:
+        try:
+            st = os.stat(entry or ".")
+        except OSError:
+            out.append(f"{entry}\0-")
+            continue
+        if time.time() - st.st_ctime < 2.0:
+            return None
+        out.append(f"{entry}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}")
+    return "\n".join(out).encode("utf-8", "surrogateescape")
 
 
 def _installed(name: str) -> bool:
+    from importlib import metadata  # on first use: its import is 20 ms of every hook
+
     try:
         metadata.distribution(name)
     except metadata.PackageNotFoundError:

@@ -17,8 +17,11 @@ uses an entry again only while the file is unchanged:
   the corpus root and every byte; a file that does not check out, or that another version of
   propeval wrote, is not used (everything is parsed, as on a first run) and is replaced.
 * Only the loader's own output is kept (mappings, lists, strings, numbers, booleans and None), in
-  :mod:`marshal`'s format, read only after the MAC checks out. Positions and text are kept packed
-  per file and unpacked when a rule asks for them: most files of a run are never located.
+  :mod:`marshal`'s format, read only after the MAC checks out. Data, text and positions are kept
+  packed per file and unpacked when a rule asks for them: a commit's hook reads whole only the
+  files it checks. What the cross-file rules read of every file (ids, claim_id, status, language,
+  source_url, ...) is kept beside them unpacked, as the file's *head* (:data:`HEAD`): the scalar
+  values of those keys, and values derived from them (the page the claims-per-source cap counts).
 
 A cache that cannot be read or written costs the next run a full parse, never a failure.
 """
@@ -36,49 +39,96 @@ from typing import Any
 
 from propeval.loader import Document
 
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"propeval corpus cache\n"
 RACY_SECONDS = 2.0
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns
 
+# The keys of a corpus file's data that rules read of every file (Document.get answers them from
+# the head), and "#"-named values derived from them (Document.head).
+HEAD = (
+    "id",
+    "claim_id",
+    "status",
+    "language",
+    "translation_of",
+    "framing",
+    "question_type",
+    "kind",
+    "source_url",
+    "source_role",
+    "#source_key",
+)
+HEAD_INDEX = {key: n for n, key in enumerate(HEAD)}
+_SCALARS = (str, int, float, bool, type(None))
 
-def stamp_of(st: os.stat_result) -> Stamp:
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+def head_of(data: Any) -> tuple[Any, ...]:
+    """The head of a file's data: each :data:`HEAD` key's value when it is a scalar other than
+    None; None when the key is absent; else ``...`` (a null or a structure: read the data)."""
+    from propeval.sourceurl import source_key
+
+    if not isinstance(data, dict):
+        return (...,) * len(HEAD)
+    out: list[Any] = []
+    for k in HEAD[:-1]:
+        v = data.get(k, ...)
+        out.append(None if v is ... else v if v is not None and isinstance(v, _SCALARS) else ...)
+    out.append(source_key(data.get("source_url")))
+    return tuple(out)
 
 
 class CachedDocument(Document):
-    """A Document from the cache: its data at once, its text and positions on first use."""
+    """A Document from the cache: its head at once; its data, text and positions on first use,
+    unpacked from the cache file's bytes (``blob[at:mid]`` the data, ``blob[mid:end]`` the rest)."""
 
-    def __init__(self, path: Path | str, relpath: str, data: dict[str, Any], packed: bytes) -> None:
-        # Document's fields, but text, values and keys come from ``packed`` when first read, and
-        # the path (given as a string) is made a Path when first asked for.
+    def __init__(self, path: Path | str, relpath: str, head: tuple[Any, ...], blob: memoryview, span: Span) -> None:
+        # Document's fields, but data, text, values and keys come from ``blob`` when first read,
+        # and the path (given as a string) is made a Path when first asked for.
         if isinstance(path, Path):
             self.path = path
         else:
             self._name = path
         self.relpath = relpath
-        self.data = data
-        self._packed = packed
+        self._head = head
+        self._blob = blob
+        self._span = span
+
+    def get(self, key: str, default: Any = None) -> Any:
+        n = HEAD_INDEX.get(key)
+        if n is not None and "data" not in self.__dict__:
+            value = self._head[n]
+            if value is None:
+                return default  # absent
+            if value is not ...:
+                return value
+        return super().get(key, default)
+
+    def head(self, key: str) -> Any:
+        return self._head[HEAD_INDEX[key]]
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("text", "values", "keys") and "_packed" in self.__dict__:
-            text, values, keys = marshal.loads(self.__dict__.pop("_packed"))
-            self.text, self.values, self.keys = text, values, keys
+        d = self.__dict__
+        if name == "data" and "_blob" in d:
+            at, mid, _ = self._span
+            self.data = marshal.loads(self._blob[at:mid])
+            return self.data
+        if name in ("text", "values", "keys") and "_blob" in d:
+            _, mid, end = self._span
+            self.text, self.values, self.keys = marshal.loads(self._blob[mid:end])
             return getattr(self, name)
-        if name == "path" and "_name" in self.__dict__:
-            self.path = Path(self.__dict__.pop("_name"))
+        if name == "path" and "_name" in d:
+            self.path = Path(d.pop("_name"))
             return self.path
         raise AttributeError(name)
 
-    @property
-    def packed(self) -> bytes:
-        """Text and positions as kept in the cache (without unpacking them)."""
-        packed = self.__dict__.get("_packed")
-        return packed if isinstance(packed, bytes) else pack(self)
+
+Span = tuple[int, int, int]  # where a file's marshalled data starts, where its text and positions do, and the end
 
 
-def pack(doc: Document) -> bytes:
-    return marshal.dumps((doc.text, doc.values, doc.keys))
+def pack(doc: Document) -> tuple[bytes, bytes]:
+    """A file's data, and its text and positions, marshalled: the two parts of its span of the blob."""
+    return marshal.dumps(doc.data), marshal.dumps((doc.text, doc.values, doc.keys))
 
 
 def _code_stamp() -> bytes:
@@ -87,7 +137,13 @@ def _code_stamp() -> bytes:
     # By file, not by import: the corpus module imports this one.
     here = Path(__file__)
     h = hashlib.sha256(f"{FORMAT} {sys.version}".encode())
-    for source in (here.with_name("loader.py"), here.with_name("corpus.py"), here):
+    for source in (
+        here.with_name("loader.py"),
+        here.with_name("corpus.py"),
+        here.with_name("sourceurl.py"),  # the head's #source_key
+        here.with_name("textnorm.py"),
+        here,
+    ):
         with contextlib.suppress(OSError):
             h.update(source.read_bytes())
     return h.digest()
@@ -100,23 +156,35 @@ def default_folder() -> Path:
 
 
 class LoadCache:
-    """The cached documents of one corpus root (read once, written once, at the end of a load)."""
+    """The cached documents of one corpus root (read once, written once, at the end of a load).
+
+    The file is :data:`MAGIC`, the MAC, then the index's length (8 bytes), the index (marshalled:
+    path -> stamp, head and span) and the blob of every file's packed data, text and positions.
+    A warm load unmarshals the index alone; a document slices its part of the blob when first read.
+    """
 
     def __init__(self, root: Path, folder: Path | None = None) -> None:
         self.root = root
         name = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:24]
         self.path = (folder or default_folder()) / f"{name}.bin"
         self._key: bytes | None = None
-        self._old: dict[str, tuple[Stamp, dict[str, Any], bytes]] = {}
-        self._new: dict[str, tuple[Stamp, dict[str, Any], bytes]] = {}
+        self._blob = memoryview(b"")
+        # path -> (stamp, head, *span) of each file in the cache file read
+        self._old: dict[str, tuple[Any, ...]] = {}
+        # path -> (stamp, head, packed) of each file this load keeps; packed None: as in _old
+        self._new: dict[str, tuple[Stamp, tuple[Any, ...], tuple[bytes, bytes] | None]] = {}
         self._dirty = False
         self.hits = 0
 
-    def _mac(self, payload: bytes) -> bytes:
+    def _mac(self, payload: memoryview | bytes) -> bytes:
         import hmac
 
         assert self._key is not None
-        return hmac.digest(self._key, _code_stamp() + str(self.root.resolve()).encode("utf-8") + payload, "sha256")
+        mac = hmac.new(self._key, digestmod="sha256")
+        mac.update(_code_stamp())
+        mac.update(str(self.root.resolve()).encode("utf-8"))
+        mac.update(payload)  # a view of the file read: 10,000 items are ~30 MB, not copied
+        return mac.digest()
 
     def open(self) -> LoadCache:
         """Read the cache file; anything wrong with it (absent, damaged, foreign, forged) reads as empty."""
@@ -129,23 +197,24 @@ class LoadCache:
             self._key = None
             return self
         try:
-            raw = self.path.read_bytes()
+            raw = memoryview(self.path.read_bytes())
         except OSError:
             return self
         head = len(MAGIC) + 32
-        if not raw.startswith(MAGIC) or len(raw) < head:
+        if raw[: len(MAGIC)] != MAGIC or len(raw) < head + 8:
             return self
         import hmac
 
-        payload = raw[head:]
-        if not hmac.compare_digest(raw[len(MAGIC) : head], self._mac(payload)):
+        if not hmac.compare_digest(raw[len(MAGIC) : head], self._mac(raw[head:])):
             return self
+        size = int.from_bytes(raw[head : head + 8], "little")
         try:
-            files = marshal.loads(payload)
+            files = marshal.loads(raw[head + 8 : head + 8 + size])
         except (EOFError, ValueError, TypeError):
             return self
         if isinstance(files, dict):
             self._old = files
+            self._blob = raw[head + 8 + size :]
         return self
 
     def get(self, rel: str, stamp: Stamp, path: Path | str) -> CachedDocument | None:
@@ -154,8 +223,8 @@ class LoadCache:
         if entry is None or entry[0] != stamp:
             return None
         self.hits += 1
-        self._new[rel] = entry
-        return CachedDocument(path, rel, entry[1], entry[2])
+        self._new[rel] = (stamp, entry[1], None)
+        return CachedDocument(path, rel, entry[1], self._blob, entry[2:])
 
     def put(self, rel: str, stamp: Stamp, doc: Document, now: float) -> None:
         """Keep what the loader made of ``rel``, unless it changed too recently to tell a later edit apart."""
@@ -163,7 +232,7 @@ class LoadCache:
             if rel in self._old:
                 self._dirty = True  # the entry it replaces is gone
             return  # a new file too fresh to keep: nothing to write (a commit's new item must not rewrite the cache)
-        self._new[rel] = (stamp, doc.data, pack(doc))
+        self._new[rel] = (stamp, head_of(doc.data), pack(doc))
         self._dirty = True
 
     def save(self) -> None:
@@ -172,7 +241,21 @@ class LoadCache:
             return
         import tempfile
 
-        payload = marshal.dumps(self._new)
+        index: dict[str, tuple[Any, ...]] = {}
+        chunks: list[bytes | memoryview] = []
+        at = 0
+        for rel, (stamp, head, packed) in self._new.items():
+            if packed is None:  # kept: its bytes as they are in the file read
+                _, _, old_at, old_mid, old_end = self._old[rel]
+                chunks.append(self._blob[old_at:old_end])
+                mid, end = at + old_mid - old_at, at + old_end - old_at
+            else:
+                chunks.extend(packed)
+                mid, end = at + len(packed[0]), at + len(packed[0]) + len(packed[1])
+            index[rel] = (stamp, head, at, mid, end)
+            at = end
+        table = marshal.dumps(index)
+        payload = b"".join([len(table).to_bytes(8, "little"), table, *chunks])
         with contextlib.suppress(OSError):  # a cache that cannot be written costs the next run a parse
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Renamed into place whole, not fsynced: a file cut short by a crash fails its MAC and
@@ -180,7 +263,8 @@ class LoadCache:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".corpus-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(MAGIC + self._mac(payload) + payload)
+                    fh.write(MAGIC + self._mac(payload))
+                    fh.write(payload)
                 os.replace(tmp, self.path)
             finally:
                 with contextlib.suppress(OSError):

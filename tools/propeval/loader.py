@@ -112,6 +112,15 @@ class Document:
     values: dict[str, tuple[int, int]] = field(default_factory=dict)
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """``data.get(key, default)`` (``default`` when the data is not a mapping). A document from
+        the load cache answers the keys rules read of every file without unpacking its data."""
+        return self.data.get(key, default) if isinstance(self.data, dict) else default
+
+    def head(self, key: str) -> Any:
+        """A value the load cache derived from the data (``#source_key``), or ``...``: not kept."""
+        return ...
+
     @property
     def stem(self) -> str:
         """``path.stem``, read off ``relpath`` (rules ask it of every file; a Path costs more)."""

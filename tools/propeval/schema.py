@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -277,13 +278,18 @@ def _metaschema_errors(cls: Any, data: Any) -> list[tuple[str, str]]:
     version and the metaschema's id), so the next command does not walk it again."""
     import hashlib
     import json
-    from importlib.metadata import PackageNotFoundError, version
+
+    import jsonschema
 
     from propeval import memo
 
+    # jsonschema as installed: its package folder and that folder's stat, which an install or an
+    # upgrade changes (not its version through importlib.metadata, whose import is 20 ms of a commit)
     try:
-        checker = f"jsonschema {version('jsonschema')} {cls.META_SCHEMA.get('$id', cls.__name__)}"
-    except PackageNotFoundError:
+        folder = os.path.dirname(os.path.abspath(str(jsonschema.__file__)))
+        st = os.stat(folder)
+        checker = f"jsonschema {folder} {st.st_mtime_ns} {st.st_ino} {cls.META_SCHEMA.get('$id', cls.__name__)}"
+    except (OSError, TypeError):
         checker = ""
     fact = None
     if checker:

@@ -90,6 +90,19 @@ def unwrap(url: str) -> Source:
     return Source(url, current, tuple(wrappers))
 
 
+def source_key(url: object) -> str | None:
+    """The page the claims-per-source cap counts ``url`` as (normalised, unwrapped), or None for a
+    value the cap leaves to the schema: not a string, a ``TODO`` placeholder, not http(s), no host."""
+    from propeval.textnorm import normalise_url
+
+    if not isinstance(url, str) or url.startswith("TODO"):
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return normalise_url(unwrap(url).original)
+
+
 def _inner(host: str, url: str) -> str | None:
     """The URL one layer in: None when ``url`` is no wrapper, "" when it is an opaque one."""
     parts = urlsplit(url)

@@ -69,20 +69,27 @@ class Context:
     def corpus(self) -> Corpus:
         return self.ws.corpus
 
-    def _wanted(self, doc: Document) -> bool:
+    def wanted(self, doc: Document) -> bool:
+        """Whether the run reports on ``doc`` (a per-file part of a cross-file rule looks only at these)."""
         return self.selected is None or doc.relpath in self.selected
 
     def documents(self) -> Iterator[Document]:
         """Every claim's and item's document the run reports on (all of them, unnarrowed)."""
-        return (d for d in self.corpus.documents() if self._wanted(d))
+        if self.selected is None:
+            return self.corpus.documents()
+        return (e.doc for e in self.corpus.by_paths(self.selected))
 
     def claims(self) -> Iterator[Claim]:
         """Every loaded claim the run reports on."""
-        return (c for c in self.corpus.all_claims if self._wanted(c.doc))
+        if self.selected is None:
+            return iter(self.corpus.all_claims)
+        return (e for e in self.corpus.by_paths(self.selected) if isinstance(e, Claim))
 
     def items(self) -> Iterator[Item]:
         """Every loaded item the run reports on."""
-        return (i for i in self.corpus.all_items if self._wanted(i.doc))
+        if self.selected is None:
+            return iter(self.corpus.all_items)
+        return (e for e in self.corpus.by_paths(self.selected) if isinstance(e, Item))
 
 
 _MODULES: tuple[ModuleType, ...] = (

@@ -40,7 +40,7 @@ def check(ctx: Context) -> Iterator[Problem]:
 
     for claim in corpus.all_claims:
         doc = claim.doc
-        cid = doc.data.get("id")
+        cid = doc.get("id")  # from the head of a cached file: its data stays packed
         if isinstance(cid, str):
             if cid != claim.folder:
                 yield doc.problem(
@@ -52,6 +52,8 @@ def check(ctx: Context) -> Iterator[Problem]:
                 yield doc.problem("/id", RULE, f"id {cid!r} is already used by {first_seen[cid]}; ids are unique")
             else:
                 first_seen[cid] = doc.relpath
+        if not ctx.wanted(doc):
+            continue  # fact ids are unique within their claim: only a file the run reports on
         seen_facts: dict[str, int] = {}
         for n, fact in enumerate(doc.data.get("facts") or []):
             fid = fact.get("id") if isinstance(fact, dict) else None
@@ -67,7 +69,7 @@ def check(ctx: Context) -> Iterator[Problem]:
 
     for item in corpus.all_items:
         doc = item.doc
-        iid = doc.data.get("id")
+        iid = doc.get("id")
         stem = doc.stem
         if isinstance(iid, str):
             if iid != stem:
@@ -80,7 +82,7 @@ def check(ctx: Context) -> Iterator[Problem]:
                 yield doc.problem("/id", RULE, f"id {iid!r} is already used by {first_seen[iid]}; ids are unique")
             else:
                 first_seen[iid] = doc.relpath
-        cid = doc.data.get("claim_id")
+        cid = doc.get("claim_id")
         if isinstance(cid, str):
             if cid != item.folder:
                 yield doc.problem(

@@ -83,8 +83,9 @@ def exception(data: Any, blocklist: tuple[str, ...]) -> tuple[str, str] | None:
 
 
 def check(ctx: Context) -> Iterator[Problem]:
-    by_url: dict[str, list[Any]] = defaultdict(list)
-    for claim in ctx.corpus.all_claims:
+    # Each claim the run reports on is judged by its own URL; the cap counts every claim's
+    # (Claim.source_key: a claim from the load cache has it without its URL being parsed again).
+    for claim in ctx.claims():
         url = claim.data.get("source_url")
         if not isinstance(url, str) or url.startswith("TODO"):
             continue
@@ -112,7 +113,11 @@ def check(ctx: Context) -> Iterator[Problem]:
                 f"official statement that the claim is about, say so with source_role: {OFFICIAL} (a maintainer "
                 "approves it)",
             )
-        by_url[normalise_url(src.original)].append(claim)
+    by_url: dict[str, list[Any]] = defaultdict(list)
+    for claim in ctx.corpus.all_claims:
+        key = claim.source_key
+        if key is not None:
+            by_url[key].append(claim)
     cap = ctx.config.max_claims_per_source
     for url, claims in by_url.items():
         if len(claims) > cap:

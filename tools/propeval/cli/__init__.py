@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -160,4 +161,31 @@ def main() -> None:
     # checking and deduplicating a 10k corpus (#40). mypy's thresholds, for the same reason
     # (mypy/build.py): collections still run, less often, so memory that cycles hold is freed later.
     gc.set_threshold(200_000, 30, 30)
-    cli(prog_name="propeval")
+    try:
+        cli(prog_name="propeval")
+    except SystemExit as done:
+        _end_now(done)
+        raise
+
+
+def _end_now(done: SystemExit) -> None:
+    """End the process without Python's teardown, when the command asked for it
+    (:func:`propeval.cli._common.exit_fast`), nothing else runs, and every byte of output is out;
+    else return, and the interpreter exits as usual."""
+    import atexit
+    import os
+    import threading
+
+    from propeval.cli._common import fast_exit_requested
+
+    code = done.code if done.code is not None else 0
+    if not fast_exit_requested() or not isinstance(code, int) or threading.active_count() > 1:
+        return
+    if atexit._ncallbacks():  # an exit handler someone registered still has work to do
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a closed or broken stream: the usual exit reports it
+    os._exit(code)

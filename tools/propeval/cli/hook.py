@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from propeval.cli._common import workspace_from
+from propeval.cli._common import exit_fast, workspace_from
 from propeval.cli._progress import embedding_progress
 from propeval.pipeline.hook import PARTS, HookPart, HookResult, run_hook
 from propeval.reporters import Report, printable, write
@@ -48,9 +48,16 @@ def _announce(message: str) -> None:
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also print groups' notes that are the same on every run (as groups -v)."
 )
+@click.argument("files", nargs=-1, type=click.Path())
 @click.pass_context
-def command(ctx: click.Context, ref: str, skip: tuple[str, ...], fmt: str, verbose: bool) -> None:
+def command(
+    ctx: click.Context, ref: str, skip: tuple[str, ...], fmt: str, verbose: bool, files: tuple[str, ...]
+) -> None:
     """The pre-commit hook: check, groups and dedup on what changed since HEAD, in one process.
+
+    FILES: what changed, as pre-commit names it (the staged files it runs the hook on); without
+    them, git says (what changed since the merge base with --changed-since, untracked files too).
+    Either way --changed-since is the base that ids are kept stable against.
 
     The same as `propeval check --changed-since HEAD`, `propeval groups --changed-since HEAD` and
     `propeval dedup --changed-since HEAD` run one after the other, but the corpus is loaded once
@@ -64,14 +71,15 @@ def command(ctx: click.Context, ref: str, skip: tuple[str, ...], fmt: str, verbo
 
     \b
     Examples:
-      propeval hook                         # what pre-commit runs (.pre-commit-hooks.yaml: id propeval)
+      propeval hook questions/c0007/i0412.yaml   # what pre-commit runs (.pre-commit-hooks.yaml: id propeval)
+      propeval hook                         # what git says changed since HEAD
       propeval hook --changed-since origin/main
       propeval hook --skip dedup
       propeval hook --format json
     """
     ws = workspace_from(ctx)
     with embedding_progress(fmt):  # groups' drift rule and dedup embed new texts
-        result = run_hook(ws, ref, skip=skip, announce=_announce)
+        result = run_hook(ws, ref, skip=skip, announce=_announce, files=list(files) if files else None)
     if fmt == "json":
         doc = {
             "changed_since": ref,
@@ -89,7 +97,7 @@ def command(ctx: click.Context, ref: str, skip: tuple[str, ...], fmt: str, verbo
         if fmt == "text":
             codes = ", ".join(f"{p.name} {_status(p)}" for p in result.parts)
             click.echo(f"propeval hook: exit {result.exit_code} ({codes})")
-    ctx.exit(result.exit_code)
+    exit_fast(ctx, result.exit_code)
 
 
 def _heading(part: HookPart, result: HookResult) -> str:

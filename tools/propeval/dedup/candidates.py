@@ -36,8 +36,14 @@ if TYPE_CHECKING:
 PairIndex = tuple[int, int]
 
 
+_LANGUAGE_KEYS: dict[str, str] = {}  # tag -> language_key(tag): asked of every text, several times a run
+
+
 def lang(u: Unit) -> str:
-    return language_key(u.language)
+    key = _LANGUAGE_KEYS.get(u.language)
+    if key is None:
+        key = _LANGUAGE_KEYS[u.language] = language_key(u.language)
+    return key
 
 
 def comparable(a: Unit, b: Unit) -> bool:
@@ -563,8 +569,10 @@ class SemanticSpace:
 
     @functools.cached_property
     def lang_code(self) -> np.ndarray:
-        index = {name: n for n, name in enumerate(self.lang_names)}
-        return np.array([index[lang(u)] for u in self.units], dtype=np.int64)
+        codes = np.zeros(len(self.units), dtype=np.int64)
+        for n, name in enumerate(self.lang_names):
+            codes[self.by_language[name]] = n
+        return codes
 
     @functools.cached_property
     def kind_code(self) -> dict[str, int]:
@@ -768,7 +776,7 @@ class SemanticSpace:
         # Ask for extra neighbours: same-claim ones are dropped afterwards.
         widest = int(np.bincount(claim[pool]).max())
         k = min(len(pool), want + widest)
-        scores, local = neighbours(vectors[pool], vectors[todo], k, idx_settings)
+        scores, local = neighbours(vectors, vectors[todo], k, idx_settings, pool=pool)
         found = np.where(local >= 0, pool[np.clip(local, 0, None)], -1)
         ok = (
             (found >= 0)

@@ -34,7 +34,13 @@ def embed_units(
 
     if encoder is None:
         encoder = configured_encoder(settings, root, announce=announce)
-    got = embed(encoder, [u.norm for u in units], settings.cache_folder(root), progress_factory=progress_factory)
+    got = embed(
+        encoder,
+        [u.norm for u in units],
+        settings.cache_folder(root),
+        progress_factory=progress_factory,
+        text_keys=[u.key for u in units],  # a unit's key is the sha256 hex of its normalised text
+    )
     if got.encoded:
         for note in getattr(encoder, "notes", ()):
             result.problems.append(Problem("pyproject.toml", 0, 0, "dedup-encoder", note, severity=Severity.WARNING))

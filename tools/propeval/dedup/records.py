@@ -3,7 +3,7 @@
 The pre-commit hook compares one new prompt with the whole corpus, and loading 12,000 YAML files
 through the strict loader is most of its time (~1.5 s of ~2.4 s at 10k items). Each file that loads
 cleanly is reduced to a small record (ids, texts, their line and column, the claim's source) and
-kept in one file in the dedup cache folder, keyed by the file's path, size, mtime_ns and inode, with
+kept in one file in the dedup cache folder, keyed by the file's path, size, mtime_ns, inode and ctime_ns, with
 each text's normalised form and key (a warm run normalises only the texts of changed files). The
 Workspace's corpus (``propeval hook``, ``ci``, ``run``) is served from the same records.
 
@@ -33,7 +33,9 @@ from propeval.corpus import Claim, Corpus, Item, corpus_scan, load_entry
 from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
 
-FORMAT = 3  # 2: items carry translation_of; 3: each text its normalised form and key
+# 2: items carry translation_of; 3: each text its normalised form and key; 4: stamps as tuples,
+# with ctime_ns (as the load cache's)
+FORMAT = 4
 RACY_SECONDS = 2.0
 
 
@@ -91,7 +93,7 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
     out = Records()
     path = _cache_path(cache_folder, root) if cache_folder is not None else None
     old = _read(path) if path is not None else {}
-    new: dict[str, list[Any]] = {}
+    new: dict[str, tuple[Any, ...]] = {}
     now = time.time()
     found = corpus_scan(questions, root)
     out.problems.extend(found.problems)  # links and special files: never read, never cached
@@ -99,7 +101,7 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
         out.files += 1
         rel = relative_path(file, root)
         st = found.stats.get(str(file))
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino] if st is not None else None
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns) if st is not None else None
         cached = old.get(rel)
         if stamp is not None and _usable(cached) and cached[0] == stamp:
             record = cached[1]
@@ -113,7 +115,7 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
             record = record_of(entry)
         (out.claims if record["kind"] == "claim" else out.items).append(record)
         if stamp is not None and now - stamp[1] / 1e9 >= RACY_SECONDS:
-            new[rel] = [stamp, record]
+            new[rel] = (stamp, record)
     if path is not None and new != old:
         _write(path, new)
     return out
@@ -127,26 +129,29 @@ def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
     out = Records(problems=list(corpus.problems))
     path = _cache_path(cache_folder, corpus.root) if cache_folder is not None else None
     old = _read(path) if path is not None else {}
-    new: dict[str, list[Any]] = {}
+    new: dict[str, tuple[Any, ...]] = {}
     kept = 0  # entries of ``old`` kept as they were: when all are, the cache is not written again
-    now = time.time()
+    settled = time.time_ns() - int(RACY_SECONDS * 1e9)  # a file modified after this is not kept
+    stamps = corpus.stamps
+    claims, items = out.claims, out.items
     entries: list[Claim | Item] = [*corpus.all_claims, *corpus.all_items]
     for entry in entries:
         rel = entry.doc.relpath
-        stamp = corpus.stamps.get(rel)
+        stamp = stamps.get(rel)
         cached = old.get(rel)
-        if stamp is not None and _usable(cached) and cached[0] == list(stamp):
+        # an entry is (stamp, record) as this code wrote it: the file's MAC says so
+        if stamp is not None and cached is not None and cached[0] == stamp:
             kept += 1
             record = cached[1]
             entry_now = cached
         else:
             out.loaded += 1
             record = record_of(entry)
-            entry_now = [list(stamp), record] if stamp is not None else []
-        (out.claims if record["kind"] == "claim" else out.items).append(record)
-        if stamp is not None and now - stamp[1] / 1e9 >= RACY_SECONDS:
+            entry_now = (stamp, record)
+        (claims if record["kind"] == "claim" else items).append(record)
+        if stamp is not None and stamp[1] <= settled:
             new[rel] = entry_now
-    out.files = len(out.claims) + len(out.items)
+    out.files = len(claims) + len(items)
     # ``new`` equals ``old`` exactly when it holds each of old's entries, as kept (a kept entry is old
     # enough to be in ``new``: its stamp matched one written no sooner than RACY_SECONDS after it);
     # comparing the two dictionaries of 10,000 records cost a commit's hook 10-20 ms
@@ -155,9 +160,9 @@ def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
     return out
 
 
-def _usable(cached: Any) -> TypeGuard[list[Any]]:
+def _usable(cached: Any) -> TypeGuard[tuple[Any, ...]]:
     return (
-        isinstance(cached, list)
+        isinstance(cached, tuple)
         and len(cached) == 2
         and isinstance(cached[1], dict)
         and cached[1].get("kind") in ("claim", "item")
@@ -186,13 +191,15 @@ def _cache_path(folder: Path, root: Path) -> Path:
 MAGIC = b"propeval dedup records\n"
 
 
-def _mac(key: bytes, payload: bytes) -> bytes:
+def _mac(key: bytes, payload: bytes | memoryview) -> bytes:
     import hmac
 
-    return hmac.digest(key, _code_stamp().encode("ascii") + b"\0" + payload, "sha256")
+    mac = hmac.new(key, _code_stamp().encode("ascii") + b"\0", "sha256")
+    mac.update(payload)  # a view of the file read: 10 MB at 10k items, not copied
+    return mac.digest()
 
 
-def _read(path: Path) -> dict[str, list[Any]]:
+def _read(path: Path) -> dict[str, tuple[Any, ...]]:
     """The cache's records; anything wrong with the file (absent, damaged, made by other code, not
     authenticated under this user's cache key) reads as empty."""
     import hmac
@@ -202,12 +209,12 @@ def _read(path: Path) -> dict[str, list[Any]]:
     from propeval.errors import ConfigError
 
     try:
-        raw = path.read_bytes()
+        raw = memoryview(path.read_bytes())
         key = cachekey.cache_key()
     except (OSError, ConfigError):
         return {}
     head = len(MAGIC) + 32
-    if not raw.startswith(MAGIC) or not hmac.compare_digest(raw[len(MAGIC) : head], _mac(key, raw[head:])):
+    if raw[: len(MAGIC)] != MAGIC or not hmac.compare_digest(raw[len(MAGIC) : head], _mac(key, raw[head:])):
         return {}
     try:
         files = marshal.loads(raw[head:])
@@ -216,7 +223,7 @@ def _read(path: Path) -> dict[str, list[Any]]:
     return files if isinstance(files, dict) else {}
 
 
-def _write(path: Path, files: dict[str, list[Any]]) -> None:
+def _write(path: Path, files: dict[str, tuple[Any, ...]]) -> None:
     import marshal
 
     from propeval import cachekey

@@ -251,6 +251,37 @@ class EmbeddingCache:
     def rows(self, keys: Sequence[bytes]) -> list[int | None]:
         return [self._index.get(k) for k in keys]
 
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The vectors and token counts of ``rows`` (positions in the base, then the log), or None
+        when the cache holds no vectors. Taken from the base and the log as they were read, without
+        joining them first: a commit's run gathers its 30k rows, and the join was a second copy of
+        every vector."""
+        if self._parts is None:
+            if self._vecs is None or self._ntok is None:
+                return None
+            return self._vecs[rows], self._ntok[rows]
+        (_, base_vecs, base_ntok), log = self._parts
+        if base_vecs is None or base_ntok is None or not log.vecs:
+            self._joined_now()
+            return self.gather(rows)
+        n = base_vecs.shape[0]
+        in_log = np.flatnonzero(rows >= n)
+        # One gather from the base (a log row reads the base's last row for now), then the few log rows
+        vecs = base_vecs.take(np.minimum(rows, n - 1), axis=0)
+        ntok = base_ntok.take(np.minimum(rows, n - 1)).astype(np.int32)
+        if in_log.size:
+            log_vecs, log_ntok = np.concatenate(log.vecs), np.concatenate(log.ntok)
+            vecs[in_log], ntok[in_log] = log_vecs[rows[in_log] - n], log_ntok[rows[in_log] - n]
+        return vecs, ntok
+
+    @property
+    def has_vectors(self) -> bool:
+        """Whether the cache holds vectors (without joining the base and the log)."""
+        if self._parts is None:
+            return self._vecs is not None
+        (_, base_vecs, _), log = self._parts
+        return base_vecs is not None or bool(log.vecs)
+
     @property
     def vectors(self) -> np.ndarray | None:
         self._joined_now()
@@ -377,6 +408,7 @@ def embed(
     folder: Path,
     *,
     progress_factory: Callable[[int], Callable[[int], None] | None] | None = None,
+    text_keys: Sequence[str] | None = None,
 ) -> Embedding:
     """Vectors for ``texts``: from the cache in ``folder`` where present; the rest are encoded once
     each (the encoder batches them) and stored.
@@ -387,10 +419,13 @@ def embed(
     while encoding (an ONNX export that fails falls back to torch), the new vectors are stored
     under the engine that made them. A cache that cannot be written costs only speed: this run's
     vectors are kept in memory.
+
+    ``text_keys``: each text's :func:`text_key` as hex, when the caller has them (dedup's units carry
+    the sha256 of their normalised text: 30k hashes a commit need not make again).
     """
     cache = EmbeddingCache(folder, f"{encoder.fingerprint}-{encoder.engine}")
     cache.load()
-    keys = [text_key(t) for t in texts]
+    keys = [text_key(t) for t in texts] if text_keys is None else [k.encode("ascii") for k in text_keys]
     missing: dict[bytes, str] = {}
     for k, r, t in zip(keys, cache.rows(keys), texts, strict=True):
         if r is None:
@@ -419,14 +454,16 @@ def embed(
             cache.load()
         new_keys = list(missing)
         cache.add(new_keys, vecs, ntok)
-        if cache.vectors is None or cache.rows(new_keys[:1])[0] is None:
+        if not cache.has_vectors or cache.rows(new_keys[:1])[0] is None:
             # The cache could not be written: keep this run's vectors in memory.
             fresh = {k: (v, int(n)) for k, v, n in zip(new_keys, vecs, ntok, strict=True)}
     rows = cache.rows(keys)
-    if keys and not fresh and cache.vectors is not None and cache.ntok is not None and None not in rows:
-        at = np.asarray(rows, dtype=np.int64)  # every text in the cache: one gather, not a row at a time
-        vectors = cache.vectors[at]
-        return Embedding(vectors, cache.ntok[at].astype(int).tolist(), len(missing), cache.warnings, cache.path)
+    if keys and not fresh and None not in rows:
+        # every text in the cache: one gather, not a row at a time
+        got = cache.gather(np.asarray(rows, dtype=np.int64))
+        if got is not None:
+            vectors, ntoks = got
+            return Embedding(vectors, ntoks.astype(int).tolist(), len(missing), cache.warnings, cache.path)
     dim = cache.dim or (next(iter(fresh.values()))[0].shape[0] if fresh else 0)
     out = np.zeros((len(texts), dim), dtype=np.float32)
     counts: list[int] = []

@@ -107,12 +107,9 @@ def _sha256(data: bytes) -> str:
 
 
 def _ort_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    import onnxruntime
 
-    try:
-        return version("onnxruntime")
-    except PackageNotFoundError:
-        return "?"
+    return str(getattr(onnxruntime, "__version__", "?"))
 
 
 # --------------------------------------------------------------------------- records

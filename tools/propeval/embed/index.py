@@ -58,14 +58,25 @@ def build(vectors: np.ndarray, settings: IndexSettings = IndexSettings()) -> Any
 
 
 def neighbours(
-    vectors: np.ndarray, queries: np.ndarray, k: int, settings: IndexSettings = IndexSettings()
+    vectors: np.ndarray,
+    queries: np.ndarray,
+    k: int,
+    settings: IndexSettings = IndexSettings(),
+    pool: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, ids), each (len(queries), k'), best first; id -1 where fewer than k exist."""
-    if len(vectors) == 0 or len(queries) == 0:
+    """(scores, ids), each (len(queries), k'), best first; id -1 where fewer than k exist.
+
+    ``pool`` (row numbers): search ``vectors[pool]`` (ids are positions in ``pool``), without copying
+    those rows out where the search is exact in numpy: a commit's few queries meet the whole
+    corpus's matrix, and gathering a 20k-row pool was most of their search."""
+    size = len(vectors) if pool is None else len(pool)
+    if size == 0 or len(queries) == 0:
         return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
-    k = min(k, len(vectors))
-    if len(vectors) < settings.exact_below and len(queries) <= EXACT_BY_NUMPY:
-        return _exact(np.asarray(vectors, dtype=np.float32), np.asarray(queries, dtype=np.float32), k)
+    k = min(k, size)
+    if size < settings.exact_below and len(queries) <= EXACT_BY_NUMPY:
+        return _exact(np.asarray(vectors, dtype=np.float32), np.asarray(queries, dtype=np.float32), k, pool)
+    if pool is not None:
+        vectors = vectors[pool]
     index = build(vectors, settings)
     scores, ids = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
     return scores, ids
@@ -79,10 +90,14 @@ def neighbours(
 EXACT_BY_NUMPY = 256
 
 
-def _exact(vectors: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` highest inner products of each query with ``vectors``: (scores, ids), best first,
-    equal scores by the lower id."""
+def _exact(
+    vectors: np.ndarray, queries: np.ndarray, k: int, pool: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` highest inner products of each query with ``vectors`` (or its rows ``pool``):
+    (scores, ids), best first, equal scores by the lower id."""
     sims = queries @ vectors.T
+    if pool is not None:
+        sims = sims[:, pool]
     n = sims.shape[1]
     kth = np.partition(sims, n - k, axis=1)[:, n - k]  # each row's k-th highest
     scores = np.empty((len(queries), k), dtype=np.float32)

@@ -19,8 +19,11 @@ the other parts still run: their problems are worth seeing either way.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from propeval.errors import PropevalError
@@ -69,13 +72,22 @@ def run_hook(
     *,
     skip: Sequence[str] = (),
     announce: Callable[[str], None] | None = None,
+    files: Sequence[str] | None = None,
 ) -> HookResult:
     """Run check, groups and dedup (but those in ``skip``) over what changed since ``ref``, in that
-    order, over the one workspace ``ws``; each part's failure to run stays its own."""
+    order, over the one workspace ``ws``; each part's failure to run stays its own.
+
+    ``files`` (paths as pre-commit passes them: relative to the current folder, or absolute): what
+    changed, instead of git's answer (the diff since the merge base with ``ref``, and untracked
+    files). ``ref`` still names the base that ids are kept stable against."""
     from propeval import gitutil
 
     out = HookResult(ref)
     with gitutil.snapshot():  # nothing changes the repository meanwhile: each git question asked once
+        if files is not None:
+            root = ws.config.root
+            with contextlib.suppress(PropevalError):  # no base: each part meets the error and says so
+                gitutil.given_changes(root, gitutil.merge_base(root, ref), corpus_paths(root, files))
         for name in PARTS:
             part = HookPart(name)
             out.parts.append(part)
@@ -86,6 +98,19 @@ def run_hook(
                 part.result = _PARTS[name](ws, ref, announce)
             except PropevalError as e:
                 part.error = e
+    return out
+
+
+def corpus_paths(root: Path, files: Sequence[str]) -> list[str]:
+    """``files`` relative to the corpus root (forward slashes); files outside it are left out. The
+    folders above each file are resolved, never the file itself (a link is its own path)."""
+    top = os.path.realpath(root)
+    out = []
+    for name in files:
+        full = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(name))), os.path.basename(name))
+        rel = os.path.relpath(full, top)
+        if rel != os.curdir and not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
+            out.append(rel.replace(os.sep, "/"))
     return out
 
 
