@@ -149,3 +149,31 @@ def test_the_files_pre_commit_names_are_what_changed_and_git_is_not_asked(
     (corpus.root / "questions/c0001/i0001.yaml").unlink()
     deleted = json.loads(run("hook", "--format", "json", "questions/c0002/i0003.yaml").stdout)
     assert [p["rule"] for p in deleted["check"]["problems"]] == ["stable-ids"]
+
+
+def test_the_hook_process_ends_at_once_with_all_of_its_output_and_its_code(corpus: Any, in_git: Any) -> None:
+    """The command ends without Python's teardown (#40): everything it wrote reaches the pipe
+    pre-commit reads, in order, and the exit code is the worst part's."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+    bad = corpus.item("i0002", framing="balanced", prompt=BRIDGE)
+    in_git("add", "-A")
+    tools = Path(__file__).resolve().parents[2] / "tools"
+    done = subprocess.run(
+        [sys.executable, "-m", "propeval", "hook", "--skip", "dedup", str(bad.relative_to(corpus.root))],
+        cwd=corpus.root,
+        env={**os.environ, "PYTHONPATH": str(tools)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "questions/c0001/i0002.yaml:4:10 [schema] 'balanced' is not one of" in done.stdout
+    assert done.stdout.rstrip().endswith("propeval hook: exit 1 (check exit 1, groups exit 0, dedup skipped)")

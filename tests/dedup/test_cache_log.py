@@ -79,6 +79,19 @@ def test_rows_of_the_base_and_the_log_are_gathered_without_joining_them(tmp_path
     assert only_base is not None and [float(v[0]) for v in only_base[0]] == [0.0, 1.0]
 
 
+def test_an_append_indexes_only_the_new_entries_and_the_index_is_a_fresh_readers(tmp_path: Path) -> None:
+    """After an append the index is extended, not rebuilt (#40), and equals the index a fresh reader
+    builds: the entries another writer appended meanwhile included, a repeated key at its last row."""
+    _filled(tmp_path, 4)
+    mine = _read(tmp_path)
+    other = _read(tmp_path)
+    other.add(_keys(2, 10), _vecs(2, 10), [5, 5])  # another process, after mine read the cache
+    mine.add(_keys(1, 20) + _keys(1, 10), _vecs(1, 20).repeat(2, axis=0), [6, 6])
+    fresh = _read(tmp_path)
+    assert mine._index == fresh._index
+    assert _firsts(mine, _keys(4) + _keys(2, 10) + _keys(1, 20)) == [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 20.0]
+
+
 def test_a_log_grown_past_its_bound_is_compacted_into_the_base(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(cache_module, "COMPACT_BYTES", 3 * cache_module._record_size(1, 4))
     cache = _filled(tmp_path)

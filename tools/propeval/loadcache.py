@@ -174,7 +174,6 @@ class LoadCache:
         # path -> (stamp, head, packed) of each file this load keeps; packed None: as in _old
         self._new: dict[str, tuple[Stamp, tuple[Any, ...], tuple[bytes, bytes] | None]] = {}
         self._dirty = False
-        self.hits = 0
 
     def _mac(self, payload: memoryview | bytes) -> bytes:
         import hmac
@@ -222,9 +221,9 @@ class LoadCache:
         entry = self._old.get(rel)
         if entry is None or entry[0] != stamp:
             return None
-        self.hits += 1
-        self._new[rel] = (stamp, entry[1], None)
-        return CachedDocument(path, rel, entry[1], self._blob, entry[2:])
+        head = entry[1]
+        self._new[rel] = (stamp, head, None)
+        return CachedDocument(path, rel, head, self._blob, entry[2:])
 
     def put(self, rel: str, stamp: Stamp, doc: Document, now: float) -> None:
         """Keep what the loader made of ``rel``, unless it changed too recently to tell a later edit apart."""

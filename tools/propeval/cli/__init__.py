@@ -161,11 +161,16 @@ def main() -> None:
     # checking and deduplicating a 10k corpus (#40). mypy's thresholds, for the same reason
     # (mypy/build.py): collections still run, less often, so memory that cycles hold is freed later.
     gc.set_threshold(200_000, 30, 30)
+    from propeval.cli import _common
+
+    _common._ENTRY_POINT[0], _common._FAST_EXIT[0] = True, False
     try:
         cli(prog_name="propeval")
     except SystemExit as done:
         _end_now(done)
         raise
+    finally:
+        _common._ENTRY_POINT[0] = _common._FAST_EXIT[0] = False
 
 
 def _end_now(done: SystemExit) -> None:

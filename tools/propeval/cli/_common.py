@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 
 
 _FAST_EXIT: list[bool] = [False]
+_ENTRY_POINT: list[bool] = [False]
+
+
+def from_the_command_line() -> bool:
+    """Whether this process is the ``propeval`` command (:func:`propeval.cli.main`), not a library
+    caller or a test's CliRunner: process-wide settings are the command's to change."""
+    return _ENTRY_POINT[0]
 
 
 def exit_fast(ctx: click.Context, code: int) -> None:
@@ -24,7 +31,7 @@ def exit_fast(ctx: click.Context, code: int) -> None:
     commit hook prints everything and leaves no thread, temporary file or exit handler behind, and
     Python's teardown (freeing a 10k corpus's objects one by one) was 0.1 of its 1.4 CPU-seconds
     (#40; mypy ends the same way)."""
-    _FAST_EXIT[0] = True
+    _FAST_EXIT[0] = _ENTRY_POINT[0]
     ctx.exit(code)
 
 

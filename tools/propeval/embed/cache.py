@@ -106,11 +106,46 @@ class EmbeddingCache:
         self._parts = None
 
     def _set_parts(self, base: Arrays, log: _Log) -> None:
-        """The base's entries, then the log's, as :meth:`_set` would have them, joined when first used."""
-        keys = np.concatenate([base[0], *log.keys]) if log.keys else base[0]
-        self._index = {bytes(k): i for i, k in enumerate(keys)}
+        """The base's entries, then the log's, as :meth:`_set` would have them, joined when first used.
+
+        When ``base`` is the base indexed now and ``log`` holds the log indexed now, then more (a
+        write appended to it), only the new entries are indexed: a commit's run adds a few texts to
+        a 30k-entry index, not 30k again."""
+        start = self._indexed_part(base, log)
+        if start is None:
+            keys = np.concatenate([base[0], *log.keys]) if log.keys else base[0]
+            self._index = {bytes(k): i for i, k in enumerate(keys)}
+        else:
+            at = base[0].shape[0] + sum(k.shape[0] for k in log.keys[:start])
+            for part in log.keys[start:]:
+                for k in part:
+                    self._index[bytes(k)] = at
+                    at += 1
         self._vecs = self._ntok = None
         self._parts = (base, log)
+
+    def _indexed_part(self, base: Arrays, log: _Log) -> int | None:
+        """How many of ``log``'s records the index holds already, when it indexes ``base`` and the
+        start of ``log`` (None: index everything)."""
+        if self._parts is None:
+            return None
+        (old_keys, _, _), old_log = self._parts
+        if old_keys is not base[0] or len(old_log.keys) > len(log.keys):
+            return None
+        for mine, theirs in zip(old_log.keys, log.keys, strict=False):
+            if mine is not theirs and not np.array_equal(mine, theirs):
+                return None
+        return len(old_log.keys)
+
+    def _known(self, base: Arrays, log: _Log) -> Callable[[bytes], bool]:
+        """Whether a key is in ``base`` or ``log`` (as :meth:`_add_locked` read them under the lock):
+        from the index when it holds them, else from a set of every key."""
+        start = self._indexed_part(base, log)
+        if start is not None:
+            newer = {bytes(k) for part in log.keys[start:] for k in part}
+            return lambda k: k in self._index or k in newer
+        every = {bytes(k) for part in (base[0], *log.keys) for k in part}
+        return every.__contains__
 
     def _joined_now(self) -> None:
         if self._parts is not None:
@@ -326,8 +361,8 @@ class EmbeddingCache:
                 f"embedding cache {self.path} has dimension {old_dim}, the model gives {vecs.shape[1]}; rebuilding it"
             )
             base_broken = True
-        known = set() if emptied else {bytes(k) for part in (base[0], *log.keys) for k in part}
-        fresh = [i for i, k in enumerate(keys) if k not in known]
+        known = (lambda k: False) if emptied else self._known(base, log)
+        fresh = [i for i, k in enumerate(keys) if not known(k)]
         new_keys = np.array([keys[i] for i in fresh], dtype="S64")
         new_vecs = vecs[fresh]
         new_ntok = np.asarray([ntok[i] for i in fresh], dtype=np.int32)
