@@ -46,15 +46,21 @@ def warm(corpus: CorpusDir) -> Any:
     ],
     ids=["strings", "null-int-bool", "structures", "empty"],
 )
-def test_a_head_answers_as_the_data_would(data: dict[str, Any]) -> None:
+def test_a_head_answers_as_the_data_would(data: dict[str, Any], tmp_path: Path) -> None:
     """``get`` from a head equals ``dict.get`` for every head key, with and without a default: a
     value kept as it is, an absent key as absent, a null or a structure read from the data."""
+    import hashlib
     import marshal
+
+    from propeval.loadcache import _Blob
 
     packed = marshal.dumps(data) + marshal.dumps(("", {}, {}))
     mid = len(marshal.dumps(data))
     rel = "questions/c0001/i0001.yaml"
-    doc = CachedDocument(rel, rel, head_of(data), memoryview(packed), (0, mid, len(packed)))
+    blob = tmp_path / "blob"
+    blob.write_bytes(packed)
+    span = (0, mid, len(packed), hashlib.sha256(packed).digest())
+    doc = CachedDocument(rel, rel, head_of(data), _Blob(tmp_path, blob, 0, len(packed)), span)
     for key in HEAD[:-1]:
         assert doc.get(key) == data.get(key), key
         assert doc.get(key, "") == data.get(key, ""), key

@@ -110,7 +110,8 @@ def test_a_warm_run_parses_no_unchanged_file(gate_corpus: Any, monkeypatch: pyte
 
 def test_a_load_cache_written_elsewhere_is_never_used(gate_corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cache file whose MAC does not check out under this user's key (another machine's, or edited)
-    is not trusted: every file is parsed, as on a first run, and a forged entry changes nothing."""
+    is not trusted: every file is parsed, as on a first run. The MAC covers the index, which holds
+    each file's digest: a forged span changes nothing, its own file is parsed instead."""
     from propeval.config import load_config
     from propeval.loadcache import LoadCache
 
@@ -125,9 +126,17 @@ def test_a_load_cache_written_elsewhere_is_never_used(gate_corpus: Any, monkeypa
     result = run("check")
     assert result.exit_code == 0, result.output
     assert "workflow-command" not in result.output
-    assert sorted(f for f in reads if f.startswith("questions/")) == sorted(
-        p.relative_to(gate_corpus.root).as_posix() for p in (gate_corpus.root / "questions").rglob("*.yaml")
-    )
+    # the two items whose text was forged (the default prompt), and no other file
+    assert sorted(f for f in reads if f.startswith("questions/")) == [
+        "questions/c0001/i0001.yaml",
+        "questions/c0001/i0003.yaml",
+    ]
+    # a forged index does not check out: every file is parsed
+    raw = cache.path.read_bytes()
+    cache.path.write_bytes(raw.replace(b"i0002", b"i0009"))
+    reads.clear()
+    assert run("check").exit_code == 0
+    assert sum(1 for f in reads if f.startswith("questions/")) == 4
     # another user's key: the same file is refused too
     monkeypatch.setenv("PROPEVAL_CACHE_KEY", str(gate_corpus.root.parent / "other-key"))
     reads.clear()

@@ -14,7 +14,8 @@ uses an entry again only while the file is unchanged:
   is not kept: an edit within the same clock tick could leave its stat unchanged.
 * The cache is an input (DESIGN.md: a cached entry cannot silently change a result). It carries an
   HMAC-SHA256 under this user's cache key (:mod:`propeval.cachekey`), over the code that made it,
-  the corpus root and every byte; a file that does not check out, or that another version of
+  the corpus root and the index, which holds the sha256 of each file's span of the blob (checked
+  when the span is read); a file that does not check out, or that another version of
   propeval wrote, is not used (everything is parsed, as on a first run) and is replaced.
 * Only the loader's own output is kept (mappings, lists, strings, numbers, booleans and None), in
   :mod:`marshal`'s format, read only after the MAC checks out. Data, text and positions are kept
@@ -39,7 +40,7 @@ from typing import Any
 
 from propeval.loader import Document
 
-FORMAT = 2
+FORMAT = 3  # 3: the MAC covers the index; each span its sha256
 MAGIC = b"propeval corpus cache\n"
 RACY_SECONDS = 2.0
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns
@@ -79,10 +80,12 @@ def head_of(data: Any) -> tuple[Any, ...]:
 
 
 class CachedDocument(Document):
-    """A Document from the cache: its head at once; its data, text and positions on first use,
-    unpacked from the cache file's bytes (``blob[at:mid]`` the data, ``blob[mid:end]`` the rest)."""
+    """A Document from the cache: its head at once; its data, text and positions on first use, read
+    from its span of the cache file's blob and checked against the span's digest (the MAC covers
+    the index, which holds the digests). A span that does not check out is never used: the file
+    itself is parsed instead."""
 
-    def __init__(self, path: Path | str, relpath: str, head: tuple[Any, ...], blob: memoryview, span: Span) -> None:
+    def __init__(self, path: Path | str, relpath: str, head: tuple[Any, ...], blob: _Blob, span: Span) -> None:
         # Document's fields, but data, text, values and keys come from ``blob`` when first read,
         # and the path (given as a string) is made a Path when first asked for.
         if isinstance(path, Path):
@@ -109,21 +112,69 @@ class CachedDocument(Document):
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        if name == "data" and "_blob" in d:
-            at, mid, _ = self._span
-            self.data = marshal.loads(self._blob[at:mid])
-            return self.data
-        if name in ("text", "values", "keys") and "_blob" in d:
-            _, mid, end = self._span
-            self.text, self.values, self.keys = marshal.loads(self._blob[mid:end])
+        if name in ("data", "text", "values", "keys") and "_blob" in d:
+            self._unpack()
             return getattr(self, name)
         if name == "path" and "_name" in d:
             self.path = Path(d.pop("_name"))
             return self.path
         raise AttributeError(name)
 
+    def _unpack(self) -> None:
+        at, mid, end, digest = self._span
+        blob = self.__dict__.pop("_blob")
+        raw = blob.read(at, end)
+        if raw is not None and hashlib.sha256(raw).digest() == digest:
+            self.data = marshal.loads(raw[: mid - at])
+            self.text, self.values, self.keys = marshal.loads(raw[mid - at :])
+            return
+        from propeval.loader import load_file
 
-Span = tuple[int, int, int]  # where a file's marshalled data starts, where its text and positions do, and the end
+        parsed = load_file(self.path, root=blob.root)  # the cache is wrong about it: the file says
+        self.data, self.text, self.values, self.keys = parsed.data, parsed.text, parsed.values, parsed.keys
+
+
+class _Blob:
+    """The packed files of a cache file: a span is read from the file when a document first asks
+    for it; past :data:`SPAN_READS` spans (a whole-corpus run) the blob is read whole, once. A file
+    replaced meanwhile gives bytes that fail their digest, and the document parses its own file."""
+
+    def __init__(self, root: Path, path: Path | None = None, offset: int = 0, size: int = 0) -> None:
+        self.root, self._path, self._offset, self.size = root, path, offset, size
+        self._reads = 0
+        self._whole: bytes | None = None
+
+    def read(self, at: int, end: int) -> bytes | None:
+        if self._path is None or not 0 <= at <= end <= self.size:
+            return None
+        if self._whole is None and self._reads >= SPAN_READS:
+            self._whole = self._pread(0, self.size) or b""
+        if self._whole:
+            return self._whole[at:end]
+        self._reads += 1
+        return self._pread(at, end)
+
+    def keep(self, whole: bytes | None) -> None:
+        """Serve every read from ``whole`` (the blob as read), as the file is about to be replaced."""
+        if whole is not None and len(whole) == self.size:
+            self._whole = whole
+
+    def _pread(self, at: int, end: int) -> bytes | None:
+        assert self._path is not None
+        try:
+            with open(self._path, "rb", buffering=0) as fh:
+                got = os.pread(fh.fileno(), end - at, self._offset + at)
+        except OSError:
+            return None
+        return got if len(got) == end - at else None
+
+
+SPAN_READS = 64  # spans read one by one before the whole blob is read
+
+
+# where a file's marshalled data starts in the blob, where its text and positions do, the end,
+# and the sha256 of those bytes
+Span = tuple[int, int, int, bytes]
 
 
 def pack(doc: Document) -> tuple[bytes, bytes]:
@@ -158,9 +209,10 @@ def default_folder() -> Path:
 class LoadCache:
     """The cached documents of one corpus root (read once, written once, at the end of a load).
 
-    The file is :data:`MAGIC`, the MAC, then the index's length (8 bytes), the index (marshalled:
-    path -> stamp, head and span) and the blob of every file's packed data, text and positions.
-    A warm load unmarshals the index alone; a document slices its part of the blob when first read.
+    The file is :data:`MAGIC`, the MAC, the index's length (8 bytes), the index (marshalled: path
+    -> stamp, head and span with its sha256) and the blob of every file's packed data, text and
+    positions. The MAC covers the index: a warm load reads and unmarshals the index alone (3 MB at
+    10,000 items, not 30), and a document reads its span when first asked and checks its digest.
     """
 
     def __init__(self, root: Path, folder: Path | None = None) -> None:
@@ -168,25 +220,27 @@ class LoadCache:
         name = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:24]
         self.path = (folder or default_folder()) / f"{name}.bin"
         self._key: bytes | None = None
-        self._blob = memoryview(b"")
+        self._blob = _Blob(root)
         # path -> (stamp, head, *span) of each file in the cache file read
         self._old: dict[str, tuple[Any, ...]] = {}
         # path -> (stamp, head, packed) of each file this load keeps; packed None: as in _old
         self._new: dict[str, tuple[Stamp, tuple[Any, ...], tuple[bytes, bytes] | None]] = {}
         self._dirty = False
 
-    def _mac(self, payload: memoryview | bytes) -> bytes:
+    def _mac(self, table: memoryview | bytes) -> bytes:
         import hmac
 
         assert self._key is not None
         mac = hmac.new(self._key, digestmod="sha256")
         mac.update(_code_stamp())
-        mac.update(str(self.root.resolve()).encode("utf-8"))
-        mac.update(payload)  # a view of the file read: 10,000 items are ~30 MB, not copied
+        mac.update(str(self.root.resolve()).encode("utf-8") + b"\0")
+        mac.update(len(table).to_bytes(8, "little"))
+        mac.update(table)
         return mac.digest()
 
     def open(self) -> LoadCache:
-        """Read the cache file; anything wrong with it (absent, damaged, foreign, forged) reads as empty."""
+        """Read the cache file's index; anything wrong with it (absent, damaged, foreign, forged)
+        reads as empty."""
         from propeval import cachekey
         from propeval.errors import ConfigError
 
@@ -195,25 +249,28 @@ class LoadCache:
         except ConfigError:  # no usable key: no cache, and nothing cached is trusted
             self._key = None
             return self
-        try:
-            raw = memoryview(self.path.read_bytes())
-        except OSError:
-            return self
         head = len(MAGIC) + 32
-        if raw[: len(MAGIC)] != MAGIC or len(raw) < head + 8:
+        try:
+            with open(self.path, "rb", buffering=0) as fh:
+                start = fh.read(head + 8)
+                size = int.from_bytes(start[head:], "little") if len(start) == head + 8 else -1
+                total = os.fstat(fh.fileno()).st_size
+                if start[: len(MAGIC)] != MAGIC or not 0 <= size <= total - head - 8:
+                    return self
+                table = fh.read(size)
+        except OSError:
             return self
         import hmac
 
-        if not hmac.compare_digest(raw[len(MAGIC) : head], self._mac(raw[head:])):
+        if len(table) != size or not hmac.compare_digest(start[len(MAGIC) : head], self._mac(table)):
             return self
-        size = int.from_bytes(raw[head : head + 8], "little")
         try:
-            files = marshal.loads(raw[head + 8 : head + 8 + size])
+            files = marshal.loads(table)
         except (EOFError, ValueError, TypeError):
             return self
         if isinstance(files, dict):
             self._old = files
-            self._blob = raw[head + 8 + size :]
+            self._blob = _Blob(self.root, self.path, head + 8 + size, total - head - 8 - size)
         return self
 
     def get(self, rel: str, stamp: Stamp, path: Path | str) -> CachedDocument | None:
@@ -235,35 +292,45 @@ class LoadCache:
         self._dirty = True
 
     def save(self) -> None:
-        """Write the entries of this load (atomically), when they differ from what was read."""
+        """Write the entries of this load (atomically), when they differ from what was read. A kept
+        entry whose span no longer reads back as its digest says is left out (parsed next time)."""
         if self._key is None or (not self._dirty and self._new.keys() == self._old.keys()):
             return
         import tempfile
 
+        old_blob = self._blob.read(0, self._blob.size) if any(p is None for _, _, p in self._new.values()) else b""
+        # The file is replaced below: this load's documents read their spans from these bytes instead
+        self._blob.keep(old_blob)
         index: dict[str, tuple[Any, ...]] = {}
-        chunks: list[bytes | memoryview] = []
+        chunks: list[bytes] = []
         at = 0
         for rel, (stamp, head, packed) in self._new.items():
             if packed is None:  # kept: its bytes as they are in the file read
-                _, _, old_at, old_mid, old_end = self._old[rel]
-                chunks.append(self._blob[old_at:old_end])
+                _, _, old_at, old_mid, old_end, digest = self._old[rel]
+                chunk = old_blob[old_at:old_end] if old_blob is not None else b""
+                if len(chunk) != old_end - old_at or hashlib.sha256(chunk).digest() != digest:
+                    continue
+                chunks.append(chunk)
                 mid, end = at + old_mid - old_at, at + old_end - old_at
             else:
-                chunks.extend(packed)
-                mid, end = at + len(packed[0]), at + len(packed[0]) + len(packed[1])
-            index[rel] = (stamp, head, at, mid, end)
+                chunk = packed[0] + packed[1]
+                chunks.append(chunk)
+                digest = hashlib.sha256(chunk).digest()
+                mid, end = at + len(packed[0]), at + len(chunk)
+            index[rel] = (stamp, head, at, mid, end, digest)
             at = end
         table = marshal.dumps(index)
-        payload = b"".join([len(table).to_bytes(8, "little"), table, *chunks])
         with contextlib.suppress(OSError):  # a cache that cannot be written costs the next run a parse
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Renamed into place whole, not fsynced: a file cut short by a crash fails its MAC and
-            # is rebuilt, so the cost of durability would buy nothing.
+            # Renamed into place whole, not fsynced: a file cut short by a crash fails its MAC (or
+            # a span its digest) and is rebuilt, so the cost of durability would buy nothing.
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".corpus-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(MAGIC + self._mac(payload))
-                    fh.write(payload)
+                    fh.write(MAGIC + self._mac(table) + len(table).to_bytes(8, "little"))
+                    fh.write(table)
+                    for chunk in chunks:
+                        fh.write(chunk)
                 os.replace(tmp, self.path)
             finally:
                 with contextlib.suppress(OSError):
