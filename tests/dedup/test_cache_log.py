@@ -106,6 +106,20 @@ def test_a_log_grown_past_its_bound_is_compacted_into_the_base(tmp_path: Path, m
     assert _firsts(again, _keys(3) + _keys(3, 10) + _keys(1, 20)) == [0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 20.0]
 
 
+def test_a_log_of_many_small_records_is_compacted_too(tmp_path: Path, monkeypatch: Any) -> None:
+    """Every run reads and authenticates each record, and each commit appends one: past
+    COMPACT_RECORDS records the log is compacted whatever its size (#40)."""
+    monkeypatch.setattr(cache_module, "COMPACT_RECORDS", 5)
+    cache = _filled(tmp_path)
+    for n in range(5):
+        cache.add(_keys(1, 10 + n), _vecs(1, 10 + n), [1])
+    assert cache.log_path.stat().st_size == 5 * cache_module._record_size(1, 4)
+    cache.add(_keys(1, 20), _vecs(1, 20), [1])  # the sixth record
+    assert not cache.log_path.exists()
+    again = _read(tmp_path)
+    assert _firsts(again, _keys(3) + _keys(5, 10) + _keys(1, 20)) == [0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 13.0, 14.0, 20.0]
+
+
 def test_a_record_cut_short_is_not_read_and_the_next_writer_cuts_it_off(tmp_path: Path) -> None:
     """A reader meeting a record still being written (or one a crash left) reads the records
     before it, without a warning: never half a vector."""

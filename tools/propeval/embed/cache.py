@@ -7,8 +7,9 @@ text's token count (for truncation warnings on warm runs).
 
 * A commit adds a vector or two: they are appended to the log as one record, so the base (22 MB
   at 10,000 items) is not rewritten for one vector (#40). When the log grows past a quarter of the
-  base (at least :data:`COMPACT_BYTES`), the next write compacts both into a new base and starts
-  an empty log: each entry is rewritten a bounded number of times, so writing stays linear.
+  base (at least :data:`COMPACT_BYTES`) or :data:`COMPACT_RECORDS` records, the next write compacts
+  both into a new base and starts an empty log: each entry is rewritten a bounded number of times,
+  so writing stays linear, and a run reads at most that many records.
 * Writes hold an exclusive lock (:func:`propeval.fsutil.locked`, filelock's own ``flock``); an
   append re-reads the log under it, so two processes writing at once both keep their entries. The
   base is replaced atomically; a record is appended with one write and read only when whole, so a
@@ -50,6 +51,9 @@ RECORD = b"PEL1"  # a log record: RECORD, entries (u32), dimension (u32), keys, 
 _HEAD = struct.Struct(">4sII")
 _KEY = 64  # a key is the sha256 hex of the text
 COMPACT_BYTES = 4 << 20  # the log is compacted into the base past max(this, a quarter of the base)
+# ... or past this many records: every run reads and authenticates each record, and a commit appends
+# one (at 10k items a quarter of the base was ~2,500 commits' records, 0.15 CPU-s of every hook)
+COMPACT_RECORDS = 128
 
 Arrays = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]  # keys, vectors, token counts
 
@@ -367,7 +371,10 @@ class EmbeddingCache:
         new_vecs = vecs[fresh]
         new_ntok = np.asarray([ntok[i] for i in fresh], dtype=np.int32)
         base_bytes = self.path.stat().st_size if base[1] is not None else 0
-        grown = log.end + _record_size(len(fresh), vecs.shape[1]) > max(COMPACT_BYTES, base_bytes // 4)
+        grown = (
+            log.end + _record_size(len(fresh), vecs.shape[1]) > max(COMPACT_BYTES, base_bytes // 4)
+            or len(log.keys) >= COMPACT_RECORDS
+        )
         if base[1] is None or base_broken or log.damage or grown:
             if log.damage:
                 self._warn_log(log)
