@@ -57,14 +57,23 @@ def check(ctx: Context) -> Iterator[Problem]:
     if ctx.base_paths is None:
         return
     base = set(ctx.base_paths)
-    tip = set(ctx.tip_paths or ())
     now = set(ctx.corpus.files)
-    now_ids, tip_ids = _by_id(now), _by_id(tip)
     docs = [*(c.doc for c in ctx.corpus.all_claims), *(i.doc for i in ctx.corpus.all_items)]
+    # Only a file this branch added can collide: a commit's few, found by one set difference
+    added = now - base
+    docs = [d for d in docs if d.relpath in added]
+    if not docs:
+        return
+    tip = set(ctx.tip_paths or ())
+    # The paths that can hold an added file's id (its name as a file, or as a claim's folder),
+    # picked by suffix before any path is split
+    ends = tuple(
+        f"/{d.folder_name}/{CLAIM_FILE}" if d.relpath.endswith("/" + CLAIM_FILE) else f"/{d.stem}.yaml" for d in docs
+    )
+    now_ids = _by_id(p for p in now if p.endswith(ends))
+    tip_ids = _by_id(p for p in tip if p.endswith(ends))
     for doc in docs:
         mine = doc.relpath
-        if mine in base:
-            continue  # not added by this branch
         kind = "claim" if doc.path.name == CLAIM_FILE else "item"
         name = doc.path.parent.name if kind == "claim" else doc.path.stem
         others = set()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from propeval.cli._common import changed_since_option, config_from, format_option, show, workspace_from
+from propeval.cli._common import changed_since_option, config_from, exit_fast, format_option, show, workspace_from
 from propeval.cli._progress import embedding_progress
 from propeval.cli._suggest import SuggestingGroup
 from propeval.dedup import DedupResult
@@ -95,7 +95,7 @@ def command(
 
         result.notes.append(record_run(ws, result, options.passes, sign=sign))
     show(dedup_report(result), fmt)
-    ctx.exit(result.exit_code)
+    exit_fast(ctx, result.exit_code)
 
 
 # --------------------------------------------------------------------------- output

@@ -148,6 +148,7 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
     return out
 
 
+PARALLEL_PAIRS = 100_000  # lexical pairs from which rapidfuzz scores on every core
 PROBE_LIMIT = 512  # bigrams of a change looked for by one regular expression; above, every text is split
 
 
@@ -185,12 +186,15 @@ def lexical_scores(
         return {}
     # A hair below the cutoff: rapidfuzz compares in its own arithmetic; the caller's decision is exact.
     limit = 0 if cutoff is None else max(0.0, cutoff * 100.0 - 1e-6)
+    norms = [u.norm for u in units]  # a list index per pair, not an attribute: millions in a whole run
     scores = process.cpdist(
-        [units[i].norm for i, _ in pairs],
-        [units[j].norm for _, j in pairs],
+        [norms[i] for i, _ in pairs],
+        [norms[j] for _, j in pairs],
         scorer=fuzz.token_sort_ratio,
         score_cutoff=limit,
-        workers=1,
+        # a whole run's hundreds of thousands of pairs on every core (the same scores, in order);
+        # a commit's few on one, without starting threads
+        workers=-1 if len(pairs) >= PARALLEL_PAIRS else 1,
     )
     if cutoff is None:
         return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}

@@ -109,15 +109,9 @@ def _scope(questions_dir: str, selected: set[str] | None) -> Callable[[str], boo
     """Whether a corpus-relative path lies in a selected claim's folder (every path when None)."""
     if selected is None:
         return lambda path: True
-    prefix = questions_dir + "/"
-
-    def in_scope(path: str) -> bool:
-        if not path.startswith(prefix):
-            return False
-        head, sep, _ = path[len(prefix) :].partition("/")
-        return bool(sep) and head in selected
-
-    return in_scope
+    # in a selected claim's folder: its prefix, one C call per path (a commit's run asks it of every file)
+    starts = tuple(f"{questions_dir}/{cid}/" for cid in sorted(selected) if "/" not in cid)
+    return lambda path: path.startswith(starts)
 
 
 def _scoped(corpus: Corpus, in_scope: Callable[[str], bool]) -> list[Item]:
