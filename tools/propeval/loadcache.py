@@ -124,6 +124,7 @@ class CachedDocument(Document):
         at, mid, end, digest = self._span
         blob = self.__dict__.pop("_blob")
         raw = blob.read(at, end)
+        blob.done()
         if raw is not None and hashlib.sha256(raw).digest() == digest:
             self.data = marshal.loads(raw[: mid - at])
             self.text, self.values, self.keys = marshal.loads(raw[mid - at :])
@@ -143,6 +144,13 @@ class _Blob:
         self.root, self._path, self._offset, self.size = root, path, offset, size
         self._reads = 0
         self._whole: bytes | None = None
+        self.pending = 0  # documents that have not read their span yet: at 0 the blob read whole is let go
+
+    def done(self) -> None:
+        """A document has read its span (a whole-corpus run's last one lets the blob's bytes go)."""
+        self.pending -= 1
+        if self.pending <= 0:
+            self._whole = None
 
     def read(self, at: int, end: int) -> bytes | None:
         if self._path is None or not 0 <= at <= end <= self.size:
@@ -280,6 +288,7 @@ class LoadCache:
             return None
         head = entry[1]
         self._new[rel] = (stamp, head, None)
+        self._blob.pending += 1
         return CachedDocument(path, rel, head, self._blob, entry[2:])
 
     def put(self, rel: str, stamp: Stamp, doc: Document, now: float) -> None:
