@@ -32,6 +32,16 @@ def _second_claim(corpus: Any) -> None:
     )
 
 
+def _two_claims_committed(corpus: Any, in_git: Any) -> None:
+    """c0001 with i0001 (Tiananmen) and c0002 with i0002 (the bridge), committed on main."""
+    corpus.claim()
+    corpus.item("i0001", prompt=TIANANMEN)
+    _second_claim(corpus)
+    corpus.item("i0002", "c0002", prompt=BRIDGE)
+    in_git("add", "-A")
+    in_git("commit", "-qm", "corpus")
+
+
 def test_the_first_commit_is_checked_whole_and_each_part_reports_under_its_heading(corpus: Any, in_git: Any) -> None:
     corpus.claim()
     corpus.item("i0001", prompt=TIANANMEN)
@@ -49,12 +59,7 @@ def test_the_first_commit_is_checked_whole_and_each_part_reports_under_its_headi
 
 
 def test_the_hook_says_what_the_three_commands_say_and_exits_with_the_worst(corpus: Any, in_git: Any) -> None:
-    corpus.claim()
-    corpus.item("i0001", prompt=TIANANMEN)
-    _second_claim(corpus)
-    corpus.item("i0002", "c0002", prompt=BRIDGE)
-    in_git("add", "-A")
-    in_git("commit", "-qm", "corpus")
+    _two_claims_committed(corpus, in_git)
     # A commit that adds a near-duplicate of i0001 in another claim, and a loaded item with no
     # neutral control in its group: dedup and groups find something, check does not.
     corpus.item("i0003", "c0002", prompt=PARAPHRASE)
@@ -115,12 +120,7 @@ def test_the_files_pre_commit_names_are_what_changed_and_git_is_not_asked(
     git's answer counts it. Ids still stay stable against HEAD."""
     from propeval import gitutil
 
-    corpus.claim()
-    corpus.item("i0001", prompt=TIANANMEN)
-    _second_claim(corpus)
-    corpus.item("i0002", "c0002", prompt=BRIDGE)
-    in_git("add", "-A")
-    in_git("commit", "-qm", "corpus")
+    _two_claims_committed(corpus, in_git)
     new = corpus.item("i0003", "c0002", prompt=PARAPHRASE)
     in_git("add", "-A")
     corpus.item("i0004", "c0002", framing="balanced", prompt='"An untracked draft?"')  # not staged
