@@ -392,3 +392,21 @@ def test_storage_error_is_an_os_error() -> None:
     assert isinstance(e, OSError)
     assert (e.errno, e.strerror, e.filename) == (28, "No space left on device", "x")
     assert str(e) == "cannot write x: No space left on device"
+
+
+@pytest.mark.parametrize("url", ["https://[abc/x", "http://[::1/page", "https://web.archive.org/web/2020/https://[x/y"])
+def test_a_source_url_urlsplit_cannot_read_is_a_problem_not_a_crash(good_corpus, url: str) -> None:  # type: ignore[no-untyped-def]
+    """An unclosed IPv6 bracket passes the schema's pattern and makes urlsplit raise: check names
+    it (the sources rule), and stats and the report, which read every claim's source, still run."""
+    good_corpus.claim(source_url=json.dumps(url))
+    runner = CliRunner()
+    checked = runner.invoke(cli, ["check", "--format", "json"])
+    assert checked.exit_code in (0, 1), checked.output
+    if url.startswith("https://web.archive"):  # the wrapper reads, the page inside does not: nothing to say
+        assert "Traceback" not in checked.output
+    else:
+        assert "source_url is not a URL that can be read (Invalid IPv6 URL)" in checked.output
+    for args in (["stats"], ["report", "--out", "report.html"]):
+        done = runner.invoke(cli, args)
+        assert done.exit_code in (0, 1), (args, done.output)
+        assert "internal error" not in done.output

@@ -567,8 +567,11 @@ def _safe_link(url: str) -> str | None:
     """``url`` when it is an http(s) address the report may link to, else None (shown as text only)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    return url if parts.scheme in ("http", "https") and parts.hostname else None
+    try:
+        parts = urlsplit(url)
+        return url if parts.scheme in ("http", "https") and parts.hostname else None
+    except ValueError:  # not a URL urlsplit can read (an unclosed IPv6 bracket): text only
+        return None
 
 
 def claim_views(inputs: ReleaseInputs, stats: Stats) -> list[dict[str, Any]]:

@@ -64,7 +64,10 @@ class Source:
 
     @property
     def host(self) -> str:
-        return (urlsplit(self.original).hostname or "").lower().rstrip(".")
+        try:
+            return (urlsplit(self.original).hostname or "").lower().rstrip(".")
+        except ValueError:  # not a URL urlsplit can read (an unclosed IPv6 bracket): no host
+            return ""
 
     @property
     def via(self) -> str:
@@ -76,7 +79,10 @@ def unwrap(url: str) -> Source:
     """The page ``url`` serves, through every archive or mirror layer :data:`MAX_LAYERS` deep."""
     current, wrappers = url.strip(), list[str]()
     for _ in range(MAX_LAYERS):
-        parts = urlsplit(current)
+        try:
+            parts = urlsplit(current)
+        except ValueError:  # a URL urlsplit refuses (an unclosed IPv6 bracket) wraps nothing
+            break
         host = (parts.hostname or "").lower().rstrip(".")
         if host in OPAQUE_HOSTS:
             return Source(url, current, tuple(wrappers), opaque=host)
@@ -92,15 +98,19 @@ def unwrap(url: str) -> Source:
 
 def source_key(url: object) -> str | None:
     """The page the claims-per-source cap counts ``url`` as (normalised, unwrapped), or None for a
-    value the cap leaves to the schema: not a string, a ``TODO`` placeholder, not http(s), no host."""
+    value the cap does not count: not a string, a ``TODO`` placeholder, not http(s), no host, or
+    not a URL at all (the schema or the sources rule reports each)."""
     from propeval.textnorm import normalise_url
 
     if not isinstance(url, str) or url.startswith("TODO"):
         return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        return normalise_url(unwrap(url).original)
+    except ValueError:  # not a URL urlsplit can read: the sources rule reports it
         return None
-    return normalise_url(unwrap(url).original)
 
 
 def _inner(host: str, url: str) -> str | None:

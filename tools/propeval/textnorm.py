@@ -49,6 +49,9 @@ def normalise_url(url: str) -> str:
     >>> normalise_url("HTTPS://Example.org/a/b/?q=1#top")
     'https://example.org/a/b?q=1'
     """
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # not a URL urlsplit can read (an unclosed IPv6 bracket): compared as written
+        return url.strip()
     path = parts.path.rstrip("/")
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}" + (f"?{parts.query}" if parts.query else "")

@@ -78,7 +78,7 @@ def exception(data: Any, blocklist: tuple[str, ...]) -> tuple[str, str] | None:
     if not isinstance(url, str):
         return None
     src = unwrap(url)
-    hit = blocked(src.host, blocklist)
+    hit = blocked(src.host, blocklist)  # an unreadable URL has no host, so is blocked by nothing
     return (hit, normalise_url(src.original)) if hit else None
 
 
@@ -90,8 +90,15 @@ def check(ctx: Context) -> Iterator[Problem]:
         if not isinstance(url, str) or url.startswith("TODO"):
             continue
         doc = claim.doc
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            parts = urlsplit(url)
+            hostname = parts.hostname
+        except ValueError as e:  # "https://[abc/x": the schema's pattern passes it, urlsplit cannot read it
+            yield doc.problem(
+                "/source_url", RULE, f"source_url is not a URL that can be read ({e}); write the page's full address"
+            )
+            continue
+        if parts.scheme not in ("http", "https") or not hostname:
             continue  # the schema's pattern reports it
         src = unwrap(url)
         if src.opaque:

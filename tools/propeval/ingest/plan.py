@@ -57,5 +57,8 @@ def formula_problem(row: Row, name: str, text: str) -> Problem | None:
 
 def claim_title(anchor: str, url: str) -> str:
     """A claim's title made up from its anchor and its source's host, for input that gives none."""
-    host = (urlsplit(url).hostname or url).removeprefix("www.")
+    try:
+        host = (urlsplit(url).hostname or url).removeprefix("www.")
+    except ValueError:  # not a URL urlsplit can read: the title names it as written
+        host = url
     return f"{anchor} ({host})"[:200]

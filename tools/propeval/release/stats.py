@@ -83,7 +83,10 @@ def _ordered(counter: Counter[str], order: Sequence[str] = ()) -> dict[str, int]
 
 
 def _domain(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:  # not a URL urlsplit can read: no domain (check reports the URL)
+        host = ""
     return host.removeprefix("www.")
 
 
