@@ -219,7 +219,7 @@ class Corpus:
         """The loaded claims and items at ``paths`` (corpus-relative), claims first, each in load
         order, as :meth:`documents` gives them: a narrowed run looks up its few files instead of
         testing every file of the corpus against them."""
-        if self._by_path is None or len(self._by_path) != len(self.all_claims) + len(self.all_items):
+        if self._by_path is None:  # add() lets it go
             entries: list[Claim | Item] = [*self.all_claims, *self.all_items]
             self._by_path = {e.doc.relpath: (n, e) for n, e in enumerate(entries)}
         found = [self._by_path[p] for p in paths if p in self._by_path]
@@ -310,13 +310,9 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
     # Paths as strings, and Path objects only where a file is parsed: a warm load of 10,000 items
     # takes almost every file from the cache, and making and printing 12,000 Paths was a third of it.
     base = str(config.root)
-    prefix, slash = base + os.sep, os.sep == "/"
     files, stamps = corpus.files, corpus.stamps
     for name in names:
-        if name.startswith(prefix) and ".." not in name:  # loader._under's case, inline: 20k calls
-            rel = name[len(prefix) :] if slash else name[len(prefix) :].replace(os.sep, "/")
-        else:
-            rel = relative_name(name, base, config.root)
+        rel = relative_name(name, base, config.root)
         files.append(rel)
         st = stats.get(name)
         stamp = None

@@ -126,6 +126,8 @@ def _environment_fact(*parts: str) -> bytes | None:
     import os
     import time
 
+    from propeval.memo import RACY_SECONDS
+
     out = [sys.executable, *parts]
     for entry in sys.path:
         try:
@@ -133,7 +135,7 @@ def _environment_fact(*parts: str) -> bytes | None:
         except OSError:
             out.append(f"{entry}\0-")
             continue
-        if time.time() - st.st_ctime < 2.0:
+        if time.time() - st.st_ctime < RACY_SECONDS:
             return None
         out.append(f"{entry}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}")
     return "\n".join(out).encode("utf-8", "surrogateescape")

@@ -178,7 +178,6 @@ def _end_now(done: SystemExit) -> None:
     (:func:`propeval.cli._common.exit_fast`), nothing else runs, and every byte of output is out;
     else return, and the interpreter exits as usual."""
     import atexit
-    import os
     import threading
 
     from propeval.cli._common import fast_exit_requested
