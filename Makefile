@@ -21,7 +21,7 @@ XLLAMACPP_VERSION := $(shell sed -n 's/.*"xllamacpp==\([^"]*\)".*/\1/p' pyprojec
 SETUP_KEY := $(shell { awk '/^\[tool\./{exit} {print}' pyproject.toml; cat Makefile; } | sha256sum | cut -c1-12)
 STAMP := $(VENV)/.propeval-installed-$(SETUP_KEY)
 
-.PHONY: setup setup-light llama-portable run lint test test-suite test-fast check bench docs screenshots report-screenshot release eval-smoke eval-smoke-local
+.PHONY: setup setup-light llama-portable run lint test test-suite test-fast check bench docs docs-examples screenshots report-screenshot release eval-smoke eval-smoke-local
 
 setup: $(STAMP)
 
@@ -84,11 +84,11 @@ lint: $(STAMP)
 # subprocess compiles the package from source, about 5 CPU-s of the fast lane alone.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
-# Lint and the whole suite side by side (make -j2): the suite leaves part of the two cores idle
-# while its tests wait on subprocesses, servers and git, and a cold mypy fills it. make fails when
-# either fails; --output-sync prints each one's output in one piece when it ends.
+# Lint, the docs site's strict build and the whole suite side by side (make -j2): the suite leaves
+# part of the two cores idle while its tests wait on subprocesses, servers and git, and a cold mypy
+# fills it. make fails when any fails; --output-sync prints each one's output in one piece when it ends.
 test: $(STAMP)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target lint test-suite
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint docs test-suite
 
 # The whole suite, the integration test included, on two workers (pytest-xdist): many tests wait
 # on subprocesses, servers and git, so two workers pay even on 2 cores. loadgroup sends the tests
@@ -105,16 +105,22 @@ test-fast: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/propeval check
 
-# README's and CONTRIBUTING's output examples, rerun (cog blocks; scripts/docs_examples.py).
+# The docs site (mkdocs.yml, docs/) into site/: --strict fails on a broken link, a missing page or
+# anchor, or a command the CLI reference cannot render. Offline: no web fonts, no fetching plugin.
 docs: $(STAMP)
-	$(PY) -m cogapp -r -I scripts README.md CONTRIBUTING.md
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
-# docs/report.png (README's "Stats and report"): the starter corpus's report at 1400 px wide, its
+# The output examples and the rule reference in the docs, rerun (cog blocks; scripts/docs_examples.py):
+# every page of docs/ that holds a block, and CONTRIBUTING.md.
+docs-examples: $(STAMP)
+	$(PY) -m cogapp -r -I scripts $$(grep -l '\[\[\[cog' docs/*.md) CONTRIBUTING.md
+
+# docs/report.png (README's picture, and the docs' "Release and export"): the starter corpus's report at 1400 px wide, its
 # first claim open (Chinese items: the Noto CJK fonts of `make setup`).
 report-screenshot: $(STAMP)
 	$(PY) scripts/report_screenshot.py
 
-# The review app's screenshots in docs/ (README's "Review in the browser"): a copy of the corpus with
+# The review app's screenshots in docs/ (the docs' "Review in the browser"): a copy of the corpus with
 # demo answers, in Debian's Chromium through Playwright; and the report's.
 screenshots: $(STAMP) report-screenshot
 	dpkg -s fonts-wqy-zenhei >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get install -y -qq fonts-wqy-zenhei; }

@@ -1,4 +1,5 @@
-"""The command examples in README.md and CONTRIBUTING.md, produced by running the commands.
+"""The command examples in the docs (docs/*.md, CONTRIBUTING.md), produced by running the commands;
+and the rule reference (docs/rules.md), produced from the rule registry.
 
 The blocks are kept by cog (https://cog.readthedocs.io): a block is marked in Markdown with an
 HTML comment, which GitHub does not show, and cog rewrites what lies between the markers with what
@@ -11,8 +12,8 @@ the code in the first comment prints:
     ```
     <!-- [[[end]]] -->
 
-    make docs                                            # rewrite every block from fresh runs
-    python -m cogapp --check -I scripts README.md ...    # exit 5 when a block is stale (a test runs it)
+    make docs-examples                                     # rewrite every block from fresh runs
+    python -m cogapp --check -I scripts docs/groups.md ... # exit 5 when a block is stale (a test runs it)
 
 Each command runs as ``python -m propeval`` with this checkout's ``tools/`` first, on the starter
 corpus, or on a scratch git copy of it (``scratch=``) changed as the example needs. Its exit code
@@ -157,6 +158,23 @@ def rules_table(*, areas: Sequence[str] = (), ids: Sequence[str] = (), leave_out
     from propeval.rules import markdown_table, select
 
     cog.outl(markdown_table(select(tuple(areas), tuple(ids), tuple(leave_out))))
+
+
+def rule_reference() -> None:
+    """docs/rules.md's body: one section per area, one entry per rule id (a heading that is the id
+    alone, so its anchor is the id on GitHub and on the docs site alike: SARIF's helpUri links it),
+    with its severity, what it checks, what is wrong and how to fix it."""
+    from propeval.rules import AREAS, in_area
+
+    for area in AREAS:
+        cog.outl(f"## `{area}` rules\n")
+        for r in in_area(area).values():
+            severities = " or ".join(s.value for s in (r.severity, *r.also))
+            draft = " Drafts are held to it too." if r.draft else ""
+            cog.outl(f"### `{r.id}`\n")
+            cog.outl(f"**{severities}**: {r.description}.{draft}\n")
+            cog.outl(f"- **What is wrong:** {r.wrong}.")
+            cog.outl(f"- **How to fix it:** {r.fix}.\n")
 
 
 def recipes(target: str) -> None:

@@ -1,10 +1,12 @@
 """The documentation's examples cannot go stale.
 
-- Output examples in README.md and CONTRIBUTING.md are cog blocks (scripts/docs_examples.py): the
-  test reruns every command and fails on any difference (`make docs` rewrites them).
-- Every `propeval ...` line in a shell block of README.md, CONTRIBUTING.md and questions/README.md
-  names a command that exists, with options it takes (parsed by click, as a shell would pass them);
-  every `make X` names a target of the Makefile.
+- Output examples in the docs site's pages (docs/*.md) and CONTRIBUTING.md are cog blocks
+  (scripts/docs_examples.py): the test reruns every command and fails on any difference
+  (`make docs-examples` rewrites them).
+- Every `propeval ...` line in a shell block of README.md, CONTRIBUTING.md, questions/README.md,
+  benchmarks/README.md and every page of docs/ names a command that exists, with options it takes
+  (parsed by click, as a shell would pass them); every `make X` names a target of the Makefile.
+  The README's quickstarts run for real: tests/test_quickstarts.py.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from click.testing import CliRunner
 from propeval.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "CONTRIBUTING.md", "questions/README.md")
-COGGED = ("README.md", "CONTRIBUTING.md")
+# The pages that must show a propeval command, then every other page of docs/ and benchmarks/.
+SHOWN = ("README.md", "CONTRIBUTING.md", "questions/README.md")
+DOCS = (*SHOWN, "benchmarks/README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")))
+COGGED = tuple(doc for doc in DOCS if "<!-- [[[cog" in (REPO / doc).read_text(encoding="utf-8"))
 SHELL_BLOCK = re.compile(r"^```(?:sh|console|bash)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -40,15 +44,15 @@ def test_every_output_example_is_what_the_command_prints_now() -> None:
         text=True,
         check=False,
     )
-    assert res.returncode == 0, f"stale examples; run `make docs`:\n{res.stdout}{res.stderr}"
+    assert res.returncode == 0, f"stale examples; run `make docs-examples`:\n{res.stdout}{res.stderr}"
 
 
 def test_the_output_examples_are_cog_blocks() -> None:
-    """The check above is not of an empty set: README's output examples are generated."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert readme.count("<!-- [[[cog") == readme.count("<!-- [[[end]]] -->") >= 4
+    """The check above is not of an empty set: the docs' output examples are generated."""
+    pages = "".join((REPO / doc).read_text(encoding="utf-8") for doc in COGGED if doc.startswith("docs/"))
+    assert pages.count("<!-- [[[cog") == pages.count("<!-- [[[end]]] -->") >= 4
     for shown in ("$ propeval groups --matrix", "$ propeval stats --format json", "$ propeval schema diff"):
-        assert shown in readme
+        assert shown in pages
 
 
 def shell_words(line: str) -> list[str]:
@@ -78,6 +82,8 @@ def shell_commands(doc: str) -> list[list[str]]:
                     continue  # output
                 line = line[2:]
             words = shell_words(line)
+            if len(words) > 2 and words[0].endswith("=$") and words[1] == "(":
+                words = words[2:]  # name=$(command ...): the command
             if words:
                 commands.append(words)
     return commands
@@ -138,7 +144,7 @@ def test_every_command_in_the_docs_exists(doc: str) -> None:
             assert {w for w in words[1:] if "=" not in w} <= makefile_targets(), f"{doc}: {shlex.join(words)}"
         elif "propeval" in words:
             pytest.fail(f"{doc}: `{shlex.join(words)}` runs propeval another way; write `propeval ...`")
-    assert seen, f"{doc} shows no propeval command"
+    assert seen or doc not in SHOWN, f"{doc} shows no propeval command"
 
 
 def command_paths(group: click.Group = cli, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:

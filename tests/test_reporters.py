@@ -211,9 +211,9 @@ def test_sarif_of_a_check_run_is_valid_for_code_scanning(good_corpus: Any) -> No
 def test_sarif_rules_carry_their_help_and_in_a_github_job_a_link_to_it(
     good_corpus: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each rule's help is what CONTRIBUTING's error table says (what is wrong, how to fix it), as
-    text and Markdown; in GitHub Actions its helpUri is the rule's section of CONTRIBUTING.md in the
-    scanned repository at the scanned commit."""
+    """Each rule's help is what the rule reference says (what is wrong, how to fix it), as text and
+    Markdown; in GitHub Actions its helpUri is the rule's entry in docs/rules.md in the scanned
+    repository at the scanned commit."""
     good_corpus.write("questions/c0001/i0002.yaml", item_yaml("i0002", framing="sideways"))
     for var in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"):
         monkeypatch.delenv(var, raising=False)
@@ -236,10 +236,10 @@ def test_sarif_rules_carry_their_help_and_in_a_github_job_a_link_to_it(
     log = json.loads(CliRunner().invoke(cli, ["check", "--format", "sarif"], catch_exceptions=False).stdout)
     assert sarif_errors(log) == []
     rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
-    base = "https://github.com/owner/corpus/blob/0123abc/CONTRIBUTING.md"
-    assert rules["schema"]["helpUri"] == f"{base}#errors-and-how-to-fix-them"
-    assert rules["dedup-semantic"]["helpUri"] == f"{base}#near-duplicates-propeval-dedup"
-    assert rules["ledger-unsigned"]["helpUri"] == f"{base}#gates-before-merge"
+    base = "https://github.com/owner/corpus/blob/0123abc/docs/rules.md"
+    assert rules["schema"]["helpUri"] == f"{base}#schema"
+    assert rules["dedup-semantic"]["helpUri"] == f"{base}#dedup-semantic"
+    assert rules["ledger-unsigned"]["helpUri"] == f"{base}#ledger-unsigned"
 
 
 def test_sarif_of_a_whole_file_problem_and_of_a_notice_is_valid() -> None:

@@ -1,8 +1,8 @@
 """The rule registry (propeval.rules) is the one list of rule ids.
 
 Every problem the commands emit on bad input uses a registered id; the check and groups
-registries, the file-type rules and the ci step names agree with it; CONTRIBUTING's error tables
-and `check --help` list what it lists.
+registries, the file-type rules and the ci step names agree with it; the rule reference
+(docs/rules.md), CONTRIBUTING's error tables and `check --help` list what it lists.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import REPO, claim_yaml, item_yaml
-from propeval import rules
 from propeval.cli import cli
 from propeval.result import Severity
 from propeval.rules import RULES, in_area
@@ -139,11 +138,11 @@ def test_every_ci_and_run_step_has_its_rule() -> None:
     assert set(in_area("ci")) == {f"ci-{name}" for name in ("policy", *STEPS)}
 
 
-def _contributing_rules() -> set[str]:
-    """The ids in the first column of CONTRIBUTING's error tables (tables headed ``| rule |``)."""
+def _table_rules(doc: str) -> set[str]:
+    """The ids in the first column of a page's error tables (tables headed ``| rule |``)."""
     ids: set[str] = set()
     in_table = False
-    for line in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8").splitlines():
+    for line in (REPO / doc).read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if line.startswith("| rule |"):
             in_table = True
@@ -156,36 +155,41 @@ def _contributing_rules() -> set[str]:
     return ids
 
 
-def test_contributing_error_tables_list_exactly_the_registered_rules() -> None:
-    documented = _contributing_rules()
-    # `files` stands for the file-* rules it reports; their rows are in the first table.
-    assert set(RULES) - documented - {"files"} == set(), "registered but not in CONTRIBUTING's error tables"
-    assert documented - set(RULES) == set(), "in CONTRIBUTING's error tables but not registered"
-
-
-def _slug(heading: str) -> str:
-    """GitHub's anchor of a Markdown heading: lower case, punctuation but '-' dropped, blanks to '-'."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
-def test_each_rule_s_help_names_its_contributing_section_and_its_row_is_there() -> None:
-    """SARIF's helpUri ends in the anchor of the CONTRIBUTING.md section whose table has the rule's
-    row (the row generated from the registry: the same what-is-wrong and fix texts)."""
-    section = ""
-    where: dict[str, str] = {}
-    rows: dict[str, str] = {}
-    for line in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8").splitlines():
+def _reference() -> dict[str, str]:
+    """docs/rules.md: rule id -> its entry (from its ``### `id` `` heading to the next heading)."""
+    entries: dict[str, str] = {}
+    current = ""
+    for line in (REPO / "docs/rules.md").read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
-            section = _slug(line.lstrip("#"))
-        elif line.startswith("| `"):
-            for rule_id in re.findall(r"`([a-z0-9-]+)`", line.split("|")[1]):
-                where.setdefault(rule_id, section)
-                rows.setdefault(rule_id, line)
+            found = re.fullmatch(r"### `([a-z0-9-]+)`", line)
+            current = found.group(1) if found else ""
+            if current:
+                assert current not in entries, f"docs/rules.md has two entries for {current}"
+                entries[current] = ""
+        elif current:
+            entries[current] += line + "\n"
+    return entries
+
+
+def test_the_rule_reference_has_one_entry_per_registered_rule_with_its_texts() -> None:
+    """Each entry's heading is the id alone (its anchor, which SARIF's helpUri names), and holds
+    the registry's severity, description, what-is-wrong and fix: the page is generated, and this
+    fails when it is stale or hand-edited."""
+    entries = _reference()
+    assert list(entries) == list(RULES)
     for rule in RULES.values():
-        if rule.id == "files":
-            continue
-        assert where[rule.id] == rules.anchor(rule), rule.id
-        assert f"| {rule.wrong} | {rule.fix} |" in rows[rule.id], rule.id
+        entry = entries[rule.id]
+        assert f"**{rule.severity.value}" in entry and rule.description in entry, rule.id
+        assert f"**What is wrong:** {rule.wrong}." in entry and f"**How to fix it:** {rule.fix}." in entry, rule.id
+
+
+def test_contributing_error_tables_list_registered_rules_and_every_hook_rule() -> None:
+    """CONTRIBUTING shows an item author what the hooks will say: every rule of the areas a hook
+    reports (reading files, check, groups, dedup), and nothing the registry does not hold."""
+    documented = _table_rules("CONTRIBUTING.md")
+    hooks = {r for area in ("file", "check", "groups", "dedup") for r in in_area(area)}
+    assert hooks - documented - {"files"} == set(), "a hook's rule is not in CONTRIBUTING's error tables"
+    assert documented - set(RULES) == set(), "in CONTRIBUTING's error tables but not registered"
 
 
 @pytest.mark.parametrize("rule", sorted(RULES))

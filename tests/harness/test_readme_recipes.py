@@ -1,7 +1,7 @@
-"""README's real-endpoint recipes, run as they stand against the plumbing model.
+"""The harness page's real-endpoint recipes, run as they stand against the plumbing model.
 
-The block is README's (a cog block from propeval.harness.recipes, the source `eval-smoke` runs);
-this test takes it from README.md itself, puts the stub's URL where OpenRouter's is (and sets
+The block is docs/harnesses.md's (a cog block from propeval.harness.recipes, the source `eval-smoke` runs);
+this test takes it from that page itself, puts the stub's URL where OpenRouter's is (and sets
 OPENROUTER_BASE_URL, which inspect's openrouter provider reads), and runs each command in bash in
 a corpus whose `openrouter` endpoint is the stub. Only `promptfoo eval` is not run (promptfoo needs
 Node.js 22; this machine has 20): the config it would read is checked instead.
@@ -36,10 +36,10 @@ OPENROUTER = "https://openrouter.ai/api/v1"
 
 
 def readme_block(name: str) -> list[str]:
-    """The commands of README's cog block ``recipes(name)``: continuation lines joined, comments dropped."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The commands of docs/harnesses.md's cog block ``recipes(name)``: continuation lines joined, comments dropped."""
+    text = (REPO / "docs/harnesses.md").read_text(encoding="utf-8")
     found = re.search(rf'recipes\("{name}"\) \]\]\] -->\n```sh\n(.*?)```', text, re.DOTALL)
-    assert found, f"README.md has no recipes({name!r}) block"
+    assert found, f"docs/harnesses.md has no recipes({name!r}) block"
     lines = found.group(1).replace("\\\n", " ").splitlines()
     return [line.split("   #")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
 

@@ -109,7 +109,7 @@ def command(
     """Run a few items through every installed harness and print a table of their scores.
 
     A few items of the corpus (one per claim) are copied into a corpus of their own, and each
-    harness's README recipe runs on it against one server: propeval's own answer/grade/score,
+    harness's documented recipe runs on it against one server: propeval's own answer/grade/score,
     inspect_ai, lm-evaluation-harness and promptfoo (its assertion alone where promptfoo itself
     cannot run: it needs Node.js 22 or later). Every request passes through that server, so the
     table also shows the temperature and token caps each harness sent.

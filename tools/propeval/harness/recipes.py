@@ -1,10 +1,10 @@
-"""The commands that run the benchmark in each harness: one source for README and ``eval-smoke``.
+"""The commands that run the benchmark in each harness: one source for the docs (docs/harnesses.md) and ``eval-smoke``.
 
 A :class:`Recipe` is the environment and the command lines of one harness against one
-:class:`Target` (an OpenAI-compatible server, the model under test and the judge). README's
+:class:`Target` (an OpenAI-compatible server, the model under test and the judge). The docs'
 evaluator section prints them (``scripts/docs_examples.py``, a cog block), ``propeval
 eval-smoke`` runs the very same ones (with its own source and log folders appended), and a test
-runs README's OpenRouter recipes against the plumbing model: a recipe in README is a command that
+runs the docs' OpenRouter recipes against the plumbing model: a recipe in the docs is a command that
 a test has run.
 
 Each command is a list of words; a :class:`Slot` reads differently in a shell
@@ -23,7 +23,7 @@ RUBRIC = "facts-v1"
 
 @dataclass(frozen=True)
 class Slot:
-    """A word that reads one way in README (``shell``) and is filled in when run (``values[key]``).
+    """A word that reads one way in the docs (``shell``) and is filled in when run (``values[key]``).
 
     ``literal``: the shell form is plain text (quoted like any word), not shell syntax such as
     ``"$(propeval harness inspect)"``.
@@ -70,7 +70,7 @@ class Target:
         return f"openai-api/{self.service}/{model}"
 
 
-# The README's two targets: the local server (`propeval serve-local`, or `--stub`) and OpenRouter.
+# The docs' two targets: the local server (`propeval serve-local`, or `--stub`) and OpenRouter.
 LOCAL = Target("http://127.0.0.1:8080/v1", "gemma-3-270m", "gemma-3-270m")
 OPENROUTER = Target(
     "https://openrouter.ai/api/v1",
@@ -90,7 +90,7 @@ class Recipe:
     steps: tuple[Step, ...]
 
     def shell(self) -> str:
-        """The recipe as README shows it: one command per line, long ones continued."""
+        """The recipe as the docs show it: one command per line, long ones continued."""
         lines = []
         for env, words in self.steps:
             assigns = [f"{k}={_shell(v)}" for k, v in env.items()]

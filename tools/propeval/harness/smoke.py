@@ -1,7 +1,7 @@
 """``propeval eval-smoke``: a few items through every installed harness, and a table of the scores.
 
 It copies a few items of the corpus (one from each of the first claims, with their claims, the
-schema and the rubrics) into a corpus of its own, serves a model, and runs each harness's README
+schema and the rubrics) into a corpus of its own, serves a model, and runs each harness's documented
 recipe (:mod:`propeval.harness.recipes`) on that corpus: propeval's own ``answer``/``grade``/
 ``score``, inspect_ai, lm-evaluation-harness, and promptfoo. Every request goes through one
 loopback server that describes it (:class:`propeval.judge.stub.Request`), so the table shows the

@@ -2,8 +2,8 @@
 
 ``runs[0].tool.driver.rules`` is the whole rule registry (:mod:`propeval.rules`), so a rule's
 description shows on every alert, with its ``help`` (what is wrong and how to fix it, as text and
-Markdown: the same texts as CONTRIBUTING's error tables) and ``helpUri``, the rule's section of
-CONTRIBUTING.md (see :func:`docs_url`); each problem is a result with its ``ruleId`` and
+Markdown: the same texts as the docs' rule reference) and ``helpUri``, the rule's entry in that
+reference, ``docs/rules.md`` (see :func:`docs_url`); each problem is a result with its ``ruleId`` and
 ``ruleIndex``, a level (error, warning, note) and one location: the path relative to the
 repository root (``uriBaseId`` ``%SRCROOT%``) and its line and column. Code scanning places an
 alert only on a line, so a problem about a whole file (line 0) goes on its line 1. Notes go in
@@ -32,13 +32,15 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE:
 
 
 def docs_url() -> str | None:
-    """Where CONTRIBUTING.md (the rules' documentation) is published, or None.
+    """Where the rule reference (``docs/rules.md``, whose entries are anchored by rule id) is
+    published, or None.
 
     In order: the installed propeval's ``Documentation`` project URL (``[project.urls]`` of its
-    pyproject.toml), when it names CONTRIBUTING.md; else, in a GitHub Actions job, the file in the
-    repository being scanned at the scanned commit (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/
-    $GITHUB_SHA/CONTRIBUTING.md``: propeval's own workflow uploads its SARIF from its own
-    repository). Only an absolute http(s) URL is used, as SARIF requires.
+    pyproject.toml), the docs site's base, whose rule page is ``rules.html``; else, in a GitHub
+    Actions job, the page in the repository being scanned at the scanned commit
+    (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/docs/rules.md``: propeval's own
+    workflow uploads its SARIF from its own repository). Only an absolute http(s) URL is used, as
+    SARIF requires; nothing is fetched.
     """
     from importlib.metadata import PackageNotFoundError, metadata
 
@@ -49,11 +51,11 @@ def docs_url() -> str | None:
     for entry in urls:
         label, _, url = entry.partition(",")
         url = url.strip()
-        if label.strip().lower() == "documentation" and url.endswith("CONTRIBUTING.md") and _absolute(url):
-            return url
+        if label.strip().lower() == "documentation" and _absolute(url):
+            return f"{url.rstrip('/')}/rules.html"
     server, repo, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
     if server and repo and sha:
-        url = f"{server.rstrip('/')}/{quote(repo, safe='/')}/blob/{quote(sha, safe='')}/CONTRIBUTING.md"
+        url = f"{server.rstrip('/')}/{quote(repo, safe='/')}/blob/{quote(sha, safe='')}/docs/rules.md"
         if _absolute(url):
             return url
     return None
@@ -75,9 +77,7 @@ def _descriptor(rule: Rule, docs: str | None) -> dict[str, Any]:
         "properties": {"area": rule.area},
     }
     if docs:
-        from propeval.rules import anchor
-
-        out["helpUri"] = f"{docs}#{anchor(rule)}"
+        out["helpUri"] = f"{docs}#{rule.id}"  # the entry's heading is the rule id: its anchor
     return out
 
 
