@@ -160,6 +160,40 @@ def rules_table(*, areas: Sequence[str] = (), ids: Sequence[str] = (), leave_out
     cog.outl(markdown_table(select(tuple(areas), tuple(ids), tuple(leave_out))))
 
 
+def command_paths(group: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command and subcommand of propeval, as the words that call it, in help order."""
+    import click
+
+    from propeval.cli import cli
+
+    group = group or cli
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        if sub is None or sub.hidden:
+            continue
+        yield (*path, name)
+        if isinstance(sub, click.Group):
+            yield from command_paths(sub, (*path, name))
+
+
+def cli_reference() -> None:
+    """docs/cli.md's body: ``propeval --help`` and each command's and subcommand's ``--help``, as
+    the terminal shows them (100 columns), under a heading that is the command: the reference is
+    the help itself, so the two cannot disagree (a test fails when the page is stale)."""
+    from click.testing import CliRunner
+
+    from propeval.cli import cli
+
+    for path in ((), *command_paths()):
+        result = CliRunner().invoke(cli, [*path, "--help"], prog_name="propeval", terminal_width=100)
+        if result.exit_code != 0:
+            raise SystemExit(f"propeval {' '.join(path)} --help exited {result.exit_code}:\n{result.output}")
+        level = "#" * min(2 + len(path), 4)
+        cog.outl(f"{level} propeval {' '.join(path)}\n".replace("propeval \n", "propeval\n"))
+        cog.outl(f"```text\n{result.output.rstrip()}\n```\n")
+
+
 def rule_reference() -> None:
     """docs/rules.md's body: one section per area, one entry per rule id (a heading that is the id
     alone, so its anchor is the id on GitHub and on the docs site alike: SARIF's helpUri links it),
