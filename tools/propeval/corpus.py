@@ -190,8 +190,8 @@ class Corpus:
     def items_of(self, claim_id: str) -> list[Item]:
         """The items whose ``claim_id`` is ``claim_id``, in :attr:`items` order.
 
-        The index is built once, in one pass over the items: before #40 each call scanned every
-        item, so a pass over every claim was quadratic (100M calls at 10,000 items)."""
+        The index is built once, in one pass over the items: a scan of every item per call would
+        make a pass over every claim quadratic (100M calls at 10,000 items)."""
         if self._by_claim is None:
             index: dict[str, list[Item]] = {}
             for item in self.items.values():

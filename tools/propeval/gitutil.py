@@ -1,9 +1,9 @@
 """All git access, in small functions that return paths or text.
 
 Checks never see a repository object: they get lists of paths and file contents. Every command
-runs as ``git`` in a subprocess at the work tree's top (as gitpython's ``Repo.git`` ran them, which
-this module used until #40: importing gitpython cost every commit's hook 40-50 ms to start a few
-git processes). Messages are read in the C locale, and git never reads standard input.
+runs as ``git`` in a subprocess at the work tree's top (as gitpython's ``Repo.git`` would, without
+importing gitpython, which costs a commit's hook 40-50 ms to start a few git processes).
+Messages are read in the C locale, and git never reads standard input.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Checks that passed, remembered between runs: a file unchanged since it checked out is not checked again.
 
 Some checks read a whole input only to find it as it was last time: the embedding cache's MAC over
-its vectors (20 MB at 10k items), schema.json against its metaschema. A commit's hook paid each on
-every run (#40). :func:`remember` records that a check passed on a *fact* (bytes that name exactly
+its vectors (20 MB at 10k items), schema.json against its metaschema. A commit's hook would pay each on
+every run. :func:`remember` records that a check passed on a *fact* (bytes that name exactly
 what was checked: a file's path and stat stamp with its recorded MAC, or a digest of the file and
 the checker's version) and :func:`remembered` answers whether that fact is the one recorded.
 

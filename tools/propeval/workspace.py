@@ -9,10 +9,10 @@ core), it holds, each loaded on first use and kept:
 * :attr:`Workspace.ledger`: the ledger, each record read once and each signature verified once;
 * :attr:`Workspace.runs`: the graded runs, each grades file read once.
 
-Before #36 every step went back to the config and fetched its own copy: one ``propeval run``
-loaded the corpus five times and checked each ledger signature three times, and module-level memo
-caches papered over the repeats. A value that is derived from these parts and that several steps
-need (the release inputs of ``stats`` and ``report``) is kept with :meth:`Workspace.shared`.
+No step goes back to the config for its own copy, so one ``propeval run`` loads the corpus once and
+checks each ledger signature once, with no module-level memo to paper over repeats. A value that is
+derived from these parts and that several steps need (the release inputs of ``stats`` and
+``report``) is kept with :meth:`Workspace.shared`.
 
 A Workspace reads; it never writes. A command that writes a ledger record writes it through
 :meth:`propeval.ledger.view.LedgerView.write`, which drops what it remembered of that record.

@@ -150,7 +150,7 @@ def main() -> None:
 
     # numpy's OpenBLAS keeps a thread per core that spins while it waits for work: a commit's hook
     # multiplies a few vectors by the corpus's, and the spinning thread cost it 0.3 of its 1.7
-    # CPU-s at 10k items (#40; a whole-corpus dedup gives the same output in about the same time
+    # CPU-s at 10k items (a whole-corpus dedup gives the same output in about the same time
     # with one thread). CPU-seconds are what a shared CI machine pays, as with onnxruntime's
     # spinning (embed/e5ort.py). Set OPENBLAS_NUM_THREADS to give numpy more threads.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -158,7 +158,7 @@ def main() -> None:
     # A run builds a few hundred thousand small objects (a corpus's parsed files, its texts) and
     # frees few of them before it ends; with Python's default first threshold (700) the cyclic
     # collector walks them over and over: 0.13 of the 0.96 CPU-s that a commit's hook spends loading,
-    # checking and deduplicating a 10k corpus (#40). mypy's thresholds, for the same reason
+    # checking and deduplicating a 10k corpus. mypy's thresholds, for the same reason
     # (mypy/build.py): collections still run, less often, so memory that cycles hold is freed later.
     gc.set_threshold(200_000, 30, 30)
     from propeval.cli import _common

@@ -81,7 +81,7 @@ def command(
         import gc
 
         # A warm hook at 10k items makes about a million objects and frees few: each collection of
-        # a 200k-object youngest generation cost it 0.04-0.07 CPU-s, 1-2 per commit (#40). Its
+        # a 200k-object youngest generation cost it 0.04-0.07 CPU-s, 1-2 per commit. Its
         # process is short and ends at once (exit_fast): the collector runs only past a million.
         gc.set_threshold(1_000_000, 30, 30)
     ws = workspace_from(ctx)

@@ -68,7 +68,7 @@ def find_boilerplate(
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     # With a focus only the sets of a changed fact's family are reported. A URL whose host is one of
     # them holds it as written (urlsplit's hostname is a lower-cased slice of the URL), so a URL that
-    # holds none of them is passed over without parsing it (#40: 20k facts' URLs on every commit).
+    # holds none of them is passed over without parsing it (a commit need not parse 20k facts' URLs).
     families = None
     if focus is not None:
         families = {source_family(units[i].source_url) for i in focus if units[i].kind == "fact"}
@@ -94,7 +94,7 @@ def find_boilerplate(
         if len({units[i].claim_id for i in idx}) < min_claims:
             continue
         # With a focus, only the sets that hold a changed fact are reported, so only they are
-        # searched: the work grows with the corpus, not its square (#40).
+        # searched: the work grows with the corpus, not its square.
         seeds = None if focus is None else [k for k, i in enumerate(idx) if i in focus]
         if seeds is not None and not seeds:
             continue
@@ -157,7 +157,7 @@ def _linked_sets(
 
     Without seeds and with ``nearest`` (each row's highest cosine to another claim's fact), only the
     texts whose nearest reaches the threshold can link, so only they are compared, with each other:
-    a corpus of 20k distinct facts was 400M comparisons for the few that repeat one another (#40)."""
+    a corpus of 20k distinct facts would be 400M comparisons for the few that repeat one another."""
     import numpy as np
 
     parent = list(range(len(idx)))

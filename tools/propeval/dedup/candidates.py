@@ -59,7 +59,7 @@ def _by_claim(units: Sequence[Unit]) -> dict[tuple[str, str], list[int]]:
 
 # Pairs whose vectors are gathered at once by row_dots: two (chunk x dim) float32 copies, 100 MB at
 # 384 dimensions. Gathering every candidate pair at once held two copies of the pairs' vectors: at
-# 50k items about 1.5 GB of a whole run's 2.4 GB peak (#40).
+# 50k items about 1.5 GB of a whole run's 2.4 GB peak.
 DOT_CHUNK = 1 << 16
 
 
@@ -81,8 +81,8 @@ def exact_groups(units: Sequence[Unit], focus: set[int] | None) -> list[list[int
     A group is one finding however large: an import of 4,000 rows that repeat one fact is one group,
     not 8 million pairs, so memory and output grow with the number of texts, not its square."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    # With a focus only the changed texts' keys can make a group worth reporting (#40: a commit's
-    # run built every text's group at 10k items).
+    # With a focus only the changed texts' keys can make a group worth reporting (a commit's
+    # run need not build every text's group of a 10k-item corpus).
     keys = None if focus is None else {units[i].key for i in focus}
     for i, u in enumerate(units):
         if keys is None or u.key in keys:
@@ -122,8 +122,8 @@ def words(norm: str) -> list[str]:
 def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
     """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
     postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    # With a focus only the changed texts' bigrams can pair a text with one of them (#40: a prefix
-    # that every templated question shares put all their bigrams into postings on every commit).
+    # With a focus only the changed texts' bigrams can pair a text with one of them (a prefix
+    # that every templated question shares would put all their bigrams into postings on every commit).
     wanted = None
     if focus is not None:
         wanted = {(units[i].kind, a, b) for i in focus for a, b in itertools.pairwise(words(units[i].norm))}
@@ -136,7 +136,7 @@ def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int
     for members in postings.values():
         if len(members) < 2 or len(members) > max_df:
             continue
-        if focus is not None:  # only the changed texts' pairs: work in proportion to the change (#40)
+        if focus is not None:  # only the changed texts' pairs: work in proportion to the change
             for i in members:
                 if i in focus:
                     out.update((min(i, j), max(i, j)) for j in members if j != i and comparable(units[i], units[j]))
@@ -157,7 +157,7 @@ def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int,
     holds a bigram only where its two words stand in it with nothing but non-word characters
     between them, so one regular expression of the focus's bigrams finds every such text (and
     perhaps a few more, which the exact count drops). A commit's few texts then split the
-    words of a handful of the corpus's, not of every text (#40)."""
+    words of a handful of the corpus's, not of every text."""
     pairs: set[tuple[str, str]] = set()
     for i in focus:
         ws = words(units[i].norm)
@@ -177,8 +177,8 @@ def lexical_scores(
     one call of rapidfuzz's element-wise ``cpdist`` (a warm run on 10k texts meets about 400k pairs;
     a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them). With a ``cutoff``, only the
     pairs that reach it (each with its exact score): rapidfuzz gives up on a pair as soon as it
-    cannot reach the cutoff, and the lexical decision looks at no other (#40: a whole run's 400k
-    neighbour pairs are almost all far below it)."""
+    cannot reach the cutoff, and the lexical decision looks at no other (a whole run's 400k
+    neighbour pairs at 10k items are almost all far below it)."""
     from rapidfuzz import fuzz, process
 
     pairs = list(candidates)
@@ -589,7 +589,7 @@ class SemanticSpace:
         """A (row, language) boolean matrix over every row, True where one of ``rows`` has a
         translation in that language (:meth:`translated`); other rows' entries are False. Only the
         rows asked for are looked at: a commit's narrowed run asks for its own texts' candidates,
-        not for every item of the corpus (#40)."""
+        not for every item of the corpus."""
         out = np.zeros((len(self.units), len(self.lang_names)), dtype=bool)
         index = {name: n for n, name in enumerate(self.lang_names)}
         for row in rows.tolist():
@@ -754,8 +754,8 @@ class SemanticSpace:
                 done[of_side] = True
                 whole_pool = np.asarray(self._pool(target, side), dtype=np.int64)
                 # One search per kind: an item never pairs with a fact, so an item is never compared
-                # with the facts (whose language is "und") nor a fact with the items (#40: two fifths
-                # of a whole run's comparisons at 10k items were of another kind, all dropped).
+                # with the facts (whose language is "und") nor a fact with the items (searching
+                # both kinds at once made two fifths of a run's comparisons at 10k items, all dropped).
                 for kind_of in np.unique(kind[of_side]).tolist() if len(whole_pool) else []:
                     todo = of_side[kind[of_side] == kind_of]
                     pool = whole_pool[kind[whole_pool] == kind_of]

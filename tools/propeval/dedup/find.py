@@ -99,7 +99,7 @@ def find_duplicates(
     queries = space.focus_rows(focus)
     _languages(units, space, settings, result)
     # Only the semantic pass needs vectors: a lexical pass alone scores the pairs that share a rare
-    # word bigram, and embeds nothing (#40: `import --pass lexical` embedded every new text).
+    # word bigram, and embeds nothing (`import --pass lexical` need not embed a single new text).
     if "semantic" in options.passes and queries:
         space.vectors = embed_units(
             space.units,

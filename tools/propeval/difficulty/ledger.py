@@ -2,8 +2,8 @@
 
 Its path is :attr:`propeval.ledger.paths.LedgerPaths.difficulty`, under ``[tool.propeval.gates]
 ledger_dir`` like every ledger record: ``propeval difficulty`` writes it there and ``check``, ``run``,
-``stats``, ``report`` and ``export`` read it there (before #36 the command wrote a fixed path while
-the card read ``[tool.propeval.release] difficulty_ledger``).
+``stats``, ``report`` and ``export`` read it there: one path, so the card reads what the command
+wrote.
 """
 
 from __future__ import annotations

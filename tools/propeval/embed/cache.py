@@ -6,7 +6,7 @@ normalised text; the drift rule embeds prompts as written). Each entry keeps the
 text's token count (for truncation warnings on warm runs).
 
 * A commit adds a vector or two: they are appended to the log as one record, so the base (22 MB
-  at 10,000 items) is not rewritten for one vector (#40). When the log grows past a quarter of the
+  at 10,000 items) is not rewritten for one vector. When the log grows past a quarter of the
   base (at least :data:`COMPACT_BYTES`) or :data:`COMPACT_RECORDS` records, the next write compacts
   both into a new base and starts an empty log: each entry is rewritten a bounded number of times,
   so writing stays linear, and a run reads at most that many records.
@@ -185,7 +185,7 @@ class EmbeddingCache:
         from propeval import memo
 
         # The MAC over every vector is the cost of a warm read: once it checked out for this file as
-        # it is (its stat stamp, taken before the read), it is not computed again (#40)
+        # it is (its stat stamp, taken before the read), it is not computed again
         fact = memo.file_fact(path, self.fingerprint, mac, st=st)
         slot = f"embedding cache {self.fingerprint}"
         if fact is None or not memo.remembered(slot, fact, self.folder):

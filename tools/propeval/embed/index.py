@@ -84,7 +84,7 @@ def neighbours(
 
 # A search of this many queries or fewer, where the index would be exact anyway, is one matrix product
 # in numpy: a commit's run searches a handful of new texts, and importing faiss and building a flat
-# index cost it more than the search (#40). The answer is an exact search's either way: the same
+# index costs more than the search. The answer is an exact search's either way: the same
 # neighbours (ties broken by the lower id) and cosines equal to float32 rounding
 # (tests/dedup/test_index.py compares both on the same vectors).
 EXACT_BY_NUMPY = 256

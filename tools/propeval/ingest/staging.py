@@ -530,7 +530,7 @@ def _caches_of(config: Config) -> dict[str, Any]:
     """``config``'s table with the dedup cache folders (embeddings, the ONNX export) made absolute,
     so that the staged corpus reads the corpus's own warm caches: a relative ``cache_dir`` would
     otherwise point into the staging folder, and every text of the corpus would be embedded again
-    on each import (#40: 4.3k texts for a 2k-row import)."""
+    on each import (4.3k texts for a 2k-row import)."""
     import copy
 
     raw = copy.deepcopy(config.raw)

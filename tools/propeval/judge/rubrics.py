@@ -4,8 +4,7 @@ Every command that asks which rubrics there are asks :meth:`Rubrics.names`: the 
 ``propeval run``, the release card, the report, the judge-text check. A folder is a rubric when it
 holds a ``rubric.yaml``; a folder whose name starts with a dot (``rubrics/.draft/``, an editor's or
 a tool's) is not one, and is listed in :attr:`Rubrics.hidden` so that a command can say it left it
-out. (Before #36 the judge gate of ``propeval run`` took it for a rubric and failed with exit 2,
-while ``report`` and ``export`` skipped it without a word.) A folder whose name cannot be a rubric
+out, the same way in every command (the judge gate, ``report`` and ``export``). A folder whose name cannot be a rubric
 name (a space, a non-ASCII letter) is listed in :attr:`Rubrics.misnamed`.
 """
 

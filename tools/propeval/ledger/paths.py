@@ -8,9 +8,9 @@ Every record is under one folder, ``[tool.propeval.gates] ledger_dir`` (default 
     <ledger_dir>/dedup.json                     the last full dedup run (`propeval dedup --record`, `run`)
     <ledger_dir>/difficulty.json                the difficulty bands (`propeval difficulty`)
 
-Until #36 the dedup record, the difficulty bands and the judge records had keys of their own in
-``[tool.propeval.release]`` (``dedup_report``, ``difficulty_ledger``, ``judge_ledger``), which
-some commands read and others did not; those keys are refused now with a message that says so.
+The former keys of these records in ``[tool.propeval.release]`` (``dedup_report``,
+``difficulty_ledger``, ``judge_ledger``) are refused with a message that says where each lives now,
+so that no command reads a path the others ignore.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@
 * :mod:`~propeval.pipeline.ci`: ``ci`` = the policy step + the steps over the changed scope;
 * :mod:`~propeval.pipeline.main`: ``run`` = the steps over the whole corpus + the report.
 
-Before #36, ``propeval run``'s registry copied ``ci``'s, and each step fetched its own copy of the
-corpus from the config.
+One registry serves both commands, and every step reads the corpus from the Workspace it is given,
+never its own copy from the config.
 """
 
 from propeval.pipeline.scope import Scope

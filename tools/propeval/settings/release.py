@@ -20,7 +20,7 @@ def _ledger_moved(name: str) -> str:
     )
 
 
-# The release's former ledger keys (#36): some commands read them and others did not.
+# The release's former ledger keys: refused, each with where its record lives now.
 LEDGER_MOVED = {
     "dedup_report": _ledger_moved("dedup.json"),
     "difficulty_ledger": _ledger_moved("difficulty.json"),
