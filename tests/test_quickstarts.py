@@ -60,7 +60,9 @@ def clone_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return clone, env
 
 
-def test_the_contributors_quickstart_adds_a_claim_and_an_item_and_commits(clone_env: tuple[Path, dict[str, str]]) -> None:
+def test_the_contributors_quickstart_adds_a_claim_and_an_item_and_commits(
+    clone_env: tuple[Path, dict[str, str]],
+) -> None:
     clone, env = clone_env
     install, rest = quickstart("a contributor")
     assert install == [f"git clone {URL} && cd propeval && make setup-light && . .venv/bin/activate"]
