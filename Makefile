@@ -128,7 +128,7 @@ screenshots: $(STAMP) report-screenshot
 
 # Tag a package release: v<version> (pyproject.toml's version, which tools/propeval/__init__.py repeats),
 # on a clean tree whose CHANGELOG.md has the "## propeval v<version> (package release)" heading.
-# `propeval init` pins a corpus's hooks to that tag. CONTRIBUTING.md, "Releases", has the steps.
+# `propeval init` pins a corpus's hooks to that tag. docs/developing.md, "Releases", has the steps.
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 release:
 	@test -n "$(VERSION)" || { echo "release: no version = \"...\" in pyproject.toml" >&2; exit 2; }

@@ -153,8 +153,8 @@ def moved_setting(root: Path) -> None:
 
 
 def rules_table(*, areas: Sequence[str] = (), ids: Sequence[str] = (), leave_out: Sequence[str] = ()) -> None:
-    """CONTRIBUTING's error table of these rules, from the rule registry (propeval.rules): what is
-    wrong and how to fix it have one source, which SARIF's rule help reads too."""
+    """An error table of these rules (CONTRIBUTING's, docs/developing.md's), from the rule registry
+    (propeval.rules): what is wrong and how to fix it have one source, which SARIF's rule help reads too."""
     from propeval.rules import markdown_table, select
 
     cog.outl(markdown_table(select(tuple(areas), tuple(ids), tuple(leave_out))))

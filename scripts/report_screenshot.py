@@ -1,4 +1,4 @@
-"""docs/report.png: the starter corpus's HTML report as a maintainer opens it (README, "Stats and report").
+"""docs/report.png: the starter corpus's HTML report as a maintainer opens it (README's picture).
 
 The report is written to a temporary folder (nothing in the tree changes), opened in Debian's
 Chromium through Playwright at 1400 CSS pixels wide, its first claim (Chinese and English items)

@@ -1,4 +1,4 @@
-"""Screenshots of `propeval review` for README and docs/: each view, in Debian's Chromium.
+"""Screenshots of `propeval review` for the docs (docs/review.md): each view, in Debian's Chromium.
 
 Run it with the repository's venv (`make screenshots`): it copies this checkout's corpus into a
 scratch git repository, adds a demo there (two prompts that near-duplicate one of another claim, a

@@ -66,8 +66,8 @@ class Rule:
     :mod:`propeval.rules`' table for a command's own rules. :mod:`propeval.rules` only collects them.
 
     ``description`` is what it checks (one line, in ``--help``), ``severity`` what its problems are,
-    ``wrong`` and ``fix`` what a problem of it means and how to fix one (Markdown: CONTRIBUTING's
-    error tables and SARIF's help); ``also`` the other severities some of its problems carry.
+    ``wrong`` and ``fix`` what a problem of it means and how to fix one (Markdown: the rule
+    reference, CONTRIBUTING's error tables and SARIF's help); ``also`` the other severities some of its problems carry.
     ``draft``: a draft claim or item is held to it too (besides loading, drafts keep only the rules
     that guard identity and safety). ``narrowed``: a run on
     some paths reports its problems only for those paths; a rule that speaks for files that are gone,

@@ -3,8 +3,9 @@
 A :class:`~propeval.result.Problem` names its rule by id; this module says what each id means.
 ``propeval check --help`` lists the check rules from here; the SARIF reporter writes its
 ``tool.driver.rules`` from here, each with its help (what is wrong, how to fix it) and a link to
-its section of CONTRIBUTING.md; CONTRIBUTING's error tables are generated from here (``make
-docs``: :func:`markdown_table` in a cog block, tested to be current); and the tests hold the ``ci``
+its entry in the rule reference (docs/rules.md, anchored by rule id); that reference and
+CONTRIBUTING's error tables are generated from here (``make docs-examples``: cog blocks, tested to
+be current, :func:`markdown_table` for the tables); and the tests hold the ``ci``
 step names, the check and groups registries, and every problem the commands emit to this list.
 
 Each rule is one :class:`~propeval.result.Rule` object that carries every fact about it (id, area,
@@ -13,7 +14,7 @@ flags). A check rule's and a groups rule's object is declared by its own module 
 ``checks/<name>.py`` or ``groups/rules/<name>.py``), and this registry collects them from the two
 module registries; a command's own rules (file, schema, dedup, gate, ...) are rows of the table
 below. Adding a check rule: one module in ``checks/`` that declares ``ID``, ``RULE`` and
-``check(ctx)``, and its line in ``checks/__init__.py``'s ``_MODULES``; then ``make docs``. Adding a
+``check(ctx)``, and its line in ``checks/__init__.py``'s ``_MODULES``; then ``make docs-examples``. Adding a
 command's rule: a row of its area's table. The module imports nothing heavy: ``check --help`` reads it.
 """
 
@@ -54,8 +55,8 @@ _SECTION_OF_RULE = {
 
 # area -> (id, severity, what it checks in one line, what is wrong, how to fix it). A severity may be
 # a tuple: the rule's own, then the others some of its problems carry (Rule.also). The order is the
-# order of the docs and of SARIF's rules; "what is wrong" and "how to fix it" are CONTRIBUTING's
-# error tables (Markdown), generated from here.
+# order of the docs and of SARIF's rules; "what is wrong" and "how to fix it" are the rule reference's
+# and CONTRIBUTING's error tables' texts (Markdown), generated from here.
 _TABLE: dict[str, tuple[tuple[str, Severity | tuple[Severity, ...], str, str, str], ...]] = {
     # The strict loader, behind every command that reads a file people write.
     "file": (

@@ -7,7 +7,7 @@ It was trained on translation ranking across 16 languages (ar, de, en, es, fr, i
 pt, ru, th, tr, zh, zh-TW), so translations of one question land close together. Ukrainian is not
 among them: pairs with a Ukrainian text are scored by multilingual-e5-small, and so are close pairs
 within ru or zh, where USE cannot tell related questions of one topic from paraphrases
-(:data:`SECOND_SAME`; README, dedup section).
+(:data:`SECOND_SAME`; docs/near-duplicates.md).
 
 Loading: the package's own load costs about 1.6 CPU-s (it inflates its compressed weights and builds
 its tokenizer's tables in Python). With an export folder (``[tool.propeval.dedup] onnx_dir``, the
