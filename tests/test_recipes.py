@@ -1,4 +1,4 @@
-"""CONTRIBUTING's change recipes hold: a check rule, an embedding backend, a rubric kind and an
+"""The change recipes of docs/developing.md hold: a check rule, an embedding backend, a rubric kind and an
 output format are each one new module plus one line in their registry, and then show up
 everywhere a user sees them.
 
