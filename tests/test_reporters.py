@@ -242,6 +242,31 @@ def test_sarif_rules_carry_their_help_and_in_a_github_job_a_link_to_it(
     assert rules["ledger-unsigned"]["helpUri"] == f"{base}#ledger-unsigned"
 
 
+def test_sarif_help_uri_is_the_rule_page_of_the_documentation_project_url(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An install whose metadata declares a ``Documentation`` project URL (the docs site's base)
+    links each rule to its anchor on that site's rule page; nothing is fetched. The metadata is a
+    real dist-info folder first on sys.path, as pip writes one."""
+    from propeval import __version__
+    from propeval.reporters.sarif import docs_url
+
+    info = tmp_path / f"propeval-{__version__}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: propeval\nVersion: {__version__}\n"
+        "Project-URL: Documentation, https://docs.example.org/propeval/\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for var in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"):
+        monkeypatch.setenv(var, "x")  # the declared URL wins over the GitHub job's
+    assert docs_url() == "https://docs.example.org/propeval/rules.html"
+    log = json.loads(render(Report(problems=[P2]), "sarif"))
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["dedup-semantic"]["helpUri"] == "https://docs.example.org/propeval/rules.html#dedup-semantic"
+
+
 def test_sarif_of_a_whole_file_problem_and_of_a_notice_is_valid() -> None:
     log = json.loads(
         render(
