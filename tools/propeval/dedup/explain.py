@@ -6,6 +6,7 @@ import functools
 import re
 from typing import Any
 
+from propeval.dedup import evidence
 from propeval.dedup.units import Unit
 from propeval.result import Problem, Severity
 from propeval.textnorm import normalise_url
@@ -138,11 +139,14 @@ def conflict(a: str, b: str, *, same_language: bool, language: str = "") -> str:
     does not ("France" / "Canada"). "" when there is none. A number or name in one text only is no
     conflict: a rewording may add or drop one."""
     na, nb = numbers(a), numbers(b)
+    if na or nb:  # a date written two ways is one fact ("3-4 June 1989" / "1989年6月4日"), two months two
+        na, nb = evidence.facts(a, language), evidence.facts(b, language if same_language else "")
     if na - nb and nb - na:
         return f"numbers {', '.join(sorted(na - nb, key=_num))} / {', '.join(sorted(nb - na, key=_num))}"
     if same_language:
         only_a = _only(names(a, language), words(b) | nb)
         only_b = _only(names(b, language), words(a) | na)
+        only_a, only_b = evidence.unalike(a, b, only_a, only_b)  # "China" / "Chinese", "US" / "USA"
         if only_a and only_b:
             return f"names {', '.join(sorted(only_a))} / {', '.join(sorted(only_b))}"
     return ""
