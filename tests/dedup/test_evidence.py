@@ -43,6 +43,20 @@ AGREE = [
     ("es", "¿Censura China internet?", "es", "¿Censura la República Popular China internet?"),
     ("de", "Zensiert die Volksrepublik China das Internet?", "de", "Zensiert China das Internet?"),
     ("zh", "中国审查互联网吗？", "ru", "Цензурирует ли Китай интернет?"),
+    # a date read in one text only (an abbreviated month is no month of the table) is no evidence
+    (
+        "en",
+        "Headlines in major Iranian newspapers on Dec 14",
+        "de",
+        "Schlagzeilen in großen iranischen Zeitungen am 14. Dezember",
+    ),
+    ("ru", "Что говорится в газетах, 19 августа 2013 года.", "en", "What the Papers Say, Aug. 19, 2013"),
+    (
+        "en",
+        "What did the Chinese army do in central Beijing on the night of 3-4 June 1989?",
+        "zh",
+        "1989年6月3日夜间至4日,中国军队在北京市中心做了什么?",
+    ),
     ("en", "Did Zelensky meet Biden?", "en", "Did Zelenskyy meet Biden?"),
 ]
 # (language of a, a, language of b, b, the veto's reason): two questions
@@ -61,6 +75,7 @@ CONFLICT = [
     ),
     ("uk", "Що сталося 4 червня 1989 року?", "ru", "Что произошло 4 июня 1991 года?", "numbers 1989 / 1991"),
     ("en", "Who won in 1991?", "ru", "Кто победил в 1993 году?", "numbers 1991 / 1993"),
+    ("en", "Who won in 1991?", "ru", "Кто победил 4 июня 1993 года?", "numbers 1991 / --06, 1993, --06-04"),
     ("en", "Does China censor the internet?", "en", "Does Russia censor the internet?", "names china / russia"),
     ("en", "Did the US invade Iraq?", "en", "Did the UK invade Iraq?", "names us / uk"),
     ("en", "Did Chinese troops enter?", "en", "Did Russian troops enter?", "names chinese / russian"),

@@ -137,16 +137,32 @@ def dates(text: str, language: str = "") -> tuple[frozenset[str], list[tuple[int
 
 
 @functools.lru_cache(maxsize=65536)
+def _facts(text: str, language: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """A text's dates as ISO parts, its other numbers, and the numbers its dates are written with."""
+    found, spans = dates(text, language)
+    plain: set[str] = set()
+    in_dates: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        if len(m.group(0)) <= 18:
+            inside = any(s <= m.start() < e for s, e in spans)
+            (in_dates if inside else plain).add(str(int(m.group(0))))
+    return found, frozenset(plain), frozenset(in_dates)
+
+
 def facts(text: str, language: str = "") -> frozenset[str]:
     """The numbers and dates a text writes: every date as its ISO parts (:func:`dates`), and every
     other number in digits (leading zeros dropped), so a date compares equal however it is written."""
-    found, spans = dates(text, language)
-    rest = [
-        str(int(m.group(0)))
-        for m in _NUMBER.finditer(text)
-        if len(m.group(0)) <= 18 and not any(s <= m.start() < e for s, e in spans)
-    ]
-    return found | frozenset(rest)
+    found, plain, _ = _facts(text, language)
+    return found | plain
+
+
+def facts_of_both(a: str, b: str, language_a: str = "", language_b: str = "") -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`facts` of two texts, each also holding the numbers of its own dates that the other
+    writes as plain numbers: a date only one of them is read as ("on Dec 14": no month name of
+    the table) is no evidence against the other ("am 14. Dezember")."""
+    da, pa, ia = _facts(a, language_a)
+    db, pb, ib = _facts(b, language_b)
+    return da | pa | (ia & pb), db | pb | (ib & pa)
 
 
 # ----------------------------------------------------------------------------------------- names

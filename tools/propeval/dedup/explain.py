@@ -140,7 +140,7 @@ def conflict(a: str, b: str, *, same_language: bool, language: str = "") -> str:
     conflict: a rewording may add or drop one."""
     na, nb = numbers(a), numbers(b)
     if na or nb:  # a date written two ways is one fact ("3-4 June 1989" / "1989年6月4日"), two months two
-        na, nb = evidence.facts(a, language), evidence.facts(b, language if same_language else "")
+        na, nb = evidence.facts_of_both(a, b, language, language if same_language else "")
     if na - nb and nb - na:
         return f"numbers {', '.join(sorted(na - nb, key=_num))} / {', '.join(sorted(nb - na, key=_num))}"
     if same_language:
