@@ -6,7 +6,6 @@ import functools
 import re
 from typing import Any
 
-from propeval.dedup import evidence
 from propeval.dedup.units import Unit
 from propeval.result import Problem, Severity
 from propeval.textnorm import normalise_url
@@ -137,7 +136,10 @@ def conflict(a: str, b: str, *, same_language: bool, language: str = "") -> str:
     """Evidence that two texts ask different things, whatever their cosine: each writes a number the
     other does not ("1991" / "1993"), or, in one language, each names someone or somewhere the other
     does not ("France" / "Canada"). "" when there is none. A number or name in one text only is no
-    conflict: a rewording may add or drop one."""
+    conflict: a rewording may add or drop one. Dates compare as dates and countries as countries,
+    however written (:mod:`propeval.dedup.evidence`)."""
+    from propeval.dedup import evidence  # its patterns compile in ms: only when a pair is decided
+
     na, nb = numbers(a), numbers(b)
     if na or nb:  # a date written two ways is one fact ("3-4 June 1989" / "1989年6月4日"), two months two
         na, nb = evidence.facts_of_both(a, b, language, language if same_language else "")
