@@ -153,7 +153,7 @@ def test_the_plumbing_stub_fails_the_gate_so_its_pairs_are_not_checked(gate_corp
 @pytest.mark.slow
 def test_a_verifier_that_passes_its_gate_gives_signed_verdicts_that_rederive(gate_corpus: Any, loopback: Any) -> None:
     srv = loopback(judge())
-    configure(gate_corpus, srv.base_url)
+    configure(gate_corpus, srv.base_url, extra='\n[tool.propeval.judge.prices]\n"judge-model" = [2.0, 8.0]\n')
     assert run("gate", "judge", "--rubric", RUBRIC, "--online").exit_code == 0
     ws = Workspace(load_config(gate_corpus.root))
     assert verify.standing(ws).checked
@@ -176,7 +176,9 @@ def test_a_verifier_that_passes_its_gate_gives_signed_verdicts_that_rederive(gat
         forged = {**record, "result": {**record["result"], "judgement": "same"}}
         if v.verdict == "different":
             assert verify.rederive(rubric, v.pair, forged) == "the raw reply says 'different', the record 'same'"
-    assert out.judge_tokens["judge-model"][0] > 0
+    prompt, completion = out.judge_tokens["judge-model"]
+    assert prompt > 500 * len(pairs) and completion > 0  # the rubric's rules are most of each prompt
+    assert out.cost == pytest.approx((prompt * 2.0 + completion * 8.0) / 1e6)
     # Asked again: every verdict from the response cache, no request sent.
     asked = len(srv.seen)
     again = verify.verify_pairs(ws, pairs)
