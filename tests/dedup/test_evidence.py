@@ -129,3 +129,14 @@ def test_the_shipped_table_is_what_the_libraries_give() -> None:
         [sys.executable, str(ROOT / "scripts" / "referents_table.py"), "--check"], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_hostile_text_costs_linear_time() -> None:
+    # a month word is looked for from a word's start only: a run of 20,000 letters (Latin or Han)
+    # took minutes when every position inside it was tried
+    import time
+
+    for text in ("a" * 20_000 + " 5", "中国" * 10_000 + "1989年6月4日"):
+        start = time.perf_counter()
+        assert conflict(text, text + " 7", same_language=True, language="en") == ""
+        assert time.perf_counter() - start < 2.0

@@ -26,15 +26,18 @@ _NUMBER = re.compile(r"\d+")
 _ALPHA = r"[^\W\d_]+"
 _RANGE = r"(?:\s*[-–—]\s*(\d{1,2}))?"
 _OF = r"(?:(?:of|de|del|d['’])\s*)?"
-# Dates, most specific first; a word in a month's place counts only when it names a month.
+# Dates, most specific first; a word in a month's place counts only when it names a month. A month
+# word is matched from a word's start only (a lookbehind), so a long run of letters costs linear time.
 _CJK_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})(?:\s*[-–~至到]\s*(\d{1,2}))?\s*[日号號])?")
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
 _NUMERIC_DATE = re.compile(r"(?<![\d.,/])(\d{1,2})([./])(\d{1,2})\2(\d{4})(?![\d.,/]\d)")
 _DAY_MONTH = re.compile(
     rf"(?<![\d.,])(\d{{1,2}}){_RANGE}(?:st|nd|rd|th|\.|-?го|-?е)?\s+{_OF}({_ALPHA})(?:\s*,?\s+{_OF}(\d{{4}})(?!\d))?"
 )
-_MONTH_DAY = re.compile(rf"({_ALPHA})\s+(\d{{1,2}}){_RANGE}(?:st|nd|rd|th)?(?!\d)(?:\s*,?\s+(\d{{4}})(?!\d))?")
-_MONTH_YEAR = re.compile(rf"({_ALPHA})\s+{_OF}(\d{{4}})(?!\d)")
+_MONTH_DAY = re.compile(
+    rf"(?<![^\W\d_])({_ALPHA})\s+(\d{{1,2}}){_RANGE}(?:st|nd|rd|th)?(?!\d)(?:\s*,?\s+(\d{{4}})(?!\d))?"
+)
+_MONTH_YEAR = re.compile(rf"(?<![^\W\d_])({_ALPHA})\s+{_OF}(\d{{4}})(?!\d)")
 # Languages whose all-numeric dates may put the month first ("04/06/1989" is April in the US).
 _MONTH_FIRST = {"en", ""}
 _VOWELS = set("aeiouyæøåäöüéèêëíìîïóòôúùûýаеёиоуыэюяіїєй'’")
