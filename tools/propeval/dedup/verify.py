@@ -109,7 +109,7 @@ def verify_pairs(
 ) -> Verification:
     """Each pair's verdict from the gate's judge (or panel), with a ledger record per verdict;
     every pair ``not checked`` when the verifier has not passed its gate."""
-    from propeval.gates.endpoints import OFFLINE_HINT, gate_models
+    from propeval.gates.endpoints import gate_models
     from propeval.judge.grade import GradeOptions, grade_cases
     from propeval.settings.judge import require_keys
 
@@ -122,7 +122,7 @@ def verify_pairs(
     rub = ws.rubrics.load(rubric)
     models = gate_models(ws.settings.judge, ws.gate_settings)
     js = models.judge_settings
-    require_keys([models.judge, *models.panel], OFFLINE_HINT)
+    require_keys([models.judge, *models.panel])
     judge_model, settings = models.judge_binding()
     rows = grade_cases(
         js,
