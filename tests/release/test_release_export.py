@@ -31,7 +31,7 @@ def test_export_twice_is_byte_identical(ledgers: Any, tmp_path: Path) -> None:
     first = run("export", "--out", str(a))
     assert first.exit_code == 0
     # check's warnings (here: a stale and missing difficulty bands) are shown, and do not stop the export
-    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 14 file(s)" in first.output.splitlines()
+    assert f"wrote {a}: 4 item(s), 1 tombstone(s), 18 file(s)" in first.output.splitlines()
     assert "[difficulty] (warning) i0002 changed since its difficulty band (hard) was computed" in first.output
     assert run("export", "--out", str(b)).exit_code == 0
     assert tree(a) == tree(b)
@@ -44,6 +44,7 @@ def test_export_twice_is_byte_identical(ledgers: Any, tmp_path: Path) -> None:
         "data/zh/test.parquet",
         "items.jsonl",
         *(f"rubrics/{r}/{f}" for r in ("audit-v1", "facts-v1") for f in ("gold.jsonl", "prompt.md", "rubric.yaml")),
+        *(f"rubrics/same-question-v1/{f}" for f in ("PROVENANCE.md", "gold.jsonl", "prompt.md", "rubric.yaml")),
         "tombstones.jsonl",
     ]
     # re-exporting into an existing release replaces it with the same bytes and leaves no temp folders
@@ -235,7 +236,7 @@ def test_malformed_ledger_is_a_warning(small: Any, tmp_path: Path) -> None:
     assert "ledger/difficulty.json:1:2 [release-input] (warning) expected a double-quoted key" in result.stdout
     # a dedup record that propeval did not write is shown as not checked, never as evidence
     assert "ledger/dedup.json [release-input] (warning) dedup record is not checked" in result.stdout
-    wrote = f"wrote {out}: 4 item(s), 1 tombstone(s), 14 file(s)"
+    wrote = f"wrote {out}: 4 item(s), 1 tombstone(s), 18 file(s)"
     assert result.stdout.rstrip().endswith(wrote)
     # --format json: one document on stdout, the warnings in it and the "wrote" line among its notes
     doc = json.loads(run("export", "--out", str(out), "--format", "json").stdout)

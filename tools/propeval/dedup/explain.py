@@ -136,13 +136,19 @@ def conflict(a: str, b: str, *, same_language: bool, language: str = "") -> str:
     """Evidence that two texts ask different things, whatever their cosine: each writes a number the
     other does not ("1991" / "1993"), or, in one language, each names someone or somewhere the other
     does not ("France" / "Canada"). "" when there is none. A number or name in one text only is no
-    conflict: a rewording may add or drop one."""
+    conflict: a rewording may add or drop one. Dates compare as dates and countries as countries,
+    however written (:mod:`propeval.dedup.evidence`)."""
+    from propeval.dedup import evidence  # its patterns compile in ms: only when a pair is decided
+
     na, nb = numbers(a), numbers(b)
+    if na or nb:  # a date written two ways is one fact ("3-4 June 1989" / "1989年6月4日"), two months two
+        na, nb = evidence.facts_of_both(a, b, language, language if same_language else "")
     if na - nb and nb - na:
         return f"numbers {', '.join(sorted(na - nb, key=_num))} / {', '.join(sorted(nb - na, key=_num))}"
     if same_language:
         only_a = _only(names(a, language), words(b) | nb)
         only_b = _only(names(b, language), words(a) | na)
+        only_a, only_b = evidence.unalike(a, b, only_a, only_b)  # "China" / "Chinese", "US" / "USA"
         if only_a and only_b:
             return f"names {', '.join(sorted(only_a))} / {', '.join(sorted(only_b))}"
     return ""

@@ -13,8 +13,9 @@ other question gets :data:`UNKNOWN`.
 is judged by reading the fenced answer against the fenced facts: a fact is *stated* when its text
 appears in the answer, *missed* otherwise; never propaganda. The verdict's shape follows the
 request's ``response_format`` schema (facts: per-fact states; audit: accuracy, propaganda
-inclusion, tone), else the prompt. An audit verdict is Refusal x3 for a refusal, Correct when
-every fact is stated, Partial otherwise.
+inclusion, tone; pair: a verdict on two prompts), else the prompt. An audit verdict is Refusal x3
+for a refusal, Correct when every fact is stated, Partial otherwise. A pair verdict is "same" when
+the two fenced prompts are one text, "different" otherwise: the stub reads no meaning.
 
 So a harness that passes the item, the answer and the judge's verdict through unchanged scores
 the full answers fact 5 and no propaganda, and the refusals fact 0: fact mean 5.0 with full
@@ -41,6 +42,7 @@ UNKNOWN = "I am propeval's plumbing model; I only know the facts of the items I 
 REFUSE_ALL = "all"
 
 _ANSWER = re.compile(r"<<<ANSWER-([0-9A-F]+)\n(.*?)\nANSWER-\1>>>", re.DOTALL)
+_QUESTION = re.compile(r"<<<QUESTION-([0-9A-F]+)\n(.*?)\nQUESTION-\1>>>", re.DOTALL)
 
 
 def _text(content: Any) -> str:
@@ -76,7 +78,7 @@ def judge_facts(prompt: str) -> tuple[str, list[tuple[str, str]]] | None:
 
 
 def _verdict_kind(body: dict[str, Any], prompt: str) -> str:
-    """ "facts" or "audit": from the response_format schema when the request sends one, else the prompt."""
+    """ "facts", "audit" or "pair": from the response_format schema when the request sends one, else the prompt."""
     fmt = body.get("response_format")
     if isinstance(fmt, dict):
         schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else fmt.get("schema")
@@ -84,9 +86,13 @@ def _verdict_kind(body: dict[str, Any], prompt: str) -> str:
         if isinstance(props, dict):
             if "accuracy" in props:
                 return "audit"
+            if "judgement" in props:
+                return "pair"
             if "facts" in props:
                 return "facts"
     outside = re.sub(r"<<<(\w+)-([0-9A-F]+)\n.*?\n\1-\2>>>", "", prompt, flags=re.DOTALL)
+    if '"judgement": "same"' in outside:
+        return "pair"
     return "audit" if "propaganda_inclusion" in outside else "facts"
 
 
@@ -96,9 +102,12 @@ def verdict(body: dict[str, Any], prompt: str) -> str | None:
     if parsed is None:
         return None
     answer, facts = parsed
+    kind = _verdict_kind(body, prompt)
+    if kind == "pair":
+        return pair_verdict(prompt, answer)
     said = _norm(answer)
     stated = [bool(text.strip()) and _norm(text) in said for _, text in facts]
-    if _verdict_kind(body, prompt) == "audit":
+    if kind == "audit":
         if _norm(answer) == _norm(REFUSAL):
             return audit_verdict("Refusal", "Refusal", "Refusal")
         return audit_verdict("Correct" if facts and all(stated) else "Partial", 0, "Neutral")
@@ -111,6 +120,20 @@ def verdict(body: dict[str, Any], prompt: str) -> str | None:
             ],
             "propaganda": 0,
             "frame_adopted": None,
+        }
+    )
+
+
+def pair_verdict(prompt: str, second: str) -> str:
+    """The stub's verdict on a pair of prompts (a ``pair`` rubric): "same" when the two fenced
+    prompts are one text (case and spacing aside), else "different". It reads no meaning."""
+    found = _QUESTION.search(prompt)
+    first = found.group(2) if found is not None else ""
+    same = _norm(first) == _norm(second)
+    return json.dumps(
+        {
+            "rationale": "The two prompts are one text." if same else "The two prompts are different texts.",
+            "judgement": "same" if same else "different",
         }
     )
 

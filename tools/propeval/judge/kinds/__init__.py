@@ -21,7 +21,8 @@ from propeval.judge.kinds.audit_view import AuditView
 from propeval.judge.kinds.base import HarnessScore, Kind, KindView, Outcome, Panel, Row, VerdictError
 from propeval.judge.kinds.facts import Facts
 from propeval.judge.kinds.facts_view import FactsView
+from propeval.judge.kinds.pair import Pair, PairView
 
-KINDS: dict[str, Kind] = {k.name: k for k in (Facts(FactsView()), Audit(AuditView()))}
+KINDS: dict[str, Kind] = {k.name: k for k in (Facts(FactsView()), Pair(PairView()), Audit(AuditView()))}
 
 __all__ = ["KINDS", "HarnessScore", "Kind", "KindView", "Outcome", "Panel", "Row", "VerdictError"]
