@@ -208,7 +208,7 @@ class UnitState:
 
     values: dict[str, Any] = field(default_factory=dict)
     quote: str | None = None
-    done: bool = False  # labelled: the label file holds its labels
+    done: bool = False  # labelled: the rater's current choices are a valid label
 
 
 @dataclass
@@ -220,10 +220,10 @@ class SaveResult:
 
 @dataclass
 class _Snapshot:
-    labels: dict[str, dict[str, Any]]  # key -> the label fields in the file
+    labels: dict[str, dict[str, Any]]  # key -> the label fields of a labelled unit (no key: not labelled)
     states: dict[str, UnitState]
-    stamps: tuple[tuple[int, int, int], tuple[int, int, int]]
-    done: int
+    stamps: tuple[tuple[int, int, int], ...]
+    journal_size: int = 0  # bytes of the journal read into this snapshot
 
 
 _LOCKS: dict[str, threading.Lock] = {}
@@ -244,8 +244,10 @@ class LabelStore:
         self.folder = folder / source.slug
         self.path = self.folder / f"{self.rater}.jsonl"
         self.state_path = self.folder / f".{self.rater}.state.json"
+        self.journal_path = self.folder / f".{self.rater}.journal.jsonl"
         self.lock_path = self.folder / f".{self.rater}.lock"
         self._snapshot: _Snapshot | None = None
+        self._lines: dict[str, str] = {}  # key -> its rendered line of the label file
         self._guard = _thread_lock(self.path)
 
     # ------------------------------------------------------------------ reading
@@ -267,7 +269,9 @@ class LabelStore:
                 )
             if key in out:
                 raise _fail(rel, line, f"{src.id_field} {key!r} is labelled twice; keep one line")
-            out[key] = {f: row.get(f) for f in src.fields}
+            fields = {f: row.get(f) for f in src.fields}
+            if any(v is not None for v in fields.values()):
+                out[key] = fields
         return out
 
     def _read_states(self, labels: dict[str, dict[str, Any]]) -> dict[str, UnitState]:
@@ -281,58 +285,69 @@ class LabelStore:
                         quote = s.get("quote")
                         states[key] = UnitState(dict(s["values"]), quote if isinstance(quote, str) else None)
         for key, fields in labels.items():  # the label file is the truth of what is labelled
-            labelled = any(v is not None for v in fields.values())
             st = states.get(key)
-            if st is None and labelled:
+            if st is None:
                 values, quote = self.source.form.values_of(fields)
                 st = states[key] = UnitState(values, quote)
-            if st is not None:
-                st.done = labelled
+            st.done = True
         return states
+
+    def _replay(self, labels: dict[str, dict[str, Any]], states: dict[str, UnitState]) -> int:
+        """Apply the journal's saves in order (each checked again, as a save is); returns the bytes read.
+        A line cut short by a crash (the last one) is ignored: its save never answered."""
+        try:
+            with self.journal_path.open("rb") as fh:
+                raw = fh.read(STATE_MAX_BYTES)
+        except FileNotFoundError:
+            return 0
+        for line in raw.splitlines():
+            try:
+                entry = json.loads(line)
+                key, values, quote = entry["key"], entry["values"], entry["quote"]
+                _unit, clean, outcome = self._check(key, values, quote)
+            except (ValueError, KeyError, TypeError, UsageError):
+                continue
+            self._apply(labels, states, key, UnitState(clean, quote), outcome)
+        return len(raw)
 
     def snapshot(self) -> _Snapshot:
         """The labels and states as on disk (re-read only when a file changed)."""
         with self._guard:
             return self._current()
 
+    def _stamps(self) -> tuple[tuple[int, int, int], ...]:
+        return (_stamp(self.path), _stamp(self.state_path), _stamp(self.journal_path))
+
     def _current(self) -> _Snapshot:
-        stamps = (_stamp(self.path), _stamp(self.state_path))
+        stamps = self._stamps()
         snap = self._snapshot
         if snap is None or snap.stamps != stamps:
             labels = self._read_labels()
             states = self._read_states(labels)
-            snap = _Snapshot(labels, states, stamps, sum(s.done for s in states.values()))
+            size = self._replay(labels, states)
+            snap = _Snapshot(labels, states, stamps, size)
             self._snapshot = snap
+            self._lines = {}
         return snap
 
     def state(self, key: str) -> UnitState:
         return self.snapshot().states.get(key) or UnitState()
 
     def progress(self) -> tuple[int, int]:
-        """(labelled, total)."""
-        return self.snapshot().done, len(self.source.units)
+        """(labelled, total): the answers whose current choices are a valid label."""
+        return len(self.snapshot().labels), len(self.source.units)
 
     def first_open(self) -> int:
         """The index of the first unit not labelled yet (the last one when all are)."""
         snap = self.snapshot()
         for i, u in enumerate(self.source.units):
-            st = snap.states.get(u.key)
-            if st is None or not st.done:
+            if u.key not in snap.labels:
                 return i
         return len(self.source.units) - 1
 
     # ------------------------------------------------------------------ writing
 
-    def save(self, key: str, values: dict[str, Any], quote: str | None) -> SaveResult:
-        """Set the rater's choices on one unit; its labels go into the label file when complete and
-        valid (else the file keeps the unit's last valid labels, and the state says what is missing).
-
-        Raises:
-            UsageError: the unit, a step or a choice is unknown, or the quote is too long.
-            LoadError: the label file on disk does not load (it is never overwritten then).
-        """
-        from filelock import FileLock, Timeout
-
+    def _check(self, key: str, values: dict[str, Any], quote: str | None) -> tuple[RatingUnit, dict[str, Any], Outcome]:
         src = self.source
         if key not in src.index:
             raise UsageError(f"{src.id_field} {key!r} is not in {src.relpath}")
@@ -347,42 +362,112 @@ class LabelStore:
             if choice is None:
                 raise UsageError(f"{value!r} is not one of {[c.value for c in step.choices]} for {name}")
             clean[name] = choice.value
-        if quote is not None and len(quote) > MAX_QUOTE:
-            raise UsageError(f"the quote is {len(quote)} characters; a quote is a phrase (at most {MAX_QUOTE})")
-        outcome = src.form.outcome(clean, quote, unit.facts, unit.answer)
+        if quote is not None and (not isinstance(quote, str) or len(quote) > MAX_QUOTE):
+            raise UsageError(f"the quote is {len(str(quote))} characters; a quote is a phrase (at most {MAX_QUOTE})")
+        return unit, clean, src.form.outcome(clean, quote, unit.facts, unit.answer)
+
+    def _apply(
+        self, labels: dict[str, dict[str, Any]], states: dict[str, UnitState], key: str, state: UnitState, out: Outcome
+    ) -> None:
+        # The label is the rater's current choices or nothing: an answer whose choices are no longer
+        # a valid label is not labelled (its line goes blank), never left with its old label.
+        state.done = out.fields is not None
+        states[key] = state
+        if out.fields is not None:
+            labels[key] = out.fields
+        else:
+            labels.pop(key, None)
+        self._lines.pop(key, None)
+
+    def save(self, key: str, values: dict[str, Any], quote: str | None) -> SaveResult:
+        """Set the rater's choices on one unit: one line appended to the rater's journal (fsynced),
+        whatever the sheet's size; the label file follows at the next :meth:`compact`. The unit is
+        labelled when its choices are complete and valid, and not labelled otherwise.
+
+        Raises:
+            UsageError: the unit, a step or a choice is unknown, or the quote is too long.
+            LoadError: the label file on disk does not load (it is never overwritten then).
+        """
+        from filelock import FileLock, Timeout
+
+        _unit, clean, outcome = self._check(key, values, quote)
         self.folder.mkdir(parents=True, exist_ok=True)
+        entry = (dumps_json({"key": key, "values": clean, "quote": quote}) + "\n").encode("utf-8")
         try:
             with self._guard, FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT):
                 snap = self._current()
-                state = UnitState(clean, quote, done=snap.states.get(key, UnitState()).done)
-                labels = dict(snap.labels)
-                if outcome.fields is not None:
-                    labels[key] = outcome.fields
-                    state.done = True
-                    atomic_write(self.path, self._render(labels))
-                states = {**snap.states, key: state}
-                atomic_write(self.state_path, self._render_states(states))
-                self._snapshot = _Snapshot(
-                    labels,
-                    states,
-                    (_stamp(self.path), _stamp(self.state_path)),
-                    sum(s.done for s in states.values()),
-                )
-                return SaveResult(outcome, state, self._snapshot.done)
+                with self.journal_path.open("ab") as fh:
+                    fh.write(entry)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                state = UnitState(clean, quote)
+                self._apply(snap.labels, snap.states, key, state, outcome)
+                snap.journal_size += len(entry)
+                snap.stamps = self._stamps()
+                return SaveResult(outcome, state, len(snap.labels))
         except Timeout:
-            raise UsageError(
-                f"{self.lock_path} is held by another writer for over {LOCK_TIMEOUT:.0f} s; "
-                "is a second review server writing as this rater?"
-            ) from None
+            raise self._busy() from None
 
-    def _render(self, labels: dict[str, dict[str, Any]]) -> str:
-        lines = []
+    def _busy(self) -> UsageError:
+        return UsageError(
+            f"{self.lock_path} is held by another writer for over {LOCK_TIMEOUT:.0f} s; "
+            "is a second review server writing as this rater?"
+        )
+
+    def pending(self) -> bool:
+        """Whether the journal holds saves the label file does not show yet."""
+        return _stamp(self.journal_path)[1] > 0
+
+    def compact(self) -> None:
+        """Write the label file and the state from the journal, then drop what they now hold from it.
+
+        The files are rendered outside the lock (a save goes on meanwhile); only the renames and the
+        journal's new tail (the saves made while rendering) happen under it. A crash at any point
+        leaves files whose replay gives the same labels.
+        """
+        from filelock import FileLock, Timeout
+
+        with self._guard:
+            if not self.pending():
+                return
+            snap = self._current()
+            labels = dict(snap.labels)
+            states = dict(snap.states)
+            lines = dict(self._lines)
+            upto = snap.journal_size
+        text = self._render(labels, lines) if labels or self.path.exists() else None
+        state_text = self._render_states(states)
+        try:
+            with self._guard, FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT):
+                if self._current() is not snap:  # another process wrote meanwhile: compact next time
+                    return
+                tail = b""
+                if snap.journal_size > upto:
+                    with self.journal_path.open("rb") as fh:
+                        fh.seek(upto)
+                        tail = fh.read()
+                else:
+                    self._lines = lines
+                if text is not None:
+                    atomic_write(self.path, text)
+                atomic_write(self.state_path, state_text)
+                if tail:
+                    atomic_write(self.journal_path, tail)
+                else:
+                    self.journal_path.unlink(missing_ok=True)
+                snap.journal_size = len(tail)
+                snap.stamps = self._stamps()
+        except Timeout:
+            raise self._busy() from None
+
+    def _render(self, labels: dict[str, dict[str, Any]], lines: dict[str, str]) -> str:
         for u in self.source.units:
-            line = dict(u.base)
-            if u.key in labels:
-                line.update(labels[u.key])
-            lines.append(dumps_json(line) + "\n")
-        return "".join(lines)
+            if u.key not in lines:
+                line = dict(u.base)
+                if u.key in labels:
+                    line.update(labels[u.key])
+                lines[u.key] = dumps_json(line) + "\n"
+        return "".join(lines[u.key] for u in self.source.units)
 
     def _render_states(self, states: dict[str, UnitState]) -> str:
         units = {k: {"values": s.values, "quote": s.quote} for k, s in states.items()}

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from propeval.errors import UsageError
+from propeval.errors import PropevalError, UsageError
 from propeval.loader import LoadError, load_jsonl, relative_path
 from propeval.review.forms import form_for
 from propeval.review.rating import CASE_FILES, SHOWN, LabelStore, RatingSource, load_source, slug
@@ -24,7 +25,12 @@ if TYPE_CHECKING:
     from propeval.config import Config
     from propeval.corpus import Corpus
     from propeval.judge.rubric import Rubric
+    from propeval.review.guide import Guide
+    from propeval.review.runs_view import GradedFile, LedgerRow, RunView
     from propeval.workspace import Workspace as CoreWorkspace
+
+
+COMPACT_AFTER = 0.3  # seconds after a save before its label file is written
 
 
 @dataclass
@@ -111,6 +117,15 @@ class Workspace:
     _cache: dict[str, _Cached] = field(default_factory=dict)
     _stores: dict[tuple[str, str], LabelStore] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _dirty: set[LabelStore] = field(default_factory=set)
+    _wake: threading.Event = field(default_factory=threading.Event)
+    _compactor: threading.Thread | None = None
+
+    @property
+    def blind(self) -> bool:
+        """A rating session: sheets to label, and nothing else served (no runs, ledger, dedup or
+        gold cases, whose pages show models, verdicts and item ids)."""
+        return bool(self.sheets)
 
     # ------------------------------------------------------------------ corpus and rubrics
 
@@ -129,6 +144,47 @@ class Workspace:
             hit = self._cache.get("corpus")
             if hit is None or hit.stamp != stamp:
                 hit = self._cache["corpus"] = _Cached(stamp, load_corpus(self.config))
+            return hit.value  # type: ignore[return-value]
+
+    def run_view(self, graded: GradedFile, human: Path | None) -> RunView:
+        """Every row of a graded run (with ``human``'s labels), kept while its files stay unchanged."""
+        from propeval.review.runs_view import run_view
+
+        corpus = self.corpus()
+        stamp = (_tree_stamp(graded.path.parent), id(corpus), _file_stamp(human) if human else None)
+        key = f"run:{graded.path}:{human}"
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache[key] = _Cached(stamp, run_view(self.config, corpus, graded, human=human))
+            return hit.value  # type: ignore[return-value]
+
+    def ledger_rows(self) -> tuple[list[LedgerRow], str]:
+        """Every active item's answerability record as the gate judges it, kept while the corpus,
+        the ledger and the settings stay unchanged."""
+        from propeval.review.runs_view import answerability_rows
+
+        corpus = self.corpus()
+        ledger = self.config.root / self.config.settings.gates.ledger_dir
+        stamp = (id(corpus), _tree_stamp(ledger) if ledger.is_dir() else None, _tree_stamp(self.rubrics_dir()))
+        with self._lock:
+            hit = self._cache.get("ledger")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache["ledger"] = _Cached(stamp, answerability_rows(self.workspace()))
+            return hit.value  # type: ignore[return-value]
+
+    def guide(self, source: RatingSource) -> Guide:
+        """The rater's guidelines for ``source``'s rubric (examples only when labelling a sheet)."""
+        from propeval.review.guide import guide_for
+
+        rubric = source.rubric
+        key = f"guide:{rubric.name}:{source.kind}"
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None or hit.stamp != rubric.hash:
+                folder = self.rubrics_dir() / rubric.name
+                guide = guide_for(rubric, folder, examples=source.kind == "sheet")
+                hit = self._cache[key] = _Cached(rubric.hash, guide)
             return hit.value  # type: ignore[return-value]
 
     def rubrics_dir(self) -> Path:
@@ -201,7 +257,7 @@ class Workspace:
             except (LoadError, UsageError) as e:
                 entry.error = str(e)
             out.append(entry)
-        for name in self.rubric_names():
+        for name in [] if self.blind else self.rubric_names():
             for file in CASE_FILES:
                 path = self.rubrics_dir() / name / file
                 if path.is_file():
@@ -246,6 +302,39 @@ class Workspace:
             if st is None or st.source is not src:
                 st = self._stores[key] = LabelStore(src, self.labels, rater)
             return st
+
+    # ------------------------------------------------------------------ compacting the raters' journals
+
+    def saved(self, store: LabelStore) -> None:
+        """Note a save: the store's label file is written from its journal shortly after (a
+        background thread, at most one compaction at a time, so a save never waits for one)."""
+        with self._lock:
+            self._dirty.add(store)
+            if self._compactor is None or not self._compactor.is_alive():
+                self._compactor = threading.Thread(target=self._compact_loop, name="review-compact", daemon=True)
+                self._compactor.start()
+        self._wake.set()
+
+    def _compact_loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(COMPACT_AFTER)  # a burst of keys is one compaction
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> list[str]:
+        """Write every label file that has saves pending; returns why any could not be (kept pending)."""
+        with self._lock:
+            stores, self._dirty = self._dirty, set()
+        problems = []
+        for store in stores:
+            try:
+                store.compact()
+            except (PropevalError, OSError) as e:
+                problems.append(str(e))
+                with self._lock:
+                    self._dirty.add(store)
+        return problems
 
     def shown_path(self, path: Path) -> str:
         """A path as the page shows it: relative to the corpus root when under it."""

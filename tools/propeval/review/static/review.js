@@ -4,8 +4,24 @@
 "use strict";
 
 (function () {
-  const meta = document.querySelector('meta[name="csrf"]');
-  const csrf = meta ? meta.getAttribute("content") : "";
+  // The session's write key: handed over once in the sign-in redirect's fragment (never sent to a
+  // server, in no cookie and no page), then kept in this origin's localStorage, which no other port
+  // of this host can read.
+  const KEY = "propeval-review-write";
+  const fromUrl = /^#write=([A-Za-z0-9_-]+)$/.exec(window.location.hash);
+  if (fromUrl) {
+    window.localStorage.setItem(KEY, fromUrl[1]);
+    window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  const csrf = window.localStorage.getItem(KEY) || "";
+  const noKey = document.getElementById("no-key");
+  if (!csrf && noKey) noKey.hidden = false;
+  document.querySelectorAll('form[method="post"]').forEach(function (form) {
+    form.addEventListener("submit", function () {
+      const field = form.querySelector('input[name="csrf"]');
+      if (field) field.value = csrf;
+    });
+  });
 
   const unitData = document.getElementById("unit-data");
   if (unitData) rating(JSON.parse(unitData.textContent));
