@@ -113,6 +113,11 @@ def command(
         sessions=session_file(config.root, folder, bound.port),
     )
 
+    if not workspace.blind:  # the first visit to runs or the ledger need not wait for their reading
+        import threading
+
+        threading.Thread(target=workspace.warm, name="review-warm", daemon=True).start()
+
     def started() -> None:
         click.echo(f"propeval review: serving {config.root} at {bound.url}")
         click.echo(f"labels go to {folder}/<source>/<rater>.jsonl; Ctrl-C stops the server")

@@ -96,6 +96,7 @@ def routes(pages: Pages, runner: DedupRunner) -> list[Route]:
         else:
             return pages.error(request, 404, f"no action {action!r}")
         if result.ok:
+            workspace.invalidate()
             runner.settle(result.changed, done)
         key = secrets.token_urlsafe(8)
         with lock:

@@ -8,7 +8,7 @@ Data reaches a page only through a template (autoescaped) or as JSON read by the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -71,16 +71,16 @@ class Paged(Generic[T]):
 def paged(
     request: Request,
     rows: Sequence[T],
-    text: Callable[[T], str],
+    texts: Sequence[str],
     params: dict[str, str] | None = None,
     *,
     total: int | None = None,
 ) -> Paged[T]:
-    """The page ``?page=`` of ``rows`` whose ``text`` holds every word of ``?q=`` (case-folded);
-    ``total`` is what the list holds before any filter (default: ``rows``)."""
+    """The page ``?page=`` of ``rows`` whose text (``texts``, case-folded, one per row) holds every
+    word of ``?q=``; ``total`` is what the list holds before any filter (default: ``rows``)."""
     query = request.query_params.get("q", "")[:MAX_SEARCH].strip()
     words = query.casefold().split()
-    kept = [r for r in rows if all(w in text(r).casefold() for w in words)] if words else list(rows)
+    kept = [r for r, t in zip(rows, texts, strict=True) if all(w in t for w in words)] if words else list(rows)
     pages = max(1, -(-len(kept) // PAGE_SIZE))
     try:
         page = min(max(1, int(request.query_params.get("page", "1"))), pages)

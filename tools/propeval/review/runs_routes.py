@@ -39,18 +39,20 @@ def routes(pages: Pages) -> list[Route]:
             view = workspace.run_view(found[0], human)
         except PropevalError as e:
             return pages.error(request, 422, str(e))
-        rows = [
-            r
-            for r in view.rows
+        texts = workspace.texts(view.rows, row_text)
+        kept = [
+            (r, t)
+            for r, t in zip(view.rows, texts, strict=True)
             if (status is None or (r.truncated if status == "truncated" else r.status == status))
             and (not disagree or r.disagree)
         ]
+        rows, row_texts = [r for r, _ in kept], [t for _, t in kept]
         params = {"status": status or "", "human": human_name or "", "disagree": "1" if disagree else ""}
         return pages.page(
             request,
             "run.html.j2",
             view=view,
-            shown=paged(request, rows, row_text, params, total=len(view.rows)),
+            shown=paged(request, rows, row_texts, params, total=len(view.rows)),
             status=status,
             statuses=STATUSES,
             humans=[workspace.shown_path(h) for h in workspace.humans],
@@ -69,8 +71,11 @@ def routes(pages: Pages) -> list[Route]:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r.state] = counts.get(r.state, 0) + 1
-        kept = [r for r in rows if state_filter is None or r.state == state_filter]
-        shown = paged(request, kept, ledger_text, {"state": state_filter or ""}, total=len(rows))
+        texts = workspace.texts(rows, ledger_text)
+        kept = [(r, t) for r, t in zip(rows, texts, strict=True) if state_filter is None or r.state == state_filter]
+        shown = paged(
+            request, [r for r, _ in kept], [t for _, t in kept], {"state": state_filter or ""}, total=len(rows)
+        )
         return pages.page(request, "ledger.html.j2", shown=shown, counts=counts, mode=mode, state_filter=state_filter)
 
     def ledger_judge(request: Request) -> Response:

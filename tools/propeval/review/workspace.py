@@ -8,13 +8,14 @@ own actions, or by hand) is read again on the next request, found by its size, t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from propeval.errors import PropevalError, UsageError
 from propeval.loader import LoadError, load_jsonl, relative_path
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 
 
 COMPACT_AFTER = 0.3  # seconds after a save before its label file is written
+# A folder's tree is walked for changes at most this often (10k files take ~100 ms to stat); the
+# app's own actions call Workspace.invalidate, so only a hand edit waits this long to show.
+TREE_SECONDS = 2.0
 
 
 @dataclass
@@ -120,6 +124,8 @@ class Workspace:
     _dirty: set[LabelStore] = field(default_factory=set)
     _wake: threading.Event = field(default_factory=threading.Event)
     _compactor: threading.Thread | None = None
+    _trees: dict[Path, tuple[float, tuple[int, int]]] = field(default_factory=dict)
+    _texts: dict[int, tuple[object, list[str]]] = field(default_factory=dict)
 
     @property
     def blind(self) -> bool:
@@ -136,10 +142,51 @@ class Workspace:
 
         return CoreWorkspace(self.config, corpus=self.corpus())
 
+    def tree(self, folder: Path) -> tuple[int, int]:
+        """``folder``'s tree stamp, walked again at most every TREE_SECONDS."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._trees.get(folder)
+        if hit is not None and now - hit[0] < TREE_SECONDS:
+            return hit[1]
+        stamp = _tree_stamp(folder) if folder.is_dir() else (0, 0)
+        with self._lock:
+            self._trees[folder] = (now, stamp)
+        return stamp
+
+    def invalidate(self) -> None:
+        """Forget the tree stamps: the app changed the corpus."""
+        with self._lock:
+            self._trees.clear()
+
+    def texts(self, rows: list[Any], text: Callable[[Any], str]) -> list[str]:
+        """Each row's search text, case-folded, kept with the (cached) list of rows it belongs to."""
+        with self._lock:
+            hit = self._texts.get(id(rows))
+            if hit is not None and hit[0] is rows:
+                return hit[1]
+        out = [text(r).casefold() for r in rows]
+        with self._lock:
+            if len(self._texts) > 16:
+                self._texts.clear()
+            self._texts[id(rows)] = (rows, out)
+        return out
+
+    def warm(self) -> None:
+        """Read the corpus, the ledger and every graded run now (a thread at start), so that the
+        first visit to a view does not wait for it."""
+        from propeval.review.runs_view import graded_files
+
+        with contextlib.suppress(PropevalError, OSError):
+            self.corpus()
+            self.ledger_rows()
+            for graded in graded_files(self.config):
+                self.run_view(graded, None)
+
     def corpus(self) -> Corpus:
         from propeval.corpus import load_corpus
 
-        stamp = _tree_stamp(self.config.questions)
+        stamp = self.tree(self.config.questions)
         with self._lock:
             hit = self._cache.get("corpus")
             if hit is None or hit.stamp != stamp:
@@ -151,7 +198,7 @@ class Workspace:
         from propeval.review.runs_view import run_view
 
         corpus = self.corpus()
-        stamp = (_tree_stamp(graded.path.parent), id(corpus), _file_stamp(human) if human else None)
+        stamp = (self.tree(graded.path.parent), id(corpus), _file_stamp(human) if human else None)
         key = f"run:{graded.path}:{human}"
         with self._lock:
             hit = self._cache.get(key)
@@ -166,7 +213,7 @@ class Workspace:
 
         corpus = self.corpus()
         ledger = self.config.root / self.config.settings.gates.ledger_dir
-        stamp = (id(corpus), _tree_stamp(ledger) if ledger.is_dir() else None, _tree_stamp(self.rubrics_dir()))
+        stamp = (id(corpus), self.tree(ledger), self.tree(self.rubrics_dir()))
         with self._lock:
             hit = self._cache.get("ledger")
             if hit is None or hit.stamp != stamp:
@@ -224,7 +271,7 @@ class Workspace:
     def sources(self) -> list[SourceEntry]:
         """The sheets named on the command line, then each rubric's gold cases and candidates (read
         again when a sheet or the rubrics folder changed)."""
-        stamp = (tuple(_file_stamp(p) for p in self.sheets), _tree_stamp(self.rubrics_dir()))
+        stamp = (tuple(_file_stamp(p) for p in self.sheets), self.tree(self.rubrics_dir()))
         with self._lock:
             hit = self._cache.get("sources")
             if hit is None or hit.stamp != stamp:
