@@ -106,6 +106,10 @@ def routes(pages: Pages) -> list[Route]:
                 if chosen is not None:
                     selected[s.name] = s.choices.index(chosen)
         outcome = src.form.outcome(st.values, st.quote, unit.facts, unit.answer)
+        refusal = next(
+            ((s.sets_all, c.key) for s in steps if s.sets_all is not None for c in s.choices if c.value == s.sets_all),
+            None,
+        )
         data = {
             "save": f"/rate/{quote(slug)}/{n}/label",
             "next": f"/rate/{quote(slug)}/{n + 1}" if n < total else None,
@@ -139,6 +143,7 @@ def routes(pages: Pages) -> list[Route]:
             data=data,
             selected=selected,
             guide=workspace.guide(src),
+            refusal=refusal,
         )
 
     async def rate_save(request: Request) -> Response:
