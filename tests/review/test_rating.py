@@ -344,3 +344,33 @@ def test_saves_go_to_a_journal_and_the_label_file_is_compacted(sheet: Path) -> N
     assert not journal.exists()
     got = read_jsonl(root / "labels/sheet/alice.jsonl")
     assert [r["fact_score"] for r in got[:2]] == [4, 5] and all(r["fact_score"] is None for r in got[2:])
+
+
+def test_agree_compares_fact_states_fact_by_fact_as_the_files_page_offers(sheet: Path) -> None:
+    """Each fact is a unit of its own (nominal): two raters who differ on one fact of one answer
+    agree on the other facts, and the files page gives the command."""
+    root = sheet.parent
+    plans = {"alice": ["ssss", "smsm", "mmmm"], "bob": ["ssss", "smss", "mmmm"]}
+    with serving(workspace(root, sheet)) as served:
+        for name, plan in plans.items():
+            rater = Rater(served, name)
+            for n, states in enumerate(plan, start=1):
+                chosen = facts(*({"s": "stated", "m": "missed"}[k] for k in states))
+                assert rater.save("sheet", n, {**chosen, "propaganda": 0})["labelled"]
+        page = rater.client.get("/rate/sheet/files").text
+    command = next(line for line in page.splitlines() if "--field fact_states" in line)
+    assert command.startswith("propeval agree labels/sheet/alice.jsonl labels/sheet/bob.jsonl --field fact_states")
+    files = [str(root / f"labels/sheet/{n}.jsonl") for n in plans]
+    res = CliRunner().invoke(
+        cli, ["agree", *files, "--field", "fact_states", "--id-field", "row", "--resamples", "0", "--format", "json"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["units"] == 12 and report["level"] == "nominal"  # 3 answers x 4 facts; unlabelled rows none
+    kappa = next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")
+    from sklearn.metrics import cohen_kappa_score
+
+    a = [x for p in plans["alice"] for x in p]
+    b = [x for p in plans["bob"] for x in p]
+    assert kappa["n"] == 12 and kappa["value"] == pytest.approx(cohen_kappa_score(a, b))

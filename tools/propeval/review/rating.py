@@ -562,9 +562,10 @@ def agree_command(source: RatingSource, files: Sequence[Path], cwd: Path) -> lis
             return p.as_posix()
 
     out = []
-    scalar = [f for f in source.fields if f not in ("fact_states", "frame_adopted")]
+    # fact_states is compared fact by fact (each fact a unit, nominal); the quote is free text
+    compared = [f for f in source.fields if f != "frame_adopted"]
     level = {"fact_score": " --level ordinal --labels 0,1,2,3,4,5", "propaganda": " --level ordinal --labels 0,1,2"}
-    for f in scalar:
+    for f in compared:
         paths = " ".join(shown(p) for p in files) if len(files) >= 2 else "RATER1.jsonl RATER2.jsonl"
         out.append(f"propeval agree {paths} --field {f} --id-field {source.id_field}{level.get(f, '')}")
     return out
