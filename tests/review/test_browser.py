@@ -160,12 +160,32 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
             "form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003"
         )
         page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
+        page.wait_for_selector("h1:text-is('Retire i0004?')")  # asked first: nothing changed yet
+        assert "status: active" in (root / "questions/c0004/i0004.yaml").read_text()
+        page.click("#confirm button")
         page.wait_for_selector("#result-output")
         assert page.text_content("#result-output").splitlines()[-1] == "retired i0004 (questions/c0004/i0004.yaml)"
+        # and undone: the file is back as it was
+        before_undo = (root / "questions/c0004/i0004.yaml").read_text()
+        page.click("#undo button")
+        page.wait_for_selector("#result-output")
+        assert page.text_content("#result-output") == f"restored {root / 'questions/c0004/i0004.yaml'}"
+        assert "status: active" in (root / "questions/c0004/i0004.yaml").read_text() != before_undo
+        review_pair(page, served.base, "i0003", "i0004")
+        page.fill(
+            "form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003"
+        )
+        page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
+        page.click("#confirm button")
+        page.wait_for_selector("#result-output")
         # move one into the other claim as a translation
         review_pair(page, served.base, "i0005", "i0006")
         assert "different languages" in page.text_content("main")
+        # dedup's own advice first, and its action first
+        assert "propeval move i0006 --to-claim c0005 --translation-of i0005" in page.text_content("#advice")
+        assert page.get_attribute(".actions form:first-child", "action") == "/dedup/move"
         page.click("form[action='/dedup/move']:has(input[name=item][value=i0006]) button")
+        page.click("#confirm button")
         page.wait_for_selector("#result-output")
         assert page.text_content("#result-output").splitlines() == [
             "moved questions/c0006/i0006.yaml -> questions/c0005/i0006.yaml",
