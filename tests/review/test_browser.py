@@ -137,10 +137,16 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
     in_git("add", "-A")
     in_git("commit", "-qm", "corpus")
     root = corpus.root
+    from test_accessibility import violations
+
     with review_command(root) as served, browser() as br:
-        page = br.new_page(viewport={"width": 1280, "height": 900})
+        page = br.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900}).new_page()  # for axe
         sign_in(page, served.url, "alice")
         # keep both: an unsigned allowlist entry with the reviewer and the reason
+        review_pair(page, served.base, "i0001", "i0002")
+        assert violations(page) == []
+        page.goto(f"{served.base}/dedup")
+        assert violations(page) == []
         review_pair(page, served.base, "i0001", "i0002")
         assert "i0001" in page.text_content(".sidebyside") and page.locator(".diff mark").count() == 0
         page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
@@ -161,6 +167,7 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
         )
         page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
         page.wait_for_selector("h1:text-is('Retire i0004?')")  # asked first: nothing changed yet
+        assert violations(page) == []
         assert "status: active" in (root / "questions/c0004/i0004.yaml").read_text()
         page.click("#confirm button")
         page.wait_for_selector("#result-output")

@@ -159,9 +159,7 @@ def remove_allow_entry(config: Config, a: str, b: str) -> ActionResult:
             raise UsageError(f"{path.name} has no list of pairs")
         want = pair_key(a, b)
         found = [
-            n
-            for n, e in enumerate(pairs)
-            if isinstance(e, dict) and pair_key(str(e.get("a")), str(e.get("b"))) == want
+            n for n, e in enumerate(pairs) if isinstance(e, dict) and pair_key(str(e.get("a")), str(e.get("b"))) == want
         ]
         if not found:
             raise UsageError(f"{path.name} has no entry for {a} / {b}")
