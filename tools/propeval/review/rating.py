@@ -148,7 +148,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _rows(path: Path, root: Path) -> list[tuple[int, dict[str, Any]]]:
+def _rows(path: Path, root: Path | None = None) -> list[tuple[int, dict[str, Any]]]:
     """The rows of a sheet, as :func:`propeval.loader.load_jsonl` reads them (strictly), but parsed
     by the json module under the same rules (no duplicate key, NaN, long number, lone surrogate,
     deep nesting or huge line: a line of at most 32 brackets nests at most 32 deep, and one of at
@@ -328,7 +328,7 @@ class LabelStore:
         if not self.path.is_file():
             return out
         rel = self.path.as_posix()
-        for line, row in load_jsonl(self.path):
+        for line, row in _rows(self.path):
             key = row.get(src.id_field)
             if not isinstance(key, str) or key not in src.index:
                 raise _fail(
