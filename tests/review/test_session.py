@@ -38,6 +38,7 @@ def test_loopback_is_parsed_not_matched_as_text() -> None:
     for host in ("127.evil.example", "127.0.0.1.nip.io", "localhost.evil.example", "0.0.0.0", "10.0.0.1"):
         assert not is_loopback(host), host
     assert served_names("127.0.0.1") == ["127.0.0.1", "localhost", "[::1]"]
+    assert served_names("127.0.0.2") == ["127.0.0.1", "localhost", "[::1]", "127.0.0.2"]
     assert served_names("review.example") == ["review.example"]
     assert served_names("192.0.2.7") == ["192.0.2.7"] and served_names("2001:db8::1") == ["[2001:db8::1]"]
 

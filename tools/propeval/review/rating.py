@@ -14,11 +14,18 @@ reach the page.
 A **store** is one rater's label file, ``<labels folder>/<source>/<rater>.jsonl``, in exactly the
 format ``propeval agree`` reads: for a sheet, the sheet itself with the rater's labels in its blank
 fields (what the rater would type into it by hand, unlabelled rows left blank); for cases, one line
-per case, ``id`` and the rubric's fields as a grade record writes them. Beside it, ``.<rater>.state.json``
-keeps what the rater set on each answer (also what is not a label yet: three of four facts, a
-propaganda level still waiting for its quote), so that a closed tab loses nothing and reopening
-resumes. Every save takes the rater's lock (``.<rater>.lock``, so two servers or two tabs never
-interleave), re-reads both files if another writer changed them, and replaces them atomically.
+per case, ``id`` and the rubric's fields as a grade record writes them. An answer is labelled when
+the rater's current choices are a valid label, and only then: an edit that makes them invalid
+blanks its line (the file, the progress count and ``agree`` agree with the page). Beside it,
+``.<rater>.state.json`` keeps what the rater set on each answer (also what is not a label yet:
+three of four facts, a propaganda level still waiting for its quote), so that a closed tab loses
+nothing and reopening resumes.
+
+A save appends one line to ``.<rater>.journal.jsonl`` (fsynced), whatever the sheet's size; a
+compaction (:meth:`LabelStore.compact`, shortly after, and when the server stops) writes the label
+file and the state from it and drops what they now hold. Every write takes the rater's lock
+(``.<rater>.lock``, so two servers or two tabs never interleave), and reading replays the journal
+over the files, so nothing saved is lost at any point of a crash.
 """
 
 from __future__ import annotations

@@ -79,9 +79,10 @@ def is_loopback(host: str) -> bool:
 def served_names(host: str) -> list[str]:
     """The Host names a server bound to ``host`` answers to: the loopback names on loopback, else
     ``host`` itself (for an any-address bind, this machine's names)."""
-    if is_loopback(host):
-        return list(LOOPBACK_HOSTS)
     bare = host.strip("[]")
+    if is_loopback(host):
+        named = f"[{bare}]" if ":" in bare else bare
+        return list(LOOPBACK_HOSTS) + ([] if named in LOOPBACK_HOSTS else [named])
     try:
         addr = ipaddress.ip_address(bare)
     except ValueError:
