@@ -185,3 +185,37 @@ def test_a_cookie_captured_by_another_local_server_writes_nothing(sheet: Path) -
             page.keyboard.press(key)
         page.wait_for_selector("#status.ok")
     assert json.loads((labels / "sheet" / "alice.jsonl").read_text().splitlines()[0])["fact_score"] == 5
+
+
+@pytest.mark.slow
+def test_a_label_saved_just_before_kill_9_is_in_the_file_after_the_next_start(sheet: Path) -> None:
+    """The save is in the journal when it answers; a server killed before compacting loses nothing."""
+    import signal
+    import subprocess
+    import sys
+
+    from reviewkit import Served, review_command
+
+    root = sheet.parent
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0", "--sheet", "sheet.jsonl"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
+        base, token = url.split("/?token=")
+        client = signed_in(Served(base, token))
+        origin = {"Origin": base}
+        client.post("/rater", data={"csrf": client.write_key, "name": "alice"}, headers=origin)
+        r = client.post("/rate/sheet/2/label", json={"values": FOUR, "quote": None},
+                        headers={**origin, "X-CSRF-Token": client.write_key})  # fmt: skip
+        assert r.json()["labelled"]
+        client.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    with review_command(root, "--sheet", "sheet.jsonl"):
+        pass  # started (the journal read) and stopped (compacted)
+    got = json.loads((root / "labels/sheet/alice.jsonl").read_text().splitlines()[1])
+    assert got["fact_score"] == 5

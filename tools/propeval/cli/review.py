@@ -104,6 +104,8 @@ def command(
     if rubric is not None:
         workspace.load_rubric(rubric)
     workspace.check_sheets()
+    for problem in workspace.recover():
+        click.echo(f"warning: saves kept in a journal could not be written to their label file: {problem}", err=True)
     bound = bind(host, port, allow_remote=allow_remote)
     app = build_app(
         workspace,

@@ -369,6 +369,21 @@ class Workspace:
             self._wake.clear()
             self.flush()
 
+    def recover(self) -> list[str]:
+        """Write the label files of saves that a stopped server left in the journals (a crash before
+        its compaction); returns why any could not be (their saves stay in the journal)."""
+        problems = []
+        for entry in self.sources():
+            folder = self.labels / entry.slug
+            if entry.error or not folder.is_dir():
+                continue
+            for journal in folder.glob(".*.journal.jsonl"):
+                try:
+                    self.store(entry.slug, journal.name[1 : -len(".journal.jsonl")]).compact()
+                except (PropevalError, OSError) as e:
+                    problems.append(str(e))
+        return problems
+
     def flush(self) -> list[str]:
         """Write every label file that has saves pending; returns why any could not be (kept pending)."""
         with self._lock:
