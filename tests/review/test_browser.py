@@ -232,3 +232,15 @@ def test_run_viewer_and_ledger_in_the_browser(rcorpus: Any, tmp_path: Path) -> N
         assert page.evaluate("window.pwned") is None
         page.goto(f"{served.base}/ledger")
         assert page.locator("details.row").count() == 6
+        # text search on the server: prompt, facts, answer, id
+        page.goto(f"{served.base}/runs/r1/facts-v1")
+        page.fill("input[name=q]", "counter-revolutionary")
+        page.click("form.filters button")
+        page.wait_for_url("**q=counter-revolutionary**")
+        ids = sorted(x.split("-", 1)[1] for x in page.eval_on_selector_all("details.row", "els => els.map(e => e.id)"))
+        assert ids == ["i0002", "i0005"] and "2 of 6 items shown" in page.text_content(".pager-bar")
+        page.fill("input[name=q]", "nothing-matches-this")
+        page.click("form.filters button")
+        page.wait_for_selector(".pager-bar:has-text('0 of 6 items shown')")
+        page.goto(f"{served.base}/ledger?q=i0004")
+        assert page.locator("details.row").count() == 1
