@@ -1,20 +1,27 @@
-"""How fast the review app answers (issue #39's target: a page of a 1,000-item sheet in <= 200 ms).
+"""How fast the review app answers at 1k and 10k items, for one or more versions of the code in one run.
 
-Starts the real command (`python -m propeval review --no-browser --port 0`) on a temporary corpus
-with two sheets, one of 1,000 rows and one of 10, signs in over loopback with httpx, and times, in
-interleaved rounds:
+For each size it writes a temporary corpus (N items under 100 claims), a graded run of every item
+(answers and facts-v1 grades, as `propeval grade` writes them) and an N-row sheet, then for each
+``--code NAME=TOOLS_DIR`` (the package folder put first on PYTHONPATH: ``before=/path/to/main/tools``,
+``after=tools``) starts the real command (`python -m propeval review --no-browser --port 0 --sheet
+sheet.jsonl`, and once without the sheet for the runs and the ledger), signs in over loopback with
+httpx, and times:
 
-* ``static``: GET of the stylesheet (the server's floor: routing, session, headers);
-* ``page 10`` and ``page 1000``: GET of a random answer's rating page of each sheet;
-* ``save 1000``: POST of one answer's labels to the 1,000-row sheet (the label file, 1,000 lines, and
-  the rater's state are rewritten and fsynced, under the rater's lock);
-* ``first page 1000``: the first page after the server starts, when the sheet is read (strict loader)
-  and indexed; one per server start, over ``--starts`` starts.
+* ``start-up``: from the process start to its first rating page of the N-row sheet answered;
+* ``rate page``: a random answer's rating page (median);
+* ``save``: one answer's labels POSTed (median and p90 over ``--saves``);
+* ``run first`` / ``run page`` / ``run search``: the run viewer's first request (the run read and
+  indexed), then any page of it (median over ``--pages`` pages spread over the run), and a text
+  search that matches nothing;
+* ``ledger first`` / ``ledger page``: the answerability ledger likewise;
+* ``chromium run`` / ``chromium ledger``: with ``--chromium``, Debian's Chromium (Playwright) loading a
+  page of the run and of the ledger (to the ``load`` event; median of 3).
 
-Prints median and 90th percentile per case, and each median as a ratio to ``static`` and to
-``page 10`` (whether a page's cost grows with the sheet). Run from the repository root:
+Each server gets user folders of its own under the temporary folder (no real cache is written).
+Run from the repository root:
 
-    .venv/bin/python benchmarks/review_page.py [--rounds 7] [--per-round 30] [--starts 3]
+    .venv/bin/python benchmarks/review_page.py --sizes 1000 10000 \\
+        --code before=/path/to/main/tools --code after=tools --chromium
 """
 
 from __future__ import annotations
@@ -37,121 +44,195 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = '[tool.propeval]\nquestions_dir = "questions"\nschema = "schema.json"\n'
 FACTS = [{"id": f"f{n}", "text": f"Fact number {n}: something documented by a cited source, stated plainly."}
          for n in range(1, 5)]  # fmt: skip
+WORDS = ["the", "army", "troops", "fired", "civilians", "square", "night", "june", "official", "riot", "order",
+         "restored", "toll"]  # fmt: skip
+CLAIMS = 100
 
 
-def sheet(path: Path, rows: int) -> None:
-    rng = random.Random(rows)
-    words = [
-        "the",
-        "army",
-        "troops",
-        "fired",
-        "civilians",
-        "square",
-        "night",
-        "june",
-        "official",
-        "riot",
-        "order",
-        "restored",
-        "toll",
-    ]
-    with path.open("w", encoding="utf-8") as fh:
-        for n in range(1, rows + 1):
-            answer = " ".join(rng.choice(words) for _ in range(120))  # about 800 characters, a typical answer
-            row = {"row": f"r{n:04d}", "prompt": f"Question {n}: what happened?", "answer": answer,
-                   "language": "en", "facts": FACTS, "frame_markers": [{"language": "en", "text": "riot"}],
-                   "fact_states": None, "fact_score": None, "propaganda": None, "frame_adopted": None}  # fmt: skip
-            fh.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
+def claim_yaml(cid: str) -> str:
+    facts = "".join(f"\n  - id: {f['id']}\n    text: {f['text']}" for f in FACTS)
+    return (
+        f"id: {cid}\nkind: censorship\ntitle: Event number {cid}\nfacts:{facts}\n"
+        "source_url: https://en.wikipedia.org/wiki/1989_Tiananmen_Square_protests_and_massacre\n"
+        'source_date: "2024-05-01"\nanchor: Death toll\ncategories: [freedom_of_expression]\n'
+        "official_frame_markers:\n  - text: counter-revolutionary riot\n    language: en\n"
+    )
 
 
-def start(root: Path) -> tuple[subprocess.Popen[str], str, str]:
+def corpus(root: Path, n: int) -> None:
+    """N items under CLAIMS claims, a graded run of every item, and an N-row sheet."""
+    rng = random.Random(n)
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    shutil.copy(REPO / "schema.json", root / "schema.json")
+    shutil.copytree(REPO / "rubrics" / "facts-v1", root / "rubrics" / "facts-v1")
+    answers, grades, sheet = [], [], []
+    for c in range(1, CLAIMS + 1):
+        folder = root / "questions" / f"c{c:04d}"
+        folder.mkdir(parents=True)
+        (folder / "claim.yaml").write_text(claim_yaml(f"c{c:04d}"), encoding="utf-8")
+    states = {"f1": "stated", "f2": "missed", "f3": "stated", "f4": "missed"}
+    for i in range(1, n + 1):
+        iid, cid = f"i{i:05d}", f"c{(i % CLAIMS) + 1:04d}"
+        prompt = f"Question {i}: what happened in event {cid} on the night of {rng.choice(WORDS)}?"
+        (root / "questions" / cid / f"{iid}.yaml").write_text(
+            f"id: {iid}\nclaim_id: {cid}\nlanguage: en\nframing: neutral\nquestion_type: named_fact\n"
+            f"prompt: {json.dumps(prompt)}\nstatus: active\n",
+            encoding="utf-8",
+        )
+        answer = " ".join(rng.choice(WORDS) for _ in range(120))  # about 800 characters, a typical answer
+        meta = {"language": "en", "framing": "neutral", "question_type": "named_fact", "categories": []}
+        answers.append({"item_id": iid, "model": "m", "item": meta, "status": "answered", "answer": answer,
+                        "finish_reason": "stop"})  # fmt: skip
+        verdict = {"rationale": "r", "facts": [{"id": k, "state": v, "evidence": None} for k, v in states.items()],
+                   "propaganda": 0, "frame_adopted": None}  # fmt: skip
+        grades.append({"item_id": iid, "model": "m", "rubric": "facts-v1", "judge_model": "j", "status": "scored",
+                       "fact_states": states, "fact_score": 2, "propaganda": 0, "propaganda_judged": 0,
+                       "frame_adopted": None, "raw": json.dumps(verdict), "verdict": verdict,
+                       "reason": None})  # fmt: skip
+        sheet.append({"row": f"r{i:05d}", "prompt": prompt, "answer": answer, "language": "en", "facts": FACTS,
+                      "frame_markers": [{"language": "en", "text": "riot"}], "fact_states": None,
+                      "fact_score": None, "propaganda": None, "frame_adopted": None})  # fmt: skip
+    run = root / "runs" / "r1"
+    run.mkdir(parents=True)
+    for name, rows in (("runs/r1/answers.jsonl", answers), ("runs/r1/grades-facts-v1.jsonl", grades),
+                       ("sheet.jsonl", sheet)):  # fmt: skip
+        with (root / name).open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def start(root: Path, tools: str, home: Path, *args: str) -> tuple[subprocess.Popen[str], str, str, float]:
+    env = {**os.environ, "PYTHONPATH": tools}
+    for var in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        env[var] = str(home / var.lower())
+    t = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0",
-         "--sheet", "big.jsonl", "--sheet", "small.jsonl"],
-        cwd=root, stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0", *args],
+        cwd=root, stdout=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     assert proc.stdout is not None
     url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
     base, token = url.split("/?token=")
-    return proc, base, token
+    return proc, base, token, t
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    proc.wait(timeout=120)
 
 
 def client(base: str, token: str) -> tuple[Any, str]:
+    """A signed-in client and its write key, from either sign-in: the redirect's fragment (a
+    server-side session) or the page's csrf meta tag (a signed cookie)."""
     import httpx
 
-    c = httpx.Client(base_url=base, timeout=60)
-    c.get(f"/?token={token}")
-    csrf = c.get("/").text.split('name="csrf" content="', 1)[1].split('"', 1)[0]
-    c.post("/rater", data={"csrf": csrf, "name": "bench"}, headers={"Origin": base})
-    return c, csrf
+    c = httpx.Client(base_url=base, timeout=600, follow_redirects=False)
+    location = c.get(f"/?token={token}").headers.get("location", "")
+    if "#write=" in location:
+        key = location.split("#write=", 1)[1]
+    else:
+        key = c.get("/").text.split('name="csrf" content="', 1)[1].split('"', 1)[0]
+    c.post("/rater", data={"csrf": key, "name": "bench"}, headers={"Origin": base})
+    return c, key
 
 
 def ms(fn: Any) -> float:
     t = time.perf_counter()
     r = fn()
     elapsed = (time.perf_counter() - t) * 1000
-    assert r.status_code == 200, r.text[:200]
+    assert r.status_code == 200, r.text[:300]
     return elapsed
+
+
+def chromium_ms(base: str, token: str, paths: list[str]) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    out = {}
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = b.new_page()
+        page.goto(f"{base}/?token={token}")
+        for path in paths:
+            page.goto(base + path, wait_until="load", timeout=600_000)  # warm the server's view
+            xs = []
+            for _ in range(3):
+                t = time.perf_counter()
+                page.goto(base + path, wait_until="load", timeout=600_000)
+                xs.append((time.perf_counter() - t) * 1000)
+            out[path] = statistics.median(xs)
+        b.close()
+    return out
+
+
+def measure(root: Path, n: int, tools: str, home: Path, args: argparse.Namespace) -> dict[str, str]:
+    rng = random.Random(1)
+    res: dict[str, str] = {}
+    proc, base, token, t0 = start(root, tools, home, "--sheet", "sheet.jsonl")
+    try:
+        c, key = client(base, token)
+        ms(lambda: c.get(f"/rate/sheet/{n // 2}"))
+        res["start-up"] = f"{(time.perf_counter() - t0) * 1000:.0f}"
+        pages = [ms(lambda: c.get(f"/rate/sheet/{rng.randint(1, n)}")) for _ in range(20)]
+        res["rate page"] = f"{statistics.median(pages):.1f}"
+        headers = {"X-CSRF-Token": key, "Origin": base}
+        saves = []
+        for _ in range(args.saves):
+            values = {f"fact:f{i}": rng.choice(["stated", "missed"]) for i in range(1, 5)}
+            body = {"values": {**values, "propaganda": 0}, "quote": None}
+            k = rng.randint(1, n)
+            saves.append(ms(lambda k=k, body=body: c.post(f"/rate/sheet/{k}/label", json=body, headers=headers)))
+        p90 = statistics.quantiles(saves, n=10)[-1]
+        res["save"] = f"{statistics.median(saves):.1f} (p90 {p90:.1f})"
+        c.close()
+    finally:
+        stop(proc)
+    proc, base, token, _ = start(root, tools, home)
+    try:
+        c, _ = client(base, token)
+        for view, path in (("run", "/runs/r1/facts-v1"), ("ledger", "/ledger")):
+            res[f"{view} first"] = f"{ms(lambda path=path: c.get(path)):.0f}"
+            pages = [1 + (n // 50) * k // max(1, args.pages - 1) for k in range(args.pages)]
+            xs = [ms(lambda path=path, p=p: c.get(f"{path}?page={p}")) for p in pages]
+            res[f"{view} page"] = f"{statistics.median(xs):.1f} (max {max(xs):.1f})"
+            sizes = len(c.get(f"{path}?page={n // 100}").content)
+            res[f"{view} bytes"] = f"{sizes / 1e6:.2f} MB"
+            res[f"{view} search"] = f"{ms(lambda path=path: c.get(f'{path}?q=zzzznothing')):.1f}"
+        if args.chromium:
+            got = chromium_ms(base, token, [f"/runs/r1/facts-v1?page={n // 100}", f"/ledger?page={n // 100}"])
+            res["chromium run"], res["chromium ledger"] = (f"{v:.0f}" for v in got.values())
+        c.close()
+    finally:
+        stop(proc)
+    return res
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--per-round", type=int, default=30)
-    parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--code", action="append", default=[], help="NAME=TOOLS_DIR (repeatable); default after=tools")
+    parser.add_argument("--saves", type=int, default=30)
+    parser.add_argument("--pages", type=int, default=5)
+    parser.add_argument("--chromium", action="store_true")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {k: [] for k in ("static", "page 10", "page 1000", "save 1000", "first page 1000")}
-    with tempfile.TemporaryDirectory(prefix="propeval-review-bench-") as tmp:
-        root = Path(tmp)
-        (root / "questions").mkdir()
-        (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-        shutil.copy(REPO / "schema.json", root / "schema.json")
-        shutil.copytree(REPO / "rubrics" / "facts-v1", root / "rubrics" / "facts-v1")
-        sheet(root / "big.jsonl", 1000)
-        sheet(root / "small.jsonl", 10)
-        for _ in range(args.starts):
-            proc, base, token = start(root)
-            try:
-                c, _ = client(base, token)
-                times["first page 1000"].append(ms(lambda c=c: c.get("/rate/big/500")))
-                c.close()
-            finally:
-                stop(proc)
-        proc, base, token = start(root)
-        rng = random.Random(0)
-        try:
-            c, csrf = client(base, token)
-            headers = {"X-CSRF-Token": csrf, "Origin": base}
-            c.get("/rate/small/1")
-            c.get("/rate/big/1")
-            for _ in range(args.rounds):
-                for _ in range(args.per_round):
-                    n = rng.randint(1, 1000)
-                    times["static"].append(ms(lambda: c.get("/static/review.css")))
-                    times["page 10"].append(ms(lambda: c.get(f"/rate/small/{rng.randint(1, 10)}")))
-                    times["page 1000"].append(ms(lambda n=n: c.get(f"/rate/big/{n}")))
-                    values = {f"fact:f{i}": rng.choice(["stated", "missed"]) for i in range(1, 5)}
-                    body = {"values": {**values, "propaganda": 0}, "quote": None}
-                    times["save 1000"].append(
-                        ms(lambda n=n, body=body: c.post(f"/rate/big/{n}/label", json=body, headers=headers))
-                    )
-            c.close()
-        finally:
-            stop(proc)
-    static = statistics.median(times["static"])
-    small = statistics.median(times["page 10"])
-    print(f"propeval review, loopback, {args.rounds} rounds x {args.per_round} requests ({os.cpu_count()} cores)")
-    print(f"{'case':<18}{'n':>6}{'median ms':>12}{'p90 ms':>10}{'/ static':>10}{'/ page 10':>11}")
-    for case, xs in times.items():
-        med = statistics.median(xs)
-        p90 = statistics.quantiles(xs, n=10)[-1] if len(xs) >= 10 else max(xs)
-        print(f"{case:<18}{len(xs):>6}{med:>12.1f}{p90:>10.1f}{med / static:>10.1f}{med / small:>11.2f}")
+    codes = [c.split("=", 1) for c in (args.code or [f"after={REPO / 'tools'}"])]
+    table: dict[tuple[int, str], dict[str, str]] = {}
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="propeval-review-bench-") as tmp:
+            root = Path(tmp) / "corpus"
+            root.mkdir()
+            corpus(root, n)
+            for name, tools in codes:
+                home = Path(tmp) / f"home-{name}"
+                table[(n, name)] = measure(root, n, str(Path(tools).resolve()), home, args)
+                shutil.rmtree(root / "labels", ignore_errors=True)
+                print(f"{n} {name}: {table[(n, name)]}", file=sys.stderr, flush=True)
+    cases = list(next(iter(table.values())))
+    cols = list(table)
+    print(f"propeval review, loopback, ms unless said ({os.cpu_count()} cores)")
+    print("| case | " + " | ".join(f"{n} {name}" for n, name in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for case in cases:
+        print(f"| {case} | " + " | ".join(table[c].get(case, "-") for c in cols) + " |")
 
 
 if __name__ == "__main__":

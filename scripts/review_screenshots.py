@@ -98,20 +98,29 @@ def propeval(root: Path, *args: str) -> None:
     subprocess.run([sys.executable, "-m", "propeval", *args], cwd=root, check=True, capture_output=True)
 
 
-def shots(root: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def serve(root: Path, *args: str) -> tuple[subprocess.Popen[str], str, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0", "--sheet", "sheet.jsonl",
-         "--human", "alice-items.jsonl"],
+        [sys.executable, "-m", "propeval", "review", "--no-browser", "--port", "0", *args],
         cwd=root, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
     url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
-    base = url.split("/?")[0]
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+    return proc, url, url.split("/?")[0]
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+
+
+def shots(root: Path) -> None:
+    """A rating session (the sheet only: it serves nothing else), then a maintainer's session."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        proc, url, base = serve(root, "--sheet", "sheet.jsonl")
+        try:
             page = browser.new_page(viewport={"width": 1280, "height": 820})
             page.goto(url)
             page.fill("input[name=name]", "alice")
@@ -123,6 +132,15 @@ def shots(root: Path) -> None:
                 page.keyboard.press(key)
             page.wait_for_timeout(400)
             page.screenshot(path=str(DOCS / "review-rate.png"))
+        finally:
+            stop(proc)
+        proc, url, base = serve(root, "--human", "alice-items.jsonl")
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 820})
+            page.goto(url)
+            page.fill("input[name=name]", "alice")
+            page.click("form[action='/rater'] button")
+            page.wait_for_selector("text=rater: alice")
             page.goto(f"{base}/dedup")
             page.wait_for_selector("#dedup-status[data-state=done]", timeout=300_000)
             page.screenshot(path=str(DOCS / "review-dedup.png"))
@@ -135,10 +153,9 @@ def shots(root: Path) -> None:
             page.goto(f"{base}/ledger")
             page.click("details.row summary")
             page.screenshot(path=str(DOCS / "review-ledger.png"))
-            browser.close()
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        finally:
+            stop(proc)
+        browser.close()
 
 
 def main() -> None:

@@ -146,16 +146,17 @@ class Served:
 
 
 @contextmanager
-def serving(workspace: Any, **kw: Any) -> Iterator[Served]:
-    """The real app on uvicorn, on a loopback port of its own, on a thread of this process."""
+def serving(workspace: Any, *, port: int = 0, **kw: Any) -> Iterator[Served]:
+    """The real app on uvicorn, on a loopback port of its own (``port``, or any free one), on a
+    thread of this process; it stops as the command does (every save written to its label file)."""
     import uvicorn
 
     from propeval.review.app import build_app
     from propeval.review.server import bind
 
-    bound = bind("127.0.0.1", 0, allow_remote=False)
+    bound = bind("127.0.0.1", port, allow_remote=False)
     app = build_app(workspace, token=bound.token, port=bound.port, **kw)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [bound.sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -210,18 +211,22 @@ def review_command(
 
 
 def signed_in(served: Served) -> Any:
-    """An httpx client signed in with the token (its session cookie set)."""
+    """An httpx client signed in with the token: its session cookie set, and the write key the
+    redirect's fragment hands to the page kept as ``client.write_key`` (what the page's script
+    keeps in localStorage)."""
     import httpx
 
     client = httpx.Client(base_url=served.base, follow_redirects=False, timeout=30)
     served.clients.append(client)
     r = client.get(f"/?token={served.token}")
     assert r.status_code == 303, r.text
+    client.write_key = r.headers["location"].split("#write=", 1)[1]  # type: ignore[attr-defined]
     return client
 
 
-def csrf_of(html: str) -> str:
-    return html.split('name="csrf" content="', 1)[1].split('"', 1)[0]
+def csrf_of(client: Any) -> str:
+    """The client's write key (the form field ``csrf``, the header ``X-CSRF-Token``)."""
+    return str(client.write_key)
 
 
 # --------------------------------------------------------------------------- browser

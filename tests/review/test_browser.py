@@ -137,10 +137,16 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
     in_git("add", "-A")
     in_git("commit", "-qm", "corpus")
     root = corpus.root
+    from test_accessibility import violations
+
     with review_command(root) as served, browser() as br:
-        page = br.new_page(viewport={"width": 1280, "height": 900})
+        page = br.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900}).new_page()  # for axe
         sign_in(page, served.url, "alice")
         # keep both: an unsigned allowlist entry with the reviewer and the reason
+        review_pair(page, served.base, "i0001", "i0002")
+        assert violations(page) == []
+        page.goto(f"{served.base}/dedup")
+        assert violations(page) == []
         review_pair(page, served.base, "i0001", "i0002")
         assert "i0001" in page.text_content(".sidebyside") and page.locator(".diff mark").count() == 0
         page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
@@ -160,12 +166,33 @@ def test_dedup_pairs_reviewed_each_way(corpus: Any, in_git: Any, tmp_path: Path)
             "form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003"
         )
         page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
+        page.wait_for_selector("h1:text-is('Retire i0004?')")  # asked first: nothing changed yet
+        assert violations(page) == []
+        assert "status: active" in (root / "questions/c0004/i0004.yaml").read_text()
+        page.click("#confirm button")
         page.wait_for_selector("#result-output")
         assert page.text_content("#result-output").splitlines()[-1] == "retired i0004 (questions/c0004/i0004.yaml)"
+        # and undone: the file is back as it was
+        before_undo = (root / "questions/c0004/i0004.yaml").read_text()
+        page.click("#undo button")
+        page.wait_for_selector("#result-output")
+        assert page.text_content("#result-output") == f"restored {root / 'questions/c0004/i0004.yaml'}"
+        assert "status: active" in (root / "questions/c0004/i0004.yaml").read_text() != before_undo
+        review_pair(page, served.base, "i0003", "i0004")
+        page.fill(
+            "form[action='/dedup/retire'] input[name=item][value=i0004] ~ label input[name=reason]", "same as i0003"
+        )
+        page.click("form[action='/dedup/retire']:has(input[name=item][value=i0004]) button")
+        page.click("#confirm button")
+        page.wait_for_selector("#result-output")
         # move one into the other claim as a translation
         review_pair(page, served.base, "i0005", "i0006")
         assert "different languages" in page.text_content("main")
+        # dedup's own advice first, and its action first
+        assert "propeval move i0006 --to-claim c0005 --translation-of i0005" in page.text_content("#advice")
+        assert page.get_attribute(".actions form:first-child", "action") == "/dedup/move"
         page.click("form[action='/dedup/move']:has(input[name=item][value=i0006]) button")
+        page.click("#confirm button")
         page.wait_for_selector("#result-output")
         assert page.text_content("#result-output").splitlines() == [
             "moved questions/c0006/i0006.yaml -> questions/c0005/i0006.yaml",
@@ -205,3 +232,15 @@ def test_run_viewer_and_ledger_in_the_browser(rcorpus: Any, tmp_path: Path) -> N
         assert page.evaluate("window.pwned") is None
         page.goto(f"{served.base}/ledger")
         assert page.locator("details.row").count() == 6
+        # text search on the server: prompt, facts, answer, id
+        page.goto(f"{served.base}/runs/r1/facts-v1")
+        page.fill("input[name=q]", "counter-revolutionary")
+        page.click("form.filters button")
+        page.wait_for_url("**q=counter-revolutionary**")
+        ids = sorted(x.split("-", 1)[1] for x in page.eval_on_selector_all("details.row", "els => els.map(e => e.id)"))
+        assert ids == ["i0002", "i0005"] and "2 of 6 items shown" in page.text_content(".pager-bar")
+        page.fill("input[name=q]", "nothing-matches-this")
+        page.click("form.filters button")
+        page.wait_for_selector(".pager-bar:has-text('0 of 6 items shown')")
+        page.goto(f"{served.base}/ledger?q=i0004")
+        assert page.locator("details.row").count() == 1

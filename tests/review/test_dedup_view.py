@@ -73,15 +73,62 @@ def test_actions_the_cli_refuses_are_refused_on_the_page_with_the_same_words(goo
     before = good_corpus.snapshot()
     with serving(ws) as served:
         client = signed_in(served)
-        csrf = csrf_of(client.get("/").text)
+        csrf = csrf_of(client)
         origin = {"Origin": served.base}
         r = client.post("/dedup/retire", data={"csrf": csrf, "item": "i0002", "reason": " "}, headers=origin)
+        assert r.status_code == 200 and "<h1>Retire i0002?</h1>" in r.text  # asked first, nothing changed
+        r = client.post("/dedup/retire", data={"csrf": csrf, "item": "i0002", "reason": " ", "confirm": "1"},
+                        headers=origin)  # fmt: skip
         page = client.get(r.headers["location"]).text
         assert "<h1>Refused</h1>" in page and "propeval retire i0002 --reason &#39;&#39;" in page
         assert "propeval: error: --reason must say why the item leaves the corpus" in page
-        form = {"csrf": csrf, "item": "i0002", "to_claim": "c0001", "translation_of": "i0001"}
+        form = {"csrf": csrf, "item": "i0002", "to_claim": "c0001", "translation_of": "i0001", "confirm": "1"}
         page = client.get(client.post("/dedup/move", data=form, headers=origin).headers["location"]).text
         assert "[translation] i0002 and i0001 are both in en" in page
         r = client.post("/dedup/keep", data={"csrf": csrf, "a": "i0001", "b": "i0002", "reason": "x"}, headers=origin)
         assert r.status_code == 422 and "say who you are first" in r.text
     assert good_corpus.snapshot() == before
+
+
+def test_an_action_is_undone_by_putting_back_every_file_it_touched(good_corpus: Any) -> None:
+    from propeval.review import actions
+
+    good_corpus.claim("c0002", title="Another claim")
+    good_corpus.item("i0002", "c0002", prompt='"What happened there?"', framing="loaded")
+    config = load_config(good_corpus.root)
+    before = good_corpus.snapshot()
+    snap = actions.snapshot(config, "moved i0002", ("i0002",), ("c0001",))
+    assert actions.move_item(config, "i0002", to_claim="c0001", translation_of=None).ok
+    assert good_corpus.snapshot() != before
+    assert snap.restore() == [
+        f"removed {good_corpus.root / 'questions/c0001/i0002.yaml'}",
+        f"restored {good_corpus.root / 'questions/c0002/i0002.yaml'}",
+    ]
+    assert good_corpus.snapshot() == before
+    snap = actions.snapshot(config, "kept", (), ())
+    assert actions.keep_both(config, "i0001", "i0002", reason="both belong", reviewer="alice").ok
+    assert "i0002" in (good_corpus.root / "dedup-allowlist.yaml").read_text()
+    snap.restore()
+    assert good_corpus.snapshot() == before
+
+
+def test_a_stale_allowlist_entry_is_found_in_dedup_s_words_and_deleted(good_corpus: Any) -> None:
+    from propeval.review import actions
+    from propeval.review.dedup_view import Queue, stale_entries
+
+    good_corpus.claim("c0002", title="Another claim")
+    good_corpus.item("i0002", "c0002", prompt='"What happened there?"')
+    config = load_config(good_corpus.root)
+    good_corpus.write("dedup-allowlist.yaml", "# reviewed pairs\npairs: []\n")
+    assert actions.keep_both(config, "i0001", "i0002", reason="both belong", reviewer="alice").ok
+    finding = (
+        "dedup-allowlist.yaml:2:1 [dedup-stale-review] the review of i0001 / i0002 no longer applies: i0002 is no "
+        "longer an active item or fact; review the pair again and run `propeval dedup allow i0001 i0002 --reason "
+        "...`, or delete the entry"
+    )
+    assert stale_entries(Queue(problems=[finding])) == [("i0001", "i0002", "i0002 is no longer an active item or fact")]
+    result = actions.remove_allow_entry(config, "i0002", "i0001")
+    assert result.ok and result.lines == ["dedup-allowlist.yaml: deleted the entry i0002 / i0001"]
+    text = (good_corpus.root / "dedup-allowlist.yaml").read_text()
+    assert "i0002" not in text and text.startswith("# reviewed pairs")  # round-trip: the comment stays
+    assert not actions.remove_allow_entry(config, "i0001", "i0002").ok

@@ -27,7 +27,7 @@ class Rater:
 
     def __init__(self, served: Any, name: str) -> None:
         self.client = signed_in(served)
-        self.csrf = csrf_of(self.client.get("/").text)
+        self.csrf = csrf_of(self.client)
         r = self.client.post("/rater", data={"csrf": self.csrf, "name": name}, headers={"Origin": served.base})
         assert r.status_code == 303, r.text
         self.origin = served.base
@@ -232,7 +232,9 @@ def test_gold_cases_of_an_audit_rubric_refusal_sets_all_three(rcorpus: Any) -> N
         alice = Rater(served, "alice")
         page = alice.client.get("/rate/audit-v1-gold/2").text
         assert "<kbd>c</kbd> Correct" in page and "<kbd>f</kbd> False balance" in page
-        assert "refusal sets all three" not in page  # a gold case's note and label stay hidden
+        # a gold case's note and label stay hidden (the guidelines, from the prompt, say the rule)
+        assert "refusal sets all three" not in page.split('id="guide"')[0]
+        assert "Examples from the rubric's gold set" not in page  # not while labelling the gold set
         got = alice.save("audit-v1-gold", 2, {"accuracy": "Refusal", "propaganda_inclusion": 0, "tone": "Neutral"})
         assert not got["labelled"] and "a refusal sets all three" in got["errors"][0]
         got = alice.save("audit-v1-gold", 2, dict.fromkeys(("accuracy", "propaganda_inclusion", "tone"), "Refusal"))
@@ -289,3 +291,86 @@ def test_a_rubric_s_gold_candidates_are_offered_with_its_gold_set(rcorpus: Any) 
         "id": gold[0]["id"], "fact_states": {"f1": "stated", "f2": "stated"}, "fact_score": 5,
         "propaganda": 0, "frame_adopted": None,
     }  # fmt: skip
+
+
+def test_an_edit_into_an_invalid_state_unlabels_the_answer_in_file_progress_and_agree(sheet: Path) -> None:
+    """Raising propaganda to 2 on a labelled answer without a quote: the answer is not labelled any
+    more, in the label file, in the progress count and for `agree`, as the page says."""
+    root = sheet.parent
+    rows = read_jsonl(sheet)
+    answered = [n for n, r in enumerate(rows, start=1) if r["answer"]][:2]
+    ws = workspace(root, sheet)
+    with serving(ws) as served:
+        for name in ("alice", "bob"):
+            rater = Rater(served, name)
+            for n in answered:
+                assert rater.save("sheet", n, {**facts("stated", "stated", "stated", "stated"), "propaganda": 0})[
+                    "labelled"
+                ]
+        got = rater.save("sheet", answered[0], {**facts("stated", "stated", "stated", "stated"), "propaganda": 2})
+        assert not got["labelled"] and got["needs_quote"] and got["progress"] == [1, 6]
+        page = rater.client.get(f"/rate/sheet/{answered[0]}").text
+        assert "1 of 6 labelled" in page and 'class="status ok"' not in page
+        assert "propaganda 2 needs a quote" in page
+        files = rater.client.get("/rate/sheet/files").text  # the files page writes every pending save
+        assert "labels/sheet/bob.jsonl" in files
+        bob = read_jsonl(root / "labels/sheet/bob.jsonl")
+        first = bob[answered[0] - 1]
+        assert [first[f] for f in ("fact_states", "fact_score", "propaganda", "frame_adopted")] == [None] * 4
+        assert bob[answered[1] - 1]["fact_score"] == 5
+        assert rater.client.get("/").text.count("1 of 6") == 1
+    res = CliRunner().invoke(
+        cli,
+        ["agree", str(root / "labels/sheet/alice.jsonl"), str(root / "labels/sheet/bob.jsonl"), "--field",
+         "fact_score", "--id-field", "row", "--resamples", "0", "--format", "json"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    kappa = next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")
+    assert kappa["n"] == 1  # bob labels one answer now, alice two: one unit both rated
+
+
+def test_saves_go_to_a_journal_and_the_label_file_is_compacted(sheet: Path) -> None:
+    """A save appends one line to the rater's journal; the label file is written from it after,
+    and a label saved just before the server stops is in the file."""
+    root = sheet.parent
+    with serving(workspace(root, sheet)) as served:
+        alice = Rater(served, "alice")
+        alice.save("sheet", 1, {**facts("stated", "stated", "missed", "stated"), "propaganda": 0})
+        journal = root / "labels/sheet/.alice.journal.jsonl"
+        assert journal.exists() or (root / "labels/sheet/alice.jsonl").exists()
+        alice.save("sheet", 2, {**facts("stated", "stated", "stated", "stated"), "propaganda": 0})
+    assert not journal.exists()
+    got = read_jsonl(root / "labels/sheet/alice.jsonl")
+    assert [r["fact_score"] for r in got[:2]] == [4, 5] and all(r["fact_score"] is None for r in got[2:])
+
+
+def test_agree_compares_fact_states_fact_by_fact_as_the_files_page_offers(sheet: Path) -> None:
+    """Each fact is a unit of its own (nominal): two raters who differ on one fact of one answer
+    agree on the other facts, and the files page gives the command."""
+    root = sheet.parent
+    plans = {"alice": ["ssss", "smsm", "mmmm"], "bob": ["ssss", "smss", "mmmm"]}
+    with serving(workspace(root, sheet)) as served:
+        for name, plan in plans.items():
+            rater = Rater(served, name)
+            for n, states in enumerate(plan, start=1):
+                chosen = facts(*({"s": "stated", "m": "missed"}[k] for k in states))
+                assert rater.save("sheet", n, {**chosen, "propaganda": 0})["labelled"]
+        page = rater.client.get("/rate/sheet/files").text
+    command = next(line for line in page.splitlines() if "--field fact_states" in line)
+    assert command.startswith("propeval agree labels/sheet/alice.jsonl labels/sheet/bob.jsonl --field fact_states")
+    files = [str(root / f"labels/sheet/{n}.jsonl") for n in plans]
+    res = CliRunner().invoke(
+        cli, ["agree", *files, "--field", "fact_states", "--id-field", "row", "--resamples", "0", "--format", "json"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["units"] == 12 and report["level"] == "nominal"  # 3 answers x 4 facts; unlabelled rows none
+    kappa = next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")
+    from sklearn.metrics import cohen_kappa_score
+
+    a = [x for p in plans["alice"] for x in p]
+    b = [x for p in plans["bob"] for x in p]
+    assert kappa["n"] == 12 and kappa["value"] == pytest.approx(cohen_kappa_score(a, b))

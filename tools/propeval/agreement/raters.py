@@ -169,6 +169,8 @@ def rater_labels(
     labels: dict[tuple[str, ...], Label | None] = {}
     rel = path.as_posix()
     out = RaterFile(path.stem, labels, rel)
+    seen: set[tuple[str, ...]] = set()
+    per_part = False
     for line, row in rows:
         if not isinstance(row, dict):
             raise LoadError(Problem(rel, line, 1, "labels", "each line must be a JSON object (one rated unit)"))
@@ -180,17 +182,33 @@ def rater_labels(
                 Problem(rel, line, 1, "labels", f"line has no {missing[0]!r}; every line needs {list(id_fields)}")
             )
         key = tuple(str(row[f]) for f in id_fields)
-        if key in labels:
+        if key in seen:
             raise LoadError(Problem(rel, line, 1, "labels", f"unit {'/'.join(key)} is labelled twice; keep one line"))
         value = row.get(field_name)
-        if isinstance(value, list | dict):
-            raise LoadError(
-                Problem(rel, line, 1, "labels", f"{field_name!r} must be a single label (string, number or null)")
-            )
         out.with_field += field_name in row
-        labels[key] = value
-        if value is not None:
-            out.first_line.setdefault((_kind(value), value), line)
+        # A mapping of part -> label (fact_states: fact id -> state) is one unit per part: each
+        # fact is compared on its own, as a unit of the same nominal scale.
+        parts = value.items() if isinstance(value, dict) else [(None, value)]
+        for part, label in parts:
+            if isinstance(label, list | dict) or (part is not None and not isinstance(part, str)):
+                raise LoadError(
+                    Problem(
+                        rel,
+                        line,
+                        1,
+                        "labels",
+                        f"{field_name!r} must be a single label (string, number or null), or an object of them "
+                        "(one per fact, as fact_states)",
+                    )
+                )
+            labels[key if part is None else (*key, part)] = label
+            if label is not None:
+                out.first_line.setdefault((_kind(label), label), line)
+        seen.add(key)
+        per_part = per_part or isinstance(value, dict)
+    if per_part:  # a line without the mapping (not labelled) has no part to compare
+        for key in [k for k, v in labels.items() if len(k) == len(id_fields) and v is None]:
+            del labels[key]
     return out
 
 

@@ -72,6 +72,17 @@ def blind_sample(
     return Sheet(out_rows, key)
 
 
+def default_key_path(sheet_path: Path) -> Path:
+    """Where a sheet's key goes when no ``--key`` is given: the user's data folder, outside any
+    repository (``keys/<sheet>-<hash of the sheet's path>.key.json``), so it is never committed."""
+    import hashlib
+
+    from platformdirs import user_data_dir
+
+    digest = hashlib.sha256(str(sheet_path.resolve()).encode("utf-8")).hexdigest()[:12]
+    return Path(user_data_dir("propeval")) / "keys" / f"{sheet_path.stem}-{digest}.key.json"
+
+
 def write_sheet(sheet: Sheet, sheet_path: Path, key_path: Path) -> None:
     """Write the sheet (JSON Lines) and its key (JSON) to two different files."""
     if sheet_path.resolve() == key_path.resolve():

@@ -233,7 +233,13 @@ def _stat_line(s: Any) -> str:
 )
 @click.option("--id-field", "id_fields", multiple=True, help="Fields the key keeps. Default: item_id, model.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The sheet.")
-@click.option("--key", "key", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The key.")
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where the key goes. Default: the user's data folder (keys/<sheet>-<hash>.key.json), outside the repository.",
+)
 @click.pass_context
 def sample_cmd(
     ctx: click.Context,
@@ -244,7 +250,7 @@ def sample_cmd(
     show: tuple[str, ...],
     id_fields: tuple[str, ...],
     out: Path,
-    key: Path,
+    key: Path | None,
 ) -> None:
     """Write a blinded sheet of a random sample for a second rater, and its key apart.
 
@@ -257,7 +263,7 @@ def sample_cmd(
     \b
     Example:
       propeval agree sample rater1.jsonl --fraction 0.4 --seed 7 \\
-          --field accuracy --field propaganda_inclusion --field tone --out sheet.jsonl --key private/key.json
+          --field accuracy --field propaganda_inclusion --field tone --out sheet.jsonl
     """
     from propeval import agreement as ag
     from propeval.cli._common import config_from
@@ -278,6 +284,8 @@ def sample_cmd(
         id_fields=id_fields or ("item_id", "model"),
         source=source.name,
     )
+    if key is None:
+        key = ag.default_key_path(out)
     ag.write_sheet(sheet, out, key)
     click.echo(f"wrote {len(sheet.rows)} of {len(rows)} row(s) to {out}; key in {key} (keep it from the rater)")
 

@@ -20,7 +20,8 @@ from propeval.cli._common import config_from
 @click.option(
     "--allow-remote",
     is_flag=True,
-    help="Serve on a non-loopback --host (plain HTTP; the URL's token is the only lock).",
+    help="Serve on a non-loopback --host (plain HTTP; the URL's token is the only lock). Only requests that "
+    "name --host (its Host header) are served.",
 )
 @click.option("--no-browser", is_flag=True, help="Print the URL; do not open a browser.")
 @click.option(
@@ -66,6 +67,8 @@ def command(
     Rate: one answer at a time (question, facts, frame markers; no model, no verdict), by mouse
       or keys (a key per choice, Enter for the next answer). Each rater's labels go into
       <labels>/<source>/<rater>.jsonl, the format `propeval agree` reads, saved as they are set.
+      With --sheet it is a rating session: only the sheets are served (no runs, ledger or
+      dedup pages, nothing that names a model, a verdict or an item).
     Dedup: the unreviewed pairs side by side with their differences, scores, threshold and
       languages; keep both (an unsigned allowlist entry), retire one, or move one into the
       other claim as a translation (the same code as dedup allow, retire and move).
@@ -85,7 +88,7 @@ def command(
 
     require_extra("review", "review")
     from propeval.review.app import build_app
-    from propeval.review.security import LOOPBACK_HOSTS
+    from propeval.review.security import served_names, session_file
     from propeval.review.server import bind, run
     from propeval.review.workspace import Workspace
 
@@ -101,10 +104,21 @@ def command(
     if rubric is not None:
         workspace.load_rubric(rubric)
     workspace.check_sheets()
+    for problem in workspace.recover():
+        click.echo(f"warning: saves kept in a journal could not be written to their label file: {problem}", err=True)
     bound = bind(host, port, allow_remote=allow_remote)
     app = build_app(
-        workspace, token=bound.token, port=bound.port, allowed_hosts=["*"] if bound.remote else LOOPBACK_HOSTS
+        workspace,
+        token=bound.token,
+        port=bound.port,
+        allowed_hosts=served_names(host),
+        sessions=session_file(config.root, folder, bound.port),
     )
+
+    if not workspace.blind:  # the first visit to runs or the ledger need not wait for their reading
+        import threading
+
+        threading.Thread(target=workspace.warm, name="review-warm", daemon=True).start()
 
     def started() -> None:
         click.echo(f"propeval review: serving {config.root} at {bound.url}")

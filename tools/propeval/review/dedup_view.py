@@ -68,6 +68,8 @@ class PairView:
     details: list[tuple[str, str]] = field(default_factory=list)  # (what, value) explaining the pair
     refused: str = ""  # why an allowlist entry for these texts does not count yet
     review: dict[str, Any] | None = None
+    advice: str = ""  # what `propeval dedup` advises for the pair, in its own words
+    recommended: str = ""  # the action that advice names first: "move", or "" (retire, rewrite or keep)
 
     @property
     def key(self) -> str:
@@ -82,6 +84,11 @@ class PairView:
         if self.a.language.split("-")[0] != self.b.language.split("-")[0]:
             return None
         return diff_segments(self.a.text, self.b.text)
+
+
+def pair_text(pair: PairView) -> str:
+    """What the queue's text search looks in: both ids, claims, languages and texts."""
+    return "\n".join((pair.a.id, pair.b.id, pair.a.claim_id, pair.b.claim_id, pair.languages, pair.a.text, pair.b.text))
 
 
 @dataclass
@@ -181,7 +188,31 @@ def pair_view(pair: Any) -> PairView:
         details=details,
         refused=str(d.get("review_refused") or ""),
         review=d.get("review"),
+        advice=_advice(pair),
+        recommended="move" if f"propeval move {b.id}" in _advice(pair) else "",
     )
+
+
+_HOW = re.compile(r"; ((?:if \S+ asks |retire or rewrite |unreviewed: ).*)$", re.DOTALL)
+
+
+def _advice(pair: Any) -> str:
+    """The advice `propeval dedup` prints for ``pair`` (the end of its finding)."""
+    from propeval.dedup.explain import pair_problem
+
+    try:
+        found = _HOW.search(pair_problem(pair).message)
+    except (AttributeError, TypeError, KeyError, StopIteration):  # a pair dedup explains another way
+        return ""
+    return found.group(1) if found else ""
+
+
+_STALE = re.compile(r"\[dedup-stale-review\] the review of (\S+) / (\S+) no longer applies: (.*?); review the pair")
+
+
+def stale_entries(queue: Queue) -> list[tuple[str, str, str]]:
+    """The allowlist entries dedup found stale: (a, b, why), from its ``dedup-stale-review`` findings."""
+    return [(m.group(1), m.group(2), m.group(3)) for p in (*queue.problems, *queue.notes) if (m := _STALE.search(p))]
 
 
 def load_queue(

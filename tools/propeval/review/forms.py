@@ -6,7 +6,8 @@ A form turns a rubric kind's verdict into *steps*, each with its choices and one
   propaganda level (``0``, ``1``, ``2``); a level above 0 needs the quote, picked by selecting the
   words in the answer. A four-fact answer is six keys: four states, the level, Enter.
 * ``audit``: one step per codebook field (accuracy ``c``/``p``/``m``/``r``, inclusion ``0``-``3``/``r``,
-  tone ``n``/``f``/``l``/``r``); the refusal label, chosen anywhere, sets every field to it.
+  tone ``n``/``f``/``l``/``r``); the refusal key sets its own field, and with Shift (or a Shift-click)
+  sets every field to the refusal, so one stray key never labels a whole answer.
 
 The keys come from the rubric's own labels (:func:`keys_for`), so a rubric with other labels gets
 other keys. A form only asks what the rater's file holds (a sheet may ask for ``tone`` alone).
@@ -47,7 +48,7 @@ class Step:
     title: str
     choices: tuple[Choice, ...]
     detail: str = ""  # the fact's text
-    sets_all: Any = None  # a value that, picked here, is set on every step that offers it (a refusal)
+    sets_all: Any = None  # a value that, picked here with Shift, is set on every step that offers it (a refusal)
 
     def choice(self, value: Any) -> Choice | None:
         """The choice whose label is ``value`` as JSON writes it (so 1 and "1" differ)."""

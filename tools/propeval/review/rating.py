@@ -14,11 +14,18 @@ reach the page.
 A **store** is one rater's label file, ``<labels folder>/<source>/<rater>.jsonl``, in exactly the
 format ``propeval agree`` reads: for a sheet, the sheet itself with the rater's labels in its blank
 fields (what the rater would type into it by hand, unlabelled rows left blank); for cases, one line
-per case, ``id`` and the rubric's fields as a grade record writes them. Beside it, ``.<rater>.state.json``
-keeps what the rater set on each answer (also what is not a label yet: three of four facts, a
-propaganda level still waiting for its quote), so that a closed tab loses nothing and reopening
-resumes. Every save takes the rater's lock (``.<rater>.lock``, so two servers or two tabs never
-interleave), re-reads both files if another writer changed them, and replaces them atomically.
+per case, ``id`` and the rubric's fields as a grade record writes them. An answer is labelled when
+the rater's current choices are a valid label, and only then: an edit that makes them invalid
+blanks its line (the file, the progress count and ``agree`` agree with the page). Beside it,
+``.<rater>.state.json`` keeps what the rater set on each answer (also what is not a label yet:
+three of four facts, a propaganda level still waiting for its quote), so that a closed tab loses
+nothing and reopening resumes.
+
+A save appends one line to ``.<rater>.journal.jsonl`` (fsynced), whatever the sheet's size; a
+compaction (:meth:`LabelStore.compact`, shortly after, and when the server stops) writes the label
+file and the state from it and drops what they now hold. Every write takes the rater's lock
+(``.<rater>.lock``, so two servers or two tabs never interleave), and reading replays the journal
+over the files, so nothing saved is lost at any point of a crash.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, dumps_json, load_jsonl, load_written, relative_path
+from propeval.loader import DEFAULT_LIMITS, LoadError, dumps_json, load_jsonl, load_written, relative_path
 from propeval.result import Problem
 from propeval.review.forms import Form, Outcome, Step, form_for
 
@@ -108,11 +115,81 @@ def _fail(rel: str, line: int, message: str) -> LoadError:
 def _pairs(value: Any, keys: tuple[str, str], rel: str, line: int, what: str) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(
-        isinstance(v, dict) and all(isinstance(v.get(k), str) for k in keys) for v in value
-    ):
-        raise _fail(rel, line, f"{what} must be a list of objects with string {keys[0]!r} and {keys[1]!r}")
-    return tuple((v[keys[0]], v[keys[1]]) for v in value)
+    first, second = keys
+    out = []
+    for v in value if isinstance(value, list) else [None]:
+        a, b = (v.get(first), v.get(second)) if isinstance(v, dict) else (None, None)
+        if not (isinstance(a, str) and isinstance(b, str)):
+            raise _fail(rel, line, f"{what} must be a list of objects with string {first!r} and {second!r}")
+        out.append((a, b))
+    return tuple(out)
+
+
+class _Doubt(ValueError):
+    """The fast reading of a sheet met something only the strict loader can judge."""
+
+
+def _strict_int(text: str) -> int:
+    if len(text) > DEFAULT_LIMITS.max_number_chars:
+        raise _Doubt(text[:20])
+    return int(text)
+
+
+def _strict_float(text: str) -> float:
+    if len(text) > DEFAULT_LIMITS.max_number_chars:
+        raise _Doubt(text[:20])
+    return float(text)
+
+
+def _no_nan(text: str) -> Any:
+    raise _Doubt(text)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Doubt("duplicate key")
+    return out
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _rows(path: Path, root: Path | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a sheet, as :func:`propeval.loader.load_jsonl` reads them (strictly), but parsed
+    by the json module under the same rules (no duplicate key, NaN, long number, lone surrogate,
+    deep nesting or huge line: a line of at most 32 brackets nests at most 32 deep, and one of at
+    most 100,000 characters holds at most as many nodes): a sheet a person filled is read in a
+    fraction of the time. Anything the fast reading doubts sends the whole file through the strict
+    loader, for its exact error."""
+    try:
+        raw = path.read_bytes()
+        if len(raw) > 1 << 30:
+            raise _Doubt("size")
+        text = raw.decode("utf-8")
+        out = []
+        for i, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            if (
+                len(line) > min(DEFAULT_LIMITS.max_nodes, DEFAULT_LIMITS.max_bytes)
+                or line.count("[") + line.count("{") > DEFAULT_LIMITS.max_depth
+                or ("\\u" in line and _SURROGATE.search(line))
+            ):
+                raise _Doubt("only the strict loader can tell")
+            row = json.loads(
+                line,
+                object_pairs_hook=_unique,
+                parse_int=_strict_int,
+                parse_float=_strict_float,
+                parse_constant=_no_nan,
+            )
+            if not isinstance(row, dict):
+                raise _Doubt("not a mapping")
+            out.append((i, row))
+        return out
+    except (OSError, ValueError, RecursionError):  # _Doubt, JSON and Unicode errors are ValueErrors
+        return list(load_jsonl(path, root=root))
 
 
 def load_source(
@@ -125,7 +202,7 @@ def load_source(
             the rubric's fact states need; or the file holds nothing to label.
     """
     rel = relative_path(path, root)
-    rows = list(load_jsonl(path, root=root))
+    rows = _rows(path, root)
     if not rows:
         raise _fail(rel, 1, "the file holds no row to label")
     first = rows[0][1]
@@ -208,7 +285,7 @@ class UnitState:
 
     values: dict[str, Any] = field(default_factory=dict)
     quote: str | None = None
-    done: bool = False  # labelled: the label file holds its labels
+    done: bool = False  # labelled: the rater's current choices are a valid label
 
 
 @dataclass
@@ -220,10 +297,10 @@ class SaveResult:
 
 @dataclass
 class _Snapshot:
-    labels: dict[str, dict[str, Any]]  # key -> the label fields in the file
+    labels: dict[str, dict[str, Any]]  # key -> the label fields of a labelled unit (no key: not labelled)
     states: dict[str, UnitState]
-    stamps: tuple[tuple[int, int, int], tuple[int, int, int]]
-    done: int
+    stamps: tuple[tuple[int, int, int], ...]
+    journal_size: int = 0  # bytes of the journal read into this snapshot
 
 
 _LOCKS: dict[str, threading.Lock] = {}
@@ -244,8 +321,10 @@ class LabelStore:
         self.folder = folder / source.slug
         self.path = self.folder / f"{self.rater}.jsonl"
         self.state_path = self.folder / f".{self.rater}.state.json"
+        self.journal_path = self.folder / f".{self.rater}.journal.jsonl"
         self.lock_path = self.folder / f".{self.rater}.lock"
         self._snapshot: _Snapshot | None = None
+        self._lines: dict[str, str] = {}  # key -> its rendered line of the label file
         self._guard = _thread_lock(self.path)
 
     # ------------------------------------------------------------------ reading
@@ -256,7 +335,7 @@ class LabelStore:
         if not self.path.is_file():
             return out
         rel = self.path.as_posix()
-        for line, row in load_jsonl(self.path):
+        for line, row in _rows(self.path):
             key = row.get(src.id_field)
             if not isinstance(key, str) or key not in src.index:
                 raise _fail(
@@ -267,7 +346,9 @@ class LabelStore:
                 )
             if key in out:
                 raise _fail(rel, line, f"{src.id_field} {key!r} is labelled twice; keep one line")
-            out[key] = {f: row.get(f) for f in src.fields}
+            fields = {f: row.get(f) for f in src.fields}
+            if any(v is not None for v in fields.values()):
+                out[key] = fields
         return out
 
     def _read_states(self, labels: dict[str, dict[str, Any]]) -> dict[str, UnitState]:
@@ -281,58 +362,69 @@ class LabelStore:
                         quote = s.get("quote")
                         states[key] = UnitState(dict(s["values"]), quote if isinstance(quote, str) else None)
         for key, fields in labels.items():  # the label file is the truth of what is labelled
-            labelled = any(v is not None for v in fields.values())
             st = states.get(key)
-            if st is None and labelled:
+            if st is None:
                 values, quote = self.source.form.values_of(fields)
                 st = states[key] = UnitState(values, quote)
-            if st is not None:
-                st.done = labelled
+            st.done = True
         return states
+
+    def _replay(self, labels: dict[str, dict[str, Any]], states: dict[str, UnitState]) -> int:
+        """Apply the journal's saves in order (each checked again, as a save is); returns the bytes read.
+        A line cut short by a crash (the last one) is ignored: its save never answered."""
+        try:
+            with self.journal_path.open("rb") as fh:
+                raw = fh.read(STATE_MAX_BYTES)
+        except FileNotFoundError:
+            return 0
+        for line in raw.splitlines():
+            try:
+                entry = json.loads(line)
+                key, values, quote = entry["key"], entry["values"], entry["quote"]
+                _unit, clean, outcome = self._check(key, values, quote)
+            except (ValueError, KeyError, TypeError, UsageError):
+                continue
+            self._apply(labels, states, key, UnitState(clean, quote), outcome)
+        return len(raw)
 
     def snapshot(self) -> _Snapshot:
         """The labels and states as on disk (re-read only when a file changed)."""
         with self._guard:
             return self._current()
 
+    def _stamps(self) -> tuple[tuple[int, int, int], ...]:
+        return (_stamp(self.path), _stamp(self.state_path), _stamp(self.journal_path))
+
     def _current(self) -> _Snapshot:
-        stamps = (_stamp(self.path), _stamp(self.state_path))
+        stamps = self._stamps()
         snap = self._snapshot
         if snap is None or snap.stamps != stamps:
             labels = self._read_labels()
             states = self._read_states(labels)
-            snap = _Snapshot(labels, states, stamps, sum(s.done for s in states.values()))
+            size = self._replay(labels, states)
+            snap = _Snapshot(labels, states, stamps, size)
             self._snapshot = snap
+            self._lines = {}
         return snap
 
     def state(self, key: str) -> UnitState:
         return self.snapshot().states.get(key) or UnitState()
 
     def progress(self) -> tuple[int, int]:
-        """(labelled, total)."""
-        return self.snapshot().done, len(self.source.units)
+        """(labelled, total): the answers whose current choices are a valid label."""
+        return len(self.snapshot().labels), len(self.source.units)
 
     def first_open(self) -> int:
         """The index of the first unit not labelled yet (the last one when all are)."""
         snap = self.snapshot()
         for i, u in enumerate(self.source.units):
-            st = snap.states.get(u.key)
-            if st is None or not st.done:
+            if u.key not in snap.labels:
                 return i
         return len(self.source.units) - 1
 
     # ------------------------------------------------------------------ writing
 
-    def save(self, key: str, values: dict[str, Any], quote: str | None) -> SaveResult:
-        """Set the rater's choices on one unit; its labels go into the label file when complete and
-        valid (else the file keeps the unit's last valid labels, and the state says what is missing).
-
-        Raises:
-            UsageError: the unit, a step or a choice is unknown, or the quote is too long.
-            LoadError: the label file on disk does not load (it is never overwritten then).
-        """
-        from filelock import FileLock, Timeout
-
+    def _check(self, key: str, values: dict[str, Any], quote: str | None) -> tuple[RatingUnit, dict[str, Any], Outcome]:
         src = self.source
         if key not in src.index:
             raise UsageError(f"{src.id_field} {key!r} is not in {src.relpath}")
@@ -347,42 +439,112 @@ class LabelStore:
             if choice is None:
                 raise UsageError(f"{value!r} is not one of {[c.value for c in step.choices]} for {name}")
             clean[name] = choice.value
-        if quote is not None and len(quote) > MAX_QUOTE:
-            raise UsageError(f"the quote is {len(quote)} characters; a quote is a phrase (at most {MAX_QUOTE})")
-        outcome = src.form.outcome(clean, quote, unit.facts, unit.answer)
+        if quote is not None and (not isinstance(quote, str) or len(quote) > MAX_QUOTE):
+            raise UsageError(f"the quote is {len(str(quote))} characters; a quote is a phrase (at most {MAX_QUOTE})")
+        return unit, clean, src.form.outcome(clean, quote, unit.facts, unit.answer)
+
+    def _apply(
+        self, labels: dict[str, dict[str, Any]], states: dict[str, UnitState], key: str, state: UnitState, out: Outcome
+    ) -> None:
+        # The label is the rater's current choices or nothing: an answer whose choices are no longer
+        # a valid label is not labelled (its line goes blank), never left with its old label.
+        state.done = out.fields is not None
+        states[key] = state
+        if out.fields is not None:
+            labels[key] = out.fields
+        else:
+            labels.pop(key, None)
+        self._lines.pop(key, None)
+
+    def save(self, key: str, values: dict[str, Any], quote: str | None) -> SaveResult:
+        """Set the rater's choices on one unit: one line appended to the rater's journal (fsynced),
+        whatever the sheet's size; the label file follows at the next :meth:`compact`. The unit is
+        labelled when its choices are complete and valid, and not labelled otherwise.
+
+        Raises:
+            UsageError: the unit, a step or a choice is unknown, or the quote is too long.
+            LoadError: the label file on disk does not load (it is never overwritten then).
+        """
+        from filelock import FileLock, Timeout
+
+        _unit, clean, outcome = self._check(key, values, quote)
         self.folder.mkdir(parents=True, exist_ok=True)
+        entry = (dumps_json({"key": key, "values": clean, "quote": quote}) + "\n").encode("utf-8")
         try:
             with self._guard, FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT):
                 snap = self._current()
-                state = UnitState(clean, quote, done=snap.states.get(key, UnitState()).done)
-                labels = dict(snap.labels)
-                if outcome.fields is not None:
-                    labels[key] = outcome.fields
-                    state.done = True
-                    atomic_write(self.path, self._render(labels))
-                states = {**snap.states, key: state}
-                atomic_write(self.state_path, self._render_states(states))
-                self._snapshot = _Snapshot(
-                    labels,
-                    states,
-                    (_stamp(self.path), _stamp(self.state_path)),
-                    sum(s.done for s in states.values()),
-                )
-                return SaveResult(outcome, state, self._snapshot.done)
+                with self.journal_path.open("ab") as fh:
+                    fh.write(entry)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                state = UnitState(clean, quote)
+                self._apply(snap.labels, snap.states, key, state, outcome)
+                snap.journal_size += len(entry)
+                snap.stamps = self._stamps()
+                return SaveResult(outcome, state, len(snap.labels))
         except Timeout:
-            raise UsageError(
-                f"{self.lock_path} is held by another writer for over {LOCK_TIMEOUT:.0f} s; "
-                "is a second review server writing as this rater?"
-            ) from None
+            raise self._busy() from None
 
-    def _render(self, labels: dict[str, dict[str, Any]]) -> str:
-        lines = []
+    def _busy(self) -> UsageError:
+        return UsageError(
+            f"{self.lock_path} is held by another writer for over {LOCK_TIMEOUT:.0f} s; "
+            "is a second review server writing as this rater?"
+        )
+
+    def pending(self) -> bool:
+        """Whether the journal holds saves the label file does not show yet."""
+        return _stamp(self.journal_path)[1] > 0
+
+    def compact(self) -> None:
+        """Write the label file and the state from the journal, then drop what they now hold from it.
+
+        The files are rendered outside the lock (a save goes on meanwhile); only the renames and the
+        journal's new tail (the saves made while rendering) happen under it. A crash at any point
+        leaves files whose replay gives the same labels.
+        """
+        from filelock import FileLock, Timeout
+
+        with self._guard:
+            if not self.pending():
+                return
+            snap = self._current()
+            labels = dict(snap.labels)
+            states = dict(snap.states)
+            lines = dict(self._lines)
+            upto = snap.journal_size
+        text = self._render(labels, lines) if labels or self.path.exists() else None
+        state_text = self._render_states(states)
+        try:
+            with self._guard, FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT):
+                if self._current() is not snap:  # another process wrote meanwhile: compact next time
+                    return
+                tail = b""
+                if snap.journal_size > upto:
+                    with self.journal_path.open("rb") as fh:
+                        fh.seek(upto)
+                        tail = fh.read()
+                else:
+                    self._lines = lines
+                if text is not None:
+                    atomic_write(self.path, text)
+                atomic_write(self.state_path, state_text)
+                if tail:
+                    atomic_write(self.journal_path, tail)
+                else:
+                    self.journal_path.unlink(missing_ok=True)
+                snap.journal_size = len(tail)
+                snap.stamps = self._stamps()
+        except Timeout:
+            raise self._busy() from None
+
+    def _render(self, labels: dict[str, dict[str, Any]], lines: dict[str, str]) -> str:
         for u in self.source.units:
-            line = dict(u.base)
-            if u.key in labels:
-                line.update(labels[u.key])
-            lines.append(dumps_json(line) + "\n")
-        return "".join(lines)
+            if u.key not in lines:
+                line = dict(u.base)
+                if u.key in labels:
+                    line.update(labels[u.key])
+                lines[u.key] = dumps_json(line) + "\n"
+        return "".join(lines[u.key] for u in self.source.units)
 
     def _render_states(self, states: dict[str, UnitState]) -> str:
         units = {k: {"values": s.values, "quote": s.quote} for k, s in states.items()}
@@ -407,9 +569,10 @@ def agree_command(source: RatingSource, files: Sequence[Path], cwd: Path) -> lis
             return p.as_posix()
 
     out = []
-    scalar = [f for f in source.fields if f not in ("fact_states", "frame_adopted")]
+    # fact_states is compared fact by fact (each fact a unit, nominal); the quote is free text
+    compared = [f for f in source.fields if f != "frame_adopted"]
     level = {"fact_score": " --level ordinal --labels 0,1,2,3,4,5", "propaganda": " --level ordinal --labels 0,1,2"}
-    for f in scalar:
+    for f in compared:
         paths = " ".join(shown(p) for p in files) if len(files) >= 2 else "RATER1.jsonl RATER2.jsonl"
         out.append(f"propeval agree {paths} --field {f} --id-field {source.id_field}{level.get(f, '')}")
     return out

@@ -165,6 +165,13 @@ def run_view(
     return view
 
 
+def row_text(row: RunRow) -> str:
+    """What a run's text search looks in: the item id, model, question, answer, fact states, reason."""
+    states = row.fields.get("fact_states")
+    facts = " ".join(f"{k} {v}" for k, v in states.items()) if isinstance(states, dict) else ""
+    return "\n".join((row.item_id, row.model, row.question, row.answer or "", facts, row.reason or ""))
+
+
 # --------------------------------------------------------------------------- answerability
 
 
@@ -208,6 +215,13 @@ def answerability_rows(ws: Workspace) -> tuple[list[LedgerRow], str]:
                 row.content = _content(gs, item, claim, rubric, record, binding)
             out.append(row)
     return out, gs.mode(gate.KIND)
+
+
+def ledger_text(row: LedgerRow) -> str:
+    """What the ledger's text search looks in: the item id, its state and why, the reference answer."""
+    result = (row.record or {}).get("result") or {}
+    answer = result.get("answer")
+    return "\n".join((row.item_id, row.state, row.why, row.content, answer if isinstance(answer, str) else ""))
 
 
 def _content(gs: Any, item: Any, claim: Any, rubric: Any, record: dict[str, Any], binding: dict[str, Any]) -> str:

@@ -90,7 +90,7 @@ def run(app: Any, bound: Bound, *, on_start: Callable[[], None] | None = None) -
         app,
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on",
         timeout_graceful_shutdown=3,
         server_header=False,
     )

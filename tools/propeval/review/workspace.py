@@ -8,14 +8,16 @@ own actions, or by hand) is read again on the next request, found by its size, t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from propeval.errors import UsageError
+from propeval.errors import PropevalError, UsageError
 from propeval.loader import LoadError, load_jsonl, relative_path
 from propeval.review.forms import form_for
 from propeval.review.rating import CASE_FILES, SHOWN, LabelStore, RatingSource, load_source, slug
@@ -24,7 +26,15 @@ if TYPE_CHECKING:
     from propeval.config import Config
     from propeval.corpus import Corpus
     from propeval.judge.rubric import Rubric
+    from propeval.review.guide import Guide
+    from propeval.review.runs_view import GradedFile, LedgerRow, RunView
     from propeval.workspace import Workspace as CoreWorkspace
+
+
+COMPACT_AFTER = 0.3  # seconds after a save before its label file is written
+# A folder's tree is walked again for changes (off the request) once its stamp is this old; the
+# app's own actions call Workspace.invalidate, so only a hand edit waits this long to show.
+TREE_SECONDS = 2.0
 
 
 @dataclass
@@ -111,6 +121,19 @@ class Workspace:
     _cache: dict[str, _Cached] = field(default_factory=dict)
     _stores: dict[tuple[str, str], LabelStore] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _dirty: set[LabelStore] = field(default_factory=set)
+    _wake: threading.Event = field(default_factory=threading.Event)
+    _compactor: threading.Thread | None = None
+    _trees: dict[Path, tuple[float, tuple[int, int]]] = field(default_factory=dict)
+    _walking: set[Path] = field(default_factory=set)
+    _generation: int = 0
+    _texts: dict[int, tuple[object, list[str]]] = field(default_factory=dict)
+
+    @property
+    def blind(self) -> bool:
+        """A rating session: sheets to label, and nothing else served (no runs, ledger, dedup or
+        gold cases, whose pages show models, verdicts and item ids)."""
+        return bool(self.sheets)
 
     # ------------------------------------------------------------------ corpus and rubrics
 
@@ -121,14 +144,113 @@ class Workspace:
 
         return CoreWorkspace(self.config, corpus=self.corpus())
 
+    def tree(self, folder: Path) -> tuple[int, int]:
+        """``folder``'s tree stamp. Walking 10k files takes ~100-200 ms, so a request never waits for
+        it once there is a stamp: one older than TREE_SECONDS is walked again on a thread, and the
+        request after that sees the change (the app's own actions call :meth:`invalidate`)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._trees.get(folder)
+            stale = hit is not None and now - hit[0] >= TREE_SECONDS and folder not in self._walking
+            if stale:
+                self._walking.add(folder)
+        if hit is None:
+            return self._walk(folder)
+        if stale:
+            threading.Thread(target=self._walk, args=(folder,), name="review-walk", daemon=True).start()
+        return hit[1]
+
+    def _walk(self, folder: Path) -> tuple[int, int]:
+        started, generation = time.monotonic(), self._generation
+        try:
+            stamp = _tree_stamp(folder) if folder.is_dir() else (0, 0)
+        except OSError:
+            stamp = (-1, -1)
+        with self._lock:
+            if generation == self._generation:  # not begun before an invalidate: still true
+                self._trees[folder] = (started, stamp)
+            self._walking.discard(folder)
+        return stamp
+
+    def invalidate(self) -> None:
+        """Forget the tree stamps: the app changed the corpus."""
+        with self._lock:
+            self._trees.clear()
+            self._generation += 1
+
+    def texts(self, rows: list[Any], text: Callable[[Any], str]) -> list[str]:
+        """Each row's search text, case-folded, kept with the (cached) list of rows it belongs to."""
+        with self._lock:
+            hit = self._texts.get(id(rows))
+            if hit is not None and hit[0] is rows:
+                return hit[1]
+        out = [text(r).casefold() for r in rows]
+        with self._lock:
+            if len(self._texts) > 16:
+                self._texts.clear()
+            self._texts[id(rows)] = (rows, out)
+        return out
+
+    def warm(self) -> None:
+        """Read the corpus, the ledger and every graded run now (a thread at start), so that the
+        first visit to a view does not wait for it."""
+        from propeval.review.runs_view import graded_files
+
+        with contextlib.suppress(PropevalError, OSError):
+            self.corpus()
+            self.ledger_rows()
+            for graded in graded_files(self.config):
+                self.run_view(graded, None)
+
     def corpus(self) -> Corpus:
         from propeval.corpus import load_corpus
 
-        stamp = _tree_stamp(self.config.questions)
+        stamp = self.tree(self.config.questions)
         with self._lock:
             hit = self._cache.get("corpus")
             if hit is None or hit.stamp != stamp:
                 hit = self._cache["corpus"] = _Cached(stamp, load_corpus(self.config))
+            return hit.value  # type: ignore[return-value]
+
+    def run_view(self, graded: GradedFile, human: Path | None) -> RunView:
+        """Every row of a graded run (with ``human``'s labels), kept while its files stay unchanged."""
+        from propeval.review.runs_view import run_view
+
+        corpus = self.corpus()
+        stamp = (self.tree(graded.path.parent), id(corpus), _file_stamp(human) if human else None)
+        key = f"run:{graded.path}:{human}"
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache[key] = _Cached(stamp, run_view(self.config, corpus, graded, human=human))
+            return hit.value  # type: ignore[return-value]
+
+    def ledger_rows(self) -> tuple[list[LedgerRow], str]:
+        """Every active item's answerability record as the gate judges it, kept while the corpus,
+        the ledger and the settings stay unchanged."""
+        from propeval.review.runs_view import answerability_rows
+
+        corpus = self.corpus()
+        ledger = self.config.root / self.config.settings.gates.ledger_dir
+        stamp = (id(corpus), self.tree(ledger), self.tree(self.rubrics_dir()))
+        with self._lock:
+            hit = self._cache.get("ledger")
+            if hit is None or hit.stamp != stamp:
+                hit = self._cache["ledger"] = _Cached(stamp, answerability_rows(self.workspace()))
+            return hit.value  # type: ignore[return-value]
+
+    def guide(self, source: RatingSource) -> Guide:
+        """The rater's guidelines for ``source``'s rubric (examples only when labelling a sheet)."""
+        from propeval.review.guide import guide_for
+
+        rubric = source.rubric
+        key = f"guide:{rubric.name}:{source.kind}"
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None or hit.stamp != rubric.hash:
+                folder = self.rubrics_dir() / rubric.name
+                guide = guide_for(rubric, folder, examples=source.kind == "sheet")
+                hit = self._cache[key] = _Cached(rubric.hash, guide)
             return hit.value  # type: ignore[return-value]
 
     def rubrics_dir(self) -> Path:
@@ -168,7 +290,7 @@ class Workspace:
     def sources(self) -> list[SourceEntry]:
         """The sheets named on the command line, then each rubric's gold cases and candidates (read
         again when a sheet or the rubrics folder changed)."""
-        stamp = (tuple(_file_stamp(p) for p in self.sheets), _tree_stamp(self.rubrics_dir()))
+        stamp = (tuple(_file_stamp(p) for p in self.sheets), self.tree(self.rubrics_dir()))
         with self._lock:
             hit = self._cache.get("sources")
             if hit is None or hit.stamp != stamp:
@@ -201,7 +323,7 @@ class Workspace:
             except (LoadError, UsageError) as e:
                 entry.error = str(e)
             out.append(entry)
-        for name in self.rubric_names():
+        for name in [] if self.blind else self.rubric_names():
             for file in CASE_FILES:
                 path = self.rubrics_dir() / name / file
                 if path.is_file():
@@ -246,6 +368,54 @@ class Workspace:
             if st is None or st.source is not src:
                 st = self._stores[key] = LabelStore(src, self.labels, rater)
             return st
+
+    # ------------------------------------------------------------------ compacting the raters' journals
+
+    def saved(self, store: LabelStore) -> None:
+        """Note a save: the store's label file is written from its journal shortly after (a
+        background thread, at most one compaction at a time, so a save never waits for one)."""
+        with self._lock:
+            self._dirty.add(store)
+            if self._compactor is None or not self._compactor.is_alive():
+                self._compactor = threading.Thread(target=self._compact_loop, name="review-compact", daemon=True)
+                self._compactor.start()
+        self._wake.set()
+
+    def _compact_loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(COMPACT_AFTER)  # a burst of keys is one compaction
+            self._wake.clear()
+            self.flush()
+
+    def recover(self) -> list[str]:
+        """Write the label files of saves that a stopped server left in the journals (a crash before
+        its compaction); returns why any could not be (their saves stay in the journal)."""
+        problems = []
+        for entry in self.sources():
+            folder = self.labels / entry.slug
+            if entry.error or not folder.is_dir():
+                continue
+            for journal in folder.glob(".*.journal.jsonl"):
+                try:
+                    self.store(entry.slug, journal.name[1 : -len(".journal.jsonl")]).compact()
+                except (PropevalError, OSError) as e:
+                    problems.append(str(e))
+        return problems
+
+    def flush(self) -> list[str]:
+        """Write every label file that has saves pending; returns why any could not be (kept pending)."""
+        with self._lock:
+            stores, self._dirty = self._dirty, set()
+        problems = []
+        for store in stores:
+            try:
+                store.compact()
+            except (PropevalError, OSError) as e:
+                problems.append(str(e))
+                with self._lock:
+                    self._dirty.add(store)
+        return problems
 
     def shown_path(self, path: Path) -> str:
         """A path as the page shows it: relative to the corpus root when under it."""
