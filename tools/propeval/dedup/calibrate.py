@@ -492,17 +492,9 @@ def corpus_candidates(
     text meets every other), scored and labelled; and each corpus's (texts, distinct meanings)."""
     import itertools
 
-    from propeval.dedup.candidates import (
-        SemanticSpace,
-        bigram_candidates,
-        decide_lexical,
-        exact_groups,
-        lang,
-        lexical_scores,
-    )
-    from propeval.dedup.embedding import embed_units
+    from propeval.dedup.candidates import lang
+    from propeval.dedup.engine import compare
     from propeval.dedup.explain import conflict
-    from propeval.dedup.find import second_model
     from propeval.dedup.result import DedupResult
     from propeval.dedup.units import make_unit
     from propeval.embed.registry import configured_encoder
@@ -530,18 +522,21 @@ def corpus_candidates(
         def fold_key(i: int, j: int, members: list[CorpusText] = members) -> str:
             return min(members[i].meaning, members[j].meaning)
 
-        always: set[tuple[int, int]] = set()
-        for group in exact_groups(units, None):
-            always.update((min(i, j), max(i, j)) for i, j in itertools.combinations(group, 2))
-        dd = DedupResult(settings=settings)
-        space = SemanticSpace.select(units, settings)
-        space.vectors = embed_units(space.units, settings, config.root, dd, encoder=encoder)
-        second_model(space, settings, config.root, dd, None, None, None)
-        space.grey_everywhere = space.grey  # both scores of every pair a grey zone may hold, to place the zones
-        space.search(list(range(len(space.units))), settings)
+        # every pair of identical texts and every pair the lexical pass flags is flagged whatever the
+        # threshold; the semantic pass's candidates are swept; the second model is always asked
+        found = compare(
+            units,
+            settings,
+            config.root,
+            DedupResult(settings=settings),
+            encoder=encoder,
+            second=True,
+            every_zone=True,
+            every_pair=True,
+        )
+        space = found.space
+        always = {pair for pair, by in found.flagged.items() if "exact" in by or "lexical" in by}
         parts = space.parts
-        lexical = lexical_scores(units, bigram_candidates(units, None, settings.max_bigram_df) | space.neighbour_pairs)
-        always.update(decide_lexical(units, lexical, settings).flagged)  # as dedup decides the lexical pass
         seen: set[tuple[int, int]] = set()
         if space.candidates is not None:
             e5 = parts["e5"].tolist() if parts else [float("nan")] * len(space.candidates[0])
