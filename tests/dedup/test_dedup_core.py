@@ -234,7 +234,7 @@ def test_narrowed_bigram_blocking_finds_exactly_the_changed_texts_pairs() -> Non
     across punctuation, in Chinese (each character a word) and next to a word of another script."""
     import random
 
-    from propeval.dedup.candidates import bigram_candidates
+    from propeval.dedup.lexical import bigram_candidates
     from propeval.dedup.units import make_unit
 
     rng = random.Random(40)

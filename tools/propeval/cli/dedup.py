@@ -16,7 +16,8 @@ from propeval.dedup import DedupResult
 from propeval.reporters import Report, printable
 
 if TYPE_CHECKING:
-    from propeval.dedup.calibrate import Calibration, CorpusCalibration
+    from propeval.dedup.calibrate import Calibration
+    from propeval.dedup.calibrate_corpus import CorpusCalibration
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -329,7 +330,8 @@ def calibrate_cmd(
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
     """
-    from propeval.dedup.calibrate import calibrate, calibrate_corpus, is_corpus_file
+    from propeval.dedup.calibrate import calibrate
+    from propeval.dedup.calibrate_corpus import calibrate_corpus, is_corpus_file
     from propeval.embed.registry import configured_encoder, rescore_encoder
 
     config = config_from(ctx)
@@ -439,7 +441,7 @@ def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
 def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bool) -> None:
     """Per language pair: planted duplicates, the threshold, recall and precision on both splits;
     per corpus: false flags per 100 distinct items; then the table for pyproject.toml."""
-    from propeval.dedup.calibrate import floor_text
+    from propeval.dedup.calibrate_corpus import floor_text
 
     def pct(x: float | None) -> str:
         return "   -" if x is None else f"{x:.2f}"

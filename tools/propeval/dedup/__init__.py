@@ -22,7 +22,8 @@ Modules, in the order a run uses them:
 
 * :mod:`~propeval.dedup.units`: the texts compared, from the corpus (:meth:`propeval.corpus.Corpus.compared`);
 * :mod:`~propeval.dedup.embedding`: their vectors, through :mod:`propeval.embed`'s one cache;
-* :mod:`~propeval.dedup.candidates`: candidate pairs and scores per pass;
+* :mod:`~propeval.dedup.lexical`, :mod:`~propeval.dedup.candidates`, :mod:`~propeval.dedup.rescore`: the
+  exact and lexical passes, the semantic space, and its second model;
 * :mod:`~propeval.dedup.explain`: what explains a pair, and its problem line;
 * :mod:`~propeval.dedup.allowlist`: reviewed pairs, and reviews gone stale;
 * :mod:`~propeval.dedup.engine`: the passes, in order, for every command that compares texts;

@@ -3,7 +3,7 @@
 exact groups -> semantic space -> embed -> second model -> search -> lexical decision, then each
 flagged pair explained the same way. ``propeval dedup`` (and through it the hook, ``ci``, ``run``,
 ``import`` and the review app: :func:`propeval.dedup.find.find_duplicates`), ``dedup calibrate``'s
-corpus level (:func:`propeval.dedup.calibrate.corpus_candidates`) and ``overlap``
+corpus level (:func:`propeval.dedup.calibrate_corpus.corpus_candidates`) and ``overlap``
 (:func:`propeval.ingest.overlap.find_overlap`) call :func:`compare` and read what it found; none
 runs a pass of its own.
 
@@ -28,17 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from propeval.dedup.candidates import (
-    PairIndex,
-    SemanticSpace,
-    bigram_candidates,
-    decide_lexical,
-    exact_groups,
-    lang,
-    lexical_scores,
-)
+from propeval.dedup.candidates import SemanticSpace
 from propeval.dedup.embedding import Progress, embed_units
 from propeval.dedup.explain import differing_terms, shared_terms
+from propeval.dedup.lexical import PairIndex, bigram_candidates, decide_lexical, exact_groups, lang, lexical_scores
 from propeval.dedup.result import PASSES, DedupResult, Pair
 from propeval.dedup.units import Unit
 from propeval.embed.protocol import Encoder

@@ -72,7 +72,7 @@ def encoder_name(settings: DedupSettings) -> str:
 def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> LedgerRecord:
     """The record of a full dedup ``result`` (unsigned; the caller signs it)."""
     from propeval import gitutil
-    from propeval.dedup.candidates import lang
+    from propeval.dedup.lexical import lang
     from propeval.ledger.records import make_record
     from propeval.settings import language_pair
 

@@ -285,6 +285,7 @@ def prepare(root: Path | None = None, say: Callable[[str], None] | None = None) 
     machine does not pay for the conversion. Offline; nothing is downloaded.
     """
     from propeval.config import load_config
+
     config = load_config(root)
     settings = config.settings.dedup
     runtime = settings.runtime if settings.runtime in RUNTIMES else "auto"

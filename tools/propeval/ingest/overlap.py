@@ -9,7 +9,7 @@ every corpus item is comparable with every external one) and go through dedup's 
   each external language (:func:`propeval.embed.index.neighbours`), flagged at the language
   pair's threshold (``DedupSettings.pair_limit``: pair_thresholds, then the backend's calibrated table);
 * ``lexical``: rapidfuzz over the pairs that share a rare word bigram or are semantic neighbours
-  (:func:`propeval.dedup.candidates.bigram_candidates`, ``lexical_scores``).
+  (:func:`propeval.dedup.lexical.bigram_candidates`, ``lexical_scores``).
 
 A match is a dedup :class:`~propeval.dedup.Pair` (corpus item ``a``, external text ``b``) with the
 same explanation fields: scores of every pass, neighbour rank, shared and differing terms, and the
@@ -25,8 +25,8 @@ from typing import Any
 
 from propeval.config import Config
 from propeval.dedup import PASSES, DedupResult, Pair, Unit
-from propeval.dedup.candidates import lang
 from propeval.dedup.explain import pair_scores
+from propeval.dedup.lexical import lang
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
 from propeval.ingest.from_table import guess_language
