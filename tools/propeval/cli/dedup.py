@@ -370,7 +370,9 @@ def calibrate_cmd(
             f'for score = "cosine" (thresholds_model = "{settings.backend}-cosine"); to calibrate '
             f"{settings.scoring_model}, give a corpus file (JSON Lines of text, language, meaning)"
         )
-    if rescorer is not None and settings.backend == "use":
+    from propeval.embed.registry import BACKENDS
+
+    if rescorer is not None and BACKENDS[settings.backend].KNOWN is not None:  # its second model: other languages
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
     elif rescorer is not None:
         model += f"; pairs of two languages it knows (not uk): {rescorer.name}"

