@@ -473,10 +473,6 @@ class SemanticSpace:
             return rows
         return [r for r in rows if self.side[r] != side]
 
-    def score(self, a: int, b: int) -> float:
-        """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
-        return self.scored(a, b)[0]
-
     def translated(self, row: int) -> set[str]:
         """The languages in which item row ``row`` has a translation: an item of its claim that
         translates the same source (``translation_of``, followed to its root); empty for a fact."""
@@ -519,17 +515,6 @@ class SemanticSpace:
         for n, u in enumerate(self.units):
             out[lang(u)].append(n)
         return dict(out)
-
-    def similarity(self, ia: int, ib: int) -> tuple[float, int, int] | None:
-        """(score, rank of b among a's neighbours, rank of a among b's) of two units by their
-        index in the run (see :meth:`score`); None when either was not embedded."""
-        if self.vectors is None:
-            return None
-        row_of = self.row_of
-        if ia not in row_of or ib not in row_of:
-            return None
-        ra, rb = row_of[ia], row_of[ib]
-        return (self.score(ra, rb), self.rank(ra, rb), self.rank(rb, ra))
 
     def rank(self, q: int, other: int) -> int:
         """1-based rank of row ``other`` among row ``q``'s other-claim neighbours in its language."""

