@@ -34,7 +34,7 @@ def _effective(cands: list, fused: bool) -> np.ndarray:
 
 def main() -> None:
     from propeval.config import load_config
-    from propeval.dedup.calibrate import corpus_candidates, read_corpus
+    from propeval.dedup.calibrate_corpus import corpus_candidates, read_corpus
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", nargs="?", type=Path, default=ROOT / "tests/dedup/data/corpus/corpus.jsonl")

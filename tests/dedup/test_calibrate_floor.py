@@ -1,9 +1,9 @@
 """Choosing the precision floor of ``dedup calibrate`` by cross-validation on the calibration split
-(:func:`propeval.dedup.calibrate.cross_validate_floor`), on candidates whose scores are set by hand."""
+(:func:`propeval.dedup.calibrate_corpus.cross_validate_floor`), on candidates whose scores are set by hand."""
 
 from __future__ import annotations
 
-from propeval.dedup.calibrate import FLOORS, Candidate, cross_validate_floor
+from propeval.dedup.calibrate_corpus import FLOORS, Candidate, cross_validate_floor
 
 
 def _pair(key: str, positives: list[float], negatives: list[float]) -> list[Candidate]:

@@ -1,11 +1,11 @@
 """The templated target of ``dedup calibrate`` (#32): a same-language pair whose calibration split holds
 a templated corpus takes the threshold that finds the most rewordings there within one false flag per
-100 distinct items (:func:`propeval.dedup.calibrate._templated`), on candidates whose scores are set by
+100 distinct items (:func:`propeval.dedup.calibrate_corpus._templated`), on candidates whose scores are set by
 hand."""
 
 from __future__ import annotations
 
-from propeval.dedup.calibrate import TEMPLATED_CORPUS, Candidate, _choose_pair, _templated
+from propeval.dedup.calibrate_corpus import TEMPLATED_CORPUS, Candidate, _choose_pair, _templated
 
 
 def _candidates(corpus: str, positives: list[float], negatives: list[float]) -> list[Candidate]:

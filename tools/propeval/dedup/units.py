@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from propeval import textnorm
 from propeval.config import Config
@@ -42,78 +41,66 @@ def load_units(
     config: Config, settings: DedupSettings, *, facts: bool = True, corpus: Corpus | None = None
 ) -> tuple[list[Unit], list[Problem]]:
     """Active items' prompts, then (optionally) every claim fact, in a stable order, plus the
-    problems of files that did not load. From ``corpus`` when a caller has it loaded already (a
-    Workspace's: ``propeval run`` and ``ci`` read each file once); else unchanged files come from
-    the record cache (:mod:`propeval.dedup.records`) in the dedup cache folder."""
-    from propeval.dedup.records import load_records, records_of_corpus
+    problems of files that did not load: from ``corpus`` when a caller has it loaded already (a
+    Workspace's: ``propeval run`` and ``ci`` read each file once), else from the corpus loaded now
+    (through the load cache, which keeps each unchanged file's compared texts)."""
+    if corpus is None:
+        from propeval.corpus import load_corpus
 
-    if corpus is not None:
-        # the record cache still serves: unchanged files' texts are not normalised and hashed again
-        records = records_of_corpus(corpus, settings.cache_folder(config.root))
-        return units_of_records(records.claims, records.items, facts=facts), records.problems
-    records = load_records(config.root, config.questions, settings.cache_folder(config.root))
-    return units_of_records(records.claims, records.items, facts=facts), records.problems
+        corpus = load_corpus(config)
+    return units_of_corpus(corpus, facts=facts), list(corpus.problems)
 
 
-def units_of_records(
-    claims: Sequence[dict[str, Any]], items: Sequence[dict[str, Any]], *, facts: bool = True
-) -> list[Unit]:
-    """Units from :func:`propeval.dedup.records.record_of` records; the first file with an id
-    keeps it, as in :class:`propeval.corpus.Corpus`."""
-    claim_by_id: dict[str, dict[str, Any]] = {}
-    for c in claims:
-        claim_by_id.setdefault(c["id"], c)
-    item_by_id: dict[str, dict[str, Any]] = {}
-    for i in items:
-        item_by_id.setdefault(i["id"], i)
+def units_of_corpus(corpus: Corpus, *, facts: bool = True) -> list[Unit]:
+    """The units of the texts the corpus compares (:meth:`propeval.corpus.Corpus.compared`): each
+    item's prompt, then each claim's facts, skipping empty texts."""
+    items, claims = corpus.compared()
     out: list[Unit] = []
-    for iid in sorted(item_by_id):
-        item = item_by_id[iid]
-        if not item["active"] or not item["prompt"].strip():
-            continue
-        claim = claim_by_id.get(item["claim_id"])
-        if claim is not None and claim.get("draft"):
-            continue  # a draft claim's items are not in the corpus yet
-        out.append(
-            make_unit(
-                iid,
-                "item",
-                item["claim_id"],
-                item["prompt"],
-                item["path"],
-                item["line"],
-                item["col"],
-                item["language"],
-                claim["source_url"] if claim else "",
-                claim["anchor"] if claim else "",
-                translation_of=str(item.get("translation_of") or ""),
-                normalised=item.get("norm"),
-            )
-        )
-    if facts:
-        for cid in sorted(claim_by_id):
-            claim = claim_by_id[cid]
-            if claim.get("draft"):
+    for item in items:
+        for _, text, line, col, norm, key in item.texts:
+            if not text.strip():
                 continue
-            for fid, text, line, col, *norm in claim["facts"]:
-                if not text.strip():
-                    continue
-                out.append(
-                    make_unit(
-                        f"{cid}/{fid}",
-                        "fact",
-                        cid,
-                        text,
-                        claim["path"],
-                        line,
-                        col,
-                        "",
-                        claim["source_url"],
-                        claim["anchor"],
-                        str(claim.get("claim_kind", "")),
-                        normalised=norm or None,
-                    )
+            claim = corpus.claims.get(item.claim_id)
+            out.append(
+                Unit(
+                    item.id,
+                    "item",
+                    item.claim_id,
+                    text,
+                    item.doc.relpath,
+                    line,
+                    col,
+                    item.language,
+                    claim.source_url if claim else "",
+                    str(claim.doc.get("anchor", "")) if claim else "",
+                    norm,
+                    key,
+                    "",
+                    item.translation_of or "",
                 )
+            )
+    if facts:
+        for claim in claims:
+            source_url, anchor, kind = claim.source_url, str(claim.doc.get("anchor", "")), claim.kind
+            for fid, text, line, col, norm, key in claim.texts:
+                if text.strip():
+                    out.append(
+                        Unit(
+                            f"{claim.id}/{fid}",
+                            "fact",
+                            claim.id,
+                            text,
+                            claim.doc.relpath,
+                            line,
+                            col,
+                            "",
+                            source_url,
+                            anchor,
+                            norm,
+                            key,
+                            kind,
+                        )
+                    )
     return out
 
 
@@ -131,11 +118,9 @@ def make_unit(
     claim_kind: str = "",
     *,
     translation_of: str = "",
-    normalised: Sequence[str] | None = None,
 ) -> Unit:
-    """A Unit; ``normalised`` is ``[normalised text, its key]`` when a record cache holds them
-    (:func:`propeval.textnorm.normalised`), else they are computed here."""
-    norm, key = normalised if normalised else textnorm.normalised(text)
+    """A Unit of a text from outside the corpus (an external dataset's, a calibration file's)."""
+    norm, key = textnorm.normalised(text)
     return Unit(
         uid, kind, claim_id, text, path, line, col, language, source_url, anchor, norm, key, claim_kind, translation_of
     )

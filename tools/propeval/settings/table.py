@@ -129,6 +129,12 @@ class OneOf(Text):
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.names())
 
+    def parse(self, value: Any, where: Where) -> str:
+        # a name the registry holds is asked of it alone: listing every name may load its plugins
+        if isinstance(value, str) and value in self.names():
+            return value
+        return super().parse(value, where)
+
 
 class Integer(ValueType):
     lo: int | None = None
