@@ -374,3 +374,103 @@ def test_agree_compares_fact_states_fact_by_fact_as_the_files_page_offers(sheet:
     a = [x for p in plans["alice"] for x in p]
     b = [x for p in plans["bob"] for x in p]
     assert kappa["n"] == 12 and kappa["value"] == pytest.approx(cohen_kappa_score(a, b))
+
+
+def _agree(root: Path, field: str = "propaganda") -> Any:
+    files = [str(root / f"labels/sheet/{n}.jsonl") for n in ("alice", "bob")]
+    args = ["agree", *files, "--field", field, "--id-field", "row", "--resamples", "0", "--format", "json"]
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def test_agree_and_unblind_see_the_saves_a_killed_server_left_in_the_journal(sheet: Path) -> None:
+    """Saves made by the store (as the server makes them) and never compacted, as after a kill -9:
+    the label files hold none of them, yet `agree` and `agree unblind` read every one."""
+    root = sheet.parent
+    ws = workspace(root, sheet)
+    levels = {"alice": [0, 0, 0, 1], "bob": [0, 0, 1, 1]}
+    rows = read_jsonl(sheet)
+    answered = [n for n, r in enumerate(rows) if r["answer"]][:4]
+    for name, marks in levels.items():
+        store = ws.store("sheet", name)
+        for n, level in zip(answered, marks, strict=True):
+            quote = " ".join(rows[n]["answer"].split()[:4]) if level else None
+            assert store.save(rows[n]["row"], {**facts("stated", "stated", "stated", "stated"), "propaganda": level},
+                              quote).outcome.fields  # fmt: skip
+        assert (root / f"labels/sheet/.{name}.journal.jsonl").stat().st_size > 0
+        assert (root / f"labels/sheet/{name}.jsonl").read_text() == ""  # nothing compacted
+    res = _agree(root)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["units"] == 4
+    kappa = next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")
+    from sklearn.metrics import cohen_kappa_score
+
+    assert kappa["n"] == 4 and kappa["value"] == pytest.approx(cohen_kappa_score([0, 0, 0, 1], [0, 0, 1, 1]))
+    # a save that blanks a label (propaganda 1 without its quote) is replayed as blank, not as the old label
+    ws.store("sheet", "bob").save(rows[answered[3]]["row"], {**facts(*["stated"] * 4), "propaganda": 1}, None)
+    report = json.loads(_agree(root).output)  # alice still rates it; bob's is missing now
+    assert next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")["n"] == 3
+    out = root / "unblinded.jsonl"
+    res = CliRunner().invoke(
+        cli, ["agree", "unblind", str(root / "labels/sheet/alice.jsonl"), "--key", "private/key.json", "--out",
+              str(out)], catch_exceptions=False)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert sorted(r["propaganda"] for r in read_jsonl(out) if r["propaganda"] is not None) == [0, 0, 0, 1]
+
+
+def test_a_journal_line_cut_short_by_a_crash_is_ignored_and_the_next_save_follows_it(sheet: Path) -> None:
+    root = sheet.parent
+    rows = read_jsonl(sheet)
+    for name in ("alice", "bob"):
+        workspace(root, sheet).store("sheet", name).save(rows[0]["row"], {**facts(*["stated"] * 4), "propaganda": 0},
+                                                         None)  # fmt: skip
+    journal = root / "labels/sheet/.bob.journal.jsonl"
+    whole = journal.read_bytes()
+    with journal.open("ab") as fh:
+        fh.write(whole[: len(whole) // 2])  # a kill -9 in the middle of a write
+    res = _agree(root)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["units"] == 1
+    store = workspace(root, sheet).store("sheet", "bob")  # a new server: reads the journal, then saves
+    assert store.save(rows[1]["row"], {**facts(*["stated"] * 4), "propaganda": 0}, None).done == 2
+    assert journal.read_bytes().count(b"\n") == 2 and journal.read_bytes().endswith(b"\n")
+    assert json.loads(_agree(root).output)["units"] == 2
+    store.compact()
+    assert not journal.exists() and [r["propaganda"] for r in read_jsonl(root / "labels/sheet/bob.jsonl")][:2] == [0, 0]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"not json", "the line is not JSON"),
+        (b"[1, 2]", "the line is not a JSON object"),
+        (b'{"key": "r001", "values": {}, "quote": null, "id_field": "item_id", "label": {}}', "the line is not a save"),
+        (b'{"key": "r999", "values": {}, "quote": null, "id_field": "row", "label": {}}', "'r999' is not in"),
+        (
+            b'{"key": "r001", "values": {"propaganda": 7}, "quote": null, "id_field": "row", "label": {}}',
+            "7 is not one",
+        ),
+    ],
+)
+def test_a_journal_changed_by_another_program_is_an_error_naming_file_line_and_fix(
+    sheet: Path, line: bytes, why: str
+) -> None:
+    from propeval.loader import LoadError
+
+    root = sheet.parent
+    rows = read_jsonl(sheet)
+    ws = workspace(root, sheet)
+    for name in ("alice", "bob"):
+        ws.store("sheet", name).save(rows[0]["row"], {**facts(*["stated"] * 4), "propaganda": 0}, None)
+    journal = root / "labels/sheet/.bob.journal.jsonl"
+    journal.write_bytes(line + b"\n" + journal.read_bytes())
+    fix = "delete this line (its save is lost), or move the journal away and relabel"
+    checked_by_rubric = "is not" in why  # only the server knows the sheet and the rubric
+    if not checked_by_rubric:
+        res = _agree(root)
+        assert res.exit_code != 0
+        assert f"labels/sheet/.bob.journal.jsonl:1:1 [labels] {why}" in res.output and fix in res.output
+        assert "Traceback" not in res.output
+    with pytest.raises(LoadError) as err:
+        workspace(root, sheet).store("sheet", "bob").snapshot()
+    assert err.value.problem.line == 1 and why in err.value.problem.message and fix in err.value.problem.message

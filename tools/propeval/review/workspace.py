@@ -123,6 +123,7 @@ class Workspace:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _dirty: set[LabelStore] = field(default_factory=set)
     _wake: threading.Event = field(default_factory=threading.Event)
+    _flushing: threading.Lock = field(default_factory=threading.Lock)
     _compactor: threading.Thread | None = None
     _trees: dict[Path, tuple[float, tuple[int, int]]] = field(default_factory=dict)
     _walking: set[Path] = field(default_factory=set)
@@ -404,18 +405,20 @@ class Workspace:
         return problems
 
     def flush(self) -> list[str]:
-        """Write every label file that has saves pending; returns why any could not be (kept pending)."""
-        with self._lock:
-            stores, self._dirty = self._dirty, set()
-        problems = []
-        for store in stores:
-            try:
-                store.compact()
-            except (PropevalError, OSError) as e:
-                problems.append(str(e))
-                with self._lock:
-                    self._dirty.add(store)
-        return problems
+        """Write every label file that has saves pending; returns why any could not be (kept pending).
+        A flush waits for one under way (the background one), so that its files are written on return."""
+        with self._flushing:
+            with self._lock:
+                stores, self._dirty = self._dirty, set()
+            problems = []
+            for store in stores:
+                try:
+                    store.compact()
+                except (PropevalError, OSError) as e:
+                    problems.append(str(e))
+                    with self._lock:
+                        self._dirty.add(store)
+            return problems
 
     def shown_path(self, path: Path) -> str:
         """A path as the page shows it: relative to the corpus root when under it."""
