@@ -474,3 +474,38 @@ def test_a_journal_changed_by_another_program_is_an_error_naming_file_line_and_f
     with pytest.raises(LoadError) as err:
         workspace(root, sheet).store("sheet", "bob").snapshot()
     assert err.value.problem.line == 1 and why in err.value.problem.message and fix in err.value.problem.message
+
+
+def test_a_sheet_unchanged_since_it_loaded_is_read_once_the_socket_listens_and_a_changed_one_is_checked(
+    sheet: Path,
+) -> None:
+    """A start checks a sheet in full the first time; an unchanged sheet (same stamp, rubric and
+    code) is read after the socket listens, by the plain parse, into the same units; a sheet
+    changed since is checked in full again, and a bad one still stops the start."""
+    import time
+
+    from propeval.loader import LoadError
+
+    root = sheet.parent
+    time.sleep(max(0.0, 2.1 - (time.time() - sheet.stat().st_ctime)))  # older than memo.RACY_SECONDS
+    first = workspace(root, sheet)
+    first.check_sheets()
+    assert "source:sheet" in first._cache  # read before serving
+    again = workspace(root, sheet)
+    again.check_sheets()
+    assert "source:sheet" not in again._cache  # left for load_sheets
+    with serving(again) as served:
+        again.load_sheets()
+        page = Rater(served, "alice").client.get("/rate/sheet/2").text
+    strict, plain = first.source("sheet").units, again.source("sheet").units
+    assert plain == strict and strict[1].answer and strict[1].answer.split()[0] in page
+    rows = read_jsonl(sheet)
+    for bad, why in (
+        ({"answer": None}, "has no answer text to rate"),
+        ({"facts": [{"id": 1, "text": "x"}]}, "facts must be a list of objects with string 'id' and 'text'"),
+        ({"frame_markers": {"language": "en"}}, "frame_markers must be a list of objects"),
+    ):
+        write_jsonl(sheet, [rows[0], {**rows[1], **bad}])
+        with pytest.raises(LoadError) as err:
+            workspace(root, sheet).check_sheets()
+        assert err.value.problem.line == 2 and why in err.value.problem.message

@@ -115,9 +115,12 @@ def command(
         sessions=session_file(config.root, folder, bound.port),
     )
 
-    if not workspace.blind:  # the first visit to runs or the ledger need not wait for their reading
-        import threading
+    import threading
 
+    # the sheets check_sheets found unchanged are read now the socket listens (the first page waits
+    # for them); the first visit to runs or the ledger need not wait for their reading either
+    threading.Thread(target=workspace.load_sheets, name="review-sheets", daemon=True).start()
+    if not workspace.blind:
         threading.Thread(target=workspace.warm, name="review-warm", daemon=True).start()
 
     def started() -> None:
