@@ -119,12 +119,13 @@ def _pairs(value: Any, keys: tuple[str, str], rel: str, line: int, what: str) ->
     if value is None:
         return ()
     first, second = keys
-    try:  # what the json module makes: exact types (a comprehension, 40k facts at 10k rows)
-        out = tuple((v[first], v[second]) for v in value if type(v) is dict)
-        if type(value) is list and len(out) == len(value) and all(type(a) is str and type(b) is str for a, b in out):
-            return out
-    except (KeyError, TypeError):
-        pass
+    if type(value) is list:  # list comprehensions: 40k facts at 10k rows
+        try:  # of what JSON makes, only an object is indexed by a string
+            out = [(v[first], v[second]) for v in value]
+        except (KeyError, TypeError):
+            out = None
+        if out is not None and {type(x) for pair in out for x in pair} <= {str}:
+            return tuple(out)
     raise _fail(rel, line, f"{what} must be a list of objects with string {first!r} and {second!r}")
 
 
