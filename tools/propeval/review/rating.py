@@ -645,7 +645,7 @@ def read_journal(path: Path) -> tuple[list[JournalEntry], int]:
             and (quote is None or isinstance(quote, str))
             and id_field in ("row", "id")
             and isinstance(label, dict)
-            and id_field not in label
+            and not {"row", "id"} & label.keys()
         ):
             raise _journal_error(
                 path, n, "the line is not a save: it needs key, values, quote, id_field (row or id) and label"
