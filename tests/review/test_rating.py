@@ -374,3 +374,141 @@ def test_agree_compares_fact_states_fact_by_fact_as_the_files_page_offers(sheet:
     a = [x for p in plans["alice"] for x in p]
     b = [x for p in plans["bob"] for x in p]
     assert kappa["n"] == 12 and kappa["value"] == pytest.approx(cohen_kappa_score(a, b))
+
+
+def _agree(root: Path, field: str = "propaganda") -> Any:
+    files = [str(root / f"labels/sheet/{n}.jsonl") for n in ("alice", "bob")]
+    args = ["agree", *files, "--field", field, "--id-field", "row", "--resamples", "0", "--format", "json"]
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def test_agree_and_unblind_see_the_saves_a_killed_server_left_in_the_journal(sheet: Path) -> None:
+    """Saves made by the store (as the server makes them) and never compacted, as after a kill -9:
+    the label files hold none of them, yet `agree` and `agree unblind` read every one."""
+    root = sheet.parent
+    ws = workspace(root, sheet)
+    levels = {"alice": [0, 0, 0, 1], "bob": [0, 0, 1, 1]}
+    rows = read_jsonl(sheet)
+    answered = [n for n, r in enumerate(rows) if r["answer"]][:4]
+    for name, marks in levels.items():
+        store = ws.store("sheet", name)
+        for n, level in zip(answered, marks, strict=True):
+            quote = " ".join(rows[n]["answer"].split()[:4]) if level else None
+            assert store.save(rows[n]["row"], {**facts("stated", "stated", "stated", "stated"), "propaganda": level},
+                              quote).outcome.fields  # fmt: skip
+        assert (root / f"labels/sheet/.{name}.journal.jsonl").stat().st_size > 0
+        assert (root / f"labels/sheet/{name}.jsonl").read_text() == ""  # nothing compacted
+    res = _agree(root)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["units"] == 4
+    kappa = next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")
+    from sklearn.metrics import cohen_kappa_score
+
+    assert kappa["n"] == 4 and kappa["value"] == pytest.approx(cohen_kappa_score([0, 0, 0, 1], [0, 0, 1, 1]))
+    # a save that blanks a label (propaganda 1 without its quote) is replayed as blank, not as the old label
+    ws.store("sheet", "bob").save(rows[answered[3]]["row"], {**facts(*["stated"] * 4), "propaganda": 1}, None)
+    report = json.loads(_agree(root).output)  # alice still rates it; bob's is missing now
+    assert next(s for s in report["pairwise"][0]["stats"] if s["name"] == "cohen_kappa")["n"] == 3
+    out = root / "unblinded.jsonl"
+    res = CliRunner().invoke(
+        cli, ["agree", "unblind", str(root / "labels/sheet/alice.jsonl"), "--key", "private/key.json", "--out",
+              str(out)], catch_exceptions=False)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert sorted(r["propaganda"] for r in read_jsonl(out) if r["propaganda"] is not None) == [0, 0, 0, 1]
+
+
+def test_a_journal_line_cut_short_by_a_crash_is_ignored_and_the_next_save_follows_it(sheet: Path) -> None:
+    root = sheet.parent
+    rows = read_jsonl(sheet)
+    for name in ("alice", "bob"):
+        workspace(root, sheet).store("sheet", name).save(rows[0]["row"], {**facts(*["stated"] * 4), "propaganda": 0},
+                                                         None)  # fmt: skip
+    journal = root / "labels/sheet/.bob.journal.jsonl"
+    whole = journal.read_bytes()
+    with journal.open("ab") as fh:
+        fh.write(whole[: len(whole) // 2])  # a kill -9 in the middle of a write
+    res = _agree(root)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["units"] == 1
+    store = workspace(root, sheet).store("sheet", "bob")  # a new server: reads the journal, then saves
+    assert store.save(rows[1]["row"], {**facts(*["stated"] * 4), "propaganda": 0}, None).done == 2
+    assert journal.read_bytes().count(b"\n") == 2 and journal.read_bytes().endswith(b"\n")
+    assert json.loads(_agree(root).output)["units"] == 2
+    store.compact()
+    assert not journal.exists() and [r["propaganda"] for r in read_jsonl(root / "labels/sheet/bob.jsonl")][:2] == [0, 0]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"not json", "the line is not JSON"),
+        (b"[1, 2]", "the line is not a JSON object"),
+        (b'{"key": "r001", "values": {}, "quote": null, "id_field": "item_id", "label": {}}', "the line is not a save"),
+        (b'{"key": "r001", "values": {}, "quote": null, "id_field": "row", "label": {"id": "x"}}', "is not a save"),
+        (b'{"key": "r001", "values": {}, "quote": 3, "id_field": "row", "label": {}}', "the line is not a save"),
+        (b'{"key": "r999", "values": {}, "quote": null, "id_field": "row", "label": {}}', "'r999' is not in"),
+        (
+            b'{"key": "r001", "values": {"propaganda": 7}, "quote": null, "id_field": "row", "label": {}}',
+            "7 is not one",
+        ),
+    ],
+)
+def test_a_journal_changed_by_another_program_is_an_error_naming_file_line_and_fix(
+    sheet: Path, line: bytes, why: str
+) -> None:
+    from propeval.loader import LoadError
+
+    root = sheet.parent
+    rows = read_jsonl(sheet)
+    ws = workspace(root, sheet)
+    for name in ("alice", "bob"):
+        ws.store("sheet", name).save(rows[0]["row"], {**facts(*["stated"] * 4), "propaganda": 0}, None)
+    journal = root / "labels/sheet/.bob.journal.jsonl"
+    journal.write_bytes(line + b"\n" + journal.read_bytes())
+    fix = "delete this line (its save is lost), or move the journal away and relabel"
+    checked_by_rubric = why.startswith(("'r999'", "7 is"))  # only the server knows the sheet and the rubric
+    if not checked_by_rubric:
+        res = _agree(root)
+        assert res.exit_code == 1 and "Traceback" not in res.output
+        [problem] = json.loads(res.output)["problems"]
+        assert problem["path"] == journal.as_posix() and problem["line"] == 1 and problem["rule"] == "labels"
+        assert why in problem["message"] and fix in problem["message"]
+    with pytest.raises(LoadError) as err:
+        workspace(root, sheet).store("sheet", "bob").snapshot()
+    assert err.value.problem.line == 1 and why in err.value.problem.message and fix in err.value.problem.message
+
+
+def test_a_sheet_unchanged_since_it_loaded_is_read_once_the_socket_listens_and_a_changed_one_is_checked(
+    sheet: Path,
+) -> None:
+    """A start checks a sheet in full the first time; an unchanged sheet (same stamp, rubric and
+    code) is read after the socket listens, by the plain parse, into the same units; a sheet
+    changed since is checked in full again, and a bad one still stops the start."""
+    import time
+
+    from propeval.loader import LoadError
+
+    root = sheet.parent
+    time.sleep(max(0.0, 2.1 - (time.time() - sheet.stat().st_ctime)))  # older than memo.RACY_SECONDS
+    first = workspace(root, sheet)
+    first.check_sheets()
+    assert "source:sheet" in first._cache  # read before serving
+    again = workspace(root, sheet)
+    again.check_sheets()
+    assert "source:sheet" not in again._cache  # left for load_sheets
+    with serving(again) as served:
+        again.load_sheets()
+        page = Rater(served, "alice").client.get("/rate/sheet/2").text
+    strict, plain = first.source("sheet").units, again.source("sheet").units
+    assert plain == strict and strict[1].answer and strict[1].answer.split()[0] in page
+    rows = read_jsonl(sheet)
+    for bad, why in (
+        ({"answer": None}, "has no answer text to rate"),
+        ({"facts": [{"id": 1, "text": "x"}]}, "facts must be a list of objects with string 'id' and 'text'"),
+        ({"frame_markers": {"language": "en"}}, "frame_markers must be a list of objects"),
+    ):
+        write_jsonl(sheet, [rows[0], {**rows[1], **bad}])
+        with pytest.raises(LoadError) as err:
+            workspace(root, sheet).check_sheets()
+        assert err.value.problem.line == 2 and why in err.value.problem.message

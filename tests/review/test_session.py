@@ -215,6 +215,14 @@ def test_a_label_saved_just_before_kill_9_is_in_the_file_after_the_next_start(sh
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
+    # before any restart, agree's readers see the save (from the journal when it was not compacted)
+    res = CliRunner().invoke(
+        cli, ["agree", "unblind", str(root / "labels/sheet/alice.jsonl"), "--key", str(root / "private/key.json"),
+              "--out", str(root / "u.jsonl")],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert [r["fact_score"] for r in map(json.loads, (root / "u.jsonl").read_text().splitlines())].count(5) == 1
     with review_command(root, "--sheet", "sheet.jsonl"):
         pass  # started (the journal read) and stopped (compacted)
     got = json.loads((root / "labels/sheet/alice.jsonl").read_text().splitlines()[1])

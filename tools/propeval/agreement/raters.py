@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from propeval.agreement.stats import Label
 from propeval.errors import UsageError
-from propeval.loader import LoadError, load_jsonl
+from propeval.loader import LoadError
 from propeval.result import Problem
 
 if TYPE_CHECKING:
@@ -110,7 +110,9 @@ def read_rater_file(
     fail validation are left out and listed in ``problems``.
     """
     if not is_grades_file(path):
-        return rater_labels(path, load_jsonl(path, root=root), field=field, id_fields=id_fields)
+        from propeval.review.rating import label_rows
+
+        return rater_labels(path, label_rows(path, root), field=field, id_fields=id_fields)
     if config is None:
         raise UsageError(f"{path}: a grades file is read under its rubric, which needs the corpus")
     units, problems = read_graded_units(path, config)
@@ -125,7 +127,9 @@ def sample_source(path: Path, config: Config | None = None) -> tuple[list[dict[s
     each with what a rater reads (:data:`RATER_TEXTS`: the item's prompt and language, the run's
     answer, the claim's facts and frame markers)."""
     if not is_grades_file(path):
-        return [row for _, row in load_jsonl(path)], []
+        from propeval.review.rating import label_rows
+
+        return [row for _, row in label_rows(path)], []
     if config is None:
         raise UsageError(f"{path}: a grades file is read under its rubric, which needs the corpus")
     units, problems = read_graded_units(path, config)

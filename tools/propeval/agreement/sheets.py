@@ -15,7 +15,7 @@ from typing import Any
 
 from propeval.errors import UsageError
 from propeval.fsutil import atomic_write
-from propeval.loader import LoadError, dumps_json, load_jsonl, load_written
+from propeval.loader import LoadError, dumps_json, load_written
 from propeval.result import Problem
 
 MAX_KEY_BYTES = 1 << 30  # a key holds a few ids per sampled row; a source file is capped at this size too
@@ -103,7 +103,9 @@ def unblind(sheet_path: Path, key_path: Path, *, root: Path | None = None) -> li
     if not isinstance(rows, dict) or not isinstance(fields, list):
         raise LoadError(Problem(key_path.as_posix(), 1, 1, "labels", "not a sheet key: it needs 'rows' and 'fields'"))
     out = []
-    for line, row in load_jsonl(sheet_path, root=root):
+    from propeval.review.rating import label_rows
+
+    for line, row in label_rows(sheet_path, root):
         rid = row.get("row")
         if not isinstance(rid, str) or rid not in rows:
             raise LoadError(

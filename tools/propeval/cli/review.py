@@ -82,8 +82,6 @@ def command(
       propeval review --sheet sheet.jsonl --labels ~/labels
       propeval review --port 0 --no-browser --human rater1-items.jsonl
     """
-    import webbrowser
-
     from propeval.extras import require_extra
 
     require_extra("review", "review")
@@ -115,9 +113,12 @@ def command(
         sessions=session_file(config.root, folder, bound.port),
     )
 
-    if not workspace.blind:  # the first visit to runs or the ledger need not wait for their reading
-        import threading
+    import threading
 
+    # the sheets check_sheets found unchanged are read now the socket listens (the first page waits
+    # for them); the first visit to runs or the ledger need not wait for their reading either
+    threading.Thread(target=workspace.load_sheets, name="review-sheets", daemon=True).start()
+    if not workspace.blind:
         threading.Thread(target=workspace.warm, name="review-warm", daemon=True).start()
 
     def started() -> None:
@@ -128,7 +129,11 @@ def command(
                 f"warning: listening on {host} over plain HTTP; whoever has the URL (its token) can read and write",
                 err=True,
             )
-        if not no_browser and not webbrowser.open(bound.url):
+        if no_browser:
+            return
+        import webbrowser
+
+        if not webbrowser.open(bound.url):
             click.echo("no browser could be opened here: open the URL above", err=True)
 
     run(app, bound, on_start=started)

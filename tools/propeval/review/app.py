@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,10 +27,12 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from propeval.review import dedup_routes, rate_routes, runs_routes, security
-from propeval.review.dedup_runner import DedupRunner
+from propeval.review import rate_routes, security
 from propeval.review.pages import HERE, Pages
 from propeval.review.workspace import Workspace
+
+if TYPE_CHECKING:
+    from propeval.review.dedup_runner import DedupRunner
 
 
 def build_app(
@@ -45,7 +48,10 @@ def build_app(
     ``sessions`` is the file that keeps the sessions over a restart (none: in memory only)."""
     pages = Pages(workspace)
     routes: list[BaseRoute] = [*rate_routes.routes(pages)]
-    if not workspace.blind:
+    if not workspace.blind:  # a rating session never imports the other views
+        from propeval.review import dedup_routes, runs_routes
+        from propeval.review.dedup_runner import DedupRunner
+
         routes += dedup_routes.routes(pages, dedup or DedupRunner(workspace.config))
         routes += runs_routes.routes(pages)
     routes.append(Mount("/static", StaticFiles(directory=HERE / "static"), name="static"))

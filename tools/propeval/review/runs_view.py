@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from propeval.loader import load_jsonl, relative_path
+from propeval.loader import relative_path
+from propeval.review.rating import label_rows
 
 if TYPE_CHECKING:
     from propeval.config import Config
@@ -79,7 +80,7 @@ class RunView:
 def _human_labels(path: Path, kind: Any, root: Path) -> dict[str, dict[str, Any]]:
     """item_id -> unit -> label, from a human label file (strict loader)."""
     out: dict[str, dict[str, Any]] = {}
-    for _, line in load_jsonl(path, root=root):
+    for _, line in label_rows(path, root):
         item = line.get("item_id")
         if not isinstance(item, str):
             continue

@@ -9,6 +9,7 @@ own actions, or by hand) is read again on the next request, found by its size, t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from propeval.workspace import Workspace as CoreWorkspace
 
 
+SHEET_SLOT = "review sheet"  # propeval.memo's slot (with the sheet's path) for a sheet that loaded
 COMPACT_AFTER = 0.3  # seconds after a save before its label file is written
 # A folder's tree is walked again for changes (off the request) once its stamp is this old; the
 # app's own actions call Workspace.invalidate, so only a hand edit waits this long to show.
@@ -123,6 +125,8 @@ class Workspace:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _dirty: set[LabelStore] = field(default_factory=set)
     _wake: threading.Event = field(default_factory=threading.Event)
+    _flushing: threading.Lock = field(default_factory=threading.Lock)
+    _vouched: dict[Path, bytes] = field(default_factory=dict)  # sheets check_sheets found as they loaded before
     _compactor: threading.Thread | None = None
     _trees: dict[Path, tuple[float, tuple[int, int]]] = field(default_factory=dict)
     _walking: set[Path] = field(default_factory=set)
@@ -278,14 +282,47 @@ class Workspace:
     # ------------------------------------------------------------------ rating sources
 
     def check_sheets(self) -> None:
-        """Load every sheet named on the command line now, so a bad one stops the start.
+        """Load every sheet named on the command line now, so a bad one stops the start; a sheet
+        that loaded before under the same rubric and code, unchanged since (its stat stamp, as
+        :mod:`propeval.memo` keeps it), is not read here but by :meth:`load_sheets` (a thread, once
+        the socket listens: a 10k-row sheet is half a second of the start).
 
         Raises:
             LoadError: a sheet does not load; UsageError: its rubric cannot be told.
         """
+        from propeval import memo
+
+        for entry in self.sources():
+            if entry.kind != "sheet":
+                continue
+            fact = self._sheet_fact(entry)
+            slot = f"{SHEET_SLOT} {entry.path}"
+            if fact is not None and memo.remembered(slot, fact):
+                self._vouched[entry.path] = fact
+                continue
+            self.source(entry.slug)
+            if fact is not None:
+                memo.remember(slot, fact)
+
+    def _sheet_fact(self, entry: SourceEntry) -> bytes | None:
+        """What a sheet's load checked: the file's stat stamp, its rubric and the code that read it."""
+        from propeval import memo
+
+        if entry.error:
+            return None
+        code = hashlib.sha256()
+        here = Path(__file__).parent
+        for module in (here / "rating.py", here / "forms.py", here.parent / "loader.py"):
+            code.update(module.read_bytes())
+        return memo.file_fact(entry.path, entry.rubric, self.load_rubric(entry.rubric).hash, code.hexdigest())
+
+    def load_sheets(self) -> None:
+        """Read every sheet now (a thread at start: the first page waits for it on the lock and
+        shows why, should one no longer load)."""
         for entry in self.sources():
             if entry.kind == "sheet":
-                self.source(entry.slug)
+                with contextlib.suppress(PropevalError, OSError):
+                    self.source(entry.slug)
 
     def sources(self) -> list[SourceEntry]:
         """The sheets named on the command line, then each rubric's gold cases and candidates (read
@@ -355,7 +392,15 @@ class Workspace:
         with self._lock:
             hit = self._cache.get(f"source:{source_slug}")
             if hit is None or hit.stamp != stamp:
-                src = load_source(entry.path, rubric, root=self.config.root, source_slug=entry.slug, kind=entry.kind)
+                vouched = self._vouched.pop(entry.path, None)
+                src = load_source(
+                    entry.path,
+                    rubric,
+                    root=self.config.root,
+                    source_slug=entry.slug,
+                    kind=entry.kind,
+                    vouched=vouched is not None and vouched == self._sheet_fact(entry),
+                )
                 hit = self._cache[f"source:{source_slug}"] = _Cached(stamp, src)
                 self._stores = {k: v for k, v in self._stores.items() if k[0] != source_slug}
             return hit.value  # type: ignore[return-value]
@@ -404,18 +449,20 @@ class Workspace:
         return problems
 
     def flush(self) -> list[str]:
-        """Write every label file that has saves pending; returns why any could not be (kept pending)."""
-        with self._lock:
-            stores, self._dirty = self._dirty, set()
-        problems = []
-        for store in stores:
-            try:
-                store.compact()
-            except (PropevalError, OSError) as e:
-                problems.append(str(e))
-                with self._lock:
-                    self._dirty.add(store)
-        return problems
+        """Write every label file that has saves pending; returns why any could not be (kept pending).
+        A flush waits for one under way (the background one), so that its files are written on return."""
+        with self._flushing:
+            with self._lock:
+                stores, self._dirty = self._dirty, set()
+            problems = []
+            for store in stores:
+                try:
+                    store.compact()
+                except (PropevalError, OSError) as e:
+                    problems.append(str(e))
+                    with self._lock:
+                        self._dirty.add(store)
+            return problems
 
     def shown_path(self, path: Path) -> str:
         """A path as the page shows it: relative to the corpus root when under it."""
