@@ -12,6 +12,7 @@ from propeval.cli._common import exit_fast, from_the_command_line, workspace_fro
 from propeval.cli._progress import embedding_progress
 from propeval.pipeline.hook import PARTS, HookPart, HookResult, run_hook
 from propeval.reporters import Report, printable, write
+from propeval.reporters.jsondoc import dumps
 
 HOOK_FORMATS = ("text", "json", "github")
 
@@ -93,7 +94,7 @@ def command(
             "exit_code": result.exit_code,
             **{p.name: _json_of(p, verbose) for p in result.parts},
         }
-        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        click.echo(dumps(doc))
     else:
         for part in result.parts:
             if fmt == "text":
