@@ -183,7 +183,39 @@ def test_an_approval_counts_for_those_exact_bytes_only(repo: Any, in_git: Any, t
     res = ci()
     assert res.exit_code == 1
     assert "Makefile [policy-change] policy change: needs a maintainer: Makefile (changed;" in res.output
-    assert ".github/workflows/pr.yml [policy-change]" not in res.output  # still the approved bytes
+    # The approval binds its changes together: with one of them changed, it approves none of them.
+    assert ".github/workflows/pr.yml [policy-change]" in res.output
+
+
+@pytest.mark.slow  # three ci runs and a signed approval
+def test_an_approval_binds_its_pull_request_not_a_copy_or_a_subset(repo: Any, in_git: Any) -> None:
+    makefile, workflow = "test:\n\tpytest -q\n", TOOLING[".github/workflows/pr.yml"] + "      - run: make test\n"
+    repo.write("Makefile", makefile)
+    repo.write(".github/workflows/pr.yml", workflow)
+    commit(in_git, "tooling")
+    approved = run("ledger", "approve", "--base", "main", "--note", "pytest -q")
+    assert approved.exit_code == 0, approved.output
+    commit(in_git, "approved")
+    assert ci().exit_code == 0
+    (record,) = list(repo.root.rglob("approvals/*.json"))
+    rel, signed = record.relative_to(repo.root), record.read_bytes()
+    # A copy: another branch off main with the very same bytes, and the signed approval copied in.
+    in_git("checkout", "-qb", "copy", "main")
+    repo.write("Makefile", makefile)
+    repo.write(".github/workflows/pr.yml", workflow)
+    repo.write(str(rel), signed)
+    commit(in_git, "the same bytes")
+    res = ci()
+    assert res.exit_code == 1, res.output
+    assert "Makefile [policy-change] policy change: needs a maintainer" in res.output
+    # A subset: the approved branch, with one of the two approved changes taken back.
+    in_git("checkout", "-q", "pr")
+    in_git("checkout", "-qb", "subset")
+    repo.write(".github/workflows/pr.yml", TOOLING[".github/workflows/pr.yml"])
+    commit(in_git, "the Makefile change only")
+    res = ci()
+    assert res.exit_code == 1, res.output
+    assert "Makefile [policy-change] policy change: needs a maintainer" in res.output
 
 
 def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, in_git: Any) -> None:

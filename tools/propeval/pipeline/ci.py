@@ -181,6 +181,8 @@ def _approved(
 
     # The tree's records under the base's policy: its ledger folder and its maintainers' keys.
     approvals = read_approvals(Workspace(base_cfg).ledger, set(gitutil.changed_paths(tree.root, merge_base)))
+    made = {(c.path, c.before, c.after) for c in files}
+    covered = approvals.covered(merge_base, made, lambda head: gitutil.is_ancestor(tree.root, head))
     unapproved, notes = [], []
     problems = list(approvals.problems)
     allowlist = base_cfg.settings.dedup.allowlist
@@ -207,7 +209,7 @@ def _approved(
             if bad:
                 unapproved.append(change)
             continue
-        by = approvals.covered.get((change.path, change.before, change.after))
+        by = covered.get((change.path, change.before, change.after))
         if by is not None:
             notes.append(f"{change.path}: change approved by {by}")
             continue
