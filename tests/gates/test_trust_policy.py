@@ -50,6 +50,15 @@ ATTACKS = {
     "rubrics/facts-v1/prompt.md": ("replace", "how answers are graded, and the gold sets judges are held to"),
     "rubrics/facts-v1/gold.jsonl": ("delete", "how answers are graded, and the gold sets judges are held to"),
     "pyproject.toml": ("build", "how propeval is built, installed and tested (everything outside [tool.propeval])"),
+    "pytest.ini": ("add", "what the tests run (pytest's configuration: plugins, options)"),
+    "tox.ini": ("add", "what the tests run (tox's and pytest's configuration)"),
+    "questions/conftest.py": ("add", "what the tests run (pytest imports every conftest.py on its way)"),
+    ".envrc": ("add", "what a shell runs on entering the folder (direnv)"),
+    ".vscode/tasks.json": ("add", "what the editor runs (tasks, launch and settings files)"),
+    "tools/sitecustomize.py": ("add", "code Python runs at every start when the folder is on its path"),
+    "tools/usercustomize.py": ("add", "code Python runs at every start when the folder is on its path"),
+    "tools/evil.pth": ("add", "code Python runs at every start (a .pth file's import lines)"),
+    "run-me": ("link", "a link to scripts/in-venv: what the hooks and the Makefile run"),
 }
 
 
@@ -102,6 +111,8 @@ def attack(repo: Any, path: str, how: str) -> None:
         target.unlink()
     elif how == "build":
         target.write_text(target.read_text() + '\n[project]\nname = "x"\ndependencies = ["evil-package"]\n')
+    elif how == "link":
+        target.symlink_to("scripts/in-venv")
     elif path == "schema.json":
         schema = json.loads(target.read_text())
         schema["$defs"]["item"]["properties"]["prompt"]["maxLength"] = 400000
@@ -117,7 +128,7 @@ def test_a_change_to_a_policy_file_is_a_policy_change(repo: Any, in_git: Any, pa
     commit(in_git)
     res = ci()
     assert res.exit_code == 1, res.output
-    verb = {"replace": "changed", "build": "changed", "add": "added", "delete": "deleted"}[how]
+    verb = {"replace": "changed", "build": "changed", "add": "added", "delete": "deleted", "link": "added"}[how]
     detail = ": project" if how == "build" else ""
     wanted = f"{path} [policy-change] policy change: needs a maintainer: {path} ({verb}; {what}{detail}"
     assert any(line.startswith(wanted) for line in res.output.splitlines()), res.output
