@@ -342,3 +342,19 @@ def test_a_blocklisted_official_statement_needs_a_maintainers_approval(repo: Any
     commit(in_git, "anchor again")
     res = ci()
     assert res.exit_code == 0, res.output
+
+
+def test_a_branch_behind_its_base_is_not_blamed_for_the_base_s_newer_changes(repo: Any, in_git: Any) -> None:
+    """ci --base compares the branch with its merge base: what main changed since the branch forked
+    (a [tool.propeval] key, a policy file) is main's, not the pull request's."""
+    repo.write("questions/note.txt", "a data change\n")
+    commit(in_git, "the pull request's own change")
+    in_git("checkout", "-q", "main")
+    pyproject = repo.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("max_attempts = 2", "max_attempts = 3"))
+    repo.write("Makefile", "test:\n\tpytest -q\n")
+    commit(in_git, "main moves on")
+    in_git("checkout", "-q", "pr")
+    res = ci()
+    assert res.exit_code == 0, res.output
+    assert "policy-change" not in res.output

@@ -146,11 +146,11 @@ def policy_changes(tree: Config, base: str, base_cfg: Config, keys: list[str] | 
     """The policy files the tree changed since the merge base with ``base``, under ``base_cfg``'s
     settings; pyproject.toml also when only ``[tool.propeval]`` did (``keys``: the keys it
     changed; None: worked out here), so that one approval covers the whole file."""
-    from propeval.policy import changed_keys, table_at
+    from propeval.policy import changed_since_fork
     from propeval.policy_files import FileChange, changed_policy_files, source_exceptions
 
     if keys is None:
-        keys = changed_keys(table_at(tree.root, base), tree.raw)
+        keys = changed_since_fork(tree, base)
     files = changed_policy_files(tree, base, base_cfg.settings) + source_exceptions(tree, base, base_cfg)
     if keys and not any(_shown(tree, c.path) == "pyproject.toml" for c in files):
         top = gitutil.toplevel(tree.root)
