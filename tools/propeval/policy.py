@@ -151,6 +151,44 @@ def _used_endpoints(settings: ProjectSettings) -> list[str]:
     return list(dict.fromkeys(settings.gates.endpoint_names(settings.judge)))
 
 
+def default_base(root: Path) -> str | None:
+    """The branch a checkout's pull requests merge into, as git knows it: ``origin/HEAD`` (what a
+    clone sets), else ``origin/main``, else None."""
+    for ref in ("origin/HEAD", "origin/main"):
+        if gitutil.commit_of(root, ref) is not None:
+            return ref
+    return None
+
+
+def endpoints_moved(tree: Config, base: str | None) -> list[str]:
+    """The endpoint keys of ``[tool.propeval]`` (where requests and API keys go) the tree changed
+    since its merge base with ``base`` (default :func:`default_base`); [] outside git or with no base."""
+    from propeval.errors import GitError
+
+    try:
+        base = base or default_base(tree.root)
+        if base is None:
+            return []
+        return [k for k in changed_since_fork(tree, base) if k.startswith(ENDPOINT_KEYS)]
+    except (GitError, ConfigError):
+        return []
+
+
+def refuse_moved_endpoints(tree: Config, base: str | None, trusted: bool) -> None:
+    """A PolicyError when the tree moved an endpoint since it forked from ``base``, unless
+    ``trusted`` (the user said they trust this tree's endpoints): ``answer`` and ``grade`` use the
+    tree's endpoints, and a pull request's checkout could send the API key anywhere."""
+    moved = [] if trusted else endpoints_moved(tree, base)
+    if moved:
+        shown = "; ".join(f"{k}: {describe(tree.raw, k)} here" for k in moved[:3])
+        raise PolicyError(
+            f"this checkout changes where requests and API keys go since it forked from "
+            f"{base or default_base(tree.root)} ({shown}); refused. Read the change; if you trust it, run "
+            "again with --trust-endpoints (or give --base-url yourself)",
+            key=moved[0],
+        )
+
+
 def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
     """The Config an ``--online`` gate runs with: endpoints a maintainer set, never the tree's.
 
