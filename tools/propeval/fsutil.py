@@ -249,3 +249,25 @@ def read_regular(path: Path, limit: int) -> bytes:
     if len(data) > limit:
         raise UnsafeFileError(errno.EFBIG, f"over the {limit} bytes a cache file may hold", str(path))
     return data
+
+
+def prune(folder: Path, pattern: str, *, keep: int, max_age_days: float, spare: Path | None = None) -> int:
+    """Remove the files of ``folder`` matching ``pattern`` beyond the ``keep`` most recently
+    modified, and any older than ``max_age_days``, but ``spare``: a user cache that holds one file
+    per checkout (or per corpus) stays bounded however many checkouts come and go. Returns how many
+    were removed; a file that cannot be removed (another process's, gone already) is left."""
+    import time
+
+    try:
+        found = [(p.stat().st_mtime, p) for p in folder.glob(pattern) if p != spare and p.is_file()]
+    except OSError:
+        return 0
+    found.sort(reverse=True)
+    cutoff = time.time() - max_age_days * 86400
+    removed = 0
+    for n, (mtime, path) in enumerate(found):
+        if n >= keep - (spare is not None) or mtime < cutoff:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed

@@ -46,6 +46,9 @@ RACY_SECONDS = 2.0
 # The most a cache file is read to: far above a corpus of 100,000 files (about 300 MB); a larger
 # file (or no regular file: a FIFO, a link to a device) reads as empty, as a damaged one does.
 MAX_BYTES = 1 << 31
+# The cache folder keeps the files of at most this many corpus roots, none unused this long.
+KEEP_FILES = 32
+KEEP_DAYS = 60
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns
 
 # The keys of a corpus file's data that rules read of every file (Document.get answers them from
@@ -351,6 +354,10 @@ class LoadCache:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+            from propeval.fsutil import prune
+
+            # One file per corpus root: checkouts come and go (worktrees, CI, temporary clones).
+            prune(self.path.parent, "*.bin", keep=KEEP_FILES, max_age_days=KEEP_DAYS, spare=self.path)
 
 
 def now() -> float:

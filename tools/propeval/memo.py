@@ -79,6 +79,12 @@ def remember(slot: str, fact: bytes, folder: Path | None = None) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, record + "\n", cache=True)
+    from propeval.fsutil import prune
+
+    prune(path.parent, "?" * 32, keep=KEEP_RECORDS, max_age_days=60, spare=path)  # one per corpus or model
+
+
+KEEP_RECORDS = 256
 
 
 # As in git's index (and :mod:`propeval.loadcache`): a file whose status changed this recently is
