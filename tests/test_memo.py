@@ -185,7 +185,8 @@ def test_the_records_stay_bounded(tmp_path: Path) -> None:
     for n in range(memo.KEEP_RECORDS + 20):
         memo._path(f"slot {n}", tmp_path).parent.mkdir(parents=True, exist_ok=True)
         memo._path(f"slot {n}", tmp_path).write_text("x\n")
-        os.utime(memo._path(f"slot {n}", tmp_path), (n, n))  # the oldest first
+        then = time.time() - 3600 * (memo.KEEP_RECORDS + 20 - n)  # the oldest first, all of the last days
+        os.utime(memo._path(f"slot {n}", tmp_path), (then, then))
     memo.remember("new slot", b"fact", tmp_path)
     left = list((tmp_path / "checked").iterdir())
     assert len(left) == memo.KEEP_RECORDS
