@@ -210,6 +210,16 @@ def test_csv_with_a_mapping_file_and_map_options(corpus: Any) -> None:
     ]
 
 
+def test_an_excel_csv_utf8_file_with_its_byte_order_mark_is_read(corpus: Any) -> None:
+    """Excel's "CSV UTF-8 (comma delimited)" starts the file with a byte-order mark: the first
+    column is still its own name, not one that starts with U+FEFF."""
+    src = corpus.write("in/sheet.csv", "\ufeff" + CSV)
+    mapping = corpus.write("in/mapping.yaml", MAPPING)
+    code, doc = run_json(corpus.root, str(src), "--mapping", str(mapping), "--map", "claim=group")
+    assert code == 0 and doc["written"], doc["problems"]
+    assert doc["items"] == ["i0001", "i0002"]
+
+
 def _release(tmp_path: Path, rows: list[dict[str, Any]], *, sums_ok: bool = True) -> Path:
     folder = tmp_path / "rel"
     folder.mkdir(exist_ok=True)
