@@ -194,9 +194,9 @@ class EmbeddingCache:
         if fact is None or not memo.remembered(slot, fact, self.folder):
             if not cachekey.same(self._mac(arrays), mac):
                 self.warnings.append(
-                    f"embedding cache {path} failed authentication (its MAC does not match: it was changed after it "
-                    f"was written, or not written by this user's propeval); none of its {keys.shape[0]} entries is "
-                    "used, and their texts are embedded again"
+                    f"embedding cache {path} failed authentication (its MAC does not match this user's cache key: it "
+                    "was written by another user, machine or CI runner, which is the usual reason, or changed since); "
+                    f"none of its {keys.shape[0]} entries is used, and their texts are embedded again"
                 )
                 return empty, None, None
             if fact is not None:
@@ -253,8 +253,8 @@ class EmbeddingCache:
             record = data[pos : pos + size]
             if not hmac.compare_digest(self._record_mac(record), data[pos + size : pos + size + 32]):
                 out.damage = (
-                    f"failed authentication at byte {pos} (a record's MAC does not match: it was changed after it "
-                    "was written, or not written by this user's propeval)"
+                    f"failed authentication at byte {pos} (a record's MAC does not match this user's cache key: it "
+                    "was written by another user, machine or CI runner, which is the usual reason, or changed since)"
                 )
                 break
             if dim is not None and d != dim:

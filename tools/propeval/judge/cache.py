@@ -123,8 +123,8 @@ class ResponseCache:
         if not cachekey.same(_mac(entry), entry.get("mac")):
             return self._bad(
                 path,
-                "failed authentication (its MAC does not match: it was changed after it was written, or was not "
-                "written by this user's propeval)",
+                "failed authentication (its MAC does not match this user's cache key: it was written by another "
+                "user, machine or CI runner, which is the usual reason, or changed since)",
             )
         text, finish = entry.get("text"), entry.get("finish_reason")
         if not isinstance(text, str) or not text or not (finish is None or isinstance(finish, str)):
