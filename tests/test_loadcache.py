@@ -139,10 +139,14 @@ def test_source_key_leaves_to_the_schema_what_the_cap_never_counted(url: Any) ->
     assert source_key(url) == expected
 
 
-def test_the_cache_folder_keeps_a_bounded_number_of_checkouts(good_corpus: CorpusDir) -> None:
+def test_the_cache_folder_keeps_a_bounded_number_of_checkouts(
+    good_corpus: CorpusDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One cache file per corpus root: checkouts come and go (worktrees, temporary clones), and
     each save prunes the folder to the most recent few, none unused for two months."""
     from propeval import loadcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "own-cache"))  # no other test's files beside
 
     aged(good_corpus.root)
     path = loadcache.LoadCache(good_corpus.root.resolve()).path
