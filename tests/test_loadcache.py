@@ -137,3 +137,30 @@ def test_the_claims_per_source_cap_counts_cached_claims_as_parsed_ones(corpus: C
 def test_source_key_leaves_to_the_schema_what_the_cap_never_counted(url: Any) -> None:
     expected = None if not isinstance(url, str) or not url.startswith("https://E") else "https://example.org/a"
     assert source_key(url) == expected
+
+
+def test_the_cache_folder_keeps_a_bounded_number_of_checkouts(
+    good_corpus: CorpusDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One cache file per corpus root: checkouts come and go (worktrees, temporary clones), and
+    each save prunes the folder to the most recent few, none unused for two months."""
+    from propeval import loadcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "own-cache"))  # no other test's files beside
+
+    aged(good_corpus.root)
+    path = loadcache.LoadCache(good_corpus.root.resolve()).path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    others = []
+    for n in range(40):
+        other = path.parent / f"{n:024x}.bin"
+        other.write_bytes(b"another checkout's cache")
+        age = 3600 * n if n < 35 else 86400 * 90  # the last five unused for three months
+        os.utime(other, (now - age, now - age))
+        others.append(other)
+    load_corpus(load_config())
+    left = sorted(path.parent.glob("*.bin"))
+    assert path in left and len(left) == loadcache.KEEP_FILES
+    assert all(o in left for o in others[: loadcache.KEEP_FILES - 1])  # the most recent kept
+    assert not any(o.exists() for o in others[35:])

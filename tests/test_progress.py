@@ -107,3 +107,29 @@ def test_dedup_shows_the_bar_on_a_terminal_and_not_in_ci_or_json(bundled_e5: Pat
     (corpus.root / ".cache").rename(corpus.root / ".cache-ci")
     code, out, screen = _run_on_a_terminal(corpus.root, ["dedup", "--format", "json"], ci=False)
     assert '"texts_encoded_now": ' + str(n) in out and "embedding" not in screen, screen
+
+
+def test_off_a_terminal_a_long_run_writes_a_plain_line_now_and_then(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Piped (or in CI), no bar: a line every PLAIN_EVERY seconds says how far the run is, so a
+    run of minutes is not silent; a short run writes nothing."""
+    from propeval import progress
+
+    monkeypatch.setenv("CI", "")
+    with progress.bar("answering") as update:
+        assert update is not None
+        update(1, 10)
+    assert capsys.readouterr().err == ""  # under PLAIN_EVERY: nothing
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    with progress.bar("answering") as update:
+        assert update is not None
+        update(3, 10)
+    with progress.phases("import") as step:
+        assert step is not None
+        step("dedup: embedding", 40, 200)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("answering: 3/10, ") and err[0].endswith(" s")
+    assert err[1].startswith("import: dedup: embedding 40/200, ")
+    with progress.bar("answering", enabled=False) as update:
+        assert update is None  # json output: nothing at all

@@ -214,3 +214,12 @@ def test_the_workflow_is_valid_for_github() -> None:
         check=False,
     )
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_every_job_has_a_timeout() -> None:
+    """GitHub's default is six hours: a hung step would hold a runner that long."""
+    jobs = workflow()["jobs"]
+    assert all(isinstance(job.get("timeout-minutes"), int) and job["timeout-minutes"] <= 60 for job in jobs.values())
+    # what propeval init writes (a string.Template: not YAML until filled in)
+    template = (REPO / "tools/propeval/data/init/workflow.yml").read_text(encoding="utf-8")
+    assert template.count("\n    timeout-minutes: ") == template.count("\n    runs-on: ") >= 1

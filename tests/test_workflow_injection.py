@@ -137,3 +137,71 @@ def test_check_refuses_a_prompt_line_that_starts_with_a_workflow_command(injecte
         "as a workflow command (here ::stop-commands::) wherever a log prints it; reword the line",
         "7 error(s), 0 warning(s) in 5 file(s) checked",
     ]
+
+
+# The runner's two parsers (actions/runner ActionCommand): TryParse finds "##[" anywhere in a line and
+# runs "##[name props]data" when a "]" follows; TryParseV2 runs "::name props::data" once leading
+# white space (any Unicode blank) is trimmed.
+V1_PROMPT = '"Is ##[add-mask]Beijing masked? ##[stop-commands]pwned"'
+V2_PROMPT = '"\\u00a0\\u2003::add-mask::Beijing"'
+
+
+def v1_commands(output: str) -> list[str]:
+    return [line for line in output.splitlines() if re.search(r"##\[[^\]]*\]", line)]
+
+
+@pytest.fixture
+def v1_injected(corpus: CorpusDir) -> CorpusDir:
+    corpus.claim()
+    corpus.claim("c0002", source_url="https://en.wikipedia.org/wiki/June_Fourth")
+    corpus.item("i0001", prompt=V1_PROMPT)
+    corpus.item("i0002", "c0002", prompt=V1_PROMPT)
+    return corpus
+
+
+def test_check_refuses_a_v1_workflow_command_anywhere_in_a_line(v1_injected: CorpusDir) -> None:
+    code, output = invoke("check", "--rule", "workflow-command")
+    assert code == 1
+    assert output.splitlines()[0] == (
+        "questions/c0001/i0001.yaml:6:9 [workflow-command] prompt line 1 holds '##\\[', which GitHub Actions runs as "
+        "a workflow command (here ##\\[add-mask]) wherever a log prints it; reword the line"
+    )
+    assert output.splitlines()[-1] == "4 error(s), 0 warning(s) in 4 file(s) checked"
+
+
+def test_check_refuses_a_v2_workflow_command_after_unicode_blanks(corpus: CorpusDir) -> None:
+    corpus.claim()
+    corpus.item("i0001", prompt=V2_PROMPT)
+    code, output = invoke("check", "--rule", "workflow-command")
+    assert code == 1, output
+    assert "prompt line 1 starts with '::'" in output
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_output_holds_a_v1_workflow_command(v1_injected: CorpusDir, in_git: Any, fmt: str) -> None:
+    in_git("add", "-A")  # no commit yet: the hook checks everything
+    for args in (
+        ("check", "--format", fmt),
+        ("dedup", "--pass", "exact", "--format", fmt),
+        ("hook", "--skip", "groups", "--format", fmt),
+    ):
+        if args[0] == "hook" and fmt not in ("text", "json"):
+            continue
+        code, output = invoke(*args)
+        assert code in (0, 1), (args, output)
+        if args[0] == "check" or fmt in ("text", "json"):  # the finding, or the text printed and neutralised
+            assert ("workflow-command" if args[0] == "check" else "Beijing") in output, (args, output)
+        assert not v1_commands(output), (args, v1_commands(output))
+        if fmt in ("json", "sarif"):
+            json.loads(output[output.index("{") : output.rindex("}") + 1])  # still JSON
+
+
+def test_escapes_follow_the_runner() -> None:
+    from propeval.reporters import disarm, github_escape, printable
+
+    assert printable("a ##[add-mask]b") == "a ##\\[add-mask]b"
+    assert disarm("\u00a0::add-mask::x").lstrip("\u00a0").startswith("\\::")
+    assert disarm("x ##[stop-commands]y") == "x ##\\[stop-commands]y"
+    assert github_escape("50%\r\n##[x]", True) == "50%25%0D%0A##\\[x]"
+    assert github_escape("a:b,c", True) == "a%3Ab%2Cc"
+    assert github_escape("a:b,c") == "a:b,c"

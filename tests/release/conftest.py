@@ -101,10 +101,11 @@ def ledgers(small: CorpusDir) -> CorpusDir:
     for name in ("facts-v1", "audit-v1"):
         (small.root / "ledger/judge").mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "ledger/judge" / f"{name}.json", small.root / "ledger/judge" / f"{name}.json")
-    # One committed answerability record, made by the same model: behind a failing judge it is
-    # shown as not checked (its binding is for the repository's item, so it is stale here too).
+    # One answerability record the repository shipped, made by the same model: behind a failing
+    # judge it is shown as not checked (its binding is for the repository's item, so it is stale
+    # here too).
     (small.root / "ledger/answerability").mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "ledger/answerability/i0001.json", small.root / "ledger/answerability/i0001.json")
+    shutil.copy(REPO / "tests/fixtures/ledger/answerability-i0001.json", small.root / "ledger/answerability/i0001.json")
     write_dedup_record(small)
     base = {"rubric": "facts-v1", "status": "scored", "propaganda": 0}
     write_jsonl(

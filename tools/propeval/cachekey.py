@@ -110,5 +110,6 @@ def digest(key: bytes, data: bytes) -> str:
 
 
 def same(a: str, b: object) -> bool:
-    """Whether ``b`` is the MAC ``a`` (constant time)."""
-    return isinstance(b, str) and hmac.compare_digest(a, b)
+    """Whether ``b`` is the MAC ``a`` (constant time). Anything but an ASCII string is not, without
+    a ``TypeError`` from ``hmac.compare_digest``, which compares no other ``str``."""
+    return isinstance(b, str) and b.isascii() and hmac.compare_digest(a, b)

@@ -54,7 +54,13 @@ class GitError(PropevalError):
 
 
 def install_hint(extra: str) -> str:
-    """How to install an extra: propeval is not on a package index, so from a clone of its repository."""
+    """How to install an extra: into this clone when propeval runs from one (an editable install),
+    else from a clone of its repository (propeval is not on a package index)."""
+    from pathlib import Path
+
+    top = Path(__file__).resolve().parents[2]
+    if (top / "pyproject.toml").is_file() and (top / "tools" / "propeval").is_dir():
+        return f"into this clone's venv: pip install -e '{top}[{extra}]' (make setup there installs every extra)"
     return f"in a clone of the propeval repository: pip install -e '.[{extra}]' (make setup there installs every extra)"
 
 

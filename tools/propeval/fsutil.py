@@ -8,6 +8,7 @@ an appended line is truncated away.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -22,13 +23,16 @@ def _storage_error(path: Path, e: OSError, undone: str) -> StorageError:
     return StorageError(f"cannot write {path}: {reason}; {undone}", path=str(path), errno=e.errno, reason=reason)
 
 
-def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> None:
+def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8", cache: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder, fsync, then rename.
+
+    A device or a FIFO at ``path`` is written to, not replaced, unless ``cache``: a cache's file
+    is always renamed over whatever is there (a FIFO planted in a cache folder would block the write).
 
     Raises StorageError when the write fails; ``path`` then still holds what it held before.
     """
     raw = data.encode(encoding) if isinstance(data, str) else data
-    if _special(path):
+    if not cache and _special(path):
         # A device or a FIFO (`-o /dev/null`, `--sarif /dev/stdout`) is written to, never renamed
         # over: run as root, a rename would replace /dev/null with a regular file for every process.
         try:
@@ -185,3 +189,85 @@ def locked(path: Path, timeout: float = 60.0, busy: Callable[[], Exception] | No
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+class UnsafeFileError(OSError):
+    """A cache file that is not read: a symbolic link, a FIFO, a device or a folder, or a file over
+    its reader's size cap. Every cache reader takes it as a miss, as it takes a damaged file."""
+
+
+def open_regular(path: Path, limit: int | None = None) -> io.BufferedReader:
+    """``path`` opened for reading (binary, buffered, ``name`` the path) when it is a regular file
+    of at most ``limit`` bytes, never following a link at its last step and never waiting on a
+    FIFO: what a cache reader opens, since a cache folder restored or copied from elsewhere can hold
+    a FIFO (a read that never returns), a link to ``/dev/zero`` (a read that never ends) or a file
+    of any size.
+
+    Raises:
+        FileNotFoundError: nothing is at ``path``.
+        UnsafeFileError: it is no regular file, or it is over ``limit`` bytes.
+        OSError: it cannot be opened.
+    """
+    import errno
+    import stat
+
+    def opener(name: str, flags: int) -> int:
+        try:
+            return os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise UnsafeFileError(errno.ELOOP, "a symbolic link, which a cache never holds", name) from None
+            raise
+
+    try:
+        fh = open(path, "rb", opener=opener)  # noqa: SIM115 (the caller closes it)
+    except IsADirectoryError:
+        raise UnsafeFileError(errno.EISDIR, "a folder, where a cache file should be", str(path)) from None
+    try:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(errno.EINVAL, "not a regular file (a FIFO, a device or a folder)", str(path))
+        if limit is not None and st.st_size > limit:
+            raise UnsafeFileError(errno.EFBIG, f"{st.st_size} bytes, over the {limit} a cache file may hold", str(path))
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` as :func:`open_regular` opens it: a regular file of at most ``limit``
+    bytes (a file that grows past it while read raises too).
+
+    Raises:
+        FileNotFoundError, UnsafeFileError, OSError: as :func:`open_regular`.
+    """
+    import errno
+
+    with open_regular(path, limit) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafeFileError(errno.EFBIG, f"over the {limit} bytes a cache file may hold", str(path))
+    return data
+
+
+def prune(folder: Path, pattern: str, *, keep: int, max_age_days: float, spare: Path | None = None) -> int:
+    """Remove the files of ``folder`` matching ``pattern`` beyond the ``keep`` most recently
+    modified, and any older than ``max_age_days``, but ``spare``: a user cache that holds one file
+    per checkout (or per corpus) stays bounded however many checkouts come and go. Returns how many
+    were removed; a file that cannot be removed (another process's, gone already) is left."""
+    import time
+
+    try:
+        found = [(p.stat().st_mtime, p) for p in folder.glob(pattern) if p != spare and p.is_file()]
+    except OSError:
+        return 0
+    found.sort(reverse=True)
+    cutoff = time.time() - max_age_days * 86400
+    removed = 0
+    for n, (mtime, path) in enumerate(found):
+        if n >= keep - (spare is not None) or mtime < cutoff:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed

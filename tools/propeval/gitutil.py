@@ -180,6 +180,15 @@ def commit_of(root: Path, ref: str) -> str | None:
         return None
 
 
+def is_ancestor(root: Path, ancestor: str, commit: str = "HEAD") -> bool:
+    """Whether ``ancestor`` is ``commit`` or one of its ancestors (False for an unknown commit)."""
+    try:
+        _run(root, ["merge-base", "--is-ancestor", ancestor, commit])
+    except _Failed:
+        return False
+    return True
+
+
 def _has_commits(root: Path) -> bool:
     try:
         _run(root, ["rev-parse", "--verify", "--quiet", "HEAD"])

@@ -45,6 +45,12 @@ from propeval.loader import Document
 FORMAT = 3  # 3: the MAC covers the index; each span its sha256
 MAGIC = b"propeval corpus cache\n"
 RACY_SECONDS = 2.0
+# The most a cache file is read to: far above a corpus of 100,000 files (about 300 MB); a larger
+# file (or no regular file: a FIFO, a link to a device) reads as empty, as a damaged one does.
+MAX_BYTES = 1 << 31
+# The cache folder keeps the files of at most this many corpus roots, none unused this long.
+KEEP_FILES = 32
+KEEP_DAYS = 60
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns
 
 # The keys of a corpus file's data that rules read of every file (Document.get answers them from
@@ -175,8 +181,10 @@ class _Blob:
 
     def _pread(self, at: int, end: int) -> bytes | None:
         assert self._path is not None
+        from propeval.fsutil import open_regular
+
         try:
-            with open(self._path, "rb", buffering=0) as fh:
+            with open_regular(self._path, MAX_BYTES) as fh:
                 got = os.pread(fh.fileno(), end - at, self._offset + at)
         except OSError:
             return None
@@ -263,9 +271,11 @@ class LoadCache:
         except ConfigError:  # no usable key: no cache, and nothing cached is trusted
             self._key = None
             return self
+        from propeval.fsutil import open_regular
+
         head = len(MAGIC) + 32
         try:
-            with open(self.path, "rb", buffering=0) as fh:
+            with open_regular(self.path, MAX_BYTES) as fh:
                 start = fh.read(head + 8)
                 size = int.from_bytes(start[head:], "little") if len(start) == head + 8 else -1
                 total = os.fstat(fh.fileno()).st_size
@@ -350,6 +360,10 @@ class LoadCache:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+            from propeval.fsutil import prune
+
+            # One file per corpus root: checkouts come and go (worktrees, CI, temporary clones).
+            prune(self.path.parent, "*.bin", keep=KEEP_FILES, max_age_days=KEEP_DAYS, spare=self.path)
 
 
 def now() -> float:

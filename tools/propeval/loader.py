@@ -216,7 +216,7 @@ def _decode(raw: bytes, relpath: str) -> str:
         ) from None
 
 
-def _read(path: Path, relpath: str, limits: Limits, root: Path | None = None) -> str:
+def _read(path: Path, relpath: str, limits: Limits, root: Path | None = None, *, bom: bool = False) -> str:
     from propeval.filetypes import RefusedFileError, open_regular
 
     try:
@@ -242,6 +242,8 @@ def _read(path: Path, relpath: str, limits: Limits, root: Path | None = None) ->
             raise _fail(relpath, 1, 1, "read", f"cannot read file: {e.strerror}") from e
     if len(raw) > limits.max_bytes:  # grew while we looked
         raise _fail(relpath, 1, 1, "file-size", f"file is over the {limits.max_bytes}-byte limit")
+    if bom and raw.startswith(b"\xef\xbb\xbf"):  # Excel's "CSV UTF-8" starts with one
+        raw = raw[3:]
     return _decode(raw, relpath)
 
 
@@ -806,12 +808,15 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def read_text(path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> str:
+def read_text(
+    path: Path, *, root: Path | None = None, max_bytes: int = DEFAULT_LIMITS.max_bytes, bom: bool = False
+) -> str:
     """The text of a plain regular file, with the loader's guards: no link or device, at most
-    ``max_bytes``, UTF-8 without a byte-order mark, no NUL byte. For files the loader does not
+    ``max_bytes``, UTF-8 without a byte-order mark (with ``bom``, one UTF-8 byte-order mark at the
+    start is dropped: an input file, not a corpus file), no NUL byte. For files the loader does not
     parse itself (CSV). Raises :class:`LoadError`."""
     relpath = relative_path(path, root)
-    return _read(path, relpath, dataclasses.replace(DEFAULT_LIMITS, max_bytes=max_bytes), root)
+    return _read(path, relpath, dataclasses.replace(DEFAULT_LIMITS, max_bytes=max_bytes), root, bom=bom)
 
 
 def _under(full: str, base: str) -> str | None:

@@ -56,21 +56,15 @@ def remembered(slot: str, fact: bytes, folder: Path | None = None) -> bool:
 
 def _read_record(path: Path) -> str:
     """The record at ``path``: a plain file's first bytes, never following a link or waiting on a
-    FIFO that a restored cache folder may hold ("" when it is anything else, or unreadable)."""
-    import stat
+    FIFO that a restored cache folder may hold ("" when it is anything else, unreadable, or not the
+    ASCII a record is, which ``hmac.compare_digest`` could not compare)."""
+    from propeval.fsutil import read_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
+        text = read_regular(path, 256).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
         return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return os.read(fd, 256).decode("ascii", "replace").strip()
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
+    return text
 
 
 def remember(slot: str, fact: bytes, folder: Path | None = None) -> None:
@@ -84,7 +78,13 @@ def remember(slot: str, fact: bytes, folder: Path | None = None) -> None:
     path = _path(slot, folder)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, record + "\n")
+        atomic_write(path, record + "\n", cache=True)
+    from propeval.fsutil import prune
+
+    prune(path.parent, "?" * 32, keep=KEEP_RECORDS, max_age_days=60, spare=path)  # one per corpus or model
+
+
+KEEP_RECORDS = 256
 
 
 # As in git's index (and :mod:`propeval.loadcache`): a file whose status changed this recently is

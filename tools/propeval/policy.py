@@ -90,9 +90,21 @@ class BasePolicy:
 
 
 def from_base(tree: Config, ref: str) -> BasePolicy:
-    """The tree's files under ``ref``'s ``[tool.propeval]``, and what the tree changed in it."""
+    """The tree's files under ``ref``'s ``[tool.propeval]``, and what the tree changed in it since
+    its merge base with ``ref`` (a branch behind ``ref`` did not change what ``ref`` changed since)."""
     base = table_at(tree.root, ref)
-    return BasePolicy(config_from_table(tree.root, base, f"pyproject.toml at {ref}"), ref, changed_keys(base, tree.raw))
+    config = config_from_table(tree.root, base, f"pyproject.toml at {ref}")
+    return BasePolicy(config, ref, changed_since_fork(tree, ref))
+
+
+def changed_since_fork(tree: Config, ref: str) -> list[str]:
+    """The ``[tool.propeval]`` keys the tree changed since its merge base with ``ref`` (against
+    ``ref`` itself when the merge base has no such table)."""
+    try:
+        fork = table_at(tree.root, gitutil.merge_base(tree.root, ref))
+    except ConfigError:
+        fork = table_at(tree.root, ref)
+    return changed_keys(fork, tree.raw)
 
 
 def policy_message(tree: Config, ref: str, dotted: str, base: dict[str, Any]) -> str:
@@ -139,6 +151,44 @@ def _used_endpoints(settings: ProjectSettings) -> list[str]:
     return list(dict.fromkeys(settings.gates.endpoint_names(settings.judge)))
 
 
+def default_base(root: Path) -> str | None:
+    """The branch a checkout's pull requests merge into, as git knows it: ``origin/HEAD`` (what a
+    clone sets), else ``origin/main``, else None."""
+    for ref in ("origin/HEAD", "origin/main"):
+        if gitutil.commit_of(root, ref) is not None:
+            return ref
+    return None
+
+
+def endpoints_moved(tree: Config, base: str | None) -> list[str]:
+    """The endpoint keys of ``[tool.propeval]`` (where requests and API keys go) the tree changed
+    since its merge base with ``base`` (default :func:`default_base`); [] outside git or with no base."""
+    from propeval.errors import GitError
+
+    try:
+        base = base or default_base(tree.root)
+        if base is None:
+            return []
+        return [k for k in changed_since_fork(tree, base) if k.startswith(ENDPOINT_KEYS)]
+    except (GitError, ConfigError):
+        return []
+
+
+def refuse_moved_endpoints(tree: Config, base: str | None, trusted: bool) -> None:
+    """A PolicyError when the tree moved an endpoint since it forked from ``base``, unless
+    ``trusted`` (the user said they trust this tree's endpoints): ``answer`` and ``grade`` use the
+    tree's endpoints, and a pull request's checkout could send the API key anywhere."""
+    moved = [] if trusted else endpoints_moved(tree, base)
+    if moved:
+        shown = "; ".join(f"{k}: {describe(tree.raw, k)} here" for k in moved[:3])
+        raise PolicyError(
+            f"this checkout changes where requests and API keys go since it forked from "
+            f"{base or default_base(tree.root)} ({shown}); refused. Read the change; if you trust it, run "
+            "again with --trust-endpoints (or give --base-url yourself)",
+            key=moved[0],
+        )
+
+
 def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
     """The Config an ``--online`` gate runs with: endpoints a maintainer set, never the tree's.
 
@@ -152,7 +202,8 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
     notes: list[str] = []
     if base is not None:
         base_table = table_at(tree.root, base)
-        moved = [k for k in changed_keys(base_table, tree.raw) if k.startswith(ENDPOINT_KEYS)]
+        changed = changed_since_fork(tree, base)
+        moved = [k for k in changed if k.startswith(ENDPOINT_KEYS)]
         if moved:
             detail = "; ".join(f"{k}: {describe(tree.raw, k)} here, {describe(base_table, k)} at {base}" for k in moved)
             raise PolicyError(
@@ -161,7 +212,7 @@ def online_config(tree: Config, base: str | None) -> tuple[Config, list[str]]:
                 f"or define the endpoint in your own config ({user_config_path()})",
                 key=moved[0],
             )
-        other = [k for k in changed_keys(base_table, tree.raw) if not k.startswith(ENDPOINT_KEYS)]
+        other = [k for k in changed if not k.startswith(ENDPOINT_KEYS)]
         if other:
             notes.append(f"this tree changes [tool.propeval] {', '.join(other[:5])}: --online uses {base}'s values")
         table = copy.deepcopy(base_table)

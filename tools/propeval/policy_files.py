@@ -23,6 +23,14 @@ the dedup allowlist                       near-duplicate pairs kept by review
 ``.gitattributes`` (any folder)           how git checks out, diffs and merges files
 ``.gitmodules``                           code fetched from other repositories
 ``CODEOWNERS`` (top, ``docs/``)           who must review what
+``pytest.ini``, ``tox.ini``,              code the tests, an editor or a shell run: pytest's and tox's
+``conftest.py`` (any folder),             configuration, pytest's plugins, direnv's ``.envrc``, VS
+``.envrc``, ``.vscode/``,                 Code's tasks and settings, and what Python itself imports
+``sitecustomize.py``,                     at start (``sitecustomize``, ``usercustomize``, a ``.pth``
+``usercustomize.py``, ``*.pth``           file's ``import`` lines) wherever they are put on its path
+(any folder)
+a link into any path above                what its target decides (a link is read through: ``x ->
+                                          scripts/in-venv`` runs what that script runs)
 a claim citing a blocklisted outlet       an exception to the source blocklist: the claim's
 under ``source_role:                      ``source_role: official_statement`` (a state body's own
 official_statement``                      record of its statement), new or changed since the base
@@ -64,8 +72,19 @@ REPO_POLICY: tuple[tuple[str, bool, str], ...] = (
     (".gitmodules", False, "code fetched from other repositories"),
     ("CODEOWNERS", False, "who must review what"),
     ("docs/CODEOWNERS", False, "who must review what"),
+    ("pytest.ini", False, "what the tests run (pytest's configuration: plugins, options)"),
+    ("tox.ini", False, "what the tests run (tox's and pytest's configuration)"),
+    (".envrc", False, "what a shell runs on entering the folder (direnv)"),
+    (".vscode", True, "what the editor runs (tasks, launch and settings files)"),
 )
-ANYWHERE = {".gitattributes": "how git checks out, diffs and merges files"}
+ANYWHERE = {
+    ".gitattributes": "how git checks out, diffs and merges files",
+    "conftest.py": "what the tests run (pytest imports every conftest.py on its way)",
+    "sitecustomize.py": "code Python runs at every start when the folder is on its path",
+    "usercustomize.py": "code Python runs at every start when the folder is on its path",
+}
+# A .pth file in site-packages (or any folder site adds) runs its "import" lines at every start.
+ANYWHERE_SUFFIX = {".pth": "code Python runs at every start (a .pth file's import lines)"}
 PYPROJECT = "pyproject.toml"
 PYPROJECT_WHAT = "how propeval is built, installed and tested (everything outside [tool.propeval])"
 
@@ -123,6 +142,10 @@ def changed_policy_files(tree: Config, base_ref: str, base_settings: ProjectSett
         name = path.rsplit("/", 1)[-1]
         if what is None and name in ANYWHERE:
             what = ANYWHERE[name]
+        if what is None and "." in name and "." + name.rsplit(".", 1)[-1] in ANYWHERE_SUFFIX:
+            what = ANYWHERE_SUFFIX["." + name.rsplit(".", 1)[-1]]
+        if what is None:
+            what = _link_into(top, path, rules)
         detail = ""
         if what is None and path == prefix + PYPROJECT:
             detail = _pyproject_change(top, merge_base, path)
@@ -135,6 +158,23 @@ def changed_policy_files(tree: Config, base_ref: str, base_settings: ProjectSett
             continue  # changed and changed back, or only its mode
         out.append(FileChange(path, before, after, what, detail))
     return out
+
+
+def _link_into(top: Path, path: str, rules: list[tuple[str, bool, str]]) -> str | None:
+    """What a link at ``path`` decides when it points into a policy path (followed to its end
+    inside the repository), else None."""
+    import os
+
+    link = top / path
+    if not link.is_symlink():
+        return None
+    try:
+        target = Path(os.path.realpath(link)).relative_to(top.resolve()).as_posix()
+    except ValueError:  # out of the repository: nothing in it is a policy path
+        return None
+    name = target.rsplit("/", 1)[-1]
+    what = next((w for t, folder, w in rules if _matches(target, t, folder)), None) or ANYWHERE.get(name)
+    return f"a link to {target}: {what}" if what else None
 
 
 def _without_propeval(doc: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ One helper for every command. Core functions never print:
 
 A bar is shown only when stderr is a terminal, the ``CI`` environment variable is unset (or empty) and
 the output format is not json, so logs and machine-read output stay clean. rich is imported only when a
-bar is shown.
+bar is shown. Elsewhere (a pipe, a CI log) :func:`bar` and :func:`phases` write a plain line to stderr
+every :data:`PLAIN_EVERY` seconds instead (how far, how long), so a long run is never silent for minutes;
+a run shorter than that writes nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +35,29 @@ Listener = Callable[[int], Progress | None]  # called with the number of texts t
 _listener: ContextVar[Listener | None] = ContextVar("propeval_progress", default=None)
 
 
+PLAIN_EVERY = 30.0  # seconds between plain progress lines off a terminal
+
+
+def _plain(label: str) -> Callable[[str, int, int], None]:
+    """``(what, done, total)`` that writes ``label: what done/total, N s`` to stderr at most every
+    :data:`PLAIN_EVERY` seconds (the first after that long)."""
+    import time
+
+    start = last = time.monotonic()
+
+    def update(what: str, done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < PLAIN_EVERY:
+            return
+        last = now
+        step = f" {what}" if what else ""
+        count = f" {done}/{total}" if total else (f" {done}" if done else "")
+        print(f"{label}:{step}{count}, {now - start:.0f} s", file=sys.stderr, flush=True)
+
+    return update
+
+
 def shown(fmt: str = "text", stream: TextIO | None = None) -> bool:
     """Whether a progress bar belongs on ``stream`` (stderr by default) now (see the module docstring)."""
     if fmt == "json" or os.environ.get("CI", "").strip():
@@ -46,9 +71,13 @@ def shown(fmt: str = "text", stream: TextIO | None = None) -> bool:
 @contextlib.contextmanager
 def bar(label: str, *, enabled: bool = True) -> Iterator[Update | None]:
     """A transient bar on stderr labelled ``label``; yields its ``(done, total)`` update, or None
-    when ``enabled`` is false or :func:`shown` says no bar belongs there."""
-    if not (enabled and shown()):
+    when ``enabled`` is false; where :func:`shown` says no bar belongs, plain lines (see above)."""
+    if not enabled:
         yield None
+        return
+    if not shown():
+        plain = _plain(label)
+        yield lambda done, total: plain("", done, total)
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -77,9 +106,13 @@ Factory = Callable[[int], Callable[[int], None] | None]  # embedding's progress_
 def phases(label: str, *, enabled: bool = True) -> Iterator[Phase | None]:
     """One transient bar on stderr for work in several steps (``import``, ``overlap``): its text
     says which step runs (``import: dedup: embedding``), its bar counts the step's units when they
-    are counted. Yields ``(what, done, total)``, or None where :func:`shown` says no bar belongs."""
-    if not (enabled and shown()):
+    are counted. Yields ``(what, done, total)``, or None when ``enabled`` is false; where
+    :func:`shown` says no bar belongs, plain lines (see above)."""
+    if not enabled:
         yield None
+        return
+    if not shown():
+        yield _plain(label)
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

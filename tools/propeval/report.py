@@ -578,16 +578,20 @@ def claim_views(inputs: ReleaseInputs, stats: Stats) -> list[dict[str, Any]]:
     """One entry per claim with its items, for the Items section: the claim's facts, source and
     frame markers once, then each item (active first, then retired) with its band, answerability
     status, dedup neighbours and flags. Flags are what a maintainer filters for: a near-duplicate
-    neighbour (unreviewed or allowlisted), a claim missing a framing, no band where bands exist."""
+    neighbour (unreviewed or allowlisted), a claim missing a framing that ``groups`` requires of
+    its kind (the same completeness table, so the report and ``propeval groups`` agree), no band
+    where bands exist."""
+    from propeval.groups.matrix import FRAMINGS, build_matrix
     from propeval.langtags import language_key
 
     neighbours = inputs.dedup.neighbours()
-    missing = {g["claim_id"]: g["missing"] for g in stats.gaps["claims_missing_framing"]}
+    groups = inputs.ws.settings.groups
     measured = bool(stats.difficulty["ledger"])
     corpus = inputs.corpus
     out = []
     for claim in sorted(corpus.claims.values(), key=lambda c: c.id):
-        claim_flags = [f"missing {f}" for f in missing.get(claim.id, [])]
+        needed = {m.framing for m in build_matrix(claim, corpus.items_of(claim.id), groups, corpus).missing}
+        claim_flags = [f"missing {f}" for f in FRAMINGS if f in needed]
         items: list[dict[str, Any]] = []
         for item in sorted(corpus.items_of(claim.id), key=lambda i: (not i.active, i.id)):
             near, flags = [], list(claim_flags)

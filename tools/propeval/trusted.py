@@ -82,6 +82,17 @@ def check_install(root: Path, base: str, *, package: Path | None = None) -> Inst
     package lies inside the tree being judged: then it *is* the tree's code, and is refused.
     """
     package = package or running_package()
+    key = (root.resolve(), gitutil.commit_of(root, base) or base, package)
+    if key in _CHECKED:  # checked already in this process (before the command's module was loaded)
+        return _CHECKED[key]
+    _CHECKED[key] = found = _check_install(root, base, package)
+    return found
+
+
+_CHECKED: dict[tuple[Path, str, Path], InstallCheck] = {}
+
+
+def _check_install(root: Path, base: str, package: Path) -> InstallCheck:
     tree_top = gitutil.toplevel(root).resolve()
     inside_tree = package.is_relative_to(tree_top)
     top = tree_top if inside_tree else _enclosing_top(package)

@@ -64,6 +64,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Commands that make records with a maintainer's keys, and check the running code against --base.
+_RECORDING = {"gate": "--online", "ledger": ""}
+
+
+def _check_install_first(ctx: click.Context, args: list[str]) -> None:
+    """Before a record-making command's module (and what it imports) is loaded: with ``--base``,
+    refuse to go on from a propeval whose code differs from the base's (:mod:`propeval.trusted`),
+    so that of a pull request's own code no more than this has run when it is refused."""
+    if not args or args[0] not in _RECORDING or (_RECORDING[args[0]] and _RECORDING[args[0]] not in args):
+        return
+    base = next((a.split("=", 1)[1] for a in args if a.startswith("--base=")), None)
+    if base is None and "--base" in args[:-1]:
+        base = args[args.index("--base") + 1]
+    if not base or "--help" in args or "-h" in args:
+        return
+    from propeval.trusted import check_install
+
+    root = (ctx.obj or {}).get("root") or Path.cwd()
+    check_install(Path(root), base)
+
+
 class LazyGroup(SuggestingGroup):
     """A group whose subcommands are imported on first use."""
 
@@ -76,6 +97,12 @@ class LazyGroup(SuggestingGroup):
         module = importlib.import_module(COMMANDS[cmd_name][0])
         cmd: click.Command = module.command
         return cmd
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        _check_install_first(ctx, args)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
@@ -161,16 +188,16 @@ def main() -> None:
     # checking and deduplicating a 10k corpus. mypy's thresholds, for the same reason
     # (mypy/build.py): collections still run, less often, so memory that cycles hold is freed later.
     gc.set_threshold(200_000, 30, 30)
-    from propeval.cli import _common
+    from propeval.cli._exit import ENTRY_POINT, FAST_EXIT
 
-    _common._ENTRY_POINT[0], _common._FAST_EXIT[0] = True, False
+    ENTRY_POINT[0], FAST_EXIT[0] = True, False
     try:
         cli(prog_name="propeval")
     except SystemExit as done:
         _end_now(done)
         raise
     finally:
-        _common._ENTRY_POINT[0] = _common._FAST_EXIT[0] = False
+        ENTRY_POINT[0] = FAST_EXIT[0] = False
 
 
 def _end_now(done: SystemExit) -> None:
@@ -180,10 +207,10 @@ def _end_now(done: SystemExit) -> None:
     import atexit
     import threading
 
-    from propeval.cli._common import fast_exit_requested
+    from propeval.cli._exit import FAST_EXIT
 
     code = done.code if done.code is not None else 0
-    if not fast_exit_requested() or not isinstance(code, int) or threading.active_count() > 1:
+    if not FAST_EXIT[0] or not isinstance(code, int) or threading.active_count() > 1:
         return
     if atexit._ncallbacks():  # an exit handler someone registered still has work to do
         return

@@ -8,16 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from propeval.cli._exit import ENTRY_POINT as _ENTRY_POINT
+from propeval.cli._exit import FAST_EXIT as _FAST_EXIT
 from propeval.config import Config, require_corpus
 from propeval.reporters import FORMATS, Report, format_help, write
 from propeval.result import Problem
 
 if TYPE_CHECKING:
     from propeval.workspace import Workspace
-
-
-_FAST_EXIT: list[bool] = [False]
-_ENTRY_POINT: list[bool] = [False]
 
 
 def from_the_command_line() -> bool:
@@ -34,10 +32,6 @@ def exit_fast(ctx: click.Context, code: int) -> None:
     :func:`propeval.cli.main` checks that no thread or exit handler is left before it does."""
     _FAST_EXIT[0] = _ENTRY_POINT[0]
     ctx.exit(code)
-
-
-def fast_exit_requested() -> bool:
-    return _FAST_EXIT[0]
 
 
 def format_choice(formats: Sequence[str] = FORMATS, help: str | None = None) -> Callable[[Any], Any]:

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -18,6 +18,23 @@ from propeval.reporters import Report, printable, report
 from propeval.settings import JudgeSettings
 
 summary_format_option = format_choice(("text", "json"), "text: one summary line; json: one document.")
+
+
+def endpoint_check_options(f: Any) -> Any:
+    """``--base`` and ``--trust-endpoints``: the check that this checkout did not move an endpoint
+    (:func:`propeval.policy.refuse_moved_endpoints`)."""
+    f = click.option(
+        "--trust-endpoints",
+        is_flag=True,
+        help="Use this checkout's endpoints even when it changed them since it forked from --base (refused "
+        "otherwise: a pull request's checkout could send your API key anywhere).",
+    )(f)
+    return click.option(
+        "--base",
+        metavar="REF",
+        default=None,
+        help="The branch this checkout forked from, for the endpoint check. Default: origin/HEAD, else origin/main.",
+    )(f)
 
 
 def settings_from(config: Config) -> JudgeSettings:

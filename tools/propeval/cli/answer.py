@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from propeval.cli._common import workspace_from
-from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_format_option
+from propeval.cli._judge import emit_run, endpoint_check_options, progress_bar, settings_from, summary_format_option
 
 
 @click.command("answer")
@@ -41,6 +41,7 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
     help="Sent as chat_template_kwargs.enable_thinking. Default: thinking (unset: not sent).",
 )
 @click.option("--system-prompt", default=None, help="A system message before each prompt. Default: none.")
+@endpoint_check_options
 @click.option("--item", "items", multiple=True, help="Only this item id (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N active items (by id).")
 @summary_format_option
@@ -60,6 +61,8 @@ def command(
     system_prompt: str | None,
     items: tuple[str, ...],
     limit: int | None,
+    base: str | None,
+    trust_endpoints: bool,
     fmt: str,
 ) -> None:
     """Ask a model every active item once; write runs/<run-id>/answers.jsonl.
@@ -77,6 +80,9 @@ def command(
     then recorded as an error with its raw start, never as an answer. Text past
     max_tokens x 8 characters is cut.
 
+    The endpoints are this checkout's: one that changed them since it forked from --base (a pull
+    request moving where your API key goes) is refused, unless --trust-endpoints or --base-url.
+
     \b
     Exit codes: 0 every item answered (or unanswered), 3 some request failed for good or
     the run deadline ([tool.propeval.judge] run_deadline) left items unfinished.
@@ -88,8 +94,10 @@ def command(
       propeval answer --endpoint openai --reasoning-effort high --max-tokens 32768 --seed 1
     """
     from propeval.judge.answer import AnswerOptions, answer_run
+    from propeval.policy import refuse_moved_endpoints
 
     ws = workspace_from(ctx)
+    refuse_moved_endpoints(ws.config, base, trust_endpoints or base_url is not None)
     settings = settings_from(ws.config)
     ep = settings.endpoint(endpoint or settings.answer_endpoint, model=model, base_url=base_url)
     options = AnswerOptions(

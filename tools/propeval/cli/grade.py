@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from propeval.cli._common import workspace_from
-from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_format_option
+from propeval.cli._judge import emit_run, endpoint_check_options, progress_bar, settings_from, summary_format_option
 
 
 @click.command("grade")
@@ -43,6 +43,7 @@ from propeval.cli._judge import emit_run, progress_bar, settings_from, summary_f
     help="Grade a run whose answers are incomplete (`propeval answer` still writing it, or stopped short); "
     "score and report label it partial. Without it such a run is refused (exit 2).",
 )
+@endpoint_check_options
 @summary_format_option
 @click.pass_context
 def command(
@@ -57,6 +58,8 @@ def command(
     no_cache: bool,
     allow_partial_panel: bool,
     partial: bool,
+    base: str | None,
+    trust_endpoints: bool,
     fmt: str,
 ) -> None:
     """Grade the answers of RUN (a run id under runs/, or a run folder) with a judge model.
@@ -96,6 +99,9 @@ def command(
     Exit codes: 0 every answer graded or unscored, 3 some request failed for good or the
     run deadline left items unfinished.
 
+    The judges' endpoints are this checkout's: one that changed them since it forked from --base
+    is refused, unless --trust-endpoints or --base-url.
+
     \b
     Examples:
       propeval grade smoke --rubric facts-v1
@@ -105,8 +111,10 @@ def command(
     """
     from propeval.errors import UsageError
     from propeval.judge.grade import GradeOptions, grade_run
+    from propeval.policy import refuse_moved_endpoints
 
     ws = workspace_from(ctx)
+    refuse_moved_endpoints(ws.config, base, trust_endpoints or base_url is not None)
     settings = settings_from(ws.config)
     panel = settings.judges(judges)
     if len(panel) > 1 and (judge_model or base_url):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import sys
 
 import click
@@ -12,12 +14,20 @@ from propeval.cli._common import exit_fast, from_the_command_line, workspace_fro
 from propeval.cli._progress import embedding_progress
 from propeval.pipeline.hook import PARTS, HookPart, HookResult, run_hook
 from propeval.reporters import Report, printable, write
+from propeval.reporters.jsondoc import dumps
 
 HOOK_FORMATS = ("text", "json", "github")
 
 
 def _announce(message: str) -> None:
-    click.echo(f"propeval hook: {message}", err=True)
+    """Say what is being prepared (a model converted once, and how long it took). Under pre-commit,
+    which shows a hook's output only when it fails, it is also written to the terminal itself
+    (``/dev/tty``), so that a first commit that spends half a minute preparing says so."""
+    line = f"propeval hook: {printable(message)}"
+    click.echo(line, err=True)
+    if os.environ.get("PRE_COMMIT") and not sys.stderr.isatty():
+        with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
+            tty.write(line + "\n")
 
 
 @click.command("hook")
@@ -93,7 +103,7 @@ def command(
             "exit_code": result.exit_code,
             **{p.name: _json_of(p, verbose) for p in result.parts},
         }
-        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        click.echo(dumps(doc))
     else:
         for part in result.parts:
             if fmt == "text":

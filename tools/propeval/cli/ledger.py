@@ -216,7 +216,13 @@ def approve_cmd(ctx: click.Context, paths: tuple[str, ...], base: str, pr: str |
                 f"nothing to approve: no policy file changed since {base}" + (" under those paths" if wanted else "")
             )
         else:
-            record = key.sign(make_approval(changes, note))
+            from propeval import gitutil
+
+            root = session.config.root
+            head = gitutil.commit_of(root, "HEAD")
+            if head is None:
+                raise click.UsageError("nothing to approve: the pull request has no commit yet")
+            record = key.sign(make_approval(changes, note, gitutil.merge_base(root, base), head))
             rel = write_approval(ws.ledger_paths, record)
             name = next((n for n, k in gs.signers.items() if k == key.public), None)
             notes.append(

@@ -50,6 +50,7 @@ FORMAT = 2  # 2: the file carries a MAC
 RECORD = b"PEL1"  # a log record: RECORD, entries (u32), dimension (u32), keys, vectors, token counts, MAC
 _HEAD = struct.Struct(">4sII")
 _KEY = 64  # a key is the sha256 hex of the text
+MAX_BYTES = 1 << 32  # a base or log file past this (2.6 million vectors of 384) is not read: a miss
 COMPACT_BYTES = 4 << 20  # the log is compacted into the base past max(this, a quarter of the base)
 # ... or past this many records: every run reads and authenticates each record, and a commit appends
 # one (at 10k items a quarter of the base was ~2,500 commits' records, 0.15 CPU-s of every hook)
@@ -166,8 +167,10 @@ class EmbeddingCache:
         stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         if self._base is not None and self._base[0] == stamp:
             return self._base[1]  # read and authenticated already, and replaced by nobody since
+        from propeval.fsutil import open_regular
+
         try:
-            with np.load(path, allow_pickle=False) as npz:
+            with open_regular(path, MAX_BYTES) as fh, np.load(fh, allow_pickle=False) as npz:
                 arrays = {name: npz[name] for name in npz.files}
             meta = json.loads(str(arrays["meta"]))
             keys, vecs, ntok, mac = arrays["keys"], arrays["vecs"], arrays["ntok"], str(arrays.pop("mac"))
@@ -191,9 +194,9 @@ class EmbeddingCache:
         if fact is None or not memo.remembered(slot, fact, self.folder):
             if not cachekey.same(self._mac(arrays), mac):
                 self.warnings.append(
-                    f"embedding cache {path} failed authentication (its MAC does not match: it was changed after it "
-                    f"was written, or not written by this user's propeval); none of its {keys.shape[0]} entries is "
-                    "used, and their texts are embedded again"
+                    f"embedding cache {path} failed authentication (its MAC does not match this user's cache key: it "
+                    "was written by another user, machine or CI runner, which is the usual reason, or changed since); "
+                    f"none of its {keys.shape[0]} entries is used, and their texts are embedded again"
                 )
                 return empty, None, None
             if fact is not None:
@@ -225,9 +228,11 @@ class EmbeddingCache:
     def _read_log(self, dim: int | None) -> _Log:
         """The log's whole, authentic records, in order; reading stops at the first record that is
         cut short (being written, or left by a crash) or refused (damaged, forged, another dimension)."""
+        from propeval.fsutil import read_regular
+
         out = _Log()
         try:
-            data = self.log_path.read_bytes()
+            data = read_regular(self.log_path, MAX_BYTES)
         except FileNotFoundError:
             return out
         except OSError as e:
@@ -248,8 +253,8 @@ class EmbeddingCache:
             record = data[pos : pos + size]
             if not hmac.compare_digest(self._record_mac(record), data[pos + size : pos + size + 32]):
                 out.damage = (
-                    f"failed authentication at byte {pos} (a record's MAC does not match: it was changed after it "
-                    "was written, or not written by this user's propeval)"
+                    f"failed authentication at byte {pos} (a record's MAC does not match this user's cache key: it "
+                    "was written by another user, machine or CI runner, which is the usual reason, or changed since)"
                 )
                 break
             if dim is not None and d != dim:
@@ -409,7 +414,7 @@ class EmbeddingCache:
         arrays = {"meta": np.array(meta), "keys": keys, "vecs": vecs, "ntok": ntok}
         buf = io.BytesIO()
         np.savez(buf, **{**arrays, "mac": np.array(self._mac(arrays))})  # type: ignore[arg-type]
-        atomic_write(self.path, buf.getvalue())
+        atomic_write(self.path, buf.getvalue(), cache=True)
         st = self.path.stat()
         self._base = (st.st_size, st.st_mtime_ns, st.st_ino), (keys, vecs, ntok)
 

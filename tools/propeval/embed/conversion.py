@@ -3,7 +3,10 @@ memory-mapped copy (:mod:`propeval.embed.useconv`) each keep, beside their files
 key: a conversion that succeeded (its files, their sizes and sha256) or one that failed (and why).
 
 The record is read before any file is opened; a file whose size differs from the record is taken as
-half-written (no record), and its hash is checked on load by the module that owns it.
+half-written (no record), and its hash is checked on load by the module that owns it. The record
+carries an HMAC-SHA256 under this user's cache key (:mod:`propeval.cachekey`), over every other
+field: a folder restored or copied from elsewhere, whose model was replaced and whose sha256 was
+updated to match, holds no record this user's propeval wrote, and the model is converted again.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ def read_record(
     """The record of ``key`` in ``folder``: a conversion that succeeded (every file present at its
     recorded size), or one that failed (while ``failure_holds(record)``, when given: a failure may be
     remembered only for the runtime that failed); else None."""
+    from propeval.fsutil import read_regular
+
     try:
-        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(read_regular(folder / f"{key}.json", MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(meta, dict) or meta.get("format") != fmt or meta.get("key") != key:
+    if not isinstance(meta, dict) or meta.get("format") != fmt or meta.get("key") != key or not authentic(meta):
         return None
     if meta.get("status") == "failed":
         return meta if failure_holds is None or failure_holds(meta) else None
@@ -46,6 +51,36 @@ def read_record(
     except (OSError, KeyError, TypeError, AttributeError):
         return None
     return meta
+
+
+MAX_RECORD_BYTES = 1 << 20  # a record is a few kB
+
+
+def _mac(meta: dict[str, Any]) -> str | None:
+    """The MAC of a record: every field but ``mac``, as canonical JSON; None without a usable key."""
+    from propeval import cachekey
+    from propeval.errors import ConfigError
+
+    try:
+        secret = cachekey.cache_key()
+    except (ConfigError, OSError):
+        return None
+    body = json.dumps({k: v for k, v in meta.items() if k != "mac"}, sort_keys=True, separators=(",", ":"))
+    return cachekey.mac(secret, b"propeval converted model record v1", body.encode("utf-8"))
+
+
+def authentic(meta: dict[str, Any]) -> bool:
+    """Whether this user's propeval wrote ``meta`` (its MAC checks out under the cache key)."""
+    from propeval import cachekey
+
+    mac = _mac(meta)
+    return mac is not None and cachekey.same(mac, meta.get("mac"))
+
+
+def sealed(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with its MAC (as it is written), or as it is when there is no usable cache key."""
+    mac = _mac(meta)
+    return meta if mac is None else {**{k: v for k, v in meta.items() if k != "mac"}, "mac": mac}
 
 
 def usable_record(record: dict[str, Any] | None, folder: Path, key: str) -> dict[str, Any]:
@@ -67,7 +102,7 @@ def write_record(folder: Path, key: str, meta: dict[str, Any]) -> None:
     from propeval.fsutil import atomic_write
 
     with contextlib.suppress(OSError):
-        atomic_write(folder / f"{key}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        atomic_write(folder / f"{key}.json", json.dumps(sealed(meta), indent=2, sort_keys=True) + "\n", cache=True)
 
 
 def convert_once(

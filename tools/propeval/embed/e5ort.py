@@ -439,8 +439,8 @@ def _convert(
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     names = {"onnx": f"{key}.onnx", "vocab": f"{key}.vocab.npz"}
-    atomic_write(folder / names["onnx"], graph)
-    atomic_write(folder / names["vocab"], vocab_bytes)
+    atomic_write(folder / names["onnx"], graph, cache=True)
+    atomic_write(folder / names["vocab"], vocab_bytes, cache=True)
     meta = {
         "format": FORMAT,
         "key": key,

@@ -83,8 +83,13 @@ def weights_hash(folder: Path, memo_dir: Path | None) -> str:
     stamp = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
     key = hashlib.sha256(stamp.encode()).hexdigest()[:32]
     memo = memo_dir / "weights" / f"{key}.txt" if memo_dir else None
-    if memo is not None and memo.is_file():
-        value = memo.read_text(encoding="ascii").strip()
+    if memo is not None:
+        from propeval.fsutil import read_regular
+
+        try:
+            value = read_regular(memo, 256).decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):  # missing, no regular file, not a memo: hash again
+            value = ""
         if len(value) == 64:
             return value
     h = hashlib.sha256()
@@ -96,7 +101,7 @@ def weights_hash(folder: Path, memo_dir: Path | None) -> str:
 
         # A read-only cache only costs a re-hash next time.
         with contextlib.suppress(OSError):
-            atomic_write(memo, value + "\n")
+            atomic_write(memo, value + "\n", cache=True)
     return value
 
 

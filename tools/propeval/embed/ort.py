@@ -174,6 +174,7 @@ def load_export(
         )
     if meta is not None:
         try:
+            _verify_file(folder, fingerprint, onnx_file, meta)
             return OrtModel(onnx_file, model_path, max_seq_length, batch_size)
         except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph kinds
             if announce:
@@ -212,6 +213,7 @@ def _export(
     outlives the file's move into place), or None when the export was found made already."""
     from filelock import FileLock
 
+    from propeval.embed.conversion import sealed
     from propeval.fsutil import atomic_write
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -238,6 +240,7 @@ def _export(
                 "fingerprint": fingerprint,
                 "model_path": str(model_path),
                 "bytes": tmp.stat().st_size,
+                "sha256": _file_sha256(tmp),
                 "opset": OPSET,
                 "min_cosine": round(min_cos, 6),
                 "probes": len(PROBES),
@@ -253,7 +256,9 @@ def _export(
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
-        atomic_write(folder / f"{fingerprint}.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        atomic_write(
+            folder / f"{fingerprint}.json", json.dumps(sealed(meta), indent=2, sort_keys=True) + "\n", cache=True
+        )
         if meta["status"] != "ok":
             raise ExportError(
                 f"its ONNX export differs from sentence-transformers (cosine {meta['min_cosine']} < {MIN_COSINE})"
@@ -268,13 +273,20 @@ def export_status(folder: Path, fingerprint: str) -> str:
 
 
 def _read_meta(folder: Path, fingerprint: str, onnx_file: Path) -> dict[str, Any] | None:
-    """The export's metadata when it is complete: a matching fingerprint and, for a kept export,
-    a model file of the recorded size. Anything else counts as no export."""
+    """The export's metadata when it is complete: a matching fingerprint, this user's MAC
+    (:mod:`propeval.embed.conversion`) and, for a kept export, a model file of the recorded size
+    (its sha256 is checked on load: :func:`_verify_file`). Anything else counts as no export,
+    which is made again."""
+    from propeval.embed.conversion import MAX_RECORD_BYTES, authentic
+    from propeval.fsutil import read_regular
+
     try:
-        meta = json.loads((folder / f"{fingerprint}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(read_regular(folder / f"{fingerprint}.json", MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("fingerprint") != fingerprint:
+        return None
+    if not authentic(meta):
         return None
     if meta.get("status") == "mismatch":
         return meta
@@ -284,6 +296,26 @@ def _read_meta(folder: Path, fingerprint: str, onnx_file: Path) -> dict[str, Any
     except OSError:
         return None
     return meta
+
+
+def _verify_file(folder: Path, fingerprint: str, onnx_file: Path, meta: dict[str, Any]) -> None:
+    """Check the export against its recorded sha256 (hashed once, then remembered).
+
+    Raises:
+        Mismatch: it does not match (or cannot be read, or has no recorded sha256).
+    """
+    from propeval.embed.verified import Mismatch, verify
+
+    if not isinstance(meta.get("sha256"), str):
+        raise Mismatch("its record holds no sha256")
+    verify(folder, fingerprint, {"onnx": onnx_file}, {"onnx": meta["sha256"]}, label=b"propeval onnx export v1")
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _torch_export(model_path: Path, target: Path) -> dict[str, str]:

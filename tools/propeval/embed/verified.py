@@ -47,15 +47,17 @@ def verify(folder: Path, key: str, paths: dict[str, Path], sha256: dict[str, str
     except Exception:  # no usable cache key (ConfigError, an unreadable file): hash every time
         secret = None
     mac = hmac.digest(secret, label + b"\0" + payload, "sha256").hex() if secret else None
+    from propeval.fsutil import open_regular, read_regular
+
     if mac is not None:
         try:
-            if hmac.compare_digest(memo.read_text(encoding="ascii").strip(), mac):
+            if hmac.compare_digest(read_regular(memo, 256).decode("ascii").strip(), mac):
                 return
         except (OSError, UnicodeDecodeError):
             pass
     for role, path in paths.items():
         try:
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:
                 digest = hashlib.file_digest(fh, "sha256").hexdigest()
         except OSError as e:
             raise Mismatch(f"{path} is unreadable ({e})") from e
@@ -65,4 +67,4 @@ def verify(folder: Path, key: str, paths: dict[str, Path], sha256: dict[str, str
         from propeval.fsutil import atomic_write
 
         with contextlib.suppress(OSError):  # a read-only folder costs a hash next time, nothing else
-            atomic_write(memo, mac + "\n")
+            atomic_write(memo, mac + "\n", cache=True)

@@ -122,13 +122,18 @@ def verdict(
 ) -> Verdict | None:
     """(state, message, rule, pointer) of a problem with the record, or None when it is sound and passing.
 
-    States: missing, corrupt, unsigned, forged, stale, unscored, failed.
+    States: missing, corrupt, unsigned (or made against the plumbing stub), forged, stale, unscored,
+    failed.
     """
     rel = loaded.relpath
     if loaded.problem is not None:
         return "corrupt", loaded.problem.message, loaded.problem.rule, ""
     if loaded.record is None:
         return "missing", f"{item.id}: no answerability record ({rel}); {_records(item.id)}", RULE, ""
+    result = loaded.record.get("result")
+    stub = verify.stub_made(result) if isinstance(result, dict) else ""
+    if stub:  # signed or not, it shows nothing of a model
+        return "unsigned", f"{item.id}: {stub}", "ledger-derived", "/result/answered_by"
     found = verify.signature(ws.ledger.verdict(loaded), ws.ledger.signers, rel)
     if found is not None:
         state = "unsigned" if found.rule == "ledger-unsigned" else "forged"
@@ -361,6 +366,9 @@ def _result(answer: Record, grade: Record) -> Record:
         "propaganda": grade.get("propaganda"),
         "frame_adopted": grade.get("frame_adopted"),
         "answer": answer.get("answer"),
+        # who answered and who judged, as the servers named themselves in their replies
+        "answered_by": answer.get("served_model") or answer.get("model"),
+        "judged_by": grade.get("served_model") or grade.get("judge_model"),
         "answer_status": answer.get("status"),
         "finish_reason": answer.get("finish_reason"),
         "verdict": grade.get("verdict"),

@@ -77,12 +77,29 @@ def _facts_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: fields.get(k) for k in ("fact_states", "fact_score", "propaganda", "frame_adopted")}
 
 
+def stub_made(result: dict[str, Any]) -> str:
+    """Why a record's answer or verdict came from the plumbing stub (``serve-local --stub``), which
+    names itself in every reply, and so proves nothing of a model; "" when neither did."""
+    from propeval.judge.stub import STUB_MODEL
+
+    who = [k for k in ("answered_by", "judged_by") if result.get(k) == STUB_MODEL]
+    if not who:
+        return ""
+    return (
+        f"made against the plumbing stub ({STUB_MODEL}: {' and '.join(who)}), not a model: not checked, and "
+        "never signed; make it against the reference model"
+    )
+
+
 def answerability(rubric: Rubric, item: Item, claim: Claim, record: dict[str, Any]) -> list[Finding]:
     """What in an answerability record does not follow from its answer and verdict."""
     from propeval.judge.prompt import Case
     from propeval.judge.verdict import rederive
 
     result = record["result"]
+    stub = stub_made(result)
+    if stub:
+        return [Finding("ledger-derived", stub, "/result/answered_by")]
     status = result.get("status")
     if status != "scored":
         return []  # not a pass: the gate fails it anyway

@@ -5,9 +5,10 @@ Every input goes through the strict loader: a JSON Lines line is one mapping loa
 :func:`propeval.loader.load_jsonl` (depth, size, duplicate keys, encoding); a ``.json`` file is one
 array read by :func:`propeval.loader.load_json_array` (each element a mapping of fields, or a text:
 a prompt); a CSV file's or a ``.txt`` file's text is read by :func:`propeval.loader.read_text`
-(UTF-8 without a BOM, no NUL byte, a size cap), CSV split by the standard ``csv`` module in strict
-mode, text by lines (each non-blank line a row whose ``prompt`` it is). A row keeps the line it
-starts on and, for CSV, the column number of each field, so every problem names
+(UTF-8, a byte-order mark dropped as Excel's "CSV UTF-8" writes one, no NUL byte, a size cap),
+CSV split by the standard ``csv`` module in strict mode, text by lines (each non-blank line a
+row whose ``prompt`` it is). A row keeps the line it starts on and, for CSV, the column number
+of each field, so every problem names
 ``file:row:column``.
 """
 
@@ -118,7 +119,7 @@ def _json_array_rows(path: Path, shown: str, max_bytes: int) -> list[Row]:
 def _text_rows(path: Path, shown: str, max_bytes: int) -> list[Row]:
     """One row per non-blank line of a text file: its ``prompt``."""
     try:
-        text = read_text(path, max_bytes=max_bytes)
+        text = read_text(path, max_bytes=max_bytes, bom=True)
     except LoadError as e:
         p = e.problem
         raise InputError(Problem(shown, p.line, p.col, p.rule, p.message, fix=p.fix)) from None
@@ -155,7 +156,7 @@ def _jsonl_rows(path: Path, shown: str, max_bytes: int) -> Iterator[Row]:
 
 def _csv_rows(path: Path, shown: str, max_bytes: int, delimiter: str) -> Iterator[Row]:
     try:
-        text = read_text(path, max_bytes=max_bytes)
+        text = read_text(path, max_bytes=max_bytes, bom=True)
     except LoadError as e:
         p = e.problem
         raise InputError(Problem(shown, p.line, p.col, p.rule, p.message, fix=p.fix)) from None

@@ -159,6 +159,7 @@ async def _answer_one(
         record.usage = c.usage
         record.attempts = c.attempts
         record.anomalies = list(c.anomalies)
+        record.served_model = c.served_model
         if c.cut:
             record.cut = f"the reply passed max_tokens; kept its first {len(c.text or '')} characters"
     record.created = runs.now()

@@ -105,16 +105,15 @@ class ResponseCache:
 
     def get(self, key: str) -> Hit | None:
         """The stored reply under ``key``, or None (missing, or unusable: then with a warning)."""
+        from propeval.fsutil import read_regular
+
         path = self.path(key)
         try:
-            with path.open("rb") as fh:
-                data = fh.read(MAX_ENTRY_BYTES + 1)
+            data = read_regular(path, MAX_ENTRY_BYTES)
         except FileNotFoundError:
             return None
-        except OSError as e:
+        except OSError as e:  # no regular file (a FIFO, a link, a device), over the cap, unreadable
             return self._bad(path, f"cannot be read ({e.strerror or e})")
-        if len(data) > MAX_ENTRY_BYTES:
-            return self._bad(path, f"is over {MAX_ENTRY_BYTES} bytes")
         try:
             entry = json.loads(data)
         except (ValueError, RecursionError):
@@ -124,8 +123,8 @@ class ResponseCache:
         if not cachekey.same(_mac(entry), entry.get("mac")):
             return self._bad(
                 path,
-                "failed authentication (its MAC does not match: it was changed after it was written, or was not "
-                "written by this user's propeval)",
+                "failed authentication (its MAC does not match this user's cache key: it was written by another "
+                "user, machine or CI runner, which is the usual reason, or changed since)",
             )
         text, finish = entry.get("text"), entry.get("finish_reason")
         if not isinstance(text, str) or not text or not (finish is None or isinstance(finish, str)):
@@ -150,7 +149,7 @@ class ResponseCache:
         entry = {"format": FORMAT, "key": key, "text": text, "finish_reason": finish_reason, **about}
         entry["mac"] = _mac(entry)
         try:
-            atomic_write(self.path(key), canonical(entry) + "\n")
+            atomic_write(self.path(key), canonical(entry) + "\n", cache=True)
         except StorageError as e:
             self.warnings.append((str(self.path(key)), f"response cache entry not written: {e}"))
             return

@@ -56,6 +56,7 @@ RAW_CAP = 2000  # characters of a failed reply kept in a record
 # A stored reply is cut at max_tokens x this many characters: more than any tokenizer yields
 # per token on prose, so only a server that ignores max_tokens is cut.
 CHARS_PER_TOKEN = 8
+MODEL_ID_CAP = 200  # characters of the model id a reply names, as recorded
 _REPLY_LIMITS = Limits(max_bytes=1 << 62, max_depth=16, max_nodes=20_000)
 REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -126,6 +127,7 @@ class Completion:
     cut: bool = False
     usage: dict[str, int] | None = None
     anomalies: list[str] = field(default_factory=list)
+    served_model: str | None = None  # the model id the server named in its reply (None: it named none)
 
 
 # finish_reason values of the chat-completions protocol; any other string is kept as "other".
@@ -403,7 +405,9 @@ class ChatClient:
         text, finish, cut, data = parse_reply_data(resp.http_response.content, max_chars)
         finish, notes = read_finish(finish)
         usage, more = read_usage(data.get("usage"), params.get("max_tokens"))
-        return Completion(self.redact(text) if text else text, finish, 0, cut, usage, [*notes, *more])
+        served = data.get("model")
+        served = self.redact(served)[:MODEL_ID_CAP] if isinstance(served, str) and served.isprintable() else None
+        return Completion(self.redact(text) if text else text, finish, 0, cut, usage, [*notes, *more], served)
 
     async def complete(
         self,

@@ -210,6 +210,7 @@ async def grade_answer(
     *,
     record: Verdict | None = None,
     cache: CacheSlot | None = None,
+    model: str | None = None,
 ) -> Verdict:
     """The one grading loop, of ``propeval grade`` and of the harness adapters (``propeval.harness``).
 
@@ -219,7 +220,8 @@ async def grade_answer(
     ``unscored``; a :class:`RequestError` from ``complete`` gives ``error``. With ``cache``, each
     request is looked up first (a hit sets ``cached``) and a reply that gave a valid verdict is
     stored; errors, cut and invalid replies never are. ``complete`` records its calls' token usage
-    if its caller wants it (:func:`client_completer`)."""
+    if its caller wants it (:func:`client_completer`). With ``model`` (the judge model asked), a
+    reply whose server names another model records that name as ``served_model``: who judged."""
     record = new_fields(rubric) if record is None else record
     if not answer:
         _unanswered(record, rubric)
@@ -244,6 +246,8 @@ async def grade_answer(
                 return record
             reply = await complete(messages, schema)
             record.attempts += 1
+            if model is not None and reply.served_model not in (None, model):
+                record.more["served_model"] = reply.served_model  # who judged, as the server says
             raw = reply.text
             try:
                 outcome = check(raw)
@@ -303,6 +307,7 @@ async def _ask(
         options.max_reasks,
         record=record,
         cache=CacheSlot(cache, client.endpoint, rubric, temperature, max_tokens) if cache else None,
+        model=client.endpoint.model,
     )
 
 

@@ -96,16 +96,25 @@ class LoopbackServer:
 
     ``port`` 0 takes a free one; ``keep`` False records nothing in ``seen`` (a long-running server,
     such as ``serve-local --stub``, whose script keeps what it needs); ``model`` is the id
-    ``GET /v1/models`` lists.
+    ``GET /v1/models`` lists, and with ``names_itself`` the id every reply names (as a real server
+    names the model that answered); else a reply names the model the request asked for.
     """
 
     def __init__(
-        self, script: Script, *, latency: float = 0.0, port: int = 0, keep: bool = True, model: str = "loopback"
+        self,
+        script: Script,
+        *,
+        latency: float = 0.0,
+        port: int = 0,
+        keep: bool = True,
+        model: str = "loopback",
+        names_itself: bool = False,
     ) -> None:
         self.script = script
         self.latency = latency
         self.keep = keep
         self.model = model
+        self.names_itself = names_itself
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         outer = self
@@ -165,7 +174,8 @@ class LoopbackServer:
                     else:
                         msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
                         chars = sum(len(str(m.get("content", ""))) for m in msgs)
-                        data = completion(reply, str(body.get("model", "loopback")), chars)
+                        named = outer.model if outer.names_itself else str(body.get("model", "loopback"))
+                        data = completion(reply, named, chars)
                     if reply.drip:
                         self._drip(reply, data)
                         return

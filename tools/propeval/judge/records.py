@@ -74,6 +74,9 @@ class AnswerRecord:
     raw: str | None = None  # an error only: the start of what the server sent
     anomalies: list[Any] = field(default_factory=list)  # a reply only, written when any
     cut: str | None = None  # a reply only, written when the client cut it
+    # a reply only, written when the server named another model than ``model`` (the one asked):
+    # who answered, as the server says (the plumbing stub names itself propeval-stub)
+    served_model: str | None = None
     created: str = ""
 
     def to_json(self) -> Json:
@@ -98,6 +101,8 @@ class AnswerRecord:
                 out["anomalies"] = self.anomalies
             if self.cut is not None:
                 out["cut"] = self.cut
+            if self.served_model is not None and self.served_model != self.model:
+                out["served_model"] = self.served_model
         out["created"] = self.created
         return out
 
@@ -125,6 +130,7 @@ class AnswerRecord:
             raw=_take(d, "raw", str, optional=True) if error else None,
             anomalies=[] if error else list(_take(d, "anomalies", list, optional=True) or []),
             cut=None if error else _take(d, "cut", str, optional=True),
+            served_model=None if error else _take(d, "served_model", str, optional=True),
             created=_take(d, "created", str),
         )
 

@@ -256,7 +256,7 @@ def stub_server(
 ) -> tuple[LoopbackServer, PlumbingScript]:
     """The plumbing model on 127.0.0.1:``port`` (not started: ``with server: ...``)."""
     script = PlumbingScript(items, refuse, record=record, keep=keep)
-    return LoopbackServer(script, port=port, keep=False, model=STUB_MODEL), script
+    return LoopbackServer(script, port=port, keep=False, model=STUB_MODEL, names_itself=True), script
 
 
 def serve_stub(

@@ -5,14 +5,19 @@ with ``policy-change`` until a maintainer approves it. The approval is a ledger 
 ``ledger/approvals/<id>.json``, made and signed by ``propeval ledger approve``::
 
     {"kind": "approval", "format": 1, "subject": "<id>",
-     "binding": {"changes": [{"path": "Makefile", "before": "<blob at the merge base>",
+     "binding": {"base": "<the merge base commit>", "head": "<the pull request's commit reviewed>",
+                 "changes": [{"path": "Makefile", "before": "<blob at the merge base>",
                               "after": "<blob in the pull request>"}, ...]},
      "result": {"note": "..."}, "created": "...", "digest": "...", "signature": {...}}
 
-A change counts as approved when a record signed by a key on the *base* branch's
-``[tool.propeval.signers]`` lists that path with the very same ``before`` and ``after`` blob ids:
-one more byte in the file, or another starting point, and the approval no longer applies. The id
-is derived from the changes it binds, so two pull requests never write the same file. A record
+A record signed by a key on the *base* branch's ``[tool.propeval.signers]`` applies to a pull
+request whole or not at all: when its ``base`` is the pull request's merge base, its ``head`` is
+the pull request's commit or one of its ancestors (the approval is committed on top of what was
+reviewed), and every change it lists is one the pull request makes, path, ``before`` and
+``after`` blob ids alike. Then each of those changes is approved. One more byte in one file,
+another starting point, the bytes copied onto another branch, or a branch that makes only some of
+the changes, and it approves nothing. The id is derived from what it binds, so two pull requests
+never write the same file. A record
 is read like every ledger record (strict loader, digest, its kind and subject); one the pull
 request added or changed that does not verify is an error, an old one is simply not used.
 """
@@ -20,7 +25,7 @@ request added or changed that does not verify is an error, an old one is simply 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,18 +43,22 @@ KIND = "approval"
 Binding = tuple[str, str | None, str | None]  # (path, before, after)
 
 
-def approval_id(changes: Sequence[FileChange]) -> str:
-    """16 hex digits of the sha256 of the changes an approval binds, in path order."""
-    body = dumps_json(sorted((c.binding for c in changes), key=lambda b: str(b["path"])))
+def _binding(changes: Sequence[FileChange], base: str, head: str) -> dict[str, Any]:
+    return {"base": base, "head": head, "changes": sorted((c.binding for c in changes), key=lambda b: str(b["path"]))}
+
+
+def approval_id(changes: Sequence[FileChange], base: str, head: str) -> str:
+    """16 hex digits of the sha256 of what an approval binds: the commits and the changes, in path order."""
+    body = dumps_json(_binding(changes, base, head))
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-def make_approval(changes: Sequence[FileChange], note: str) -> LedgerRecord:
-    """An unsigned approval record for ``changes``."""
-    subject = approval_id(changes)
-    binding = {"changes": sorted((c.binding for c in changes), key=lambda b: str(b["path"]))}
+def make_approval(changes: Sequence[FileChange], note: str, base: str, head: str) -> LedgerRecord:
+    """An unsigned approval record for ``changes``, made at merge base ``base`` on the pull
+    request's commit ``head``."""
+    subject = approval_id(changes, base, head)
     result = {"note": note, "what": {c.path: c.describe() for c in changes}}
-    return make_record(KIND, subject, binding, result)
+    return make_record(KIND, subject, _binding(changes, base, head), result)
 
 
 def write_approval(paths: LedgerPaths, record: LedgerRecord) -> str:
@@ -59,12 +68,39 @@ def write_approval(paths: LedgerPaths, record: LedgerRecord) -> str:
     return paths.rel(APPROVALS, f"{subject}.json")
 
 
+@dataclass(frozen=True)
+class Approval:
+    """One valid (signed) approval: the merge base and pull request commit it was made at, the
+    changes it approves, and where it is (``ledger/approvals/x.json (by NAME)``)."""
+
+    base: str
+    head: str
+    changes: frozenset[Binding]
+    label: str
+
+    def applies(self, merge_base: str, made: set[Binding], reviewed: bool) -> bool:
+        """Whether it approves its changes in a pull request whose merge base is ``merge_base``,
+        which makes the changes ``made``, and whose commit is (or descends from) its ``head``
+        (``reviewed``)."""
+        return self.base == merge_base and reviewed and self.changes <= made
+
+
 @dataclass
 class Approvals:
-    """What the tree's valid approval records approve, and the problems of those the tree brought."""
+    """The tree's valid approval records, and the problems of those the tree brought."""
 
-    covered: dict[Binding, str] = field(default_factory=dict)  # -> "ledger/approvals/x.json (by NAME)"
+    valid: list[Approval] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+
+    def covered(self, merge_base: str, made: set[Binding], reviewed: Callable[[str], bool]) -> dict[Binding, str]:
+        """Each change of ``made`` an approval that applies approves -> that approval's label;
+        ``reviewed(head)``: whether the pull request's commit is ``head`` or descends from it."""
+        out: dict[Binding, str] = {}
+        for a in self.valid:
+            if a.applies(merge_base, made, reviewed(a.head)):
+                for b in sorted(a.changes, key=str):
+                    out.setdefault(b, a.label)
+        return out
 
 
 def _bindings(record: dict[str, Any]) -> list[Binding] | None:
@@ -109,10 +145,12 @@ def read_approvals(view: LedgerView, changed: set[str]) -> Approvals:
         if record is None:
             continue
         bindings = _bindings(record)
-        if bindings is None:
+        base, head = record["binding"].get("base"), record["binding"].get("head")
+        if bindings is None or not isinstance(base, str) or not isinstance(head, str):
             bad(
                 "ledger-format",
-                "an approval binds a list of {path, before, after}; make it with propeval ledger approve",
+                "an approval binds its merge base, the pull request's commit and a list of {path, before, after}; "
+                "make it with propeval ledger approve",
             )
             continue
         verdict = view.verdict(loaded)
@@ -139,6 +177,5 @@ def read_approvals(view: LedgerView, changed: set[str]) -> Approvals:
                 "/signature",
             )
             continue
-        for b in bindings:
-            out.covered.setdefault(b, f"{rel} (by {verdict.signer})")
+        out.valid.append(Approval(base, head, frozenset(bindings), f"{rel} (by {verdict.signer})"))
     return out

@@ -146,11 +146,11 @@ def policy_changes(tree: Config, base: str, base_cfg: Config, keys: list[str] | 
     """The policy files the tree changed since the merge base with ``base``, under ``base_cfg``'s
     settings; pyproject.toml also when only ``[tool.propeval]`` did (``keys``: the keys it
     changed; None: worked out here), so that one approval covers the whole file."""
-    from propeval.policy import changed_keys, table_at
+    from propeval.policy import changed_since_fork
     from propeval.policy_files import FileChange, changed_policy_files, source_exceptions
 
     if keys is None:
-        keys = changed_keys(table_at(tree.root, base), tree.raw)
+        keys = changed_since_fork(tree, base)
     files = changed_policy_files(tree, base, base_cfg.settings) + source_exceptions(tree, base, base_cfg)
     if keys and not any(_shown(tree, c.path) == "pyproject.toml" for c in files):
         top = gitutil.toplevel(tree.root)
@@ -181,6 +181,8 @@ def _approved(
 
     # The tree's records under the base's policy: its ledger folder and its maintainers' keys.
     approvals = read_approvals(Workspace(base_cfg).ledger, set(gitutil.changed_paths(tree.root, merge_base)))
+    made = {(c.path, c.before, c.after) for c in files}
+    covered = approvals.covered(merge_base, made, lambda head: gitutil.is_ancestor(tree.root, head))
     unapproved, notes = [], []
     problems = list(approvals.problems)
     allowlist = base_cfg.settings.dedup.allowlist
@@ -207,7 +209,7 @@ def _approved(
             if bad:
                 unapproved.append(change)
             continue
-        by = approvals.covered.get((change.path, change.before, change.after))
+        by = covered.get((change.path, change.before, change.after))
         if by is not None:
             notes.append(f"{change.path}: change approved by {by}")
             continue

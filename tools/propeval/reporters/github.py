@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from propeval.reporters.text import V1_BROKEN, V1_COMMAND
 from propeval.result import MAX_MESSAGE, Problem, clip
 
 if TYPE_CHECKING:
@@ -15,11 +16,14 @@ HELP = "workflow annotations"
 
 
 def github_escape(s: str, prop: bool = False, limit: int = 2 * MAX_MESSAGE) -> str:
-    """``s`` as a workflow-command value: cut to ``limit`` characters (marked), then escaped."""
+    """``s`` as a workflow-command value: cut to ``limit`` characters (marked), then escaped as the
+    runner unescapes it (actions/runner ``ActionCommand``: ``%``, CR and LF in data; also ``:``
+    and ``,`` in a property, so a value cannot end the property or the command), and ``##[``
+    broken, which the runner would read as a command of its own anywhere in a line."""
     s = clip(s, limit).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")
-    return s
+    return s.replace(V1_COMMAND, V1_BROKEN)
 
 
 def github_line(p: Problem) -> str:

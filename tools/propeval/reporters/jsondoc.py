@@ -26,6 +26,14 @@ def document(rep: Report) -> dict[str, Any]:
     }
 
 
+def dumps(doc: Any, **options: Any) -> str:
+    """``doc`` as JSON text (``ensure_ascii=False, indent=2`` unless ``options`` say otherwise) with
+    every ``[`` after ``##`` written ``\\u005b``: the same document, in which no line holds the
+    ``##[`` that a GitHub Actions log runs as a workflow command. (Outside strings JSON has no
+    ``#``; a string value never starts a line of indented JSON, so ``::`` cannot either.)"""
+    return json.dumps(doc, **{"ensure_ascii": False, "indent": 2, **options}).replace("##[", "##\\u005b")
+
+
 def write(rep: Report, out: TextIO) -> None:
     doc = rep.data if rep.data is not None else document(rep)
-    out.write(json.dumps(doc, **{"ensure_ascii": False, "indent": 2, **rep.json_options}) + "\n")
+    out.write(dumps(doc, **rep.json_options) + "\n")

@@ -12,12 +12,12 @@ the run's ``properties``. Only problems are shown: a command's other data is for
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote, urlsplit
 
 from propeval import __version__
+from propeval.reporters.jsondoc import dumps
 from propeval.result import Problem, Severity
 
 if TYPE_CHECKING:
@@ -137,4 +137,4 @@ def log(rep: Report) -> dict[str, Any]:
 
 
 def write(rep: Report, out: TextIO) -> None:
-    out.write(json.dumps(log(rep), ensure_ascii=False, indent=2) + "\n")
+    out.write(dumps(log(rep)) + "\n")

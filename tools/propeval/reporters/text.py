@@ -1,12 +1,14 @@
 """The text format: ``path:line:col [rule] message`` lines, then the view, notes and a summary.
 
-Nothing a contributor, a training shard or a server wrote can start an output line or send a
-control sequence. Every line this format writes from text it did not make (messages, the lines
-under a problem, notes, the summary, the footer) goes through :func:`printable`, which writes line
-breaks and control characters as escapes; a view (a command's own layout of its data) writes to
+Nothing a contributor, a training shard or a server wrote can start an output line, send a
+control sequence or hold a GitHub Actions workflow command. The runner (actions/runner
+``ActionCommand``) runs ``::name::data`` at the start of a line after any white space, and
+``##[name]data`` anywhere in a line. Every line this format writes from text it did not make
+(messages, the lines under a problem, notes, the summary, the footer) goes through
+:func:`printable`, which writes line breaks and control characters as escapes and breaks ``##[``;
+every line it writes at all, a view's (a command's own layout of its data) included, goes through
 a :class:`LineGuard`, which does the same to control characters when the output is no terminal,
-and disarms any line that would start with ``::`` (a GitHub Actions workflow command:
-``::add-mask::``, ``::stop-commands::``) should a view ever print such text unescaped.
+and disarms any line that would start with ``::`` or hold ``##[``.
 """
 
 from __future__ import annotations
@@ -26,23 +28,29 @@ NAME = "text"
 HELP = "path:line:col [rule] message"
 
 
+V1_COMMAND = "##["  # the runner runs "##[name]data" wherever it stands in a line
+V1_BROKEN = "##\\["
+
+
 def printable(s: str) -> str:
-    """``s`` with control, bidi and invisible characters written as escapes, and line breaks as ``\\n``:
-    a file name, a message or an item's text can then neither rewrite a terminal nor split one
-    line of output in two (so no text can start a line, as a workflow command must). The one
-    escape function of every text output."""
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in s)
+    """``s`` with control, bidi and invisible characters written as escapes, line breaks as ``\\n``
+    and ``##[`` as ``##\\[``: a file name, a message or an item's text can then neither rewrite a
+    terminal, nor split one line of output in two (so no text can start a line, as a ``::``
+    workflow command must), nor hold a ``##[`` workflow command. The one escape function of every
+    text output."""
+    if not s.isprintable():
+        s = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in s)
+    return s.replace(V1_COMMAND, V1_BROKEN)
 
 
 def disarm(line: str) -> str:
-    """A line that would start with ``::`` (after blanks) with a backslash in front of it: GitHub
-    Actions runs such a line as a workflow command. Any other line as it is."""
-    stripped = line.lstrip(" \t")
+    """``line`` with a backslash in front of a ``::`` it would start with (after any white space:
+    the runner trims every Unicode blank) and ``##[`` broken as ``##\\[``: GitHub Actions runs
+    either as a workflow command. Any other line as it is."""
+    stripped = line.lstrip()
     if stripped.startswith("::"):
-        return line[: len(line) - len(stripped)] + "\\" + stripped
-    return line
+        line = line[: len(line) - len(stripped)] + "\\" + stripped
+    return line.replace(V1_COMMAND, V1_BROKEN)
 
 
 class LineGuard:
@@ -53,7 +61,8 @@ class LineGuard:
     def __init__(self, out: TextIO) -> None:
         self._out = out
         self._tty = out.isatty()
-        self._start = True  # the next character begins a line
+        self._start = True  # only white space (or nothing) is on the line so far
+        self._tail = ""  # the line's last two characters written, so "#" + "#[" is caught too
 
     def isatty(self) -> bool:
         return self._tty
@@ -65,8 +74,11 @@ class LineGuard:
                 body = disarm(body)
             if not self._tty and not body.isprintable():
                 body = "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in body)
+            body = disarm(self._tail + body)[len(self._tail) :] if self._tail else disarm(body)
             self._out.write(body + piece[len(piece.rstrip("\n")) :])
-            self._start = piece.endswith("\n")
+            ended = piece.endswith("\n")
+            self._start = ended or (self._start and not body.strip())
+            self._tail = "" if ended else (self._tail + body)[-2:]
         return len(s)
 
     def writelines(self, lines: Any) -> None:
@@ -166,6 +178,8 @@ def tally_line(problems: list[Problem], files_checked: int) -> str:
 
 
 def write(rep: Report, out: TextIO) -> None:
+    out = LineGuard(out)  # type: ignore[assignment]
+
     def problems(ps: Sequence[Problem]) -> None:
         for p in collapse(ps, rep.collapse):
             if isinstance(p, Repeat):
@@ -181,8 +195,7 @@ def write(rep: Report, out: TextIO) -> None:
     shown, notes = rep.shown()
     problems(shown)
     if rep.view is not None:
-        guard = LineGuard(out)
-        rep.view(guard, guard.isatty())  # type: ignore[arg-type]
+        rep.view(out, out.isatty())
     out.writelines(f"note: {printable(clip(n))}\n" for n in notes)
     if rep.summary:
         out.write(printable(rep.summary) + "\n")
