@@ -119,7 +119,13 @@ def test_a_load_cache_written_elsewhere_is_never_used(gate_corpus: Any, monkeypa
     assert run("check").exit_code == 0
     cache = LoadCache(load_config().root)
     raw = cache.path.read_bytes()
-    forged = raw.replace(b"What happened in central Beijing", b"::add-mask::What happened in cen")
+    # forge the blob only: the index (which holds each file's head, its texts too) is MAC'd
+    from propeval.loadcache import MAGIC
+
+    blob_at = len(MAGIC) + 32 + 8 + int.from_bytes(raw[len(MAGIC) + 32 : len(MAGIC) + 40], "little")
+    forged = raw[:blob_at] + raw[blob_at:].replace(
+        b"What happened in central Beijing", b"::add-mask::What happened in cen"
+    )
     assert forged != raw
     cache.path.write_bytes(forged)
     reads, _ = counted(monkeypatch)
