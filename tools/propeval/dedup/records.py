@@ -11,7 +11,7 @@ Workspace's corpus (``propeval hook``, ``ci``, ``run``) is served from the same 
   file is a problem on every run and never enters the cache.
 * A file whose stat changed is loaded again through the strict loader (:func:`corpus.load_entry`).
 * A file that fails to load is never kept, so its problem is reported on every run.
-* As in git's index, a file modified less than :data:`RACY_SECONDS` before the cache is written is
+* As in git's index, a file modified less than :data:`~propeval.memo.RACY_SECONDS` before the cache is written is
   not kept: an edit within the same clock tick could leave its stat unchanged.
 * The cache is bound to the code that makes records (:func:`_code_stamp`) and to the corpus root,
   and carries an HMAC-SHA256 under this user's cache key (:mod:`propeval.cachekey`), read with
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from propeval import memo
 from propeval.corpus import Claim, Corpus, Item, corpus_scan, load_entry
 from propeval.loader import LoadError, relative_path
 from propeval.result import Problem
@@ -36,7 +37,6 @@ from propeval.result import Problem
 # 2: items carry translation_of; 3: each text its normalised form and key; 4: stamps as tuples,
 # with ctime_ns (as the load cache's)
 FORMAT = 4
-RACY_SECONDS = 2.0
 
 
 @dataclass
@@ -114,7 +114,7 @@ def load_records(root: Path, questions: Path, cache_folder: Path | None) -> Reco
             out.loaded += 1
             record = record_of(entry)
         (out.claims if record["kind"] == "claim" else out.items).append(record)
-        if stamp is not None and now - stamp[1] / 1e9 >= RACY_SECONDS:
+        if stamp is not None and now - stamp[1] / 1e9 >= memo.RACY_SECONDS:
             new[rel] = (stamp, record)
     if path is not None and new != old:
         _write(path, new)
@@ -131,7 +131,7 @@ def records_of_corpus(corpus: Corpus, cache_folder: Path | None) -> Records:
     old = _read(path) if path is not None else {}
     new: dict[str, tuple[Any, ...]] = {}
     kept = 0  # entries of ``old`` kept as they were: when all are, the cache is not written again
-    settled = time.time_ns() - int(RACY_SECONDS * 1e9)  # a file modified after this is not kept
+    settled = time.time_ns() - int(memo.RACY_SECONDS * 1e9)  # a file modified after this is not kept
     stamps = corpus.stamps
     claims, items = out.claims, out.items
     entries: list[Claim | Item] = [*corpus.all_claims, *corpus.all_items]
