@@ -98,6 +98,8 @@ def light_clone(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.C
     wheels = _wheelhouse(pytestconfig)
     root = tmp_path_factory.mktemp("first-hour") / "propeval"
     subprocess.run(["git", "clone", "-q", str(REPO), str(root)], check=True)
+    if os.path.lexists(root / ".venv"):  # a committed link to a shared venv: setup-light would install into it
+        pytest.fail("the commit tracks .venv (a link to a venv?); `git rm --cached .venv` and commit again")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MAKEFLAGS", "MAKELEVEL")}
     env.update(GIT_ENV)
     env.update({"PATH": "/usr/bin:/bin", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_COMPILE": "0"})
