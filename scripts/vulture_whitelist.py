@@ -42,6 +42,9 @@ get_assert
 alt  # judge/kinds/base.Image.alt, in report.html.j2
 license  # settings/release.py, in card.md.j2
 task_categories
+fact_states  # gates/answerability.AnswerabilityResult: keys of the JSON a maintainer signs
+frame_adopted
+answer_status
 judge_min_accuracy  # settings/gates.py, looked up by name in gates/judge_gate.py
 judge_min_kappa
 judge_min_alpha
