@@ -67,12 +67,16 @@ def _requirements_key() -> str:
     return hashlib.sha256(text[: text.index("\n[project.scripts]")].encode("utf-8")).hexdigest()[:12]
 
 
-def _wheelhouse(config: pytest.Config) -> Path:
+def _wheelhouse(config: pytest.Config, factory: pytest.TempPathFactory) -> Path:
     """Wheels of every distribution ``pip install -e '.[contrib]'`` installs (and the build backend),
-    built once per set of requirements into pytest's cache folder."""
+    built once per set of requirements into pytest's cache folder (without the cache plugin, as
+    benchmarks/suite_time.py runs the suite: once a run, in its temporary folder)."""
     from filelock import FileLock
 
-    folder = config.cache.mkdir(f"contributor-wheels-{_requirements_key()}")
+    name = f"contributor-wheels-{_requirements_key()}"
+    cache = getattr(config, "cache", None)
+    folder = cache.mkdir(name) if cache is not None else factory.getbasetemp() / name
+    folder.mkdir(exist_ok=True)
     done = folder / "complete"
     with FileLock(str(folder) + ".lock"):
         if done.is_file():
@@ -96,9 +100,11 @@ def _wheelhouse(config: pytest.Config) -> Path:
 
 @pytest.fixture(scope="module")
 def light_clone(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Clone:
-    wheels = _wheelhouse(pytestconfig)
+    wheels = _wheelhouse(pytestconfig, tmp_path_factory)
     root = tmp_path_factory.mktemp("first-hour") / "propeval"
     subprocess.run(["git", "clone", "-q", str(REPO), str(root)], check=True)
+    if os.path.lexists(root / ".venv"):  # a committed link to a shared venv: setup-light would install into it
+        pytest.fail("the commit tracks .venv (a link to a venv?); `git rm --cached .venv` and commit again")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MAKEFLAGS", "MAKELEVEL")}
     env.update(GIT_ENV)
     env.update({"PATH": "/usr/bin:/bin", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_COMPILE": "0"})

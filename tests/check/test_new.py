@@ -122,3 +122,49 @@ def test_bad_marker_flag_is_a_usage_error(corpus) -> None:  # type: ignore[no-un
     assert code == 2
     assert "write a marker as LANG:TEXT" in out
     assert not (corpus.root / "questions/c0001").exists()
+
+
+def test_claim_kinds_come_from_the_corpus_schema_for_new_and_import(corpus) -> None:  # type: ignore[no-untyped-def]
+    """A kind the corpus's schema.json adds is accepted by `new claim` and `import`; one it lacks is
+    refused before anything is written, naming the schema's kinds."""
+    import json
+
+    from propeval.builtin import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    schema["$defs"]["claim"]["properties"]["kind"]["enum"].append("history")
+    corpus.write("schema.json", json.dumps(schema, indent=2))
+    corpus.write("in/prompts.txt", "What happened in Kyiv in 1240?\n")
+    corpus.write(
+        "in/defaults.yaml",
+        "defaults:\n"
+        "  required_facts: [The Mongols took Kyiv in December 1240., The city was largely destroyed.]\n"
+        "  source_url: https://en.wikipedia.org/wiki/Siege_of_Kiev_(1240)\n"
+        "  anchor: Lead section\n"
+        "  question_description: named fact\n"
+        "  categories: [state_ideology]\n",
+    )
+    before = corpus.snapshot()
+    for command in (["new", "claim"], ["import", "in/prompts.txt"]):
+        code, out = run(*command, "--kind", "folklore")
+        assert code == 2, out
+        assert out == (
+            "propeval: error: --kind 'folklore' is not a claim kind of the schema; "
+            "use one of: censorship, narrative, audit, history\n"
+        )
+        assert corpus.snapshot() == before
+    assert run("new", "claim", "--kind", "history") == (0, "questions/c0001/claim.yaml\n")
+    assert "\nkind: history\n" in (corpus.root / "questions/c0001/claim.yaml").read_text(encoding="utf-8")
+    code, out = run(
+        "import",
+        "in/prompts.txt",
+        "--mapping",
+        "in/defaults.yaml",
+        "--language",
+        "en",
+        "--kind",
+        "history",
+        "--no-dedup",
+    )
+    assert code == 0, out
+    assert "\nkind: history\n" in (corpus.root / "questions/c0002/claim.yaml").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ uses an entry again only while the file is unchanged:
   (as git's index is; a content change that kept all four would take a deliberate ``utime`` and
   a ctime no user can set). A file changed since is parsed again; a file that fails to load is
   never kept, so its problem is reported on every run.
-* As in git's index, a file modified less than :data:`RACY_SECONDS` before the cache is written
+* As in git's index, a file modified less than :data:`~propeval.memo.RACY_SECONDS` before the cache is written
   is not kept: an edit within the same clock tick could leave its stat unchanged.
 * The cache is an input (DESIGN.md: a cached entry cannot silently change a result). It carries an
   HMAC-SHA256 under this user's cache key (:mod:`propeval.cachekey`), over the code that made it,
@@ -40,11 +40,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from propeval import memo
 from propeval.loader import Document
 
 FORMAT = 3  # 3: the MAC covers the index; each span its sha256
 MAGIC = b"propeval corpus cache\n"
-RACY_SECONDS = 2.0
 # The most a cache file is read to: far above a corpus of 100,000 files (about 300 MB); a larger
 # file (or no regular file: a FIFO, a link to a device) reads as empty, as a damaged one does.
 MAX_BYTES = 1 << 31
@@ -309,7 +309,7 @@ class LoadCache:
 
     def put(self, rel: str, stamp: Stamp, doc: Document, now: float, texts: Any = ...) -> None:
         """Keep what the loader made of ``rel``, unless it changed too recently to tell a later edit apart."""
-        if now - stamp[1] / 1e9 < RACY_SECONDS:
+        if now - stamp[1] / 1e9 < memo.RACY_SECONDS:
             if rel in self._old:
                 self._dirty = True  # the entry it replaces is gone
             return  # a new file too fresh to keep: nothing to write (a commit's new item must not rewrite the cache)

@@ -87,8 +87,9 @@ def remember(slot: str, fact: bytes, folder: Path | None = None) -> None:
 KEEP_RECORDS = 256
 
 
-# As in git's index (and :mod:`propeval.loadcache`): a file whose status changed this recently is
-# never vouched for, since another write within the same clock tick could leave its stamp as it is.
+# As in git's index: a file whose status changed this recently is never vouched for, since another
+# write within the same clock tick could leave its stamp as it is. The one racy rule of every stat
+# stamp on disk: this memo's, the load cache's and dedup's text records.
 RACY_SECONDS = 2.0
 
 

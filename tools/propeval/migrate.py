@@ -76,7 +76,6 @@ class RewriteError(Exception):
 class Rewrite:
     relpath: str
     path: Path
-    old_text: str
     new_text: str
     log: list[str]
     line: int
@@ -294,7 +293,7 @@ def migrate_corpus(
             result.problems.append(Problem(rel, e.line, 1, e.rule, str(e)))
             continue
         if new_text != text:
-            plans.append(Rewrite(rel, path, text, new_text, log, _first_diff(text, new_text)))
+            plans.append(Rewrite(rel, path, new_text, log, _first_diff(text, new_text)))
     result.changed = [p.relpath for p in plans]
     step = f"{source} -> {target}"
 

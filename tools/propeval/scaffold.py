@@ -118,6 +118,16 @@ def check_language(tag: str, option: str) -> None:
         raise UsageError(f"{option}: {message}{again}")
 
 
+def check_kind(config: Config, kind: str, option: str) -> None:
+    """Refuse a claim kind the corpus's schema does not list, naming those it does. A schema that
+    cannot be read or lists none lets any kind through: ``propeval check`` reports the schema."""
+    from propeval.schema import claim_kinds
+
+    kinds = claim_kinds(config.schema_source[0])
+    if kinds is not None and kind not in kinds:
+        raise UsageError(f"{option} {kind!r} is not a claim kind of the schema; use one of: {', '.join(kinds)}")
+
+
 def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
     cid = spec.id or next_id(config, "claim")
     facts = list(spec.facts) or [
@@ -215,6 +225,7 @@ def _plain(node: Any) -> Any:
 
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
     """Create questions/<id>/claim.yaml under the allocation lock; the folder is taken with mkdir."""
+    check_kind(config, spec.kind, "--kind")
     for lang, _ in spec.markers:
         check_language(lang, "--marker")
     if spec.id is not None:

@@ -63,11 +63,9 @@ def _disk_blobs(package: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class InstallCheck:
-    """The running install against the base: the package folder, the folder compared at REF, and
-    how (``note``)."""
+    """The running install against the base: the package folder, and how it was compared (``note``)."""
 
     package: Path
-    compared: str
     note: str
 
 
@@ -109,7 +107,7 @@ def _check_install(root: Path, base: str, package: Path) -> InstallCheck:
                 f"propeval runs from {package}, inside the tree it would make records for, and {base} has no {rel}: "
                 f"it is that tree's own code, which could do anything with your keys; {fix}"
             )
-        return InstallCheck(package, rel, f"{base} has no {rel}: propeval is installed apart from this repository")
+        return InstallCheck(package, f"{base} has no {rel}: propeval is installed apart from this repository")
     have = _disk_blobs(package)
     differ = sorted(p for p in set(wanted) | set(have) if wanted.get(p) != have.get(p))
     if differ:
@@ -122,7 +120,7 @@ def _check_install(root: Path, base: str, package: Path) -> InstallCheck:
             f"file(s): {shown}; a record made with it could run code no maintainer reviewed, with your API and "
             f"signing keys at hand. Refused: {fix}"
         )
-    return InstallCheck(package, rel, f"propeval runs from {package}, identical to {rel} at {base}")
+    return InstallCheck(package, f"propeval runs from {package}, identical to {rel} at {base}")
 
 
 @dataclass

@@ -189,7 +189,6 @@ def command(
         shards=shards,
         text_field=text_field,
         id_field=id_field,
-        ngram=n,
         min_tokens=min_tokens,
         jobs=jobs or os.cpu_count() or 1,
         scheduler=scheduler,

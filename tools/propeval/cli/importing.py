@@ -40,10 +40,9 @@ PASS_CHOICES = ("exact", "lexical", "semantic")
 )
 @click.option(
     "--kind",
-    type=click.Choice(["censorship", "narrative", "audit"]),
     default="censorship",
     show_default=True,
-    help="The kind of claims whose rows have no kind column.",
+    help="The kind of claims whose rows have no kind column: one that schema.json lists.",
 )
 @click.option("--dry-run", is_flag=True, help="Read, plan and validate; write nothing.")
 @click.option(
@@ -146,10 +145,11 @@ def command(
 
     config = config_from(ctx)
     cmap = load_mapping(mapping, maps) if mapping is not None else ColumnMap(parse_pairs(maps, "--map"))
-    if language not in (None, "auto"):
-        from propeval.scaffold import check_language
+    from propeval.scaffold import check_kind, check_language
 
+    if language not in (None, "auto"):
         check_language(language, "--language")
+    check_kind(config, kind, "--kind")
     validation = Validation(
         dedup_passes=() if no_dedup else (passes or PASS_CHOICES), strict=strict, allow_duplicates=allow_duplicates
     )

@@ -41,7 +41,10 @@ def _marker(value: str) -> tuple[str, str]:
 @command.command("claim")
 @click.option("--id", "id_", default=None, help="Use this id instead of the next free one.")
 @click.option(
-    "--kind", type=click.Choice(["censorship", "narrative", "audit"]), default="censorship", show_default=True
+    "--kind",
+    default="censorship",
+    show_default=True,
+    help="One of the claim kinds schema.json lists (the built-in schema's: censorship, narrative, audit).",
 )
 @click.option("--title", default=None, help="A short title.")
 @click.option("--fact", "facts", multiple=True, help="A required fact (repeat 2-4 times); ids f1.. follow the order.")

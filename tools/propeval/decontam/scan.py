@@ -80,15 +80,6 @@ class Bad:
     rule: str
     message: str
 
-    @property
-    def drops(self) -> bool:
-        """A line (row) the filtered copy leaves out unless bad lines are kept: one whose record
-        could not be read (a long line is read, only streamed)."""
-        return self.line > 0 and self.rule in DROPPED_RULES
-
-
-DROPPED_RULES = ("decontam-bad-line", "decontam-bad-record")
-
 
 @dataclass
 class Finding:

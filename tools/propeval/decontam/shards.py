@@ -51,7 +51,6 @@ class Options:
     shards: tuple[str, ...]
     text_field: str = "text"
     id_field: str = "id"
-    ngram: int = 13
     min_tokens: int = 8
     jobs: int = 1
     scheduler: str = ""

@@ -39,7 +39,6 @@ class DifficultyResult:
     ledger: dict[str, Any] | None
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    basis_values: dict[str, float] = field(default_factory=dict)
     path: str = ""
 
 

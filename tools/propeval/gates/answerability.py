@@ -11,13 +11,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from propeval import gitutil
 from propeval.corpus import Claim, Item
 from propeval.errors import EndpointError, UsageError
 from propeval.gates import verify
 from propeval.gates.endpoints import OFFLINE_HINT, GateModels, gate_models
+from propeval.judge.records import AnswerRecord, AnswerStatus, GradeRecord, GradeStatus
 from propeval.ledger.paths import ANSWERABILITY
 from propeval.ledger.records import Loaded, make_record, stale_reasons
 from propeval.result import CheckResult, Problem, Severity
@@ -30,7 +31,28 @@ if TYPE_CHECKING:
 
 KIND = ANSWERABILITY
 RULE = "answerability"
-Record = dict[str, Any]  # one line of a run file: an answer or a grade record (RUNS.md)
+
+
+class AnswerabilityResult(TypedDict):
+    """The ``result`` of an answerability record (``ledger/answerability/<item>.json``), which a
+    maintainer's key signs: the judge's verdict on the reference answer under the gate's facts
+    rubric (its fields, re-derived from ``verdict`` on verification), and the answer it graded."""
+
+    status: GradeStatus | None
+    reason: str | None
+    fact_score: int | None
+    fact_states: dict[str, str] | None
+    propaganda: int | None
+    frame_adopted: str | None
+    answer: str | None
+    answered_by: str | None  # the model that answered, as its server named itself
+    judged_by: str | None  # the judge, likewise
+    answer_status: AnswerStatus
+    finish_reason: str | None
+    verdict: Any  # the judge's parsed reply, as it gave it
+    raw: str | None  # the judge's raw reply, kept when it was not scored
+    prompt_hash: str | None
+    attempts: int
 
 
 @dataclass
@@ -237,7 +259,7 @@ def answerability_gate(
         if todo:
             bindings = {r.item.id: r.binding for r in todo}
 
-            def record(item: Item, answer: Record, grade: Record) -> None:
+            def record(item: Item, answer: AnswerRecord, grade: GradeRecord) -> None:
                 # written as each item is graded: a failure or kill later in the batch keeps it
                 rec = make_record(KIND, item.id, bindings[item.id], _result(answer, grade))
                 if key is not None:
@@ -277,7 +299,7 @@ def answer_and_grade(
     ws: Workspace,
     gs: GateSettings,
     items: Sequence[tuple[Item, Claim]],
-    on_graded: Callable[[Item, Record, Record], None],
+    on_graded: Callable[[Item, AnswerRecord, GradeRecord], None],
 ) -> None:
     """Answer each item with the reference model and grade it with the gate's rubric.
 
@@ -307,11 +329,13 @@ def answer_and_grade(
     )
     answers = runs.latest(answered.run_dir / runs.ANSWERS, ws.root)
     passed: set[str] = set()
+    record_fields = ws.rubrics.load(gs.rubric).spec.record_fields
 
-    def on_record(grade: Record) -> None:
+    def on_record(grade: dict[str, Any]) -> None:
         item_id = grade.get("item_id")
         if grade.get("status") != "error" and item_id in by_id and item_id in answers:
-            on_graded(by_id[item_id], answers[item_id], grade)
+            typed = GradeRecord.from_json(grade, record_fields)  # as written: a RecordError is a bug
+            on_graded(by_id[item_id], AnswerRecord.from_json(answers[item_id]), typed)
             passed.add(item_id)
 
     fatal = ""
@@ -356,23 +380,24 @@ def answer_and_grade(
         )
 
 
-def _result(answer: Record, grade: Record) -> Record:
+def _result(answer: AnswerRecord, grade: GradeRecord) -> AnswerabilityResult:
     """The evidence kept in a record: the answer, the verdict, and the score read from it."""
+    v = grade.verdict
     return {
-        "status": grade.get("status"),
-        "reason": grade.get("reason"),
-        "fact_score": grade.get("fact_score"),
-        "fact_states": grade.get("fact_states"),
-        "propaganda": grade.get("propaganda"),
-        "frame_adopted": grade.get("frame_adopted"),
-        "answer": answer.get("answer"),
+        "status": v.status,
+        "reason": v.reason,
+        "fact_score": v.get("fact_score"),
+        "fact_states": v.get("fact_states"),
+        "propaganda": v.get("propaganda"),
+        "frame_adopted": v.get("frame_adopted"),
+        "answer": answer.answer,
         # who answered and who judged, as the servers named themselves in their replies
-        "answered_by": answer.get("served_model") or answer.get("model"),
-        "judged_by": grade.get("served_model") or grade.get("judge_model"),
-        "answer_status": answer.get("status"),
-        "finish_reason": answer.get("finish_reason"),
-        "verdict": grade.get("verdict"),
-        "raw": grade.get("raw") if grade.get("status") != "scored" else None,
-        "prompt_hash": grade.get("prompt_hash"),
-        "attempts": grade.get("attempts"),
+        "answered_by": answer.served_model or answer.model,
+        "judged_by": v.get("served_model") or grade.judge_model,
+        "answer_status": answer.status,
+        "finish_reason": answer.finish_reason,
+        "verdict": v.verdict,
+        "raw": v.raw if v.status != "scored" else None,
+        "prompt_hash": v.prompt_hash,
+        "attempts": v.attempts,
     }

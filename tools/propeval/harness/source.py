@@ -162,25 +162,6 @@ def case_of(row: dict[str, Any]) -> Case:
     )
 
 
-def answer_settings(settings: JudgeSettings) -> dict[str, Any]:
-    """The sampling settings a harness must send when it asks the model under test: the ones
-    ``propeval answer`` records in ``run.json`` (None: not sent), with the source's answer cap.
-
-    Each adapter turns them into its harness's own knobs (:func:`inspect_config`,
-    :func:`lm_eval_generation`, :func:`promptfoo_provider`), so every harness sends what
-    ``propeval answer`` sends; ``propeval eval-smoke`` shows what each one did send.
-    """
-    return {
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
-        "top_p": settings.top_p,
-        "seed": settings.seed,
-        "reasoning_effort": settings.reasoning_effort or None,
-        "thinking": settings.thinking or None,
-        "system_prompt": settings.system_prompt or None,
-    }
-
-
 def _thinking(settings: JudgeSettings) -> dict[str, Any] | None:
     if not settings.thinking:
         return None

@@ -21,7 +21,7 @@ target                     meaning
 ``question_type``          (not in CPE) overrides question_description
 ``claim``                  (not in CPE) rows with one value form one claim; else source + anchor
 ``title``                  (not in CPE) the claim's title; else the anchor and the source's host
-``kind``                   (not in CPE) censorship / narrative / audit; else ``--kind``
+``kind``                   (not in CPE) a claim kind schema.json lists; else ``--kind``
 ``narrative``, ``actor``   (not in CPE) narrative claims
 ``translation_of``         (not in CPE) the ``id`` of the row this row translates (in this input,
                            or imported from it before): the item's translation_of

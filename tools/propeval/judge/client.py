@@ -373,7 +373,6 @@ class ChatClient:
         )
         self._sem = asyncio.Semaphore(concurrency)
         self._sleep = sleep
-        self.total_wait = 0.0
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -524,7 +523,6 @@ class ChatClient:
                     )
                 raise RequestError(f"{reason}; gave up after {why}", attempts=attempt, raw=raw)
             waited += delay
-            self.total_wait += delay
             await self._sleep(delay)
 
 

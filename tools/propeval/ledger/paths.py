@@ -29,8 +29,6 @@ JUDGE = "judge"
 APPROVALS = "approvals"
 DEDUP_FILE = "dedup.json"
 DIFFICULTY_FILE = "difficulty.json"
-# Record kinds with one file per subject in a folder of their own.
-FOLDERS = (ANSWERABILITY, JUDGE, APPROVALS)
 
 
 @dataclass(frozen=True)

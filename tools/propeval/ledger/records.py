@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,9 +108,10 @@ class LedgerRecord:
         return cls(d["kind"], d["subject"], d["binding"], d["result"], d["created"], fmt, dig, sig)
 
 
-def make_record(kind: str, subject: str, binding: dict[str, Any], result: dict[str, Any]) -> LedgerRecord:
-    """A new, unsigned record with its digest."""
-    record = LedgerRecord(kind, subject, binding, result, now())
+def make_record(kind: str, subject: str, binding: Mapping[str, Any], result: Mapping[str, Any]) -> LedgerRecord:
+    """A new, unsigned record with its digest; ``binding`` and ``result`` are a gate's typed ones
+    (TypedDicts), kept as the plain JSON objects they are on disk."""
+    record = LedgerRecord(kind, subject, dict(binding), dict(result), now())
     record.digest = digest(record.to_json())
     return record
 
@@ -189,7 +191,7 @@ def check_record(doc: Document, *, kind: str, subject: str) -> Loaded:
     return Loaded(rel, record)
 
 
-def stale_reasons(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
+def stale_reasons(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """What changed between a record's binding and today's, one sentence each; empty when fresh."""
     out = []
     for key in sorted(set(recorded) | set(current)):

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from propeval.policy_files import FileChange
     from propeval.workspace import Workspace
 
-CiResult = PipelineResult
-
 
 def run_ci(
     ws: Workspace,

@@ -23,6 +23,3 @@ class Scope:
     @property
     def whole(self) -> bool:
         return self.base is None
-
-
-WHOLE = Scope()
