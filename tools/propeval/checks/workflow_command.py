@@ -49,10 +49,11 @@ RULE = Rule(
     "check",
     description="no line of a claim or item starts with '::' or holds '##[' (a GitHub Actions workflow command)",
     wrong=(
-        "a line of a prompt (or any other string of a claim or item) starts with `::`, which GitHub Actions runs as "
-        "a workflow command (`::add-mask::`, `::stop-commands::`, `::error ...::`) wherever a log prints it"
+        "a line of a prompt (or any other string of a claim or item) starts with `::` (after any blanks) or holds "
+        "`##[`, which GitHub Actions runs as a workflow command (`::add-mask::`, `##[stop-commands]`, "
+        "`::error ...::`) wherever a log prints it"
     ),
-    fix="reword the line so it does not start with `::`",
+    fix="reword the line so it does not start with `::` and holds no `##[`",
     draft=True,
 )
 _COMMAND = re.compile(r"::[A-Za-z-]*(?:::)?")
