@@ -3,6 +3,9 @@
 Run from the repository root, with the shared data folder beside you:
 
     python benchmarks/dedup_corpus.py --data ../shared/data [--out /tmp/dedup-corpus] [--before main]
+    python benchmarks/dedup_corpus.py --corpus tests/dedup/data/corpus/corpus-es-ca-eu-gl.jsonl --split heldout
+
+``--corpus`` runs the corpora of a file it (or benchmarks/dedup_corpus_es.py) wrote, instead of building them.
 
 Pair-level calibration (a labelled pair set) does not predict what a maintainer sees: in a corpus
 every text meets every other, so precision rests on the far tail of that corpus's negatives. This
@@ -445,6 +448,26 @@ def corpus_rows(corpora: Iterable[Corpus]) -> list[dict[str, object]]:
     return rows
 
 
+def read_corpora(path: Path) -> list[Corpus]:
+    """The corpora of a file :func:`corpus_rows` wrote (``propeval dedup calibrate``'s format), in its order."""
+    corpora: dict[tuple[str, str], Corpus] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        border, reviewed = frozenset(r.get("borderline", [])), frozenset(r.get("reviewed", []))
+        text = Text(
+            r["text"],
+            r["language"],
+            r["meaning"],
+            r.get("source", ""),
+            unit="",
+            near=frozenset(r.get("near", [])) - border - reviewed,
+            border=border,
+            reviewed=reviewed,
+        )
+        corpora.setdefault((r["split"], r["corpus"]), Corpus(r["corpus"], r["split"])).texts.append(text)
+    return list(corpora.values())
+
+
 def dedup_table(tree: Path, cache: Path) -> dict[str, object]:
     """``[tool.propeval.dedup]`` of a tree's pyproject.toml, with the benchmark's cache and no facts."""
     import tomllib
@@ -651,7 +674,13 @@ def main() -> None:
     import time
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, required=True, help="the shared data folder (stsb-multi-mt/, ...)")
+    ap.add_argument("--data", type=Path, help="the shared data folder (stsb-multi-mt/, ...)")
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        help="run the corpora of this corpus file (tests/dedup/data/corpus/*.jsonl), not --data's",
+    )
+    ap.add_argument("--split", choices=("calibration", "heldout"), help="run this split only (default: both)")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "propeval-dedup-corpus")
     ap.add_argument("--cache", type=Path, default=None, help="embedding cache folder (default: OUT/cache)")
     ap.add_argument("--before", default="main", help="git ref whose code is the 'before' column (default main)")
@@ -668,10 +697,16 @@ def main() -> None:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     cache = (args.cache or out / "cache").resolve()
-    texts = load_sources(args.data, ROOT / "questions")
-    corpora = [c for split in ("calibration", "heldout") for c in build_corpora(texts, split)]
-    relabelled = read_relabelled()
-    mark_reviewed(corpora, relabelled)
+    if args.corpus:
+        corpora = read_corpora(args.corpus)
+    elif args.data:
+        texts = load_sources(args.data, ROOT / "questions")
+        corpora = [c for split in ("calibration", "heldout") for c in build_corpora(texts, split)]
+        mark_reviewed(corpora, read_relabelled())
+    else:
+        ap.error("give --data (build the corpora) or --corpus (a file of them)")
+    if args.split:
+        corpora = [c for c in corpora if c.split == args.split]
     if args.only:
         keep = set(args.only.split(","))
         corpora = [c for c in corpora if c.name in keep]
@@ -709,7 +744,7 @@ def main() -> None:
     print(f"corpus-level benchmark: {len(rows)} texts, {len(corpora)} corpora; before: {args.before}; after: this tree")
     print(f"corpora written to {out}/corpora; `propeval dedup calibrate {out}/corpus.jsonl` calibrates from them")
     print(f"propeval dedup wall time, all corpora: before {took['before']:.0f} s, after {took['after']:.0f} s")
-    for split in ("calibration", "heldout"):
+    for split in sorted({c.split for c in corpora}):
         total = {name: Score() for name in trees}
         for (name, sp, _), sc in scores.items():
             if sp == split:
@@ -721,18 +756,15 @@ def main() -> None:
             print("\n".join(templated_table(split, tq["before"], tq["after"])))
         print(f"no planted translation, {split} split: flags between the two languages (before -> after), texts")
         line = []
-        for a, b in itertools.combinations(LANGS, 2):
-            key = (split, f"no-translation-{a}-{b}")
-            if ("after", *key) not in scores:
-                continue
-            fb = scores[("before", *key)].false.get(f"{a}-{b}", 0)
-            fa = scores[("after", *key)].false.get(f"{a}-{b}", 0)
-            ba = scores[("after", *key)].borderline.get(f"{a}-{b}", 0)
-            ra = scores[("after", *key)].reviewed.get(f"{a}-{b}", 0)
+        for name in sorted({c.name for c in corpora if c.split == split and c.name.startswith("no-translation-")}):
+            key = (split, name)
+            lp = lang_pair(*name.removeprefix("no-translation-").split("-"))
+            fb = scores[("before", *key)].false.get(lp, 0)
+            fa = scores[("after", *key)].false.get(lp, 0)
+            ba = scores[("after", *key)].borderline.get(lp, 0)
+            ra = scores[("after", *key)].reviewed.get(lp, 0)
             extra = (f" +{ba} border" if ba else "") + (f" +{ra} review" if ra else "")
-            line.append(
-                f"{a}-{b} {fb} -> {fa}{f' ({extra.strip()})' if extra else ''} ({scores[('after', *key)].texts})"
-            )
+            line.append(f"{lp} {fb} -> {fa}{f' ({extra.strip()})' if extra else ''} ({scores[('after', *key)].texts})")
         print("  " + "; ".join(line))
         for name in trees:
             for kind, examples in (

