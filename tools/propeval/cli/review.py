@@ -138,3 +138,26 @@ def command(
 
     run(app, bound, on_start=started)
     click.echo("propeval review: stopped")
+    _end_with_threads_running()
+
+
+def _end_with_threads_running() -> None:
+    """Every save is in its label file once the server has stopped (its shutdown flushes), but a
+    dedup queue, a corpus walk or a run's reading may still be working on a thread, inside numpy,
+    faiss or onnxruntime: the interpreter's teardown under such a thread can abort the process
+    ("terminate called without an active exception") instead of ending it. With nothing left to
+    write, end at once."""
+    import os
+    import sys
+    import threading
+
+    from propeval.cli._common import from_the_command_line
+
+    if threading.active_count() == 1 or not from_the_command_line():
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(0)
