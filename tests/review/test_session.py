@@ -227,3 +227,18 @@ def test_a_label_saved_just_before_kill_9_is_in_the_file_after_the_next_start(sh
         pass  # started (the journal read) and stopped (compacted)
     got = json.loads((root / "labels/sheet/alice.jsonl").read_text().splitlines()[1])
     assert got["fact_score"] == 5
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_the_moment_the_server_says_it_serves_stops_it(sheet: Path) -> None:
+    """The first thing a rater may do is stop it: a SIGINT sent on the "serving" line, while the
+    sheet is still read on a thread and uvicorn still starts, ends the server with exit 0 (one such
+    KeyboardInterrupt landed in an import's lock callback, which Python ignores, and the server
+    served on)."""
+    from reviewkit import review_command
+
+    for _ in range(4):  # each start ends with a SIGINT and asserts exit 0 within 15 s
+        with review_command(sheet.parent, "--sheet", "sheet.jsonl"):
+            pass
+        with review_command(sheet.parent):
+            pass

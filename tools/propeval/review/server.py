@@ -98,9 +98,18 @@ def run(app: Any, bound: Bound, *, on_start: Callable[[], None] | None = None) -
 
     logging.getLogger("uvicorn.error").addFilter(_OneLine())
     server = uvicorn.Server(config)
-    # Ctrl-C stops the server cleanly from the moment it says it serves: uvicorn raises the signal
-    # again once it has shut down, and one that comes while on_start still opens the browser (before
-    # uvicorn has its handlers) is the same request to stop, not a crash
+    # Ctrl-C (or SIGTERM) stops the server cleanly from the moment it says it serves. Until uvicorn
+    # has its own handlers (on_start still opens the browser, uvicorn still imports the app), a
+    # signal only asks it to stop: a KeyboardInterrupt raised there can land in a callback that
+    # Python ignores (an import's module lock), and the request to stop would be lost. uvicorn
+    # restores this handler when it ends and raises the signals it caught again, which land here too.
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
     with contextlib.suppress(KeyboardInterrupt):
         if on_start is not None:
             on_start()
