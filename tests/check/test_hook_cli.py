@@ -175,3 +175,36 @@ def test_the_hook_process_ends_at_once_with_all_of_its_output_and_its_code(corpu
     assert done.returncode == 1, done.stderr
     assert "questions/c0001/i0002.yaml:4:10 [schema] 'balanced' is not one of" in done.stdout
     assert done.stdout.rstrip().endswith("propeval hook: exit 1 (check exit 1, groups exit 0, dedup skipped)")
+
+
+RUSSIAN = '"Что произошло в центре Пекина в ночь на 3-4 июня 1989 года?"'
+
+
+def test_the_hooks_advice_to_move_a_translation_is_a_command_that_works_and_its_summary_is_short_lines(
+    corpus: Any, in_git: Any
+) -> None:
+    """A Russian i0001 landed in another claim with another question type: the hook's advice is one
+    `propeval move` that works the first time (it sets the question type a translation keeps),
+    and its dedup summary comes as short lines, its json as before."""
+    import re
+    import shlex
+
+    _two_claims_committed(corpus, in_git)
+    corpus.item("i0003", "c0002", language="ru", question_type="frame_testing", prompt=RUSSIAN)
+    in_git("add", "-A")
+    hooked = run("hook")
+    assert hooked.exit_code == 1, hooked.output
+    advice = re.search(r"`(propeval move i0003 [^`]*)`", hooked.stdout)
+    assert advice is not None, hooked.stdout
+    assert advice.group(1) == "propeval move i0003 --to-claim c0001 --translation-of i0001 --question-type named_fact"
+    summary = hooked.stdout.split("== propeval dedup", 1)[1].split("\ndedup: ", 1)[1].splitlines()[:-1]
+    assert len(summary) >= 4 and max(map(len, summary)) <= 104, summary
+    assert summary[1] == "  flagged pairs by pass: exact 0, lexical 0, semantic 1; 1 unreviewed, 0 reviewed"
+    assert [s for s in summary if s.startswith("  thresholds: ")], summary
+    moved = run(*shlex.split(advice.group(1))[1:])
+    assert moved.exit_code == 0, moved.output
+    text = (corpus.root / "questions/c0001/i0003.yaml").read_text(encoding="utf-8")
+    assert "question_type: named_fact\n" in text and "translation_of: i0001\n" in text
+    in_git("add", "-A")
+    again = run("hook")
+    assert again.exit_code == 0, again.output

@@ -168,3 +168,30 @@ def test_claim_kinds_come_from_the_corpus_schema_for_new_and_import(corpus) -> N
     )
     assert code == 0, out
     assert "\nkind: history\n" in (corpus.root / "questions/c0002/claim.yaml").read_text(encoding="utf-8")
+
+
+def test_a_claim_with_too_few_or_too_many_facts_is_refused_at_new_as_check_would(corpus) -> None:  # type: ignore[no-untyped-def]
+    """`new claim` takes the count of --fact from the corpus schema's minItems and maxItems and says
+    what `check` would say of the file; nothing is written."""
+    import json
+
+    from propeval.builtin import SCHEMA
+
+    rest = ["--title", "T", "--source-url", "https://example.org/a", "--anchor", "s", "--category", "state_ideology"]
+    before = corpus.snapshot()
+    code, out = run("new", "claim", "--fact", "Only one.", *rest)
+    assert (code, out) == (
+        2,
+        "propeval: error: --fact [schema] facts has 1 entry; at least 2 are required; "
+        "give each required fact with its own --fact\n",
+    )
+    code, out = run("new", "claim", *[a for n in range(5) for a in ("--fact", f"Fact {n}.")], *rest)
+    assert code == 2 and "--fact [schema] facts has 5 entries; at most 4 are allowed" in out, out
+    assert corpus.snapshot() == before
+    # the bound is the schema's: a corpus that allows one fact takes one, and check agrees
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    schema["$defs"]["claim"]["properties"]["facts"]["minItems"] = 1
+    corpus.write("schema.json", json.dumps(schema, indent=2))
+    assert run("new", "claim", "--fact", "Only one.", *rest) == (0, "questions/c0001/claim.yaml\n")
+    code, out = run("check")
+    assert "facts has" not in out, out

@@ -321,4 +321,7 @@ def test_a_templated_corpus_and_a_hub_text_flood_bare_cosines_but_not_margins(
         assert pair.cosine is not None and pair.means is not None and pair.semantic < pair.cosine
         from propeval.dedup import pair_problem
 
-        assert "(margin: cosine " in pair_problem(pair).message
+        message = pair_problem(pair).message
+        # the score is named for what it is, beside the (higher) cosine it comes from
+        assert f"margin {pair.semantic:.3f} (cosine {pair.cosine:.3f}, neighbourhoods " in message
+        assert "semantic " not in message.split(" are near-duplicate prompts: ", 1)[1]

@@ -48,6 +48,8 @@ def test_a_warm_load_parses_nothing_and_gives_the_same_units(corpus: Any) -> Non
         units[1].anchor,
         "who gave the order to clear the square?",
         text_hash("Who gave the order to clear the square?"),
+        framing="neutral",
+        question_type="named_fact",
     )
     assert units[1].source_url.startswith("https://")
     # a changed file's texts are read again

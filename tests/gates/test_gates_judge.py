@@ -101,6 +101,7 @@ def test_online_judge_gate_records_agreement_then_passes_offline(gate_corpus: An
     assert lines[1] == f"note: graded the gold set of {rubric}"
     rec = json.loads((gate_corpus.root / f"ledger/judge/{rubric}.json").read_text())
     assert rec["binding"]["judge_model"] == "judge-model"
+    assert rec["result"]["judged_by"] == ["judge-model"]  # who judged, as the server named itself
     assert len(rec["result"]["cases"]) == len(gold(rubric))
     off = run("gate", "judge", "--rubric", rubric)
     assert off.exit_code == 0
@@ -201,3 +202,39 @@ def test_a_tampered_judge_record_is_refused(gate_corpus: Any, loopback: Any) -> 
     res = run("gate", "judge", "--rubric", "audit-v1")
     assert res.exit_code == 1
     assert "[ledger-digest] audit-v1: ledger record was edited by hand" in res.output
+
+
+@pytest.mark.slow  # the gold set graded twice on loopback
+def test_a_judge_record_made_against_the_plumbing_stub_is_not_checked_and_is_never_signed(gate_corpus: Any) -> None:
+    """A server that names itself propeval-stub (``serve-local --stub``) in its replies: the record
+    keeps who judged, and counts nowhere, signed or not: the gate, the release's evidence and
+    `ledger sign` all say why."""
+    from propeval.judge.loopback import LoopbackServer
+    from propeval.judge.stub import STUB_MODEL
+
+    rel = "ledger/judge/facts-v1.json"
+    with LoopbackServer(perfect("facts-v1"), model=STUB_MODEL, names_itself=True) as srv:
+        configure(gate_corpus, srv.base_url)
+        made = run("gate", "judge", "--rubric", "facts-v1", "--online", "--no-sign")
+        rec = json.loads((gate_corpus.root / rel).read_text())
+        assert rec["binding"]["judge_model"] == "judge-model", made.output  # what was asked for
+        assert rec["result"]["judged_by"] == [STUB_MODEL]  # who judged
+        signed = run("ledger", "sign", rel)
+        assert signed.exit_code == 1, signed.output
+        assert "not signed: [ledger-derived] made against the plumbing stub (propeval-stub: judged_by)" in signed.output
+        assert "signature" not in json.loads((gate_corpus.root / rel).read_text())
+        # signed as it is made: still not checked
+        again = run("gate", "judge", "--rubric", "facts-v1", "--online")
+    assert "signature" in json.loads((gate_corpus.root / rel).read_text())
+    off = run("gate", "judge", "--rubric", "facts-v1")
+    assert off.output.splitlines()[0] == (
+        f"{rel} [ledger-derived] facts-v1: made against the plumbing stub (propeval-stub: judged_by), not a model: "
+        "not checked, and never signed; make it against the reference model"
+    ), (again.output, off.output)
+    assert "note: facts-v1:" not in off.output  # no agreement figure from the stub
+    from propeval.config import load_config
+    from propeval.release.evidence import NOT_CHECKED, judge_evidence
+    from propeval.workspace import Workspace
+
+    (evidence,), _ = judge_evidence(Workspace(load_config()), ["facts-v1"])
+    assert evidence.status == NOT_CHECKED and "plumbing stub" in evidence.verdict

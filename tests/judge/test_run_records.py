@@ -131,7 +131,7 @@ def test_each_fixture_record_reads_into_its_type_and_writes_back_byte_identical(
 def test_a_ledger_record_reads_into_its_type_and_writes_back_byte_identical(tmp_path: Path) -> None:
     from propeval.ledger.records import LedgerRecord, write_record
 
-    files = [*sorted((REPO / "ledger").rglob("*.json")), LEDGER_FIXTURES / "answerability-i0141.json"]
+    files = [*sorted((REPO / "ledger").rglob("*.json")), *sorted(LEDGER_FIXTURES.glob("*.json"))]
     assert len(files) >= 4
     for path in files:
         record = LedgerRecord.from_json(json.loads(path.read_text(encoding="utf-8")))

@@ -96,11 +96,11 @@ def ledgers(small: CorpusDir) -> CorpusDir:
             }
         ),
     )
-    # The judge-gate records committed in this repository (Gemma 3 270M, unsigned): real records
-    # whose judge agrees with humans at chance level.
+    # Judge-gate records the repository once shipped (Gemma 3 270M, unsigned, without the judge's
+    # raw replies): real records whose judge agrees with humans at chance level.
     for name in ("facts-v1", "audit-v1"):
         (small.root / "ledger/judge").mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "ledger/judge" / f"{name}.json", small.root / "ledger/judge" / f"{name}.json")
+        shutil.copy(REPO / f"tests/fixtures/ledger/judge-{name}.json", small.root / "ledger/judge" / f"{name}.json")
     # One answerability record the repository shipped, made by the same model: behind a failing
     # judge it is shown as not checked (its binding is for the repository's item, so it is stale
     # here too).

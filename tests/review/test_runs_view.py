@@ -68,7 +68,9 @@ def test_ledger_says_why_each_item_passes_or_fails(rcorpus: Any) -> None:
 
 def test_judge_gate_view_shows_where_the_judge_disagreed_with_people(rcorpus: Any) -> None:
     root = rcorpus.root
-    shutil.copytree(REPO / "ledger" / "judge", root / "ledger" / "judge")
+    (root / "ledger" / "judge").mkdir(parents=True)
+    for name in ("facts-v1", "audit-v1"):  # records the repository once shipped (unsigned)
+        shutil.copy(REPO / f"tests/fixtures/ledger/judge-{name}.json", root / "ledger" / "judge" / f"{name}.json")
     ws = Workspace(load_config(root), labels=root / "labels")
     with serving(ws) as served:
         client = signed_in(served)

@@ -130,10 +130,18 @@ def retire(ws: Workspace, item_id: str, *, reason: str, dry_run: bool = False) -
 
 
 def move(
-    ws: Workspace, item_id: str, *, to_claim: str, translation_of: str | None = None, dry_run: bool = False
+    ws: Workspace,
+    item_id: str,
+    *,
+    to_claim: str,
+    translation_of: str | None = None,
+    dry_run: bool = False,
+    framing: str | None = None,
+    question_type: str | None = None,
 ) -> CurationResult:
     """Move the item ``item_id`` into the claim ``to_claim``, as a translation of ``translation_of``
-    (an item of that claim) when given. The item keeps its id.
+    (an item of that claim) when given. The item keeps its id; ``framing`` and ``question_type``,
+    when given, are set in the same edit.
 
     Raises:
         UsageError: an id is malformed or unknown; the item is in that claim already; or the move
@@ -150,6 +158,9 @@ def move(
     if item.status == "retired":
         raise UsageError(f"{item_id} is retired; a retired item stays where it left the corpus")
     changes: dict[str, object] = {"claim_id": to_claim}
+    set_to = {k: v for k, v in (("framing", framing), ("question_type", question_type)) if v is not None}
+    changes.update(set_to)
+    moved = {key: set_to.get(key, item.data.get(key)) for key in ("framing", "question_type")}
     source: Item | None = None
     if translation_of is not None:
         names.item_id(translation_of, "--translation-of")
@@ -165,18 +176,17 @@ def move(
                 "another language: move it without --translation-of, or retire one of them"
             )
         for key in ("framing", "question_type"):
-            if item.data.get(key) != source.data.get(key):
+            if moved[key] != source.data.get(key):
                 raise UsageError(
-                    f"[groups-translation-framing] {item_id} has {key} {item.data.get(key)} but {translation_of} "
+                    f"[groups-translation-framing] {item_id} has {key} {moved[key]} but {translation_of} "
                     f"has {source.data.get(key)}; a translation keeps its source's {key.replace('_', ' ')}: "
-                    f"set {key}: {source.data.get(key)} in {item.doc.relpath} first, or move it without "
-                    "--translation-of"
+                    f"add --{key.replace('_', '-')} {source.data.get(key)}, or move it without --translation-of"
                 )
         changes["translation_of"] = translation_of
     elif item.translation_of is not None:
         changes["translation_of"] = REMOVE  # it named an item of the old claim
     if item.status == "active":
-        cell = (item.language, item.framing, item.question_type)
+        cell = (item.language, str(moved["framing"] or ""), str(moved["question_type"] or ""))
         clash = sorted(
             i.id
             for i in corpus.items_of(to_claim)
@@ -184,8 +194,8 @@ def move(
         )
         if clash:
             raise UsageError(
-                f"[groups-conflict] claim {to_claim} already has {', '.join(clash)} in {item.language}, "
-                f"{item.framing}, {item.question_type}; two such items are duplicates: retire one instead"
+                f"[groups-conflict] claim {to_claim} already has {', '.join(clash)} in {', '.join(cell)}; "
+                "two such items are duplicates: retire one instead"
             )
     dependants = sorted(
         i.id for i in corpus.all_items if i.translation_of == item_id and i.claim_id == item.claim_id and i is not item

@@ -128,6 +128,16 @@ def check_kind(config: Config, kind: str, option: str) -> None:
         raise UsageError(f"{option} {kind!r} is not a claim kind of the schema; use one of: {', '.join(kinds)}")
 
 
+def check_facts(config: Config, facts: Sequence[str]) -> None:
+    """Refuse a number of ``--fact`` the corpus's schema does not allow, in ``check``'s words (none
+    given: the scaffold's placeholders)."""
+    from propeval.schema import claim_facts_count
+
+    wrong = claim_facts_count(config.schema_source[0], len(facts)) if facts else ""
+    if wrong:
+        raise UsageError(f"--fact [schema] {wrong}; give each required fact with its own --fact")
+
+
 def claim_data(config: Config, spec: ClaimSpec) -> dict[str, Any]:
     cid = spec.id or next_id(config, "claim")
     facts = list(spec.facts) or [
@@ -226,6 +236,7 @@ def _plain(node: Any) -> Any:
 def new_claim(config: Config, spec: ClaimSpec) -> Path:
     """Create questions/<id>/claim.yaml under the allocation lock; the folder is taken with mkdir."""
     check_kind(config, spec.kind, "--kind")
+    check_facts(config, spec.facts)
     for lang, _ in spec.markers:
         check_language(lang, "--marker")
     if spec.id is not None:

@@ -185,12 +185,8 @@ def _explain(err: Any, kind: str | None = None, root: Any = None) -> tuple[str, 
         expected = f"; expected {hint}" if hint else ""
         return f"{err.instance!r} does not match the pattern {err.validator_value!r}{expected}", None
     if v in ("minItems", "maxItems"):
-        n = len(err.instance)
-        bound = "at least" if v == "minItems" else "at most"
-        field = f"{err.absolute_path[-1]} " if err.absolute_path else ""
-        need = "required" if v == "minItems" else "allowed"
-        m_ = err.validator_value
-        return f"{field}has {n} entr{'y' if n == 1 else 'ies'}; {bound} {m_} {'is' if m_ == 1 else 'are'} {need}", None
+        field = str(err.absolute_path[-1]) if err.absolute_path else ""
+        return count_message(field, len(err.instance), v, err.validator_value), None
     if v == "not" and err.schema.get("not", {}).get("required") == ["retired_reason"]:
         return "retired_reason is only for retired items; remove it or set status: retired", "retired_reason"
     return err.message, None
@@ -207,12 +203,39 @@ def categories(doc: Document | None) -> tuple[str, ...] | None:
     return _enum(doc, "$defs", "category", "enum")
 
 
-def _enum(doc: Document | None, *keys: str) -> tuple[str, ...] | None:
+def claim_facts_count(doc: Document | None, n: int) -> str:
+    """What is wrong with a claim of ``n`` facts under the schema's ``minItems`` and ``maxItems`` of
+    ``$defs.claim.properties.facts``, in ``propeval check``'s words; "" when nothing is (or the
+    schema does not say)."""
+    for bound in ("minItems", "maxItems"):
+        value = _at(doc, "$defs", "claim", "properties", "facts", bound)
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if (n < value) if bound == "minItems" else (n > value):
+            return count_message("facts", n, bound, value)
+    return ""
+
+
+def count_message(field: str, n: int, bound: str, value: int) -> str:
+    """``facts has 1 entry; at least 2 are required``: a ``minItems`` or ``maxItems`` miss."""
+    least = bound == "minItems"
+    return (
+        f"{field + ' ' if field else ''}has {n} entr{'y' if n == 1 else 'ies'}; {'at least' if least else 'at most'} "
+        f"{value} {'is' if value == 1 else 'are'} {'required' if least else 'allowed'}"
+    )
+
+
+def _at(doc: Document | None, *keys: str) -> Any:
     node: Any = doc.data if doc is not None else None
     for key in keys:
         if not isinstance(node, dict) or key not in node:
             return None
         node = node[key]
+    return node
+
+
+def _enum(doc: Document | None, *keys: str) -> tuple[str, ...] | None:
+    node = _at(doc, *keys)
     return tuple(node) if isinstance(node, list) and all(isinstance(k, str) for k in node) else None
 
 

@@ -107,6 +107,7 @@ def dedup_report(result: DedupResult) -> Report:
     from propeval.dedup.explain import capped
 
     pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
+    summary = _summary(result)
     details = {
         problem: [
             f"    {u.id} ({u.claim_id}{f', {u.language}' if u.language else ''}): {u.text.strip()}"
@@ -162,11 +163,16 @@ def dedup_report(result: DedupResult) -> Report:
         data=payload,
         view=view,
         view_in_log=False,
-        summary=_summary(result),
+        summary=summary[0],
+        summary_lines=summary[1:],
     )
 
 
-def _summary(result: DedupResult) -> str:
+def _summary(result: DedupResult) -> list[str]:
+    """The closing summary as short lines: what was loaded and embedded, then each further figure
+    on a line of its own (long ones wrapped at :data:`SUMMARY_WIDTH`)."""
+    import textwrap
+
     counts = ", ".join(f"{name} {result.counts.get(name, 0)}" for name in PASS_CHOICES)
 
     def langs(d: dict[str, int]) -> str:
@@ -177,23 +183,33 @@ def _summary(result: DedupResult) -> str:
     if result.embedded:
         text += f" ({langs(result.embedded)})"
     text += f", {result.encoded} encoded now (the rest cached)"
+    more = []
     if result.not_embedded:
-        text += (
-            f"; NOT compared by meaning: {sum(result.not_embedded.values())} ({langs(result.not_embedded)}), "
+        more.append(
+            f"NOT compared by meaning: {sum(result.not_embedded.values())} ({langs(result.not_embedded)}), "
             f"because {result.not_embedded_reason}"
         )
-    text += f"; flagged pairs by pass: {counts}; {len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    more.append(
+        f"flagged pairs by pass: {counts}; {len(result.unreviewed)} unreviewed, {len(result.reviewed)} reviewed"
+    )
     if result.vetoed:
-        text += (
-            f"; {len(result.vetoed)} pair(s) at or above their threshold not flagged, as they write different numbers "
+        more.append(
+            f"{len(result.vetoed)} pair(s) at or above their threshold not flagged, as they write different numbers "
             "or name different people or places (json: vetoed)"
         )
-    text += f"; scores: {result.settings.scoring_model}"
+    more.append(f"scores: {result.settings.scoring_model}")
     if result.uncalibrated:
-        text += f"; UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}"
+        more.append(f"UNCALIBRATED language pairs (a conservative threshold applies): {', '.join(result.uncalibrated)}")
     if result.thresholds_provenance:
-        text += f"; thresholds: {result.thresholds_provenance}"
-    return text
+        more.append(f"thresholds: {result.thresholds_provenance}")
+    lines = [text]
+    for line in more:
+        wrapped = textwrap.wrap(line, SUMMARY_WIDTH, break_long_words=False, break_on_hyphens=False)
+        lines += [wrapped[0], *(f"  {w}" for w in wrapped[1:])]
+    return lines
+
+
+SUMMARY_WIDTH = 100  # columns of a summary line after its indent
 
 
 # --------------------------------------------------------------------------- allow

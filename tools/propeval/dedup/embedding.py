@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -15,6 +16,21 @@ from propeval.result import Problem, Severity
 from propeval.settings import DedupSettings
 
 Progress = Callable[[int], None]
+E = TypeVar("E")
+
+
+def reporting_notes(announce: Callable[[str], None] | None, make: Callable[[Callable[[str], None]], E]) -> E:
+    """The encoder ``make(say)`` builds, whose ``say`` passes on to ``announce`` everything but the
+    encoder's own notes (a fallback to a slower engine): :func:`embed_units` reports those as
+    ``dedup-encoder`` warnings, so a person reads each once. A conversion under way is announced."""
+    made: list[E] = []
+
+    def say(message: str) -> None:
+        if announce is not None and not any(message in getattr(e, "notes", ()) for e in made):
+            announce(message)
+
+    made.append(make(say))
+    return made[0]
 
 
 def embed_units(
@@ -33,7 +49,7 @@ def embed_units(
     from propeval.embed.cache import embed
 
     if encoder is None:
-        encoder = configured_encoder(settings, root, announce=announce)
+        encoder = reporting_notes(announce, lambda say: configured_encoder(settings, root, announce=say))
     got = embed(
         encoder,
         [u.norm for u in units],

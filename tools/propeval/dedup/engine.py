@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from propeval.dedup.candidates import SemanticSpace
-from propeval.dedup.embedding import Progress, embed_units
+from propeval.dedup.embedding import Progress, embed_units, reporting_notes
 from propeval.dedup.explain import differing_terms, shared_terms
 from propeval.dedup.lexical import PairIndex, bigram_candidates, decide_lexical, exact_groups, lang, lexical_scores
 from propeval.dedup.result import PASSES, DedupResult, Pair
@@ -182,7 +182,7 @@ def compare(
     if wanted and (queries if across is None else space.rows):
         if encoder is None:
             tell("loading the model", 0, 0)
-            found.encoder = configured_encoder(settings, root, announce=announce)
+            found.encoder = reporting_notes(announce, lambda say: configured_encoder(settings, root, announce=say))
         else:
             found.encoder = encoder
         space.vectors = embed_units(
@@ -240,7 +240,7 @@ def second_model(
 ) -> None:
     """The backend's second model (:meth:`propeval.embed.registry.Backend.second_encoder`), and the
     pairs it scores (:meth:`~propeval.embed.registry.Backend.arrange_second`)."""
-    second = rescore_encoder(settings, root, announce=announce)
+    second = reporting_notes(announce, lambda say: rescore_encoder(settings, root, announce=say))
     if second is None:
         return
 

@@ -172,16 +172,18 @@ def shared_source(a: Unit, b: Unit) -> str:
 
 
 def pair_scores(pair: Any) -> str:
-    """The scores of a flagged pair, with the passes it stayed below in brackets."""
-    parts = [f"{name} {score:.3f}" for name, score in pair.scores.items()]
+    """The scores of a flagged pair, with the passes it stayed below in brackets. A semantic score
+    that is a margin (the pair's cosine less its neighbourhoods') is named ``margin``, beside the
+    cosine it comes from: "margin 0.543 (cosine 0.990 ...)", never "semantic 0.543" beside a
+    higher cosine."""
     cosine = getattr(pair, "cosine", None)
+    semantic = "semantic" if cosine is None else "margin"
+    parts = [f"{semantic if name == 'semantic' else name} {score:.3f}" for name, score in pair.scores.items()]
     if cosine is not None and "semantic" in pair.scores:
-        parts[list(pair.scores).index("semantic")] += (
-            f" (margin: cosine {cosine:.3f} against neighbourhoods {_means(pair)})"
-        )
+        parts[list(pair.scores).index("semantic")] += f" (cosine {cosine:.3f}, neighbourhoods {_means(pair)})"
     extra = []
     if "semantic" not in pair.scores and pair.semantic is not None:
-        extra.append(f"semantic {pair.semantic:.3f}")
+        extra.append(f"{semantic} {pair.semantic:.3f}")
     if "lexical" not in pair.scores and pair.lexical is not None:
         extra.append(f"lexical {pair.lexical:.3f}")
     text = ", ".join(parts)
@@ -251,9 +253,15 @@ def pair_problem(pair: Any) -> Problem:
         if _translation_across_claims(a, b):
             # The same question in two languages under two claims is, most often, a translation
             # that landed in the wrong claim: its fix keeps the text and its id.
+            # a translation keeps its source's framing and question type: the move sets them
+            keep = "".join(
+                f" --{key.replace('_', '-')} {getattr(a, key)}"
+                for key in ("framing", "question_type")
+                if getattr(a, key) and getattr(a, key) != getattr(b, key)
+            )
             how = (
                 f"if {b.id} asks {a.id}'s question in {b.language}, make it {a.id}'s translation in {a.claim_id}: "
-                f"`propeval move {b.id} --to-claim {a.claim_id} --translation-of {a.id}` (for new text, "
+                f"`propeval move {b.id} --to-claim {a.claim_id} --translation-of {a.id}{keep}` (for new text, "
                 f"`propeval new item --claim {a.claim_id} --language {b.language} --translation-of {a.id}`); "
                 f"else {how}"
             )

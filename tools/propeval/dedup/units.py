@@ -31,6 +31,8 @@ class Unit(NamedTuple):
     key: str  # sha256 hex of the normalised text
     claim_kind: str = ""  # the claim's kind (censorship, narrative, audit), for facts
     translation_of: str = ""  # an item's source item (one claim), when it translates one
+    framing: str = ""  # an item's framing and question type: what `propeval move` needs to match
+    question_type: str = ""
 
     @property
     def hash(self) -> str:
@@ -77,6 +79,8 @@ def units_of_corpus(corpus: Corpus, *, facts: bool = True) -> list[Unit]:
                     key,
                     "",
                     item.translation_of or "",
+                    item.framing,
+                    item.question_type,
                 )
             )
     if facts:

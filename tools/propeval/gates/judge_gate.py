@@ -98,6 +98,9 @@ class Reading:
     # What does not follow from the gold file and the raw replies; only looked for in a record
     # that is signed by a listed key and fresh: re-deriving anything else proves nothing.
     derived: list[verify.Finding] = field(default_factory=list)
+    # Why the record came from the plumbing stub ("" when it did not): signed or not, it shows
+    # nothing of a judge, so it is not checked anywhere.
+    stub: str = ""
 
     @property
     def fresh(self) -> bool:
@@ -107,6 +110,7 @@ class Reading:
             and self.binding is not None
             and not self.stale
             and self.signature is None
+            and not self.stub
             and not any(not f.warning for f in self.derived)
         )
 
@@ -152,6 +156,7 @@ def read(ws: Workspace, gs: GateSettings, name: str) -> Reading:
     memo[name] = reading
     record = reading.loaded.record
     if record is not None:
+        reading.stub = verify.stub_made(record["result"])
         reading.verification = ws.ledger.verdict(reading.loaded)
         reading.signature = verify.signature(reading.verification, ws.ledger.signers, reading.loaded.relpath)
     try:
@@ -206,6 +211,9 @@ def judge_gate(
             continue
         if loaded.record is None:
             add(rel, f"{name}: no judge-agreement record ({rel}); {_records(name)}")
+            continue
+        if reading.stub:
+            add(rel, f"{name}: {reading.stub}", "ledger-derived")
             continue
         if reading.signature is not None:
             add(rel, f"{name}: {reading.signature.message}", reading.signature.rule)
@@ -283,6 +291,18 @@ def grade_gold(ws: Workspace, gs: GateSettings, rubric: Rubric, gold: GoldSet) -
     return rows
 
 
+def judged_by(grades: Sequence[dict[str, Any]]) -> list[str]:
+    """Every judge that graded, as its server named itself in its replies (a panel: each of its
+    judges), else the model asked for."""
+    names: set[str] = set()
+    for grade in grades:
+        for row in grade["judges"] if isinstance(grade.get("judges"), list) else [grade]:
+            name = row.get("served_model") or row.get("judge_model")
+            if isinstance(name, str):
+                names.add(name)
+    return sorted(names)
+
+
 def _grade_record(
     ws: Workspace,
     gs: GateSettings,
@@ -311,7 +331,11 @@ def _grade_record(
         if isinstance(grade.get("judges"), list):  # a panel: every judge's reply (None: no verdict)
             recorded[-1]["raws"] = [j.get("raw") if j.get("status") == "scored" else None for j in grade["judges"]]
     stats = measure(rubric, recorded)
-    record = make_record(
-        KIND, name, binding, {"kind": rubric.kind, "cases": recorded, "stats": [s.to_dict() for s in stats]}
-    )
+    result = {
+        "kind": rubric.kind,
+        "judged_by": judged_by(grades),
+        "cases": recorded,
+        "stats": [s.to_dict() for s in stats],
+    }
+    record = make_record(KIND, name, binding, result)
     return key.sign(record) if key is not None else record

@@ -79,10 +79,15 @@ def _facts_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 def stub_made(result: dict[str, Any]) -> str:
     """Why a record's answer or verdict came from the plumbing stub (``serve-local --stub``), which
-    names itself in every reply, and so proves nothing of a model; "" when neither did."""
+    names itself in every reply, and so proves nothing of a model; "" when neither did. Each of
+    ``answered_by`` and ``judged_by`` is one model id, or a list of them (a judge-gate record: every
+    judge that graded the gold set)."""
     from propeval.judge.stub import STUB_MODEL
 
-    who = [k for k in ("answered_by", "judged_by") if result.get(k) == STUB_MODEL]
+    def named(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else [value]
+
+    who = [k for k in ("answered_by", "judged_by") if STUB_MODEL in named(result.get(k))]
     if not who:
         return ""
     return (
@@ -138,6 +143,9 @@ def judge(rubric: Rubric, gold: GoldSet, record: dict[str, Any]) -> list[Finding
     from propeval.judge.gold import answer_of, case_of
     from propeval.judge.verdict import rederive
 
+    stub = stub_made(record["result"])
+    if stub:
+        return [Finding("ledger-derived", stub, "/result/judged_by")]
     fields = rubric.spec.agreement_fields
     cases = record["result"].get("cases")
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):

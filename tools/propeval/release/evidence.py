@@ -192,6 +192,10 @@ def judge_evidence(ws: Workspace, rubric_names: list[str]) -> tuple[list[JudgeEv
             e.status, e.detail = NOT_CHECKED, "its signature does not match its content"
             e.verdict = _verdict(e)
             continue
+        if reading.stub:
+            e.status, e.detail = NOT_CHECKED, reading.stub
+            e.verdict = _verdict(e)
+            continue
         recorded = loaded.record["result"].get("cases")
         cases = [c for c in recorded if isinstance(c, dict)] if isinstance(recorded, list) else []
         e.cases = len(cases)

@@ -74,6 +74,8 @@ class Report:
         view: how text shows ``data`` (github shows it too, plain, when ``view_in_log``).
         summary: the closing line: text writes it last, github as a notice titled ``title``;
             json keeps ``notes`` as given (put the summary among them to have it there).
+        summary_lines: more lines of the summary: text writes each under it, indented; github
+            adds them to its notice.
         tally: text ends with the count of errors, warnings and files checked.
         footer: lines only text writes, at the very end ("wrote ...").
         collapse: text shows this many or more problems alike (one rule and severity, one
@@ -93,6 +95,7 @@ class Report:
     view: View | None = None
     view_in_log: bool = True
     summary: str = ""
+    summary_lines: Sequence[str] = ()
     title: str = ""
     tally: bool = False
     footer: Sequence[str] = ()

@@ -48,7 +48,7 @@ def write(rep: Report, out: TextIO) -> None:
     out.writelines(github_line(p) + "\n" for p in shown)
     out.writelines(notice(clip(n)) + "\n" for n in notes)
     if rep.summary:
-        out.write(notice(rep.summary, rep.title) + "\n")
+        out.write(notice("\n".join([rep.summary, *rep.summary_lines]), rep.title) + "\n")
     if rep.view is not None and rep.view_in_log:
         from propeval.reporters.text import LineGuard
 

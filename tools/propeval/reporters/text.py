@@ -199,6 +199,7 @@ def write(rep: Report, out: TextIO) -> None:
     out.writelines(f"note: {printable(clip(n))}\n" for n in notes)
     if rep.summary:
         out.write(printable(rep.summary) + "\n")
+        out.writelines(f"  {printable(line)}\n" for line in rep.summary_lines)
     if rep.tally:
         out.write(tally_line([*(p for s in rep.sections for p in s.problems), *shown], rep.files_checked) + "\n")
     out.writelines(printable(line) + "\n" for line in rep.footer)

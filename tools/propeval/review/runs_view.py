@@ -289,6 +289,8 @@ def judge_views(ws: Workspace) -> list[JudgeView]:
             view.state = f"corrupt: {reading.loaded.problem.message}"
         elif reading.loaded.record is None:
             view.state = f"missing: run propeval gate judge --rubric {name} --online"
+        elif reading.stub:
+            view.state = reading.stub
         elif reading.signature is not None:
             view.state = reading.signature.message
         elif reading.stale:
