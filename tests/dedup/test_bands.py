@@ -114,6 +114,10 @@ def test_the_cli_names_the_band_in_json_text_and_github_and_exits_0_for_review_p
     gh = runner.invoke(cli, ["--root", str(dcorpus.root), "dedup", "--pass", "lexical", "--format", "github"])
     assert gh.exit_code == 0
     assert "::notice file=questions/c0002/i0002.yaml" in gh.output and "::error" not in gh.output
+    sarif = runner.invoke(cli, ["--root", str(dcorpus.root), "dedup", "--pass", "lexical", "--format", "sarif"])
+    assert sarif.exit_code == 0
+    results = json.loads(sarif.stdout)["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("dedup-review", "note")]
 
 
 def test_a_duplicate_pair_says_its_band_in_json(dcorpus: Any) -> None:
