@@ -194,9 +194,8 @@ def _summary(result: DedupResult) -> str:
             "or name different people or places (json: vetoed)"
         )
     review = [p for p in result.review if not p.reviewed]
-    text += f"; review band (shown, not blocking): {len(review)}"
-    if result.pairs or result.review:
-        text += "; per language pair: " + ", ".join(
+    if review:  # an empty band leaves the line as it was (json: bands)
+        text += f"; review band (shown, not blocking): {len(review)}; per language pair: " + ", ".join(
             f"{k} {v['duplicate']} duplicate / {v['review']} review" for k, v in result.bands().items()
         )
     text += f"; scores: {result.settings.scoring_model}"
