@@ -554,9 +554,14 @@ class Score:
     borderline_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     missed_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)  # planted, not flagged
     reviewed_examples: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
+    # the review band (json "review"; a run of code without it has none): planted duplicates in it, and every pair
+    band_found: dict[str, int] = field(default_factory=dict)
+    band_size: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Score) -> None:
         for mine, theirs in (
+            (self.band_found, other.band_found),
+            (self.band_size, other.band_size),
             (self.planted, other.planted),
             (self.found, other.found),
             (self.false, other.false),
@@ -606,6 +611,16 @@ def score_run(corpus: Corpus, by_id: dict[str, Text], data: dict[str, object]) -
                 out.false[lp] = out.false.get(lp, 0) + 1
                 out.false_examples.append((lp, corpus.name, a.meaning, b.meaning, a.text, b.text))
                 out.false_questions += a.source == b.source == "truthfulqa"
+    for pair in data.get("review", []):  # type: ignore[attr-defined]
+        x, y = pair["a"]["id"], pair["b"]["id"]
+        key = (min(x, y), max(x, y))
+        if key in seen:
+            continue
+        a, b = by_id[x], by_id[y]
+        lp = lang_pair(a.lang, b.lang)
+        out.band_size[lp] = out.band_size.get(lp, 0) + 1
+        if a.meaning == b.meaning:
+            out.band_found[lp] = out.band_found.get(lp, 0) + 1
     flagged = {(by_id[x].text, by_id[x].lang, by_id[y].text, by_id[y].lang) for x, y in seen}
     by_meaning: dict[str, list[Text]] = defaultdict(list)
     for t in corpus.texts:
@@ -650,15 +665,45 @@ def pair_table(split: str, before: Score, after: Score) -> list[str]:
     return lines
 
 
+def band_table(split: str, before: Score, after: Score) -> list[str]:
+    """Per language pair: recall of the duplicate band and of both bands, the duplicate band's precision, and the
+    review band's pairs per 100 distinct items (of all corpora of the split)."""
+    pairs = sorted(set(after.planted) | set(after.band_size) | set(after.false), key=lambda k: (k[:2] != k[3:], k))
+    lines = [
+        f"bands per language pair, {split} split ({after.meanings} distinct items; dup = duplicate band, which "
+        "blocks; both = duplicate or review band; load = review-band pairs per 100 distinct items):",
+        "  pair   planted | before: dup R  both R  dup P  load | after: dup R  both R  dup P  load",
+    ]
+    for k in pairs:
+        planted = after.planted.get(k, 0)
+        cells = []
+        for run in (before, after):
+            found, false = run.found.get(k, 0), run.false.get(k, 0)
+            both = found + run.band_found.get(k, 0)
+            load = 100 * run.band_size.get(k, 0) / max(run.meanings, 1)
+            cells.append(
+                f"{_ratio(found, planted):>6} {_ratio(both, planted):>7} {_ratio(found, found + false):>6} {load:5.2f}"
+            )
+        lines.append(f"  {k}  {planted:7d} | {cells[0]} | {cells[1]}")
+    for name, run in (("before", before), ("after", after)):
+        total = sum(run.band_size.values())
+        lines.append(
+            f"  {name}: review band {total} pairs = {100 * total / max(run.meanings, 1):.2f} per 100 distinct items"
+        )
+    return lines
+
+
 def templated_table(split: str, before: Score, after: Score) -> list[str]:
     lines = [f"templated English, {split} split ({after.questions} TruthfulQA questions, STS-B pairs):"]
     for name, run in (("before", before), ("after", after)):
         planted = run.planted.get("en-en", 0)
         found = run.found.get("en-en", 0)
+        in_band = run.band_found.get("en-en", 0)
         false = sum(run.false.values())
         border = sum(run.borderline.values()) + sum(run.reviewed.values())
         lines.append(
-            f"  {name:6}: rewordings found {found}/{planted} = {_ratio(found, planted)}; false flags {false} = "
+            f"  {name:6}: rewordings found {found}/{planted} = {_ratio(found, planted)} (with the review band "
+            f"{found + in_band}/{planted} = {_ratio(found + in_band, planted)}); false flags {false} = "
             f"{100 * false / max(run.meanings, 1):.2f} per 100 distinct items (strict, with {border} borderline or "
             "reviewed: "
             f"{100 * (false + border) / max(run.meanings, 1):.2f}); between questions "
@@ -751,6 +796,7 @@ def main() -> None:
                 total[name].add(sc)
         print()
         print("\n".join(pair_table(split, total["before"], total["after"])))
+        print("\n".join(band_table(split, total["before"], total["after"])))
         tq = {name: scores.get((name, split, "templated")) for name in trees}
         if tq["before"] and tq["after"]:
             print("\n".join(templated_table(split, tq["before"], tq["after"])))

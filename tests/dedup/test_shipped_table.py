@@ -61,3 +61,6 @@ def test_the_shipped_rows_are_what_calibrate_gives_on_their_file(name: str, new:
     assert zones == {k: v for k, v in shipped.zones.items() if _ours(k) == new}
     assert [p.pair for p in result.pairs if p.threshold is None] == uncalibrated
     assert f"uncalibrated: {', '.join(uncalibrated)}" in shipped.provenance
+    # the review band's widths: the suggested column, per calibrated pair
+    bands = {p.pair: p.suggested_width for p in result.pairs if p.threshold is not None and _ours(p.pair) == new}
+    assert bands == {k: v for k, v in shipped.bands.items() if _ours(k) == new}

@@ -104,9 +104,11 @@ def dedup_report(result: DedupResult) -> Report:
     """Problems, then each unreviewed pair as a problem on its second text (text shows both texts
     under it), the reviewed pairs and the clusters (text only), notes and a one-line summary."""
     from propeval.dedup import pair_problem, pair_scores
-    from propeval.dedup.explain import capped
+    from propeval.dedup.explain import capped, review_problem
+    from propeval.settings.dedup import band_provenance
 
     pairs = [(pair_problem(pair), pair) for pair in result.unreviewed]
+    pairs += [(review_problem(pair), pair) for pair in result.review if not pair.reviewed]
     summary = _summary(result)
     details = {
         problem: [
@@ -133,6 +135,9 @@ def dedup_report(result: DedupResult) -> Report:
         "scoring_model": result.settings.scoring_model,
         "uncalibrated_pairs": result.uncalibrated,
         "vetoed": [p.to_dict() for p in result.vetoed],
+        "review": [p.to_dict() for p in result.review],
+        "bands": result.bands(),
+        "review_band_provenance": band_provenance(result.settings.scoring_model) or None,
         "thresholds": {
             "semantic": result.settings.semantic_limit(True),
             "cross_lingual": result.settings.semantic_limit(False),
@@ -196,6 +201,12 @@ def _summary(result: DedupResult) -> list[str]:
         more.append(
             f"{len(result.vetoed)} pair(s) at or above their threshold not flagged, as they write different numbers "
             "or name different people or places (json: vetoed)"
+        )
+    review = [p for p in result.review if not p.reviewed]
+    if review:  # an empty band leaves the summary as it was (json: bands)
+        more.append(
+            f"review band (shown, not blocking): {len(review)}; per language pair: "
+            + ", ".join(f"{k} {v['duplicate']} duplicate / {v['review']} review" for k, v in result.bands().items())
         )
     more.append(f"scores: {result.settings.scoring_model}")
     if result.uncalibrated:
@@ -445,6 +456,16 @@ def _corpus_payload(result: CorpusCalibration) -> dict[str, Any]:
                 "false": p.false,
                 "recall": {s: p.recall(s) for s in p.positives},
                 "precision": {s: p.precision(s) for s in p.positives},
+                "review_band": {
+                    "width": p.width,
+                    "suggested_width": p.suggested_width,
+                    "found": p.review_found,
+                    "false": p.review_false,
+                    "size": p.review_size,
+                    "per_100_items": {s: p.review_per_100(s) for s in p.positives},
+                    "precision": {s: p.review_precision(s) for s in p.positives},
+                    "recall_both_bands": {s: p.recall_both(s) for s in p.positives},
+                },
             }
             for p in result.pairs
         },
@@ -497,11 +518,34 @@ def _corpus_table(result: CorpusCalibration, path: Path, out: TextIO, styled: bo
             f"{pct(p.precision('calibration')):>9} {p.false.get('calibration', 0):5d} | "
             f"{pct(p.recall('heldout')):>15} {pct(p.precision('heldout')):>9} {p.false.get('heldout', 0):5d}{note}\n"
         )
+    out.write(
+        "\nexpected recall and precision of each band per language pair (duplicate: at the threshold above; review: "
+        "the configured band width under it, and the vetoed pairs above it; load: review pairs per 100 distinct "
+        "items; suggested: the widths that reach both-band recall 0.95 with the fewest review pairs, at most 10 per "
+        "100 distinct items of each corpus):\n"
+        "  pair    width | calibration duplicate R/P  review R/P  both R  load | held-out duplicate R/P  review R/P  "
+        "both R  load | suggested\n"
+    )
+    for p in result.pairs:
+        band_cells: list[str] = []
+        for split in ("calibration", "heldout"):
+            rev_recall = None
+            if p.positives.get(split):
+                rev_recall = p.review_found.get(split, 0) / p.positives[split]
+            load = p.review_per_100(split)
+            band_cells.append(
+                f"{pct(p.recall(split)):>18}/{pct(p.precision(split))} {pct(rev_recall):>6}/"
+                f"{pct(p.review_precision(split))} {pct(p.recall_both(split)):>6} "
+                f"{'   -' if load is None else f'{load:5.1f}'}"
+            )
+        suggested = "-" if p.suggested_width is None else f"{p.suggested_width:.4f}"
+        out.write(f"  {p.pair}  {p.width:.4f} | {band_cells[0]} | {band_cells[1]} | {suggested}\n")
     out.write("\nper corpus at these thresholds: planted found, false flags per 100 distinct items\n")
     for (corpus, split), f in result.per_corpus.items():
         out.write(
             f"  {split:11} {corpus:28} {f['found']:4d}/{f['planted']:<4d} found, {f['false']:4d} false "
-            f"({f['false_per_100']:.2f} per 100 of {f['meanings']})\n"
+            f"({f['false_per_100']:.2f} per 100 of {f['meanings']}); review band {f['review']:4d} "
+            f"({f['review_per_100']:.2f} per 100)\n"
         )
     table = ", ".join(f'"{k}" = {v:.4f}' for k, v in result.table.items())
     out.write(

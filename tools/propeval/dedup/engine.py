@@ -44,8 +44,9 @@ Flagged = dict[PairIndex, dict[str, float]]  # pair -> pass -> score, for the pa
 
 @dataclass
 class Found:
-    """What the passes found: the pairs each flagged, those the evidence vetoed, the groups of
-    identical texts, every lexical score that reached its threshold, and the searched space."""
+    """What the passes found: the pairs each flagged, those the evidence vetoed, those just under
+    their threshold (the review band's), the groups of identical texts, every lexical score that
+    reached its threshold, and the searched space."""
 
     units: Sequence[Unit]
     settings: DedupSettings
@@ -57,6 +58,7 @@ class Found:
     flagged: Flagged = field(default_factory=lambda: defaultdict(dict))
     lexical: dict[PairIndex, float] = field(default_factory=dict)
     vetoed: dict[PairIndex, str] = field(default_factory=dict)  # pair -> the evidence, semantic first
+    near: dict[PairIndex, float] = field(default_factory=dict)  # pair -> its score, just under its threshold
     encoder: Encoder | None = None  # the first model, when the semantic space was embedded
 
     def explain(self, i: int, j: int, scores: dict[str, float]) -> Pair:
@@ -206,6 +208,9 @@ def compare(
             for pair, score in hits.items():
                 if not identical(pair):
                     flagged[pair]["semantic"] = score
+            for pair, decision in space.near.items():
+                if not identical(pair):
+                    found.near[pair] = decision.score
 
     # lexical: rapidfuzz over the pairs that share a rare word bigram, and the semantic neighbours
     if "lexical" in passes:

@@ -276,15 +276,50 @@ def pair_problem(pair: Any) -> Problem:
     )
 
 
+REVIEW_RULE = "dedup-review"
+
+
+def review_problem(pair: Any) -> Problem:
+    """A pair of the review band as a notice on its second text: just under its threshold, or kept
+    from flagging by the evidence; shown so that a person looks at it, never blocking."""
+    a, b = pair.a, pair.b
+    what = "facts" if a.kind == "fact" else "prompts"
+    scores = []
+    if pair.semantic is not None:
+        scores.append(f"semantic {pair.semantic:.3f}")
+    if pair.lexical is not None:
+        scores.append(f"lexical {pair.lexical:.3f}")
+    threshold = ""
+    if pair.threshold is not None:
+        threshold = f" against threshold {pair.threshold:.3f} ({pair.threshold_source})"
+    if pair.veto:
+        why = f"at or above its threshold, not flagged as the texts differ: {pair.veto}"
+    else:
+        why = f"just under its threshold (review band: {pair.review_width:.3f} below it)"
+    shared = f"; shared: {', '.join(pair.shared_terms)}" if pair.shared_terms else ""
+    return Problem(
+        b.path,
+        b.line,
+        b.col,
+        REVIEW_RULE,
+        f"review (does not block): {b.id} ({b.claim_id}) and {a.id} ({a.claim_id}, {a.path}:{a.line}) may be "
+        f"near-duplicate {what}: {', '.join(scores) or 'no score'}{threshold}, {why}{shared}; if they ask one "
+        f"question, retire or rewrite one, or if both belong, `propeval dedup allow {a.id} {b.id} --reason ...`",
+        severity=Severity.NOTICE,
+    )
+
+
 def capped(problems: list[Problem], cap: int) -> list[Problem]:
     """At most ``cap`` problems of each rule (0: all), then one line per rule that counts the rest:
     a flood of findings is summarised, not printed whole."""
     if not cap:
         return problems
     seen: dict[str, int] = {}
+    severity: dict[str, Severity] = {}  # a rule's count line is as severe as its findings (a notice's is a notice)
     out: list[Problem] = []
     for p in problems:
         seen[p.rule] = seen.get(p.rule, 0) + 1
+        severity.setdefault(p.rule, p.severity)
         if seen[p.rule] <= cap:
             out.append(p)
     for rule, n in seen.items():
@@ -297,7 +332,7 @@ def capped(problems: list[Problem], cap: int) -> list[Problem]:
                     rule,
                     f"{n - cap} more {rule} finding(s) not shown (max_problems_per_rule = {cap} in "
                     "[tool.propeval.dedup]); fix those above and run again, or see --format json",
-                    severity=Severity.ERROR,
+                    severity=severity[rule],
                 )
             )
     return out

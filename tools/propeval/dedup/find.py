@@ -113,8 +113,19 @@ def find_duplicates(
             continue
         held = _reviewed(found.explain(i, j, {}), allow)
         held.veto = veto
+        held.band = "review"
         result.vetoed.append(held)
     result.vetoed.sort(key=lambda p: (-(p.semantic or 0.0), p.a.id, p.b.id))
+    # the review band: the vetoed pairs, and the pairs just under their threshold
+    result.review = list(result.vetoed)
+    for (i, j), _score in found.near.items():
+        if (i, j) in found.flagged or (i, j) in found.vetoed:
+            continue
+        near = _reviewed(found.explain(i, j, {}), allow)
+        near.band = "review"
+        near.review_width = settings.review_width(near.a.language, near.b.language, near.a.kind)[0]
+        result.review.append(near)
+    result.review.sort(key=lambda p: (-(p.semantic or 0.0), p.a.id, p.b.id))
     result.uncalibrated = _uncalibrated(result, settings)
     every = {**{k: e for k, (e, _) in refused.items() if e is not None}, **allow}
     result.problems.extend(stale_reviews(every, units, focus, settings.allowlist))

@@ -48,6 +48,10 @@ class Pair:
     # An allowlist entry for these exact texts that does not count (unsigned, or not by a listed
     # maintainer), and why: the pair is unreviewed, and says so.
     review_refused: str = ""
+    # "duplicate": flagged, blocks; "review": just under its threshold (by at most review_width) or vetoed
+    # above it, shown and never blocking
+    band: str = "duplicate"
+    review_width: float = 0.0  # a review pair just under its threshold: how far below it the band reaches
 
     def edges(self) -> list[tuple[str, str]]:
         """The pair's links for clusters: a group of identical texts links its first text to each other."""
@@ -83,6 +87,7 @@ class Pair:
             }
 
         return {
+            "band": self.band,
             "a": unit(self.a),
             "b": unit(self.b),
             "passes": dict(self.scores),
@@ -119,6 +124,7 @@ class DedupResult:
     counts: dict[str, int] = field(default_factory=dict)  # pass -> flagged pairs
     problems: list[Problem] = field(default_factory=list)  # loading, allowlist, truncation, stale reviews
     vetoed: list[Pair] = field(default_factory=list)  # above a threshold, kept from flagging by differing numbers/names
+    review: list[Pair] = field(default_factory=list)  # the review band: just under a threshold, and the vetoed pairs
     uncalibrated: list[str] = field(default_factory=list)  # language pairs compared with a fallback threshold
     notes: list[str] = field(default_factory=list)
     units: int = 0
@@ -137,10 +143,29 @@ class DedupResult:
     def reviewed(self) -> list[Pair]:
         return [p for p in self.pairs if p.reviewed]
 
+    def bands(self) -> dict[str, dict[str, int]]:
+        """Per language pair ("en-zh"; "facts" for facts), the pairs in each band ("duplicate", "review")."""
+        out: dict[str, dict[str, int]] = {}
+        for band, pairs in (("duplicate", self.pairs), ("review", self.review)):
+            for p in pairs:
+                key = band_key(p)
+                counts = out.setdefault(key, {"duplicate": 0, "review": 0})
+                counts[band] += 1
+        return dict(sorted(out.items()))
+
     @property
     def exit_code(self) -> int:
         bad = any(p.severity is Severity.ERROR for p in self.problems)
         return 1 if self.unreviewed or bad else 0
+
+
+def band_key(pair: Pair) -> str:
+    """The language pair a pair is counted under in the band summary."""
+    from propeval.settings import language_pair
+
+    if pair.a.kind == "fact":
+        return "facts"
+    return language_pair(pair.a.language or "und", pair.b.language or "und")
 
 
 def clusters(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:

@@ -43,13 +43,17 @@ class Thresholds:
     table holds (two prompts in one language, in two, two facts), a calibrated table per language pair
     (``"en-zh": 0.03``), what produced them (named in every report), and for a model that fuses two
     models' scores, the grey zones per language pair and the languages whose pairs of prompts a zone may
-    hold."""
+    hold; and the review band's width below each threshold (``band``: prompts in one language, in two, with
+    no calibrated threshold; ``bands``: per language pair) and what chose it."""
 
     fallback: tuple[float, float, float]
     pairs: Mapping[str, float] = field(default_factory=dict)
     provenance: str = ""
     zones: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     fuses: frozenset[str] | None = None
+    band: tuple[float, float, float] = (0.0, 0.0, 0.0)  # calibrated same-language, across, uncalibrated
+    bands: Mapping[str, float] = field(default_factory=dict)
+    band_provenance: str = ""
 
 
 class Backend(Protocol):

@@ -44,12 +44,14 @@ def dedup(ws: Workspace, scope: Scope) -> CheckResult:
     """Dedup over what changed since the base, or the whole corpus; a whole-corpus run is compared
     with the ledger's dedup.json (which the report and the card show) and, with ``scope.record``,
     written there."""
-    from propeval.dedup import PASSES, Options, find_duplicates, pair_problem
+    from propeval.dedup import PASSES, Options, find_duplicates, pair_problem, review_problem
 
     found = find_duplicates(ws.config, Options(changed_since=scope.base), corpus=ws.corpus)
     result = CheckResult(problems=list(found.problems), files_checked=found.units, notes=list(found.notes))
     # The same rule ids, places and explanations as `propeval dedup` itself.
     result.problems.extend(pair_problem(pair) for pair in found.unreviewed)
+    # the review band: notices, never blocking
+    result.problems.extend(review_problem(pair) for pair in found.review if not pair.reviewed)
     if scope.whole:
         from propeval.dedup.record import record_run
 

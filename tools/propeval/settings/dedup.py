@@ -75,8 +75,11 @@ AS_WRITTEN = (
     "lexical_threshold", "neighbours", "exact_index_below", "approximate_index", "hnsw_m", "ef_search", "ivf_nprobe",
     "allowlist", "compare_facts", "boilerplate_min_claims", "max_bigram_df",
 )  # fmt: skip
+# The review band shows pairs just under their threshold and never blocks: it changes what a run shows, not
+# which pairs it flags.
 NOT_DECISIVE = (
     "cache_dir", "onnx_dir", "batch_size", "threads", "runtime", "thresholds_provenance", "max_problems_per_rule",
+    "review_band", "review_bands",
 )  # fmt: skip
 
 
@@ -97,6 +100,12 @@ def thresholds_provenance(model: str) -> str:
     """What produced a scoring model's calibrated table ("" when nothing is recorded)."""
     own = registry.table(model)
     return own.provenance if own is not None else ""
+
+
+def band_provenance(model: str) -> str:
+    """What chose a scoring model's review band widths ("" when nothing is recorded)."""
+    own = registry.table(model)
+    return own.band_provenance if own is not None else ""
 
 
 _THRESHOLD = Number(lo=0, hi=1, lo_open=True)
@@ -165,6 +174,20 @@ class DedupSettings(Table):
     )
     thresholds_provenance: str = key(
         Text(), "", "what produced pair_thresholds (data, split, date, model): shown in every report"
+    )
+    review_band: float | None = key(
+        Number(lo=0, hi=1),
+        None,
+        "width of the review band below each semantic threshold (a pair scoring in [threshold - width, threshold) "
+        "is shown as review, never blocks; 0: no band, vetoed pairs are still shown); unset: the scoring model's "
+        "calibrated width per language pair",
+    )
+    review_bands: dict[str, float] = key(  # noqa: RUF009 - key() returns a dataclasses.field
+        PairThresholds(),
+        None,
+        'review band width per language pair ("en-en" = 0.03; wins over review_band); unset pairs: review_band, '
+        "else the scoring model's calibrated width",
+        factory=dict,
     )
     lexical_threshold: float = key(_THRESHOLD, 0.90, "rapidfuzz token_sort_ratio / 100 at which a pair is flagged")
     neighbours: int = key(Integer(lo=1), 10, "nearest other-claim neighbours examined per text")
@@ -371,6 +394,32 @@ class DedupSettings(Table):
         if pair in calibrated:
             return calibrated[pair], f"{model} calibrated {pair}"
         return self.semantic_limit(same), f"{model} {self._fallback_word()} {which}"
+
+    def review_width(self, lang_a: str, lang_b: str, kind: str = "item") -> tuple[float, str]:
+        """How far below a pair's semantic threshold its review band reaches, and where that comes from:
+        ``review_bands``, then ``review_band``, then the scoring model's table (its row for the language
+        pair, else its width for a calibrated pair in one language or two, or for an uncalibrated one,
+        which reaches down to where calibrated thresholds lie). Facts have no band."""
+        if kind == "fact":
+            return 0.0, "facts: no review band"
+        pair = language_pair(lang_a or "und", lang_b or "und")
+        if pair in self.review_bands:
+            return self.review_bands[pair], f"review_bands {pair}"
+        if self.review_band is not None:
+            return self.review_band, "review_band"
+        model = self.scoring_model
+        own = registry.table(model)
+        if own is None:
+            return 0.0, f"{model}: no review band"
+        if pair in own.bands:
+            return own.bands[pair], f"{model} review band {pair}"
+        same, cross, uncalibrated = own.band
+        if self.uncalibrated(lang_a, lang_b, kind):
+            return uncalibrated, f"{model} review band, uncalibrated pair"
+        same_language = primary_subtag(lang_a) == primary_subtag(lang_b)
+        return (
+            same if same_language else cross
+        ), f"{model} review band, {'same-language' if same_language else 'cross-lingual'}"
 
     def _fallback_word(self) -> str:
         return "uncalibrated: conservative" if self.score == "margin" else "default"

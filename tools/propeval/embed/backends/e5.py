@@ -79,6 +79,23 @@ THRESHOLDS: Mapping[str, Thresholds] = {
         "rule, USE asked in en-es and es-es; uncalibrated: ca-ca, eu-eu, gl-gl (no planted duplicate) and es, ca, eu, "
         "gl with de, ru, uk, zh (no data), 2026-12-06",
         # per language pair of USE's languages, the e5 margins [low, high) in which USE is asked
+        # the review band's width under each threshold (e5's scale under a grey zone's low end)
+        band=(0.0050, 0.0025, 0.0350),
+        bands={
+            "de-de": 0.0050, "en-en": 0.0125, "ru-ru": 0.0075, "zh-zh": 0.0025,
+            "de-en": 0.0100, "de-ru": 0.0000, "de-uk": 0.0000, "de-zh": 0.0025, "en-ru": 0.0000, "en-uk": 0.0100,
+            "en-zh": 0.0000, "ru-uk": 0.0000, "ru-zh": 0.0000,
+            # from corpus-es-ca-eu-gl.jsonl
+            "es-es": 0.0000,
+            "ca-en": 0.0025, "ca-es": 0.0000, "ca-eu": 0.0050, "ca-gl": 0.0000, "en-es": 0.0000, "en-eu": 0.0075,
+            "en-gl": 0.0075, "es-eu": 0.0000, "es-gl": 0.0000, "eu-gl": 0.0050,
+        },
+        band_provenance="review band widths per language pair: `propeval dedup calibrate "
+        "tests/dedup/data/corpus/corpus.jsonl` and `... corpus-es-ca-eu-gl.jsonl` (its suggested column: on the "
+        "calibration split, the widenings that add the most planted duplicates per review pair, until both bands "
+        "reach recall 0.95 or a corpus's review band would pass 10 pairs per 100 distinct items; the vetoed pairs "
+        "count against that load first); a calibrated pair without a row: 0.005 in one language, 0.0025 across two; "
+        "an uncalibrated pair: 0.035, down to where calibrated thresholds lie, 2026-12-06",
         zones={
             "de-de": (0.4825, 0.5050), "zh-zh": (0.4850, 0.5050), "de-ru": (0.0125, 0.0300),
             "de-zh": (0.0150, 0.0300), "en-ru": (0.0150, 0.0325), "en-zh": (0.0125, 0.0400),
