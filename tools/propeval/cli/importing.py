@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.dedup.result import PASSES as PASS_CHOICES
 from propeval.reporters import Report
 
 if TYPE_CHECKING:
     from propeval.ingest import ImportResult
-
-PASS_CHOICES = ("exact", "lexical", "semantic")
 
 
 @click.command("import")

@@ -8,9 +8,8 @@ from typing import TextIO
 import click
 
 from propeval.cli._common import config_from, format_option, show
+from propeval.dedup.result import PASSES as PASS_CHOICES
 from propeval.reporters import Report, printable
-
-PASS_CHOICES = ("exact", "lexical", "semantic")
 
 
 @click.command("overlap")
