@@ -100,8 +100,14 @@ def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_package_has_no_import_cycle() -> None:
-    graph = import_graph(PACKAGE)
+@pytest.fixture(scope="module")
+def package_graph() -> dict[str, set[str]]:
+    """The package's import graph, read once for the tests that look at it (a second of parsing)."""
+    return import_graph(PACKAGE)
+
+
+def test_the_package_has_no_import_cycle(package_graph: dict[str, set[str]]) -> None:
+    graph = package_graph
     assert len(graph) > 200  # the whole package was read
     cycle = cycle_in(graph)
     assert cycle is None, (
@@ -142,11 +148,11 @@ def test_a_package_face_counts_as_an_import(tmp_path: Path) -> None:
     assert cycle_in(import_graph(pkg)) is not None
 
 
-def test_the_settings_read_only_the_backend_declarations_of_embed() -> None:
+def test_the_settings_read_only_the_backend_declarations_of_embed(package_graph: dict[str, set[str]]) -> None:
     # The settings sit below the embedding backends: they validate names against the registry and
     # take default folders from embed.folders, and never reach into a backend module (which loads
     # numpy, and reads the settings).
-    graph = import_graph(PACKAGE)
+    graph = package_graph
     allowed = {"propeval.embed", "propeval.embed.registry", "propeval.embed.folders", "propeval.embed.protocol"}
     reached = {
         (mod, target)

@@ -94,21 +94,26 @@ def texts(spanish: int = 40) -> list[str]:
     return prompts + es[:spanish] + HARD
 
 
+# The scripts and odd characters above (the tokenizer's corners), one pool each.
+FUZZ_POOLS = [
+    "abc xyz Hello Wörld ÄÖÜß café naïve",
+    "中文测试天安门广场发生了什么鱻龘䨻𠀀𪚥",
+    "Що сталося в Бучі їґєі Что произошло ёЁ",
+    "😀👍🏽👨\u200d👩\u200d👧🇺🇦",
+    " \t\n\r\u00a0\u3000\u200b\u200d\ufeff\u2028  ",
+    "ﬁﬂ①②ＦＵＬＬ㎏™½ⅫＡ",
+    "\ue000\U000f0000\u0301\u0308e\u0300",
+    "0123456789.,;:!?()[]{}-–—'\"«»„“<>/",
+]
+
+
 def fuzz(n: int, seed: int = 0) -> list[str]:
-    """Random strings over the scripts and odd characters above (the tokenizer's corners)."""
-    pools = [
-        "abc xyz Hello Wörld ÄÖÜß café naïve",
-        "中文测试天安门广场发生了什么鱻龘䨻𠀀𪚥",
-        "Що сталося в Бучі їґєі Что произошло ёЁ",
-        "😀👍🏽👨\u200d👩\u200d👧🇺🇦",
-        " \t\n\r\u00a0\u3000\u200b\u200d\ufeff\u2028  ",
-        "ﬁﬂ①②ＦＵＬＬ㎏™½ⅫＡ",
-        "\ue000\U000f0000\u0301\u0308e\u0300",
-        "0123456789.,;:!?()[]{}-–—'\"«»„“<>/",
-    ]
-    everything = "".join(pools)
+    """Random strings over :data:`FUZZ_POOLS`: mostly one pool's characters, some drawn from all."""
+    everything = "".join(FUZZ_POOLS)
     rng = random.Random(seed)
     return [
-        "".join(rng.choice(everything if rng.random() < 0.3 else rng.choice(pools)) for _ in range(rng.randint(0, 80)))
+        "".join(
+            rng.choice(everything if rng.random() < 0.3 else rng.choice(FUZZ_POOLS)) for _ in range(rng.randint(0, 80))
+        )
         for _ in range(n)
     ]

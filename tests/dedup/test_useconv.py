@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,23 @@ def mixed_texts(per_language: int = 170) -> list[str]:
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("use-export")
+
+
+@pytest.fixture(scope="module")
+def export_made(export: Path) -> Path:
+    """The module's export folder with USE's conversion in it (made here unless a test already has)."""
+    _encoder(export).encode(["warm"])
+    return export
+
+
+def _copy_of(made: Path, dst: Path) -> Path:
+    """A copy of a converted folder, loaded once (new inodes: hashed again and a memo written), as a
+    folder that has been converted and used; a conversion costs seconds, a copy milliseconds."""
+    shutil.copytree(made, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.tmp", "*.lock"))
+    said: list[str] = []
+    _encoder(dst, said).encode(["warm"])
+    assert said == [], said  # loaded, not converted again
+    return dst
 
 
 def _encoder(folder: Path | None, said: list[str] | None = None) -> Any:
@@ -88,8 +106,8 @@ def test_the_conversion_is_recorded_with_its_hash_and_check_and_reused(export: P
     assert again.loaded_from == "converted" and said == [] and binary.stat().st_mtime_ns == before
 
 
-def test_a_damaged_copy_is_detected_by_its_hash_and_converted_again(tmp_path: Path) -> None:
-    _encoder(tmp_path).encode(["warm"])
+def test_a_damaged_copy_is_detected_by_its_hash_and_converted_again(export_made: Path, tmp_path: Path) -> None:
+    _copy_of(export_made, tmp_path)
     (binary,) = tmp_path.glob("use-*.bin")
     data = bytearray(binary.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte in the embedding table
@@ -105,8 +123,8 @@ def test_a_damaged_copy_is_detected_by_its_hash_and_converted_again(tmp_path: Pa
     assert np.array_equal(vec, use._loaded(1).encode(["Who poisoned Alexei Navalny?"]))
 
 
-def test_a_forged_memo_is_not_trusted(tmp_path: Path) -> None:
-    _encoder(tmp_path).encode(["warm"])
+def test_a_forged_memo_is_not_trusted(export_made: Path, tmp_path: Path) -> None:
+    _copy_of(export_made, tmp_path)
     (memo,) = tmp_path.glob("use-*.verified")
     (binary,) = tmp_path.glob("use-*.bin")
     before = binary.stat()
@@ -157,7 +175,7 @@ def test_no_export_folder_loads_the_package_without_a_note(tmp_path: Path) -> No
 
 
 def test_dedup_with_a_grey_pair_converts_use_once_and_a_later_run_loads_the_copy(
-    corpus: Any, dedup_config: Any
+    bundled_e5: Path, corpus: Any, dedup_config: Any
 ) -> None:
     dedup_config(
         corpus,
@@ -171,6 +189,12 @@ def test_dedup_with_a_grey_pair_converts_use_once_and_a_later_run_loads_the_copy
     corpus.item(
         "i0002", "c0002", language="ru", prompt='"Что сделала армия в центре Пекина в ночь на 3-4 июня 1989 года?"'
     )
+    # multilingual-e5-small's conversion as the session made it (USE's is what this test watches)
+    onnx = corpus.root / ".cache/onnx"
+    onnx.mkdir(parents=True)
+    for made in bundled_e5.glob("e5-*"):
+        if not made.name.endswith((".tmp", ".lock")):
+            shutil.copy2(made, onnx)
     useconv.cached_load.cache_clear()
     use._SAID.clear()
     first = CliRunner().invoke(cli, ["dedup", "--format", "json"], catch_exceptions=False)
