@@ -68,7 +68,7 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
     statuses = {line.split()[0]: line.split()[1] for line in table[2:10]}
     assert list(statuses) == ["check", "groups", "dedup", "answerability", "judge", "difficulty", "stats", "report"]
     assert statuses["check"] == statuses["dedup"] == statuses["report"] == "ok", out
-    # The starter corpus has no answerability records and an unsigned judge record: advisory, exit 0.
+    # The starter corpus has no answerability or judge-gate records: advisory, exit 0.
     assert statuses["answerability"] == statuses["judge"] == "advisory", out
     assert (
         "advisory: warnings only (an advisory gate's problems are warnings): reported, and they do not fail the run"
@@ -115,7 +115,9 @@ def test_make_run_in_a_fresh_clone_a_maintainers_first_hour(tmp_path: Path) -> N
     assert intro.strip().startswith("# propeval\n\npropeval is a set of evaluation items")
     assert "**Who it is for:**" in intro and "load_dataset(" in rest.split("\n## Uses\n", 1)[0]
     assert [h for h in card_sections(card) if h in CARD_SECTIONS] == CARD_SECTIONS
-    assert "| facts-v1 | gemma-3-270m | 57 | fact_state cohen_kappa 0.066 | judge_min_kappa 0.6 | advisory |" in card
+    # the starter corpus ships no judge-gate record (none could verify): the card says so, no score
+    assert "| facts-v1 | - | - | - | - | advisory |" in card
+    assert "**facts-v1**: advisory: no judge-gate record: scores from this judge are not validated" in card
     assert "Answerability gate: **advisory**." in card
 
 
