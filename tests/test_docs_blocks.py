@@ -407,6 +407,34 @@ GIVEN: dict[str, Callable[[Path], None]] = {
     "id-collision": _given_id_collision,
 }
 
+# What each given's example must have done, beyond its exit codes.
+AFTER: dict[str, Callable[[Path], None]] = {
+    "graded-runs": lambda root: _all_files(root, "ledger/difficulty.json", "scores-difficulty.json", "difficulty.png"),
+    "shards": lambda root: _drops(root),
+    "cpe": lambda root: _count(root, "questions/c*/i*.yaml", 5),
+    "id-collision": lambda root: _renumbered(root),
+}
+
+
+def _all_files(root: Path, *names: str) -> None:
+    assert [n for n in names if not (root / n).is_file()] == [], "not written"
+
+
+def _drops(root: Path) -> None:
+    assert (root / "drop.txt").read_text(encoding="utf-8") == "train/a.jsonl:2\n"
+    assert [p.name for p in (root / "clean").rglob("*.parquet")] == ["b.parquet"]
+
+
+def _count(root: Path, pattern: str, n: int) -> None:
+    assert len(list(root.glob(pattern))) == n, sorted(map(str, root.glob(pattern)))
+
+
+def _renumbered(root: Path) -> None:
+    """Our item took a free id; origin's i0172 is left to origin."""
+    assert not (root / "questions/c0002/i0172.yaml").exists()
+    ours = [p for p in (root / "questions/c0002").glob("i*.yaml") if "Briefly, " in p.read_text(encoding="utf-8")]
+    assert len(ours) == 1 and ours[0].stem > "i0172", ours
+
 
 def run_marker(block: Block, n: int) -> tuple[list[int], list[str]]:
     """``run [exit N | exit N N ...] [given NAME ...]``: each command's exit code, and the givens."""
@@ -480,5 +508,8 @@ def test_a_run_block_runs_with_the_exit_codes_it_states(block: Block, tmp_path: 
     )
     got = [int(x) for x in rcfile.read_text().split()] if rcfile.exists() else []
     assert got == codes, f"{block.id}: exit codes {got}, the docs say {codes}\n{done.stdout[-6000:]}"
+    for name in given:
+        if name in AFTER:
+            AFTER[name](root)
     if shown:
         assert shown_in(shown[0], done.stdout), f"{block.id}: the output shown is not what it printed:\n{done.stdout}"
