@@ -6,7 +6,8 @@
 - Every `propeval ...` line in a shell block of README.md, CONTRIBUTING.md, questions/README.md,
   benchmarks/README.md and every page of docs/ names a command that exists, with options it takes
   (parsed by click, as a shell would pass them); every `make X` names a target of the Makefile.
-  The README's quickstarts run for real: tests/test_quickstarts.py.
+  The README's quickstarts run for real: tests/test_quickstarts.py; every other code block runs,
+  is validated or says why it cannot run here: tests/test_docs_blocks.py.
 """
 
 from __future__ import annotations

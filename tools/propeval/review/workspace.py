@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from propeval.errors import PropevalError, UsageError
 from propeval.loader import LoadError, load_jsonl, relative_path
-from propeval.review.forms import form_for
+from propeval.review.forms import FORMS, form_for
 from propeval.review.rating import CASE_FILES, SHOWN, LabelStore, RatingSource, load_source, slug
 
 if TYPE_CHECKING:
@@ -94,7 +94,8 @@ def pick_rubric(config: Config, path: Path, fields: Sequence[str], rubrics: Sequ
         UsageError: no rubric, or several, label those fields.
     """
 
-    fits = [r for r in rubrics if form_for(r, fields).fields] if rubrics else []
+    # A rubric of a kind the app has no form for (a pair verifier) labels no sheet.
+    fits = [r for r in rubrics if r.kind in FORMS and form_for(r, fields).fields]
     if len(fits) == 1:
         return fits[0]
     default = config.settings.gates.rubric
