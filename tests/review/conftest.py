@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from reviewkit import build_corpus, close_browser, graded_run
+from reviewkit import build_corpus, graded_run
 
 from propeval.cli import cli
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _one_browser_a_process() -> Iterator[None]:
-    """The browser the review tests share in this process (reviewkit.browser) ends with the session."""
-    yield
-    close_browser()
 
 
 @pytest.fixture

@@ -232,37 +232,14 @@ def csrf_of(client: Any) -> str:
 # --------------------------------------------------------------------------- browser
 
 
-_SHARED: list[Any] = []  # this process's [Playwright, Browser], once a test has asked for one
-
-
 @contextmanager
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by Playwright (no browser download).
+    """Debian's Chromium, headless, driven by Playwright (no browser download)."""
+    from playwright.sync_api import sync_playwright
 
-    One browser a test process: the first test that asks launches it (Playwright's driver and
-    Chromium, about 1 CPU-s), :func:`close_browser` ends it with the session. A test opens its own
-    pages and contexts (cookies, storage and permissions live in a context), and every one it left
-    open is closed when it is done, so no test meets another's."""
-    if not _SHARED or not _SHARED[1].is_connected():
-        from playwright.sync_api import sync_playwright
-
-        close_browser()
-        playwright = sync_playwright().start()
-        _SHARED[:] = [playwright, playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)]
-    b = _SHARED[1]
-    try:
-        yield b
-    finally:
-        for context in b.contexts:
-            context.close()
-
-
-def close_browser() -> None:
-    """Close this process's browser and its Playwright driver, if :func:`browser` launched them."""
-    if _SHARED:
-        playwright, b = _SHARED
-        _SHARED.clear()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            b.close()
+            yield b
         finally:
-            playwright.stop()
+            b.close()
